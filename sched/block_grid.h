@@ -1,0 +1,40 @@
+// Partitioning of a weighted rows × columns matrix into an L × L grid of blocks (HarpLDA+,
+// Peng et al. VLDB 2017, section 4). Generic: rows and columns are indexes with a weight (for
+// LDA, documents and words weighted by token count; for MF, users and items weighted by ratings).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace rotor::sched {
+
+/// The grid side for P threads: ceil(sqrt(2) * P), so that an idle worker usually finds a free
+/// block (about half the rows and columns are idle at any time). Throws ConfigError for P < 1.
+int default_grid_side(int threads);
+
+/// An assignment of items (rows or columns) to L groups. A value type.
+struct Partition {
+    std::vector<std::uint32_t> group_of;              ///< group of each item, < L
+    std::vector<std::vector<std::uint32_t>> members;  ///< items of each group, L lists
+    std::vector<std::uint64_t> group_weight;          ///< total weight of each group
+
+    int groups() const noexcept { return static_cast<int>(members.size()); }
+    /// max group weight / mean group weight; 1.0 when the total weight is 0.
+    double imbalance() const noexcept;
+};
+
+/// Rows in a random permutation (seeded by `seed` only), cut into L contiguous runs of about equal
+/// weight: a row goes to the group in which the midpoint of its weight interval falls. Each group
+/// then weighs within max(row_weights) of total / L, so imbalance() <= 1 + L * max / total.
+/// Members are listed in permutation order. Throws ConfigError (key "blocks") for L < 1.
+Partition partition_rows(std::span<const std::uint64_t> row_weights, int groups,
+                         std::uint64_t seed);
+
+/// Columns sorted by decreasing weight (ties: lower index first), each assigned to the currently
+/// lightest group (ties: lowest group index). Deterministic. Greedy list scheduling keeps
+/// max - min group weight <= max(col_weights). Members are listed in assignment order.
+/// Throws ConfigError (key "blocks") for L < 1.
+Partition partition_cols_greedy(std::span<const std::uint64_t> col_weights, int groups);
+
+}  // namespace rotor::sched
