@@ -1,0 +1,44 @@
+#include "core/lda/lda_params.h"
+
+#include <cmath>
+#include <string>
+
+#include "core/base/error.h"
+
+namespace rotor::lda {
+
+void LdaParams::validate() const {
+    if (num_topics == 0) throw ConfigError("--topics", "must be at least 1");
+    if (num_topics > kMaxTopics) {
+        throw ConfigError("--topics", "must be at most " + std::to_string(kMaxTopics) + ", got " +
+                                          std::to_string(num_topics));
+    }
+    if (!std::isfinite(alpha)) throw ConfigError("--alpha", "must be a finite number");
+    if (!(beta > 0) || !std::isfinite(beta)) {
+        throw ConfigError("--beta",
+                          "must be a positive finite number, got " + std::to_string(beta));
+    }
+    if (!alpha_per_topic.empty()) {
+        if (alpha_per_topic.size() != num_topics) {
+            throw ConfigError("--alpha", "has " + std::to_string(alpha_per_topic.size()) +
+                                             " values but --topics is " +
+                                             std::to_string(num_topics));
+        }
+        for (double a : alpha_per_topic) {
+            if (!(a > 0) || !std::isfinite(a)) {
+                throw ConfigError("--alpha", "every value must be a positive finite number");
+            }
+        }
+    }
+}
+
+double LdaParams::resolved_alpha() const {
+    return alpha > 0 ? alpha : 50.0 / static_cast<double>(num_topics);
+}
+
+std::vector<double> LdaParams::topic_alphas() const {
+    if (!alpha_per_topic.empty()) return alpha_per_topic;
+    return std::vector<double>(num_topics, resolved_alpha());
+}
+
+}  // namespace rotor::lda

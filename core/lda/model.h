@@ -1,0 +1,89 @@
+// A trained LDA model as plain data, and its directory format (shared/ARCHITECTURE.md, "Files").
+//
+// The trainer turns its count tables into an LdaModel to save it; inference, evaluation, export
+// and `rotor lda topics` load one. Nothing here is thread-aware: an LdaModel is a value.
+//
+// Model directory:
+//   params.json      K, alpha (per topic), beta, V, D, N, iterations, seed, format version
+//   vocab.txt        V lines, line i+1 is word i
+//   word_topic.bin   sparse word-topic counts (format in docs/formats.md)
+//   doc_topic.bin    sparse doc-topic counts and each doc's 1-based input id
+//   topics.txt       top words per topic, for people
+// Every file is written to a temporary name and renamed into place; params.json last, so a
+// directory with a params.json is whole.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/base/types.h"
+
+namespace rotor::lda {
+
+/// Rows of (topic, count) pairs in CSR form: row r is [offsets[r], offsets[r+1]). Within a row,
+/// topics are distinct; order is unspecified unless stated.
+struct SparseCounts {
+    std::vector<std::uint64_t> offsets{0};  ///< size rows()+1
+    std::vector<TopicId> topics;            ///< size nnz
+    std::vector<Count> counts;              ///< size nnz, each > 0
+
+    std::size_t rows() const { return offsets.size() - 1; }
+    std::uint64_t nnz() const { return topics.size(); }
+    /// Appends one row; pairs with a zero count are skipped.
+    void add_row(const std::vector<std::pair<TopicId, Count>>& row);
+};
+
+/// The scalar parameters and provenance of a model (params.json).
+struct ModelInfo {
+    static constexpr int kFormatVersion = 1;
+    std::uint32_t num_topics = 0;  ///< K
+    std::vector<double> alpha;     ///< Dirichlet prior on θ, one per topic (size K)
+    double beta = 0.01;            ///< symmetric Dirichlet prior on φ
+    std::uint32_t num_words = 0;   ///< V
+    std::uint32_t num_docs = 0;    ///< D
+    std::uint64_t num_tokens = 0;  ///< N
+    std::uint32_t iterations = 0;  ///< Gibbs sweeps done
+    std::uint64_t seed = 0;        ///< the run's seed
+    std::string corpus;            ///< path of the training corpus, for provenance
+};
+
+/// A whole model. word_topic has V rows, doc_topic has D rows; topic_totals has K entries and
+/// equals the column sums of word_topic.
+struct LdaModel {
+    ModelInfo info;
+    std::vector<std::string> vocab;         ///< size V (may be empty in tests: words print as ids)
+    SparseCounts word_topic;                ///< V rows
+    SparseCounts doc_topic;                 ///< D rows
+    std::vector<std::uint64_t> doc_labels;  ///< 1-based input id of each doc, size D
+    std::vector<TotalCount> topic_totals;   ///< n_k, size K
+
+    /// φ_kw = (n_wk + β) / (n_k + Vβ).
+    double phi(TopicId k, Count n_wk) const {
+        return (n_wk + info.beta) /
+               (static_cast<double>(topic_totals[k]) + info.num_words * info.beta);
+    }
+    /// Recomputes topic_totals from word_topic.
+    void recompute_totals();
+};
+
+/// One topic's top words with their probabilities φ_kw, most probable first.
+struct TopicSummary {
+    TopicId topic = 0;
+    double share = 0;  ///< n_k / N
+    std::vector<std::pair<WordId, double>> words;
+};
+/// The `top` most probable words of each topic. O(nnz + K·top·log top).
+std::vector<TopicSummary> top_words(const LdaModel& model, std::size_t top);
+
+/// Writes the model directory (created if missing). Throws SystemError on I/O failure; on
+/// failure no half-written file is left under a final name.
+void save_model(const LdaModel& model, const std::string& dir, std::size_t top = 20);
+/// Reads a model directory written by save_model. Throws InputError (path, line where
+/// meaningful) on anything missing, truncated or inconsistent.
+LdaModel load_model(const std::string& dir);
+/// Writes word_topic.tsv (`word<TAB>topic<TAB>count`) and doc_topic.tsv
+/// (`doc<TAB>topic<TAB>count`, doc as its 1-based input id), nonzero counts only, into out_dir.
+void export_tsv(const LdaModel& model, const std::string& out_dir);
+
+}  // namespace rotor::lda

@@ -1,0 +1,328 @@
+// Saving, loading and exporting LDA model directories (core/lda/model.h).
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/base/error.h"
+#include "core/io/atomic_file.h"
+#include "core/lda/model.h"
+
+namespace rotor::lda {
+namespace {
+
+constexpr char kWordTopicMagic[8] = {'R', 'O', 'T', 'O', 'R', 'W', 'T', 'P'};
+constexpr char kDocTopicMagic[8] = {'R', 'O', 'T', 'O', 'R', 'D', 'T', 'P'};
+constexpr std::uint32_t kBinaryVersion = 1;
+
+template <class T>
+void append(std::string& out, const T& v) {
+    out.append(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+template <class T>
+void append_all(std::string& out, const std::vector<T>& v) {
+    out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+/// Header: magic[8], u32 version, u32 K, u64 rows, u64 nnz; then offsets, topics, counts,
+/// then (doc_topic only) labels.
+std::string encode_counts(const char (&magic)[8], std::uint32_t k, const SparseCounts& c,
+                          const std::vector<std::uint64_t>* labels) {
+    std::string out;
+    out.append(magic, 8);
+    append(out, kBinaryVersion);
+    append(out, k);
+    append(out, static_cast<std::uint64_t>(c.rows()));
+    append(out, c.nnz());
+    append_all(out, c.offsets);
+    append_all(out, c.topics);
+    append_all(out, c.counts);
+    if (labels) append_all(out, *labels);
+    return out;
+}
+
+std::string read_whole(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path, "cannot open: " + std::string(std::strerror(errno)));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+class ByteReader {
+  public:
+    ByteReader(const std::string& path, const std::string& bytes) : path_(path), bytes_(bytes) {}
+    template <class T>
+    T get(const char* what) {
+        need(sizeof(T), what);
+        T v;
+        std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
+        pos_ += sizeof(T);
+        return v;
+    }
+    template <class T>
+    std::vector<T> get_array(std::uint64_t n, const char* what) {
+        if (n > (bytes_.size() - pos_) / sizeof(T)) truncated(what);
+        std::vector<T> v(n);
+        if (n) std::memcpy(v.data(), bytes_.data() + pos_, n * sizeof(T));
+        pos_ += n * sizeof(T);
+        return v;
+    }
+    void expect_end() const {
+        if (pos_ != bytes_.size())
+            throw InputError(path_, fmt::format("{} bytes of trailing garbage after the data",
+                                                bytes_.size() - pos_));
+    }
+
+  private:
+    void need(std::size_t n, const char* what) const {
+        if (bytes_.size() - pos_ < n) truncated(what);
+    }
+    [[noreturn]] void truncated(const char* what) const {
+        throw InputError(path_, fmt::format("truncated: file ends inside the {}", what));
+    }
+    const std::string& path_;
+    const std::string& bytes_;
+    std::size_t pos_ = 0;
+};
+
+SparseCounts decode_counts(const std::string& path, const std::string& bytes,
+                           const char (&magic)[8], std::uint32_t k, std::uint64_t expect_rows,
+                           std::vector<std::uint64_t>* labels) {
+    ByteReader r(path, bytes);
+    char m[8];
+    for (char& c : m) c = r.get<char>("header");
+    if (std::memcmp(m, magic, 8) != 0)
+        throw InputError(path,
+                         fmt::format("wrong magic: not a rotor {} file", std::string(magic, 8)));
+    const auto version = r.get<std::uint32_t>("header");
+    if (version != kBinaryVersion)
+        throw InputError(path, fmt::format("unsupported version {} (this rotor reads {})", version,
+                                           kBinaryVersion));
+    const auto file_k = r.get<std::uint32_t>("header");
+    const auto rows = r.get<std::uint64_t>("header");
+    const auto nnz = r.get<std::uint64_t>("header");
+    if (file_k != k)
+        throw InputError(path, fmt::format("has K = {} but params.json says {}", file_k, k));
+    if (rows != expect_rows)
+        throw InputError(path,
+                         fmt::format("has {} rows but params.json says {}", rows, expect_rows));
+    SparseCounts c;
+    c.offsets = r.get_array<std::uint64_t>(rows + 1, "row offsets");
+    c.topics = r.get_array<TopicId>(nnz, "topic ids");
+    c.counts = r.get_array<Count>(nnz, "counts");
+    if (labels) *labels = r.get_array<std::uint64_t>(rows, "document labels");
+    r.expect_end();
+    if (c.offsets.front() != 0 || c.offsets.back() != nnz)
+        throw InputError(path, "row offsets do not span the nonzeros");
+    for (std::uint64_t i = 0; i < rows; ++i) {
+        if (c.offsets[i] > c.offsets[i + 1])
+            throw InputError(path, fmt::format("row offsets decrease at row {}", i));
+    }
+    for (std::uint64_t i = 0; i < nnz; ++i) {
+        if (c.topics[i] >= k)
+            throw InputError(path, fmt::format("topic id {} out of range [0, {})", c.topics[i], k));
+        if (c.counts[i] == 0) throw InputError(path, "zero count stored");
+    }
+    return c;
+}
+
+}  // namespace
+
+void SparseCounts::add_row(const std::vector<std::pair<TopicId, Count>>& row) {
+    for (const auto& [k, n] : row) {
+        if (n == 0) continue;
+        topics.push_back(k);
+        counts.push_back(n);
+    }
+    offsets.push_back(topics.size());
+}
+
+void LdaModel::recompute_totals() {
+    topic_totals.assign(info.num_topics, 0);
+    for (std::uint64_t i = 0; i < word_topic.nnz(); ++i)
+        topic_totals[word_topic.topics[i]] += word_topic.counts[i];
+}
+
+std::vector<TopicSummary> top_words(const LdaModel& model, std::size_t top) {
+    const std::uint32_t k_count = model.info.num_topics;
+    // Per topic, a min-heap of (count, word) of size `top`.
+    using Entry = std::pair<Count, WordId>;
+    std::vector<std::vector<Entry>> heaps(k_count);
+    auto cmp = [](const Entry& a, const Entry& b) {
+        return a.first != b.first ? a.first > b.first : a.second < b.second;
+    };
+    for (WordId w = 0; w < model.word_topic.rows(); ++w) {
+        for (auto i = model.word_topic.offsets[w]; i < model.word_topic.offsets[w + 1]; ++i) {
+            auto& h = heaps[model.word_topic.topics[i]];
+            const Entry e{model.word_topic.counts[i], w};
+            if (h.size() < top) {
+                h.push_back(e);
+                std::push_heap(h.begin(), h.end(), cmp);
+            } else if (top > 0 && cmp(e, h.front())) {
+                std::pop_heap(h.begin(), h.end(), cmp);
+                h.back() = e;
+                std::push_heap(h.begin(), h.end(), cmp);
+            }
+        }
+    }
+    const double n_total = static_cast<double>(model.info.num_tokens);
+    std::vector<TopicSummary> out(k_count);
+    for (TopicId k = 0; k < k_count; ++k) {
+        auto& h = heaps[k];
+        std::sort(h.begin(), h.end(), cmp);
+        out[k].topic = k;
+        out[k].share = n_total > 0 ? model.topic_totals[k] / n_total : 0.0;
+        for (const auto& [n, w] : h) out[k].words.emplace_back(w, model.phi(k, n));
+    }
+    return out;
+}
+
+namespace {
+
+std::string word_name(const LdaModel& m, WordId w) {
+    return w < m.vocab.size() ? m.vocab[w] : fmt::format("#{}", w);
+}
+
+nlohmann::json info_to_json(const ModelInfo& i) {
+    return nlohmann::json{{"format", "rotor-lda-model"},
+                          {"format_version", ModelInfo::kFormatVersion},
+                          {"num_topics", i.num_topics},
+                          {"alpha", i.alpha},
+                          {"beta", i.beta},
+                          {"num_words", i.num_words},
+                          {"num_docs", i.num_docs},
+                          {"num_tokens", i.num_tokens},
+                          {"iterations", i.iterations},
+                          {"seed", i.seed},
+                          {"corpus", i.corpus}};
+}
+
+ModelInfo info_from_json(const std::string& path, const std::string& text) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw InputError(path, fmt::format("not valid JSON: {}", e.what()));
+    }
+    ModelInfo i;
+    try {
+        if (j.at("format").get<std::string>() != "rotor-lda-model")
+            throw InputError(path, "not a rotor LDA model (format field)");
+        const int version = j.at("format_version").get<int>();
+        if (version != ModelInfo::kFormatVersion)
+            throw InputError(
+                path, fmt::format("unsupported format_version {} (this rotor reads {})", version,
+                                  ModelInfo::kFormatVersion));
+        i.num_topics = j.at("num_topics").get<std::uint32_t>();
+        i.alpha = j.at("alpha").get<std::vector<double>>();
+        i.beta = j.at("beta").get<double>();
+        i.num_words = j.at("num_words").get<std::uint32_t>();
+        i.num_docs = j.at("num_docs").get<std::uint32_t>();
+        i.num_tokens = j.at("num_tokens").get<std::uint64_t>();
+        i.iterations = j.at("iterations").get<std::uint32_t>();
+        i.seed = j.at("seed").get<std::uint64_t>();
+        i.corpus = j.value("corpus", std::string{});
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(path, fmt::format("bad or missing field: {}", e.what()));
+    }
+    if (i.num_topics == 0) throw InputError(path, "num_topics must be at least 1");
+    if (i.alpha.size() != i.num_topics)
+        throw InputError(
+            path, fmt::format("alpha has {} entries for {} topics", i.alpha.size(), i.num_topics));
+    for (double a : i.alpha)
+        if (!(a > 0)) throw InputError(path, "alpha entries must be positive");
+    if (!(i.beta > 0)) throw InputError(path, "beta must be positive");
+    return i;
+}
+
+std::string join(const std::string& dir, const char* name) {
+    return (std::filesystem::path(dir) / name).string();
+}
+
+}  // namespace
+
+void save_model(const LdaModel& m, const std::string& dir, std::size_t top) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw SystemError(fmt::format("{}: cannot create directory: {}", dir, ec.message()));
+
+    std::string vocab;
+    for (const auto& w : m.vocab) (vocab += w) += '\n';
+    core::write_file_atomically(join(dir, "vocab.txt"), vocab);
+    core::write_file_atomically(
+        join(dir, "word_topic.bin"),
+        encode_counts(kWordTopicMagic, m.info.num_topics, m.word_topic, nullptr));
+    core::write_file_atomically(
+        join(dir, "doc_topic.bin"),
+        encode_counts(kDocTopicMagic, m.info.num_topics, m.doc_topic, &m.doc_labels));
+    std::string topics;
+    for (const auto& t : top_words(m, top)) {
+        topics += fmt::format("topic {} ({:.2f}%):", t.topic, 100.0 * t.share);
+        for (const auto& [w, p] : t.words) topics += ' ' + word_name(m, w);
+        topics += '\n';
+    }
+    core::write_file_atomically(join(dir, "topics.txt"), topics);
+    core::write_file_atomically(join(dir, "params.json"), info_to_json(m.info).dump(2) + "\n");
+}
+
+LdaModel load_model(const std::string& dir) {
+    LdaModel m;
+    const std::string params_path = join(dir, "params.json");
+    m.info = info_from_json(params_path, read_whole(params_path));
+    const std::string vocab_path = join(dir, "vocab.txt");
+    {
+        std::ifstream in(vocab_path);
+        if (!in) throw InputError(vocab_path, "cannot open: " + std::string(std::strerror(errno)));
+        std::string line;
+        while (std::getline(in, line)) m.vocab.push_back(line);
+        if (!m.vocab.empty() && m.vocab.size() != m.info.num_words)
+            throw InputError(vocab_path, fmt::format("has {} lines but the model has V = {}",
+                                                     m.vocab.size(), m.info.num_words));
+    }
+    const std::string wt_path = join(dir, "word_topic.bin");
+    m.word_topic = decode_counts(wt_path, read_whole(wt_path), kWordTopicMagic, m.info.num_topics,
+                                 m.info.num_words, nullptr);
+    const std::string dt_path = join(dir, "doc_topic.bin");
+    m.doc_topic = decode_counts(dt_path, read_whole(dt_path), kDocTopicMagic, m.info.num_topics,
+                                m.info.num_docs, &m.doc_labels);
+    m.recompute_totals();
+    const auto sum_wt =
+        std::accumulate(m.topic_totals.begin(), m.topic_totals.end(), TotalCount{0});
+    const auto sum_dt =
+        std::accumulate(m.doc_topic.counts.begin(), m.doc_topic.counts.end(), TotalCount{0});
+    if (static_cast<std::uint64_t>(sum_wt) != m.info.num_tokens || sum_wt != sum_dt)
+        throw InputError(dir,
+                         fmt::format("counts disagree: word-topic sums to {}, doc-topic to {}, "
+                                     "params.json says N = {}",
+                                     sum_wt, sum_dt, m.info.num_tokens));
+    return m;
+}
+
+void export_tsv(const LdaModel& m, const std::string& out_dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    if (ec)
+        throw SystemError(fmt::format("{}: cannot create directory: {}", out_dir, ec.message()));
+    std::string wt;
+    for (WordId w = 0; w < m.word_topic.rows(); ++w) {
+        const std::string name = word_name(m, w);
+        for (auto i = m.word_topic.offsets[w]; i < m.word_topic.offsets[w + 1]; ++i)
+            wt += fmt::format("{}\t{}\t{}\n", name, m.word_topic.topics[i], m.word_topic.counts[i]);
+    }
+    core::write_file_atomically(join(out_dir, "word_topic.tsv"), wt);
+    std::string dt;
+    for (std::size_t d = 0; d < m.doc_topic.rows(); ++d) {
+        for (auto i = m.doc_topic.offsets[d]; i < m.doc_topic.offsets[d + 1]; ++i)
+            dt += fmt::format("{}\t{}\t{}\n", m.doc_labels[d], m.doc_topic.topics[i],
+                              m.doc_topic.counts[i]);
+    }
+    core::write_file_atomically(join(out_dir, "doc_topic.tsv"), dt);
+}
+
+}  // namespace rotor::lda

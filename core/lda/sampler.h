@@ -1,0 +1,34 @@
+// The seam between the trainer and a Gibbs sampling kernel: SparseLdaSampler now, an O(1)
+// alias / Metropolis-Hastings sampler for very large K later.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+
+#include "core/base/rng.h"
+#include "core/base/types.h"
+#include "core/lda/doc_topic_table.h"
+#include "core/lda/token_block.h"
+#include "core/lda/word_topic_table.h"
+
+namespace rotor::lda {
+
+/// Resamples the topic of every token of one block (collapsed Gibbs sampling). An object holds
+/// per-thread scratch: use ONE SAMPLER PER THREAD; a sampler is not thread-safe, but several
+/// samplers may run at once on blocks that share no doc row and no word row.
+class Sampler {
+  public:
+    virtual ~Sampler() = default;
+
+    /// Samples the block's tokens word by word, updating block.topics, the doc rows and word
+    /// rows of the block's docs and words, and `topic_totals` (size K, this thread's private
+    /// copy of n_k). `stop`, when non-null, is polled between words: once it reads true the
+    /// remaining tokens are left as they are. Returns the number of tokens sampled.
+    virtual std::uint64_t sample_block(TokenBlock& block, DocTopicTable& doc_topic,
+                                       WordTopicTable& word_topic,
+                                       std::span<TotalCount> topic_totals, Rng& rng,
+                                       const std::atomic<bool>* stop) = 0;
+};
+
+}  // namespace rotor::lda

@@ -1,0 +1,300 @@
+#include "core/lda/sparse_lda_sampler.h"
+
+#include <algorithm>
+
+#include "core/base/error.h"
+
+namespace rotor::lda {
+
+namespace {
+constexpr TopicId kNoTopic = ~TopicId{0};
+constexpr DocId kNoDoc = ~DocId{0};
+// Topics per group of the smoothing bucket's two-level search.
+constexpr std::uint32_t kGroup = 64;
+// How many tokens ahead the doc row is prefetched.
+constexpr TokenIndex kPrefetch = 4;
+}  // namespace
+
+SparseLdaSampler::SparseLdaSampler(const LdaParams& params, std::uint32_t vocab_size)
+    : num_topics_(params.num_topics),
+      beta_(params.beta),
+      vbeta_(static_cast<double>(vocab_size) * params.beta) {
+    params.validate();
+    alpha_ = params.topic_alphas();
+    inv_.assign(num_topics_, 0.0);
+    ainv_.assign(num_topics_, 0.0);
+    word_dense_.assign(num_topics_, 0);
+    in_nz_.assign(num_topics_, 0);
+    word_nz_.reserve(num_topics_);
+    doc_cum_.assign(num_topics_, 0.0);
+    doc_topic_.assign(num_topics_, 0);
+    coef_.assign(num_topics_, 0.0);
+    smooth_group_.assign((num_topics_ + kGroup - 1) / kGroup, 0.0);
+}
+
+std::vector<double> SparseLdaSampler::conditional(std::span<const Count> doc_counts,
+                                                  std::span<const Count> word_counts,
+                                                  std::span<const TotalCount> topic_totals,
+                                                  const LdaParams& params,
+                                                  std::uint32_t vocab_size) {
+    const std::uint32_t K = params.num_topics;
+    ROTOR_ASSERT(doc_counts.size() == K && word_counts.size() == K && topic_totals.size() == K,
+                 "rows must have K entries");
+    const std::vector<double> alpha = params.topic_alphas();
+    const double vbeta = static_cast<double>(vocab_size) * params.beta;
+    std::vector<double> p(K);
+    double sum = 0;
+    for (std::uint32_t k = 0; k < K; ++k) {
+        p[k] = (word_counts[k] + params.beta) * (doc_counts[k] + alpha[k]) /
+               (static_cast<double>(topic_totals[k]) + vbeta);
+        sum += p[k];
+    }
+    for (double& x : p) x /= sum;
+    return p;
+}
+
+std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topic,
+                                             WordTopicTable& word_topic,
+                                             std::span<TotalCount> topic_totals, Rng& rng,
+                                             const std::atomic<bool>* stop) {
+    const std::uint32_t K = num_topics_;
+    ROTOR_ASSERT(topic_totals.size() == K, "topic_totals must have K entries");
+    ROTOR_ASSERT(doc_topic.num_topics() == K && word_topic.num_topics() == K,
+                 "tables and sampler disagree on K");
+    const double beta = beta_;
+    const double vbeta = vbeta_;
+    double* const inv = inv_.data();
+    double* const ainv = ainv_.data();
+    const double* const alpha = alpha_.data();
+    TotalCount* const totals = topic_totals.data();
+    std::uint8_t* const in_nz = in_nz_.data();
+    double* const doc_cum = doc_cum_.data();
+    TopicId* const doc_tk = doc_topic_.data();
+
+    double* const coef = coef_.data();
+    double* const sgroup = smooth_group_.data();
+
+    // Smoothing bucket s = β Σ_k α_k / (n_k + Vβ), recomputed exactly once per block. Between
+    // words coef[k] = β / (n_k + Vβ); inside a word, (n_wk + β) / (n_k + Vβ).
+    // sgroup[g] is the smoothing mass of topics [g * kGroup, (g + 1) * kGroup), so that a
+    // smoothing draw costs O(K / kGroup + kGroup) instead of O(K).
+    double s = 0;
+    std::fill(smooth_group_.begin(), smooth_group_.end(), 0.0);
+    for (std::uint32_t k = 0; k < K; ++k) {
+        inv[k] = 1.0 / (static_cast<double>(totals[k]) + vbeta);
+        ainv[k] = alpha[k] * inv[k];
+        coef[k] = beta * inv[k];
+        sgroup[k / kGroup] += beta * ainv[k];
+    }
+    for (double g : smooth_group_) s += g;
+
+    std::uint64_t sampled = 0;
+    const std::size_t num_words = block.words.size();
+    const DocId* const docs = block.docs.data();
+    TopicId* const topics = block.topics.data();
+    for (std::size_t wi = 0; wi < num_words; ++wi) {
+        if (stop != nullptr && stop->load(std::memory_order_relaxed)) break;
+        const WordId w = block.words[wi];
+        const TokenIndex tb = block.word_offsets[wi];
+        const TokenIndex te = block.word_offsets[wi + 1];
+
+        // Load the word row: in place when dense, unpacked into scratch when sparse.
+        const bool dense = word_topic.is_dense(w);
+        Count* const nw = dense ? word_topic.dense_row(w) : word_dense_.data();
+        word_nz_.clear();
+        if (dense) {
+            for (TopicId k = 0; k < K; ++k) {
+                if (nw[k] != 0) {
+                    word_nz_.push_back(k);
+                    in_nz[k] = 1;
+                }
+            }
+        } else {
+            for (const TopicCount& e : word_topic.sparse_row(w)) {
+                nw[e.topic] = e.count;
+                word_nz_.push_back(e.topic);
+                in_nz[e.topic] = 1;
+            }
+        }
+        // Word bucket r = Σ_k α_k n_wk / (n_k + Vβ) over the row's nonzeros.
+        double r = 0;
+        for (TopicId k : word_nz_) {
+            r += nw[k] * ainv[k];
+            coef[k] = (nw[k] + beta) * inv[k];
+        }
+        // Scanning the word bucket from its largest counts first ends early; sorting pays when
+        // the word has enough tokens here to amortise it.
+        if (word_nz_.size() > 2 && (te - tb) * 4 >= word_nz_.size()) {
+            std::sort(word_nz_.begin(), word_nz_.end(),
+                      [nw](TopicId a, TopicId b) { return nw[a] > nw[b]; });
+        }
+
+        // Moves one token of this word into (delta = +1) or out of (-1) topic k in the word row
+        // and the totals, keeping s, r and the per-topic caches exact (up to rounding). The doc
+        // row is handled apart: a token whose topic does not change never touches it.
+        auto update_topic = [&](TopicId k, int delta) {
+            const double old_ainv = ainv[k];
+            r -= nw[k] * old_ainv;
+            nw[k] = static_cast<Count>(static_cast<std::int64_t>(nw[k]) + delta);
+            totals[k] += delta;
+            inv[k] = 1.0 / (static_cast<double>(totals[k]) + vbeta);
+            ainv[k] = alpha[k] * inv[k];
+            coef[k] = (nw[k] + beta) * inv[k];
+            const double ds = beta * (ainv[k] - old_ainv);
+            s += ds;
+            sgroup[k / kGroup] += ds;
+            r += nw[k] * ainv[k];
+        };
+
+        DocId prev_doc = kNoDoc;
+        TopicId prev_old = kNoTopic;
+        TopicId prev_new = kNoTopic;
+        double q = 0;
+        double r_used = 0;
+        double s_used = 0;
+        std::uint32_t nq = 0;
+        for (TokenIndex t = tb; t < te; ++t) {
+            const DocId d = docs[t];
+            const TopicId old = topics[t];
+            // Doc rows are the kernel's cache misses (word-major order visits docs at random):
+            // fetch a few tokens ahead.
+            if (t + kPrefetch < te) __builtin_prefetch(doc_topic.header(docs[t + kPrefetch]), 1);
+            TopicCount* const dh = doc_topic.header(d);
+
+            // The token is taken out of the word row and totals only ("virtually"): the doc
+            // row keeps it and the doc bucket subtracts it on the fly. Saved values undo it
+            // exactly when the token keeps its topic, the common case after burn-in.
+            bool removed = false;
+            double saved_s = 0, saved_r = 0, saved_inv = 0, saved_ainv = 0, saved_coef = 0;
+            double saved_group = 0;
+            auto remove_virtually = [&] {
+                saved_s = s;
+                saved_group = sgroup[old / kGroup];
+                saved_r = r;
+                saved_inv = inv[old];
+                saved_ainv = ainv[old];
+                saved_coef = coef[old];
+                update_topic(old, -1);
+                removed = true;
+            };
+
+            // Same (word, doc), same topic, and the previous token kept it: the counts without
+            // this token equal the counts the previous draw saw, so its buckets still hold.
+            if (d == prev_doc && old == prev_old && old == prev_new) {
+                ++stats_.reused;
+            } else {
+                remove_virtually();
+                // Doc bucket q = Σ_{k: n_dk>0} n_dk (n_wk + β) / (n_k + Vβ), n_dk without
+                // this token.
+                const TopicCount* de = dh + 1;
+                nq = dh->topic;
+                // Masses first (independent), then a sum in four chains: the loop is bound by
+                // the latency of the additions otherwise.
+                for (std::uint32_t i = 0; i < nq; ++i) {
+                    const TopicId k = de[i].topic;
+                    const Count c = de[i].count - static_cast<Count>(k == old);
+                    doc_cum[i] = c * coef[k];
+                    doc_tk[i] = k;
+                }
+                double q0 = 0, q1 = 0, q2 = 0, q3 = 0;
+                std::uint32_t i = 0;
+                for (; i + 4 <= nq; i += 4) {
+                    q0 += doc_cum[i];
+                    q1 += doc_cum[i + 1];
+                    q2 += doc_cum[i + 2];
+                    q3 += doc_cum[i + 3];
+                }
+                for (; i < nq; ++i) q0 += doc_cum[i];
+                q = (q0 + q1) + (q2 + q3);
+                r_used = r > 0 ? r : 0;
+                s_used = s;
+            }
+
+            double u = rng.uniform() * (q + r_used + s_used);
+            TopicId chosen = kNoTopic;
+            if (u < q) {
+                ++stats_.doc;
+                // Rows are sorted by decreasing count: the walk usually stops early.
+                std::uint32_t i = 0;
+                while (i + 1 < nq && u >= doc_cum[i]) u -= doc_cum[i++];
+                chosen = doc_tk[i];
+            } else {
+                // The word and smoothing scans read the live counts: bring them to the state
+                // without this token first (they equal the cached state exactly).
+                if (!removed) remove_virtually();
+                u -= q;
+                if (u < r_used) {
+                    ++stats_.word;
+                    double acc = 0;
+                    for (TopicId k : word_nz_) {
+                        if (nw[k] == 0) continue;
+                        acc += nw[k] * ainv[k];
+                        chosen = k;
+                        if (acc > u) break;
+                    }
+                } else {
+                    u -= r_used;
+                }
+                if (chosen == kNoTopic) {
+                    // Smoothing bucket (or a word-bucket draw lost to rounding with no nonzero).
+                    ++stats_.smoothing;
+                    if (u >= s) u = rng.uniform() * s;
+                    const std::size_t num_groups = smooth_group_.size();
+                    std::size_t g = 0;
+                    while (g + 1 < num_groups && u >= sgroup[g]) u -= sgroup[g++];
+                    const TopicId first = static_cast<TopicId>(g * kGroup);
+                    const TopicId last = std::min<TopicId>(K, first + kGroup);
+                    double acc = 0;
+                    chosen = last - 1;
+                    for (TopicId k = first; k < last; ++k) {
+                        acc += beta * ainv[k];
+                        if (acc > u) {
+                            chosen = k;
+                            break;
+                        }
+                    }
+                }
+            }
+
+            if (chosen == old) {
+                if (removed) {  // undo the virtual removal bit for bit
+                    ++nw[old];
+                    ++totals[old];
+                    inv[old] = saved_inv;
+                    ainv[old] = saved_ainv;
+                    coef[old] = saved_coef;
+                    s = saved_s;
+                    sgroup[old / kGroup] = saved_group;
+                    r = saved_r;
+                }
+            } else {
+                if (!removed) remove_virtually();
+                detail::sorted_row_decrement(dh + 1, dh->topic, old);
+                detail::sorted_row_increment(dh + 1, dh->topic, dh->count, chosen);
+                if (in_nz[chosen] == 0) {
+                    in_nz[chosen] = 1;
+                    word_nz_.push_back(chosen);
+                }
+                update_topic(chosen, +1);
+                topics[t] = chosen;
+            }
+            prev_doc = d;
+            prev_old = old;
+            prev_new = chosen;
+        }
+        sampled += te - tb;
+
+        // Pack the word row back and clear the scratch.
+        for (TopicId k : word_nz_) {
+            coef[k] = beta * inv[k];
+            in_nz[k] = 0;
+        }
+        if (!dense) {
+            word_topic.store_sparse_row(w, word_nz_, nw);
+            for (TopicId k : word_nz_) nw[k] = 0;
+        }
+    }
+    return sampled;
+}
+
+}  // namespace rotor::lda

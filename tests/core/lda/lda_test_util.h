@@ -1,0 +1,68 @@
+// Builders and brute-force recounts shared by the core/lda tests.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+#include "core/base/types.h"
+#include "core/lda/doc_topic_table.h"
+#include "core/lda/token_block.h"
+#include "core/lda/word_topic_table.h"
+
+namespace rotor::lda::testing {
+
+/// One token: (word, doc, topic).
+struct Tok {
+    WordId word;
+    DocId doc;
+    TopicId topic;
+};
+
+/// A word-major block holding `toks` (sorted by word, then doc, as build_blocks does).
+inline TokenBlock make_block(std::vector<Tok> toks) {
+    std::stable_sort(toks.begin(), toks.end(), [](const Tok& a, const Tok& b) {
+        return std::tie(a.word, a.doc) < std::tie(b.word, b.doc);
+    });
+    TokenBlock b;
+    for (const Tok& t : toks) {
+        if (b.words.empty() || b.words.back() != t.word) {
+            if (!b.words.empty()) b.word_offsets.push_back(b.docs.size());
+            b.words.push_back(t.word);
+        }
+        b.docs.push_back(t.doc);
+        b.topics.push_back(t.topic);
+    }
+    if (!b.words.empty()) b.word_offsets.push_back(b.docs.size());
+    return b;
+}
+
+/// Dense recount n[row][k] from the blocks, by doc (by_doc) or by word.
+inline std::vector<std::vector<std::int64_t>> recount(const std::vector<TokenBlock>& blocks,
+                                                      std::uint32_t rows, std::uint32_t K,
+                                                      bool by_doc) {
+    std::vector<std::vector<std::int64_t>> n(rows, std::vector<std::int64_t>(K, 0));
+    for (const TokenBlock& b : blocks) {
+        for (std::size_t j = 0; j < b.words.size(); ++j) {
+            for (TokenIndex t = b.word_offsets[j]; t < b.word_offsets[j + 1]; ++t) {
+                ++n[by_doc ? b.docs[t] : b.words[j]][b.topics[t]];
+            }
+        }
+    }
+    return n;
+}
+
+/// Dense copy of a doc row / word row.
+inline std::vector<Count> dense_doc_row(const DocTopicTable& t, DocId d) {
+    std::vector<Count> row(t.num_topics(), 0);
+    for (const TopicCount& e : t.row(d)) row[e.topic] = e.count;
+    return row;
+}
+inline std::vector<Count> dense_word_row(const WordTopicTable& t, WordId w) {
+    std::vector<Count> row(t.num_topics(), 0);
+    t.for_each_nonzero(w, [&](TopicId k, Count c) { row[k] = c; });
+    return row;
+}
+
+}  // namespace rotor::lda::testing

@@ -1,0 +1,334 @@
+#include "core/lda/sparse_lda_sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include "core/base/rng.h"
+#include "core/lda/synthetic_corpus.h"
+#include "tests/core/lda/lda_test_util.h"
+
+namespace rotor::lda {
+namespace {
+
+using testing::Tok;
+
+// Upper 1e-4 quantile of chi-square with df degrees of freedom (Wilson-Hilferty; z = 3.719).
+double chi2_threshold(int df) {
+    const double z = 3.719;
+    const double a = 2.0 / (9.0 * df);
+    return df * std::pow(1.0 - a + z * std::sqrt(a), 3.0);
+}
+
+// Pearson chi-square of observed counts against probabilities; cells with expected < 5 are
+// pooled (and the pool folded into the largest cell if it is still < 5). Returns {stat, df}.
+std::pair<double, int> chi2(const std::vector<std::uint64_t>& observed,
+                            const std::vector<double>& prob) {
+    double n = 0;
+    for (auto o : observed) n += static_cast<double>(o);
+    std::vector<std::pair<double, double>> cells;  // (expected, observed)
+    double pool_e = 0, pool_o = 0;
+    for (std::size_t i = 0; i < prob.size(); ++i) {
+        const double e = prob[i] * n;
+        if (e < 5) {
+            pool_e += e;
+            pool_o += static_cast<double>(observed[i]);
+        } else {
+            cells.push_back({e, static_cast<double>(observed[i])});
+        }
+    }
+    if (pool_e >= 5 || cells.empty()) {
+        cells.push_back({pool_e, pool_o});
+    } else {
+        auto big = std::max_element(cells.begin(), cells.end());
+        big->first += pool_e;
+        big->second += pool_o;
+    }
+    double stat = 0;
+    for (const auto& [e, o] : cells) stat += (o - e) * (o - e) / e;
+    return {stat, static_cast<int>(cells.size()) - 1};
+}
+
+enum class Dominant { kSmoothing, kWord, kDoc };
+
+struct Scenario {
+    LdaParams params;
+    std::uint32_t vocab = 0;
+    std::uint32_t docs = 0;
+    std::vector<Tok> background;
+};
+
+// Word 0 in doc 0 is the token under test (its own topic is added by the caller).
+Scenario make_scenario(Dominant kind, std::uint32_t K) {
+    Scenario s;
+    s.params.num_topics = K;
+    Rng rng(1000 + K);
+    auto skewed_topic = [&] { return static_cast<TopicId>(rng.below(rng.below(K) + 1)); };
+    switch (kind) {
+        case Dominant::kSmoothing:
+            // Large alpha and beta, tiny counts: alpha_k beta / (n_k + V beta) carries the mass.
+            s.params.alpha = 5.0;
+            s.params.beta = 2.0;
+            s.vocab = 50;
+            s.docs = 10;
+            s.background.push_back({1, 0, 0});
+            s.background.push_back({0, 1, 1 % K});
+            for (std::uint32_t i = 0; i < 3 * K; ++i) {
+                s.background.push_back({static_cast<WordId>(2 + rng.below(48)),
+                                        static_cast<DocId>(2 + rng.below(8)), skewed_topic()});
+            }
+            break;
+        case Dominant::kWord:
+            // The word is frequent elsewhere, the doc nearly empty: alpha_k n_wk / (n_k + V beta).
+            s.params.alpha = 1.0;
+            s.params.beta = 0.01;
+            s.vocab = 1000;
+            s.docs = 51;
+            s.background.push_back({5, 0, 1 % K});
+            for (std::uint32_t i = 0; i < 20 * K; ++i) {
+                s.background.push_back({0, static_cast<DocId>(1 + rng.below(50)), skewed_topic()});
+            }
+            break;
+        case Dominant::kDoc:
+            // A long doc, a small alpha: n_dk (n_wk + beta) / (n_k + V beta).
+            s.params.alpha = 0.01;
+            s.params.beta = 0.01;
+            s.vocab = 1000;
+            s.docs = 51;
+            for (std::uint32_t i = 0; i < 4 * K; ++i) {
+                s.background.push_back(
+                    {static_cast<WordId>(1 + rng.below(999)), 0, skewed_topic()});
+            }
+            for (std::uint32_t i = 0; i < 10 * K; ++i) {
+                s.background.push_back(
+                    {0, static_cast<DocId>(1 + rng.below(50)), static_cast<TopicId>(rng.below(K))});
+            }
+            break;
+    }
+    return s;
+}
+
+// Removes one (doc, word, topic) token from dense copies.
+void run_single_token(Dominant kind, std::uint32_t K, int draws) {
+    SCOPED_TRACE(std::to_string(static_cast<int>(kind)) + " K=" + std::to_string(K));
+    const Scenario sc = make_scenario(kind, K);
+    std::vector<TokenBlock> blocks = {testing::make_block(sc.background),
+                                      testing::make_block({{0, 0, 0}})};
+    DocTopicTable dt = DocTopicTable::from_blocks(K, sc.docs, blocks);
+    WordTopicTable wt = WordTopicTable::from_blocks(K, sc.vocab, blocks);
+    std::vector<TotalCount> totals = count_topic_totals(blocks, K);
+
+    // The exact conditional of the token given all the others.
+    std::vector<Count> nd = testing::dense_doc_row(dt, 0), nw = testing::dense_word_row(wt, 0);
+    std::vector<TotalCount> nk = totals;
+    --nd[0];
+    --nw[0];
+    --nk[0];
+    const std::vector<double> exact =
+        SparseLdaSampler::conditional(nd, nw, nk, sc.params, sc.vocab);
+
+    SparseLdaSampler sampler(sc.params, sc.vocab);
+    Rng rng = Rng::from({77, K, static_cast<std::uint64_t>(kind)});
+    std::vector<std::uint64_t> hist(K, 0);
+    for (int i = 0; i < draws; ++i) {
+        ASSERT_EQ(sampler.sample_block(blocks[1], dt, wt, totals, rng, nullptr), 1u);
+        ++hist[blocks[1].topics[0]];
+    }
+    const auto [stat, df] = chi2(hist, exact);
+    EXPECT_LT(stat, chi2_threshold(df)) << "df " << df;
+    ASSERT_GT(df, 0);
+
+    // The state exercised the bucket it was built for.
+    const auto& st = sampler.stats();
+    const std::uint64_t dominant = kind == Dominant::kSmoothing ? st.smoothing
+                                   : kind == Dominant::kWord    ? st.word
+                                                                : st.doc;
+    EXPECT_GT(dominant * 2, static_cast<std::uint64_t>(draws));
+    // Nothing but the one token moved: the tables still hold the background exactly.
+    EXPECT_EQ(totals, count_topic_totals(blocks, K));
+}
+
+class SingleTokenChi2 : public ::testing::TestWithParam<std::uint32_t> {};
+
+TEST_P(SingleTokenChi2, SmoothingDominated) {
+    run_single_token(Dominant::kSmoothing, GetParam(), 60000);
+}
+TEST_P(SingleTokenChi2, WordBucketDominated) {
+    run_single_token(Dominant::kWord, GetParam(), 60000);
+}
+TEST_P(SingleTokenChi2, DocBucketDominated) { run_single_token(Dominant::kDoc, GetParam(), 60000); }
+
+INSTANTIATE_TEST_SUITE_P(Topics, SingleTokenChi2, ::testing::Values(4u, 64u, 1024u));
+
+// Two tokens of the same (word, doc) start in the same topic t: after the first is resampled,
+// the second sees either the very state of the first draw (the reuse path) or a changed one.
+// The pair (z1, z2) must follow p(z1 | rest, z2 = t) * p(z2 | rest, z1).
+TEST(SparseLdaSampler, RepeatedWordDocPairFollowsTheJointOfTwoGibbsSteps) {
+    for (std::uint32_t K : {4u, 16u}) {
+        SCOPED_TRACE(K);
+        // A short doc and a rare word, so that where the first token goes changes the second
+        // token's conditional a lot; the doc and word lean to t, so the first often stays.
+        Scenario sc;
+        sc.params.num_topics = K;
+        sc.params.alpha = 0.1;
+        sc.params.beta = 0.1;
+        sc.vocab = 20;
+        sc.docs = 8;
+        const TopicId t = 0;
+        sc.background = {{0, 1, t}, {0, 2, t}, {0, 3, 1}, {5, 0, t}, {6, 0, 1}};
+        Rng bg(5);
+        for (std::uint32_t i = 0; i < 3 * K; ++i) {
+            sc.background.push_back({static_cast<WordId>(1 + bg.below(19)),
+                                     static_cast<DocId>(1 + bg.below(7)),
+                                     static_cast<TopicId>(bg.below(K))});
+        }
+        const std::vector<TokenBlock> start = {testing::make_block(sc.background),
+                                               testing::make_block({{0, 0, t}, {0, 0, t}})};
+        const DocTopicTable dt0 = DocTopicTable::from_blocks(K, sc.docs, start);
+        const WordTopicTable wt0 = WordTopicTable::from_blocks(K, sc.vocab, start);
+        const std::vector<TotalCount> totals0 = count_topic_totals(start, K);
+
+        // Exact joint.
+        std::vector<Count> nd = testing::dense_doc_row(dt0, 0),
+                           nw = testing::dense_word_row(wt0, 0);
+        std::vector<TotalCount> nk = totals0;
+        nd[t] -= 2;
+        nw[t] -= 2;
+        nk[t] -= 2;
+        std::vector<double> joint(K * K, 0.0);
+        auto with = [](auto v, TopicId k) {
+            ++v[k];
+            return v;
+        };
+        const auto p1 = SparseLdaSampler::conditional(with(nd, t), with(nw, t), with(nk, t),
+                                                      sc.params, sc.vocab);
+        for (TopicId a = 0; a < K; ++a) {
+            const auto p2 = SparseLdaSampler::conditional(with(nd, a), with(nw, a), with(nk, a),
+                                                          sc.params, sc.vocab);
+            for (TopicId b = 0; b < K; ++b) joint[a * K + b] = p1[a] * p2[b];
+        }
+
+        SparseLdaSampler sampler(sc.params, sc.vocab);
+        Rng rng(99);
+        std::vector<std::uint64_t> hist(K * K, 0);
+        constexpr int kDraws = 40000;
+        for (int i = 0; i < kDraws; ++i) {
+            DocTopicTable dt = dt0;
+            WordTopicTable wt = wt0;
+            std::vector<TotalCount> totals = totals0;
+            TokenBlock blk = start[1];
+            ASSERT_EQ(sampler.sample_block(blk, dt, wt, totals, rng, nullptr), 2u);
+            ++hist[blk.topics[0] * K + blk.topics[1]];
+        }
+        const auto [stat, df] = chi2(hist, joint);
+        EXPECT_LT(stat, chi2_threshold(df)) << "df " << df;
+        EXPECT_GT(sampler.stats().reused, 0u);
+    }
+}
+
+TEST(SparseLdaSampler, StopFlagLeavesTokensAlone) {
+    LdaParams p;
+    p.num_topics = 8;
+    std::vector<TokenBlock> blocks = {
+        testing::make_block({{0, 0, 1}, {1, 0, 2}, {2, 1, 3}, {2, 1, 3}})};
+    DocTopicTable dt = DocTopicTable::from_blocks(8, 2, blocks);
+    WordTopicTable wt = WordTopicTable::from_blocks(8, 3, blocks);
+    std::vector<TotalCount> totals = count_topic_totals(blocks, 8);
+    SparseLdaSampler sampler(p, 3);
+    Rng rng(1);
+    const std::atomic<bool> stop{true};
+    const auto before = blocks[0].topics;
+    EXPECT_EQ(sampler.sample_block(blocks[0], dt, wt, totals, rng, &stop), 0u);
+    EXPECT_EQ(blocks[0].topics, before);
+    const std::atomic<bool> go{false};
+    EXPECT_EQ(sampler.sample_block(blocks[0], dt, wt, totals, rng, &go), 4u);
+}
+
+// Full sweeps over an L x L grid, L blocks at a time on real threads (one sampler, one private
+// copy of n_k per thread, reconciled after each round, as the trainer does).
+struct GridRun {
+    std::vector<TokenBlock> blocks;
+    DocTopicTable dt;
+    WordTopicTable wt;
+    std::vector<TotalCount> totals;
+};
+
+GridRun run_grid(const SyntheticCorpus& c, std::uint32_t V, const LdaParams& p, std::uint32_t L,
+                 int sweeps) {
+    std::vector<std::uint32_t> rows(c.num_docs()), cols(V);
+    for (std::uint32_t d = 0; d < c.num_docs(); ++d) rows[d] = d % L;
+    for (std::uint32_t w = 0; w < V; ++w) cols[w] = (w * 3) % L;
+    GridRun g;
+    g.blocks = build_blocks(c.doc_offsets, c.word_ids, rows, cols, L);
+    init_topics(g.blocks, p.num_topics, 5);
+    g.dt = DocTopicTable::from_blocks(p.num_topics, c.num_docs(), g.blocks);
+    g.wt = WordTopicTable::from_blocks(p.num_topics, V, g.blocks);
+    g.totals = count_topic_totals(g.blocks, p.num_topics);
+    std::vector<SparseLdaSampler> samplers(L, SparseLdaSampler(p, V));
+    for (int sweep = 0; sweep < sweeps; ++sweep) {
+        for (std::uint32_t round = 0; round < L; ++round) {
+            std::vector<std::vector<TotalCount>> copies(L, g.totals);
+            std::vector<std::thread> threads;
+            for (std::uint32_t i = 0; i < L; ++i) {
+                threads.emplace_back([&, i] {
+                    const std::uint32_t b = i * L + (i + round) % L;
+                    Rng rng = Rng::from({9, static_cast<std::uint64_t>(sweep), b});
+                    samplers[i].sample_block(g.blocks[b], g.dt, g.wt, copies[i], rng, nullptr);
+                });
+            }
+            for (auto& th : threads) th.join();
+            const std::vector<TotalCount> snapshot = g.totals;
+            for (std::uint32_t i = 0; i < L; ++i) {
+                for (std::size_t k = 0; k < g.totals.size(); ++k)
+                    g.totals[k] += copies[i][k] - snapshot[k];
+            }
+        }
+    }
+    return g;
+}
+
+TEST(SparseLdaSampler, CountsStayConsistentAcrossThreadedSweeps) {
+    SyntheticSpec spec;
+    spec.num_docs = 300;
+    spec.vocab_size = 400;
+    spec.num_topics = 8;
+    spec.mean_doc_length = 40;
+    const SyntheticCorpus c = make_synthetic_corpus(spec);
+    LdaParams p;
+    p.num_topics = 24;
+    p.alpha = 0.1;
+    constexpr std::uint32_t L = 2;
+    const GridRun g = run_grid(c, spec.vocab_size, p, L, 4);
+
+    const auto nd = testing::recount(g.blocks, c.num_docs(), p.num_topics, true);
+    const auto nw = testing::recount(g.blocks, spec.vocab_size, p.num_topics, false);
+    TotalCount doc_sum = 0, word_sum = 0;
+    for (DocId d = 0; d < c.num_docs(); ++d) {
+        const auto row = testing::dense_doc_row(g.dt, d);
+        for (TopicId k = 0; k < p.num_topics; ++k) ASSERT_EQ(row[k], nd[d][k]);
+        for (Count x : row) doc_sum += x;
+        const auto r = g.dt.row(d);
+        for (std::size_t i = 0; i + 1 < r.size(); ++i) ASSERT_GE(r[i].count, r[i + 1].count);
+    }
+    for (WordId w = 0; w < spec.vocab_size; ++w) {
+        const auto row = testing::dense_word_row(g.wt, w);
+        for (TopicId k = 0; k < p.num_topics; ++k) ASSERT_EQ(row[k], nw[w][k]);
+        for (Count x : row) word_sum += x;
+    }
+    const auto N = static_cast<TotalCount>(c.num_tokens());
+    EXPECT_EQ(doc_sum, N);
+    EXPECT_EQ(word_sum, N);
+    EXPECT_EQ(g.totals, count_topic_totals(g.blocks, p.num_topics));
+
+    // Seeds come from (seed, sweep, block), so a second run is identical whatever the threads.
+    const GridRun again = run_grid(c, spec.vocab_size, p, L, 4);
+    for (std::size_t b = 0; b < g.blocks.size(); ++b)
+        EXPECT_EQ(again.blocks[b].topics, g.blocks[b].topics);
+}
+
+}  // namespace
+}  // namespace rotor::lda
