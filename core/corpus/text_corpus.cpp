@@ -1,0 +1,171 @@
+#include "core/corpus/text_corpus.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <numeric>
+#include <unordered_map>
+#include <vector>
+
+#include "core/base/error.h"
+#include "core/io/line_reader.h"
+
+namespace rotor::core {
+namespace detail {
+extern const char kStopwordsEn[];
+}  // namespace detail
+
+namespace {
+
+StopWords parse_stopwords(std::string_view text) {
+    StopWords words;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+        while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) {
+            line.remove_suffix(1);
+        }
+        while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front()))) {
+            line.remove_prefix(1);
+        }
+        if (line.empty() || line.front() == '#') continue;
+        std::string w(line);
+        for (char& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        words.insert(std::move(w));
+    }
+    return words;
+}
+
+/// Per distinct token during the first pass.
+struct TermStats {
+    std::uint64_t freq = 0;      ///< tokens
+    std::uint32_t df = 0;        ///< documents containing it
+    std::uint64_t last_doc = 0;  ///< 1 + index of the last doc counted in df
+};
+
+constexpr std::uint32_t kDropped = std::numeric_limits<std::uint32_t>::max();
+
+}  // namespace
+
+const StopWords& default_stopwords() {
+    static const StopWords words = parse_stopwords(detail::kStopwordsEn);
+    return words;
+}
+
+StopWords load_stopwords(const std::string& path) {
+    LineReader reader(path);
+    std::string text;
+    std::string_view line;
+    while (reader.next(line)) {
+        text.append(line);
+        text.push_back('\n');
+    }
+    return parse_stopwords(text);
+}
+
+void TextOptions::validate() const {
+    if (min_len < 1) throw ConfigError("--min-len", "must be at least 1");
+    if (max_len < min_len) throw ConfigError("--max-len", "must be at least --min-len");
+    if (max_len > 255) throw ConfigError("--max-len", "must be at most 255");
+    if (min_df < 1) throw ConfigError("--min-df", "must be at least 1");
+}
+
+Corpus read_text(const std::string& path, const TextOptions& options, Vocabulary* vocab_out) {
+    options.validate();
+    LineReader reader(path);
+    return read_text(reader, options, vocab_out);
+}
+
+Corpus read_text(LineReader& reader, const TextOptions& options, Vocabulary* vocab_out) {
+    options.validate();
+    // Pass 1: intern every token (stop words included: checking each distinct word once is
+    // cheaper than checking every token), count frequency and document frequency.
+    std::unordered_map<std::string, std::uint32_t, detail::StringHash, std::equal_to<>> ids;
+    std::vector<std::string> terms;
+    std::vector<TermStats> stats;
+    std::vector<std::uint32_t> tokens;      // temporary ids, doc-major
+    std::vector<std::uint64_t> offsets{0};  // into tokens, per non-empty line
+    std::vector<std::uint64_t> lines;       // 1-based line number of each such doc
+    std::string_view line;
+    while (reader.next(line)) {
+        const std::uint64_t doc = lines.size() + 1;
+        tokenize(line, options.min_len, options.max_len, [&](std::string_view tok) {
+            std::uint32_t id;
+            if (options.fixed_vocab != nullptr) {
+                const auto w = options.fixed_vocab->find(tok);
+                if (!w) return;
+                id = *w;
+            } else {
+                auto it = ids.find(tok);
+                if (it == ids.end()) {
+                    if (terms.size() >= kDropped) reader.fail(0, "more than 2^32-1 distinct words");
+                    it = ids.emplace(std::string(tok), static_cast<std::uint32_t>(terms.size()))
+                             .first;
+                    terms.emplace_back(tok);
+                    stats.emplace_back();
+                }
+                id = it->second;
+                TermStats& s = stats[id];
+                ++s.freq;
+                if (s.last_doc != doc) {
+                    s.last_doc = doc;
+                    ++s.df;
+                }
+            }
+            tokens.push_back(id);
+        });
+        if (tokens.size() != offsets.back()) {
+            offsets.push_back(tokens.size());
+            lines.push_back(reader.line_number());
+        }
+    }
+
+    // Choose the vocabulary and map temporary ids to final ones.
+    std::vector<std::uint32_t> remap;
+    Vocabulary vocab;
+    if (options.fixed_vocab != nullptr) {
+        vocab = *options.fixed_vocab;
+        remap.resize(vocab.size());
+        std::iota(remap.begin(), remap.end(), 0u);
+    } else {
+        std::vector<std::uint32_t> kept;
+        for (std::uint32_t t = 0; t < terms.size(); ++t) {
+            if (stats[t].df < options.min_df) continue;
+            if (options.stopwords != nullptr && options.stopwords->contains(terms[t])) continue;
+            kept.push_back(t);
+        }
+        std::sort(kept.begin(), kept.end(), [&](std::uint32_t a, std::uint32_t b) {
+            if (stats[a].freq != stats[b].freq) return stats[a].freq > stats[b].freq;
+            return terms[a] < terms[b];
+        });
+        if (options.max_vocab > 0 && kept.size() > options.max_vocab)
+            kept.resize(options.max_vocab);
+        remap.assign(terms.size(), kDropped);
+        std::vector<std::string> words;
+        words.reserve(kept.size());
+        for (std::uint32_t t : kept) {
+            remap[t] = static_cast<std::uint32_t>(words.size());
+            words.push_back(std::move(terms[t]));
+        }
+        vocab = Vocabulary::from_words(std::move(words), reader.name());
+    }
+
+    // Pass 2 (in memory): rewrite the tokens, dropping removed words and empty docs.
+    CorpusBuilder builder(vocab.size());
+    std::size_t out = 0;
+    for (std::size_t d = 0; d + 1 < offsets.size(); ++d) {
+        const std::size_t begin = out;
+        for (std::uint64_t i = offsets[d]; i < offsets[d + 1]; ++i) {
+            const std::uint32_t w = remap[tokens[i]];
+            if (w != kDropped) tokens[out++] = w;
+        }
+        if (out == begin) continue;
+        builder.begin_doc(lines[d]);
+        for (std::size_t i = begin; i < out; ++i) builder.add(tokens[i]);
+    }
+    if (vocab_out != nullptr) *vocab_out = std::move(vocab);
+    return builder.build();
+}
+
+}  // namespace rotor::core

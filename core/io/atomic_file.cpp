@@ -1,0 +1,188 @@
+#include "core/io/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "core/base/error.h"
+
+namespace rotor::core {
+namespace {
+
+constexpr std::size_t kBufferSize = std::size_t{1} << 20;
+
+/// A name unique within this process and across processes: path + ".tmp.<pid>.<counter>".
+std::string temp_name(const std::string& path, const char* tag) {
+    static std::atomic<std::uint64_t> counter{0};
+    return path + tag + std::to_string(::getpid()) + "." + std::to_string(counter++);
+}
+
+std::string parent_dir(const std::string& path) {
+    const auto parent = std::filesystem::path(path).parent_path();
+    return parent.empty() ? std::string(".") : parent.string();
+}
+
+/// fsync of a directory makes a rename in it durable. Failure is reported.
+void sync_dir(const std::string& dir) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) throw SystemError::from_errno("cannot open directory " + dir, errno);
+    const int r = ::fsync(fd);
+    const int err = errno;
+    ::close(fd);
+    if (r != 0 && err != EINVAL) throw SystemError::from_errno("fsync " + dir, err);
+}
+
+void sync_tree(const std::filesystem::path& dir) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+        if (!entry.is_regular_file()) continue;
+        const int fd = ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) throw SystemError::from_errno("cannot open " + entry.path().string(), errno);
+        const int r = ::fsync(fd);
+        const int err = errno;
+        ::close(fd);
+        if (r != 0) throw SystemError::from_errno("fsync " + entry.path().string(), err);
+    }
+    sync_dir(dir.string());
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(std::string path)
+    : path_(std::move(path)), temp_path_(temp_name(path_, ".tmp.")) {
+    fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw SystemError::from_errno("cannot create " + temp_path_, errno);
+    buf_.reserve(kBufferSize);
+}
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      temp_path_(std::move(other.temp_path_)),
+      fd_(std::exchange(other.fd_, -1)),
+      buf_(std::move(other.buf_)),
+      written_(other.written_),
+      committed_(std::exchange(other.committed_, true)) {}
+
+AtomicFile::~AtomicFile() { abandon(); }
+
+void AtomicFile::abandon() noexcept {
+    if (committed_) return;
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    ::unlink(temp_path_.c_str());
+    committed_ = true;  // nothing left to do
+}
+
+void AtomicFile::write(std::string_view bytes) {
+    ROTOR_ASSERT(!committed_, "write after commit or abandon");
+    written_ += bytes.size();
+    if (buf_.size() + bytes.size() <= kBufferSize) {
+        buf_.insert(buf_.end(), bytes.begin(), bytes.end());
+        return;
+    }
+    flush();
+    if (bytes.size() < kBufferSize) {
+        buf_.insert(buf_.end(), bytes.begin(), bytes.end());
+        return;
+    }
+    // Large writes go straight to the file.
+    const char* p = bytes.data();
+    std::size_t left = bytes.size();
+    while (left > 0) {
+        const ssize_t r = ::write(fd_, p, left);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            throw SystemError::from_errno("write " + temp_path_, errno);
+        }
+        p += r;
+        left -= static_cast<std::size_t>(r);
+    }
+}
+
+void AtomicFile::write(std::span<const std::byte> bytes) {
+    write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+void AtomicFile::flush() {
+    const char* p = buf_.data();
+    std::size_t left = buf_.size();
+    while (left > 0) {
+        const ssize_t r = ::write(fd_, p, left);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            throw SystemError::from_errno("write " + temp_path_, errno);
+        }
+        p += r;
+        left -= static_cast<std::size_t>(r);
+    }
+    buf_.clear();
+}
+
+void AtomicFile::commit() {
+    ROTOR_ASSERT(!committed_, "commit twice or after abandon");
+    try {
+        flush();
+        if (::fsync(fd_) != 0) throw SystemError::from_errno("fsync " + temp_path_, errno);
+        const int fd = std::exchange(fd_, -1);
+        if (::close(fd) != 0) throw SystemError::from_errno("close " + temp_path_, errno);
+        if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+            throw SystemError::from_errno("cannot rename " + temp_path_ + " to " + path_, errno);
+        }
+    } catch (...) {
+        abandon();
+        throw;
+    }
+    committed_ = true;
+    sync_dir(parent_dir(path_));
+}
+
+void write_file_atomically(const std::string& path, std::string_view contents) {
+    AtomicFile f(path);
+    f.write(contents);
+    f.commit();
+}
+
+AtomicDirectory::AtomicDirectory(std::string path)
+    : path_(std::move(path)), temp_path_(temp_name(path_, ".tmp.")) {
+    if (::mkdir(temp_path_.c_str(), 0755) != 0) {
+        throw SystemError::from_errno("cannot create directory " + temp_path_, errno);
+    }
+}
+
+AtomicDirectory::~AtomicDirectory() {
+    if (committed_) return;
+    std::error_code ec;
+    std::filesystem::remove_all(temp_path_, ec);
+}
+
+std::string AtomicDirectory::file(std::string_view name) const {
+    return temp_path_ + "/" + std::string(name);
+}
+
+void AtomicDirectory::commit() {
+    ROTOR_ASSERT(!committed_, "commit twice");
+    sync_tree(temp_path_);
+    std::error_code ec;
+    std::string old;
+    if (std::filesystem::exists(path_, ec)) {
+        old = temp_name(path_, ".old.");
+        if (::rename(path_.c_str(), old.c_str()) != 0) {
+            throw SystemError::from_errno("cannot move " + path_ + " aside", errno);
+        }
+    }
+    if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+        const int err = errno;
+        if (!old.empty()) ::rename(old.c_str(), path_.c_str());  // put the old one back
+        throw SystemError::from_errno("cannot rename " + temp_path_ + " to " + path_, err);
+    }
+    committed_ = true;
+    if (!old.empty()) std::filesystem::remove_all(old, ec);
+    sync_dir(parent_dir(path_));
+}
+
+}  // namespace rotor::core

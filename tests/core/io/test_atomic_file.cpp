@@ -1,0 +1,148 @@
+#include "core/io/atomic_file.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "core/base/error.h"
+#include "core/io/gzip_writer.h"
+#include "core/io/line_reader.h"
+#include "core/io/mapped_file.h"
+#include "tests/core/io/temp_dir.h"
+
+namespace rotor::core {
+namespace {
+
+namespace fs = std::filesystem;
+using rotor::testing::read_all;
+using rotor::testing::TempDir;
+
+TEST(AtomicFile, CommitPublishesTheContentAndLeavesNoTemporary) {
+    TempDir dir;
+    const std::string path = dir.file("out.bin");
+    {
+        AtomicFile f(path);
+        EXPECT_TRUE(fs::exists(f.temp_path()));
+        EXPECT_FALSE(fs::exists(path));
+        f.write("hello ");
+        const std::uint32_t x = 0x01020304;
+        f.write_pod(x);
+        f.commit();
+        EXPECT_EQ(f.size(), 10u);
+    }
+    const std::string got = read_all(path);
+    ASSERT_EQ(got.size(), 10u);
+    EXPECT_EQ(got.substr(0, 6), "hello ");
+    EXPECT_EQ(dir.count(), 1u);
+}
+
+TEST(AtomicFile, DestructionWithoutCommitRemovesTheTemporaryAndKeepsTheOldFile) {
+    TempDir dir;
+    const std::string path = dir.write("out.txt", "old");
+    try {
+        AtomicFile f(path);
+        f.write("new content that must never appear");
+        throw std::runtime_error("fail midway");
+    } catch (const std::runtime_error&) {
+    }
+    EXPECT_EQ(read_all(path), "old");
+    EXPECT_EQ(dir.count(), 1u);
+}
+
+TEST(AtomicFile, ReplacesAnExistingFile) {
+    TempDir dir;
+    const std::string path = dir.write("out.txt", "old");
+    write_file_atomically(path, "new");
+    EXPECT_EQ(read_all(path), "new");
+    EXPECT_EQ(dir.count(), 1u);
+}
+
+TEST(AtomicFile, LargeWritesBypassingTheBufferArriveIntact) {
+    TempDir dir;
+    std::string big(3u << 20, '\0');
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 131 % 251);
+    AtomicFile f(dir.file("big"));
+    f.write("head");
+    f.write(big);
+    f.write("tail");
+    f.commit();
+    EXPECT_EQ(read_all(dir.file("big")), "head" + big + "tail");
+}
+
+TEST(AtomicFile, MissingDirectoryIsASystemError) {
+    TempDir dir;
+    EXPECT_THROW(AtomicFile f(dir.file("no/such/dir/out.txt")), SystemError);
+}
+
+TEST(AtomicFile, TwoFilesToTheSamePathUseDistinctTemporaries) {
+    TempDir dir;
+    AtomicFile a(dir.file("x"));
+    AtomicFile b(dir.file("x"));
+    EXPECT_NE(a.temp_path(), b.temp_path());
+    a.write("a");
+    b.write("b");
+    a.commit();
+    b.commit();
+    EXPECT_EQ(read_all(dir.file("x")), "b");
+    EXPECT_EQ(dir.count(), 1u);
+}
+
+TEST(AtomicDirectory, CommitMovesTheTreeIntoPlaceAndReplacesTheOldOne) {
+    TempDir dir;
+    const std::string target = dir.file("model");
+    fs::create_directory(target);
+    dir.write("model/stale.txt", "stale");
+    {
+        AtomicDirectory d(target);
+        write_file_atomically(d.file("params.json"), "{}");
+        EXPECT_FALSE(fs::exists(target + "/params.json"));
+        d.commit();
+    }
+    EXPECT_EQ(read_all(target + "/params.json"), "{}");
+    EXPECT_FALSE(fs::exists(target + "/stale.txt"));
+    EXPECT_EQ(dir.count(), 1u);
+}
+
+TEST(AtomicDirectory, WithoutCommitNothingIsLeft) {
+    TempDir dir;
+    {
+        AtomicDirectory d(dir.file("model"));
+        write_file_atomically(d.file("a.txt"), "a");
+    }
+    EXPECT_EQ(dir.count(), 0u);
+}
+
+TEST(GzipWriter, RoundTripsThroughTheLineReader) {
+    TempDir dir;
+    std::string text;
+    for (int i = 0; i < 50000; ++i) text += "row " + std::to_string(i) + "\n";
+    AtomicFile f(dir.file("t.gz"));
+    GzipWriter gz(f);
+    gz.write(text.substr(0, 1000));
+    gz.write(text.substr(1000));
+    gz.finish();
+    f.commit();
+    EXPECT_LT(read_all(dir.file("t.gz")).size(), text.size() / 3);
+    LineReader r(dir.file("t.gz"));
+    std::string back;
+    std::string_view line;
+    while (r.next(line)) back.append(line).push_back('\n');
+    EXPECT_EQ(back, text);
+}
+
+TEST(MappedFile, MapsTheBytesAndReportsMissingFiles) {
+    TempDir dir;
+    MappedFile m(dir.write("m.bin", "abcdef"));
+    ASSERT_EQ(m.bytes().size(), 6u);
+    EXPECT_EQ(static_cast<char>(m.bytes()[2]), 'c');
+    MappedFile moved(std::move(m));
+    EXPECT_EQ(moved.bytes().size(), 6u);
+    MappedFile empty(dir.write("e.bin", ""));
+    EXPECT_TRUE(empty.bytes().empty());
+    EXPECT_THROW(MappedFile(dir.file("missing.bin")), InputError);
+}
+
+}  // namespace
+}  // namespace rotor::core
