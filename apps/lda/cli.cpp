@@ -1,10 +1,456 @@
+// `rotor lda ...`: the CLI only parses flags into parameter structs and calls the app.
 #include "apps/lda/cli.h"
 
-namespace rotor::apps {
+#include <unistd.h>
 
-void add_lda_commands(CLI::App& app) {
-    auto* lda = app.add_subcommand("lda", "Latent Dirichlet allocation by collapsed Gibbs sampling");
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "apps/lda/checkpoint.h"
+#include "apps/lda/distributed_trainer.h"
+#include "apps/lda/reporters.h"
+#include "apps/lda/trace.h"
+#include "apps/lda/trainer.h"
+#include "apps/lda/use_cli.h"
+#include "comm/communicator.h"
+#include "core/base/error.h"
+#include "core/corpus/corpus.h"
+#include "core/lda/alpha_optimizer.h"
+#include "core/lda/coherence.h"
+#include "core/lda/heldout.h"
+#include "core/lda/inference.h"
+#include "core/lda/model.h"
+#include "sched/runtime.h"
+
+namespace rotor::apps {
+namespace {
+
+struct TrainFlags {
+    std::string resume;
+    std::string checkpoint_dir;
+    std::uint32_t checkpoint_every = 0;
+    std::string max_memory;
+    std::string trace;
+    std::string heldout;
+    std::string heldout_vocab;
+    std::uint32_t optimize_alpha = 0;
+    std::size_t coherence_top = 10;
+    std::string corpus;
+    std::string vocab;
+    std::string out;
+    std::string metrics;
+    std::string alpha;
+    int threads = 0;
+    bool iterations_set = false;
+    bool quiet = false;
+    bool no_pin = false;
+    lda::TrainOptions options;
+    lda::DistributedOptions dist;  ///< only with more than one MPI rank
+    std::string straggler;
+};
+
+double parse_alpha(const std::string& text, lda::LdaParams& p) {
+    // One value, or a comma-separated list of K values (asymmetric prior).
+    std::vector<double> values;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        const std::size_t comma = text.find(',', pos);
+        const std::string item =
+            text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        std::size_t used = 0;
+        double v = 0;
+        try {
+            v = std::stod(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != item.size())
+            throw ConfigError("--alpha", fmt::format("'{}' is not a number", item));
+        values.push_back(v);
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    if (values.size() == 1) {
+        p.alpha = values[0];
+        if (!(p.alpha > 0)) throw ConfigError("--alpha", "must be positive");
+    } else {
+        p.alpha_per_topic = values;
+    }
+    return values[0];
+}
+
+/// Parses a size such as 512M, 16G, 1.5T or a plain byte count.
+std::uint64_t parse_bytes(const std::string& text, const char* key) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    double unit = 1;
+    if (used > 0 && used + 1 == text.size()) {
+        switch (std::toupper(static_cast<unsigned char>(text.back()))) {
+            case 'K':
+                unit = 1024.0;
+                break;
+            case 'M':
+                unit = 1024.0 * 1024;
+                break;
+            case 'G':
+                unit = 1024.0 * 1024 * 1024;
+                break;
+            case 'T':
+                unit = 1024.0 * 1024 * 1024 * 1024;
+                break;
+            default:
+                used = 0;
+        }
+        if (used) ++used;
+    }
+    if (used == 0 || used != text.size() || !(v > 0))
+        throw ConfigError(key, fmt::format("'{}' is not a size (e.g. 512M, 16G)", text));
+    return static_cast<std::uint64_t>(v * unit);
+}
+
+std::string human_bytes(std::uint64_t b) {
+    if (b >= (1ULL << 30)) return fmt::format("{:.1f} GiB", b / double(1ULL << 30));
+    return fmt::format("{:.1f} MiB", b / double(1ULL << 20));
+}
+
+std::uint64_t physical_memory() {
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * page : 0;
+}
+
+void run_train(TrainFlags& f) {
+    if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
+    if (f.threads < 0) throw ConfigError("--threads", "must be at least 1 (0: all cores)");
+    const int threads = f.threads > 0
+                            ? f.threads
+                            : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+
+    std::optional<lda::Checkpoint> resume;
+    if (!f.resume.empty()) {
+        // The run's settings come from the checkpoint; only --iterations (the total) may change.
+        resume = lda::read_checkpoint(f.resume);
+        const std::uint32_t target =
+            f.iterations_set ? f.options.iterations : resume->options.iterations;
+        f.options = resume->options;
+        f.options.iterations = target;
+    }
+    f.options.record_schedule = !f.trace.empty();
+    f.options.validate();
+    if (f.checkpoint_every > 0 && f.checkpoint_dir.empty())
+        f.checkpoint_dir = f.out + ".checkpoint";
+    if (f.checkpoint_every > 0) lda::remove_stale_temporaries(f.checkpoint_dir);
+
+    core::LoadedCorpus loaded = core::load_corpus(f.corpus, f.vocab);
+    const lda::CorpusFingerprint print = lda::fingerprint(loaded.corpus);
+    if (resume && !(resume->corpus == print))
+        throw ConfigError("--resume",
+                          fmt::format("{} was made on another corpus than {}", f.resume, f.corpus));
+
+    // Memory plan: refuse before allocating rather than fail (or swap) half-way.
+    const std::uint64_t need = lda::Trainer::estimate_memory(loaded.corpus, f.options, threads);
+    const std::uint64_t limit = f.max_memory.empty() ? physical_memory() / 10 * 9
+                                                     : parse_bytes(f.max_memory, "--max-memory");
+    if (limit > 0 && need > limit)
+        throw ConfigError("--max-memory",
+                          fmt::format("this run needs about {} but the limit is {}; use fewer "
+                                      "topics (--topics), a smaller corpus, or raise --max-memory",
+                                      human_bytes(need), human_bytes(limit)));
+
+    std::unique_ptr<lda::JsonLinesReporter> metrics;
+    if (!f.metrics.empty()) metrics = std::make_unique<lda::JsonLinesReporter>(f.metrics);
+
+    sched::Runtime runtime(threads, f.no_pin ? sched::PinMode::kNone : sched::PinMode::kPu);
+    lda::Trainer trainer(loaded.corpus, f.options, runtime);
+    if (resume) {
+        trainer.set_alpha(resume->alpha);
+        trainer.restore(resume->block_topics, resume->iterations_done, f.resume);
+    }
+    lda::TerminalReporter terminal(stdout);
+    lda::TeeReporter tee;
+    if (!f.quiet) tee.add(terminal);
+    if (metrics) tee.add(*metrics);
+    lda::TrainHooks hooks;
+    // Held-out document completion at every evaluation (docs/evaluation.md), on the training
+    // vocabulary; parallel over documents, the same at any thread count.
+    std::optional<lda::HeldoutEvaluator> heldout;
+    if (!f.heldout.empty()) {
+        core::LoadedCorpus h = core::load_corpus(f.heldout, f.heldout_vocab);
+        lda::MappedCorpus mapped = lda::map_to_model(h.corpus, h.vocab ? &*h.vocab : nullptr,
+                                                     loaded.vocab ? &*loaded.vocab : nullptr,
+                                                     loaded.corpus.num_words(), f.heldout);
+        heldout.emplace(std::move(mapped.corpus), lda::FoldInOptions{});
+    }
+    const lda::RangeLoop parallel = [&runtime](
+                                        std::int64_t b, std::int64_t e,
+                                        const std::function<void(std::int64_t, std::int64_t)>& fn) {
+        runtime.parallel_for(b, e, fn);
+    };
+    hooks.on_evaluate = [&](lda::IterationMetrics& m) {
+        if (heldout) {
+            lda::LdaParams p = f.options.params;
+            p.alpha_per_topic = trainer.alpha();
+            const lda::HeldoutResult r =
+                heldout->evaluate(trainer.word_topic(), trainer.topic_totals(), p, parallel);
+            m.extra.emplace_back("heldout_loglik_per_token", r.loglik_per_token());
+            m.extra.emplace_back("heldout_perplexity", r.perplexity());
+        }
+        if (f.coherence_top > 0) {
+            const lda::LdaModel snapshot = trainer.to_model({}, f.corpus);
+            std::vector<std::vector<WordId>> top;
+            for (const auto& t : lda::top_words(snapshot, f.coherence_top)) {
+                top.emplace_back();
+                for (const auto& [w, p] : t.words) top.back().push_back(w);
+            }
+            m.extra.emplace_back("coherence_umass", lda::umass_coherence(loaded.corpus, top).mean);
+        }
+    };
+    hooks.after_iteration = [&](const lda::IterationMetrics& m) {
+        // Minka's fixed-point update of an asymmetric α every N sweeps, as Mallet does.
+        if (f.optimize_alpha > 0 && m.iter % f.optimize_alpha == 0) {
+            const auto r = lda::optimize_alpha(lda::doc_topic_histograms(trainer.doc_topic()),
+                                               trainer.alpha());
+            if (r.updated) trainer.set_alpha(r.alpha);
+        }
+        if (f.checkpoint_every > 0 && m.iter % f.checkpoint_every == 0 &&
+            m.iter < f.options.iterations)
+            lda::write_checkpoint(f.checkpoint_dir, trainer, f.options, print);
+    };
+    if (trainer.iterations_done() < f.options.iterations)
+        trainer.train(tee, hooks, f.options.iterations);
+
+    std::vector<std::string> vocab;
+    if (loaded.vocab) {
+        for (WordId w = 0; w < loaded.vocab->size(); ++w) vocab.emplace_back(loaded.vocab->word(w));
+    }
+    lda::save_model(trainer.to_model(std::move(vocab), f.corpus), f.out);
+    if (metrics) metrics->commit();
+    if (!f.trace.empty()) lda::write_chrome_trace(f.trace, trainer.schedule(), threads);
+    if (!f.quiet) fmt::print("rotor: model written to {}\n", f.out);
+}
+
+/// `mpiexec -n P rotor lda train ...` with P > 1 (docs/distributed.md). Failures before and after
+/// training are agreed by all ranks (lda::AgreedError); one during training ends the job in main.
+void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
+    std::optional<core::LoadedCorpus> loaded;
+    std::optional<sched::Runtime> runtime;
+    std::unique_ptr<lda::JsonLinesReporter> metrics;
+    lda::run_agreed(world, [&] {
+        if (!f.resume.empty() || f.checkpoint_every > 0)
+            throw ConfigError(f.resume.empty() ? "--checkpoint-every" : "--resume",
+                              "checkpoints are not supported with more than one rank yet");
+        if (!f.trace.empty()) throw ConfigError("--trace", "not supported with more than one rank");
+        if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
+        if (f.threads < 0) throw ConfigError("--threads", "must be at least 1 (0: all cores)");
+        if (!f.straggler.empty()) lda::parse_straggler(f.straggler, f.dist);
+        f.options.validate();
+        f.dist.validate(world.size());
+        loaded.emplace(core::load_corpus(f.corpus, f.vocab));
+        // Default: the cores shared out among the ranks (one node); give --threads per rank
+        // when ranks run on separate nodes or NUMA domains.
+        const int hw = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+        const int threads = f.threads > 0 ? f.threads : std::max(1, hw / world.size());
+        runtime.emplace(threads, f.no_pin ? sched::PinMode::kNone : sched::PinMode::kPu);
+        if (world.rank() == 0 && !f.metrics.empty())
+            metrics = std::make_unique<lda::JsonLinesReporter>(f.metrics);
+    });
+    std::unique_ptr<lda::DistributedTrainer> trainer;
+    lda::run_agreed(world, [&] {
+        trainer = std::make_unique<lda::DistributedTrainer>(loaded->corpus, f.options, f.dist,
+                                                            *runtime, world);
+    });
+    lda::TerminalReporter terminal(stdout);
+    lda::TeeReporter tee;
+    if (!f.quiet && world.rank() == 0) tee.add(terminal);
+    if (metrics) tee.add(*metrics);
+    trainer->train(tee, {}, f.options.iterations);
+
+    std::vector<std::string> vocab;
+    if (loaded->vocab && world.rank() == 0) {
+        for (WordId w = 0; w < loaded->vocab->size(); ++w)
+            vocab.emplace_back(loaded->vocab->word(w));
+    }
+    lda::LdaModel model = trainer->gather_model(std::move(vocab), f.corpus);
+    lda::run_agreed(world, [&] {
+        if (world.rank() != 0) return;
+        lda::save_model(model, f.out);
+        if (metrics) metrics->commit();
+    });
+    if (!f.quiet && world.rank() == 0) fmt::print("rotor: model written to {}\n", f.out);
+}
+
+void add_train(CLI::App& lda, comm::Communicator* world) {
+    auto f = std::make_shared<TrainFlags>();
+    auto* c = lda.add_subcommand("train", "Train an LDA model by collapsed Gibbs sampling");
+    c->add_option("--corpus", f->corpus,
+                  "Training corpus: rotor binary corpus, or UCI docword.txt[.gz]")
+        ->required();
+    c->add_option("--vocab", f->vocab, "Vocabulary file (default: beside the corpus, if any)");
+    c->add_option("--out", f->out, "Model directory to write")->required();
+    c->add_option("--topics,-k", f->options.params.num_topics, "Number of topics K")
+        ->capture_default_str();
+    c->add_option("--iterations,-n", f->options.iterations,
+                  "Gibbs sweeps in all (a resumed run continues up to this number)")
+        ->capture_default_str()
+        ->each([f](const std::string&) { f->iterations_set = true; });
+    c->add_option("--threads,-t", f->threads, "Worker threads (default: all cores)");
+    c->add_option("--alpha", f->alpha,
+                  "Doc-topic prior: one value (default 50/K) or K comma-separated values");
+    c->add_option("--beta", f->options.params.beta, "Topic-word prior")->capture_default_str();
+    c->add_option("--seed", f->options.seed, "Random seed")->capture_default_str();
+    c->add_option("--blocks", f->options.blocks,
+                  "Grid side L (default: ceil(sqrt(2)*threads); 16 with --deterministic)");
+    c->add_option("--metrics", f->metrics, "Write one JSON metrics record per iteration here");
+    c->add_option("--eval-every", f->options.eval_every,
+                  "Compute the log-likelihood every N iterations (0: only at the end)")
+        ->capture_default_str();
+    c->add_flag("--deterministic", f->options.deterministic,
+                "Diagonal sweeps: the same seed gives the same model at any thread count");
+    c->add_flag("--no-pin", f->no_pin, "Do not pin worker threads to cores");
+    c->add_option("--checkpoint-every", f->checkpoint_every,
+                  "Write a checkpoint every N iterations (0: never)")
+        ->capture_default_str();
+    c->add_option("--checkpoint-dir", f->checkpoint_dir,
+                  "Where checkpoints go (default: <out>.checkpoint)");
+    c->add_option("--resume", f->resume,
+                  "Continue the run saved in this checkpoint directory (same corpus)");
+    c->add_option("--heldout", f->heldout,
+                  "Held-out corpus: log its document-completion perplexity at every evaluation");
+    c->add_option("--heldout-vocab", f->heldout_vocab,
+                  "Vocabulary of the held-out corpus (default: beside it)");
+    c->add_option("--optimize-alpha", f->optimize_alpha,
+                  "Re-estimate an asymmetric alpha every N iterations (Minka; 0: never)")
+        ->capture_default_str();
+    c->add_option("--coherence-top", f->coherence_top,
+                  "Words per topic for the UMass coherence metric (0: do not compute)")
+        ->capture_default_str();
+    c->add_option("--trace", f->trace,
+                  "Write the scheduler timeline (Chrome/Perfetto trace-event JSON) here");
+    c->add_option("--max-memory", f->max_memory,
+                  "Refuse to start a run needing more than this (e.g. 16G; default 90% of RAM)");
+    c->add_flag("--quiet,-q", f->quiet, "No progress lines");
+    c->add_flag("--timer,!--no-timer", f->dist.timer,
+                "MPI only: stop each round's compute after a tuned time budget (default on)");
+    c->add_option("--timer-init", f->dist.timer_params.initial_s,
+                  "MPI only: first round's time budget, seconds")
+        ->capture_default_str();
+    c->add_option("--timer-low", f->dist.timer_params.low,
+                  "MPI only: the budget doubles when a round processed less than this ratio")
+        ->capture_default_str();
+    c->add_option("--timer-high", f->dist.timer_params.high,
+                  "MPI only: the budget halves when a round processed more than this ratio")
+        ->capture_default_str();
+    c->add_option("--simulate-straggler", f->straggler,
+                  "MPI only: RANK:FACTOR makes one rank's sampling FACTOR times slower");
+    c->callback([f, world] {
+        if (world != nullptr && world->size() > 1) {
+            run_train_distributed(*f, *world);
+        } else {
+            run_train(*f);
+        }
+    });
+}
+
+void add_export(CLI::App& lda) {
+    struct Flags {
+        std::string model, out, format = "tsv";
+    };
+    auto f = std::make_shared<Flags>();
+    auto* c = lda.add_subcommand("export", "Export a model's counts as text");
+    c->add_option("--model", f->model, "Model directory")->required();
+    c->add_option("--out", f->out, "Output directory")->required();
+    c->add_option("--format", f->format, "Output format")
+        ->check(CLI::IsMember({"tsv"}))
+        ->capture_default_str();
+    c->callback([f] { lda::export_tsv(lda::load_model(f->model), f->out); });
+}
+
+void add_topics(CLI::App& lda) {
+    struct Flags {
+        std::string model, format = "text", corpus, vocab;
+        std::size_t top = 10;
+    };
+    auto f = std::make_shared<Flags>();
+    auto* c = lda.add_subcommand("topics", "Print the top words of every topic");
+    c->add_option("--model", f->model, "Model directory")->required();
+    c->add_option("--top", f->top, "Words per topic")->capture_default_str();
+    c->add_option("--corpus", f->corpus,
+                  "Training corpus, for UMass coherence per topic (default: the model's own, if "
+                  "it is still there)");
+    c->add_option("--vocab", f->vocab, "Vocabulary of --corpus (default: beside it)");
+    c->add_option("--format", f->format,
+                  "text or tsv (topic, share, coherence, rank, word, probability)")
+        ->check(CLI::IsMember({"text", "tsv"}))
+        ->capture_default_str();
+    c->callback([f] {
+        const lda::LdaModel m = lda::load_model(f->model);
+        auto name = [&](WordId w) {
+            return w < m.vocab.size() ? m.vocab[w] : fmt::format("#{}", w);
+        };
+        const auto topics = lda::top_words(m, f->top);
+        // UMass coherence needs the training corpus: the one named, or the model's own.
+        std::optional<lda::Coherence> coherence;
+        const std::string corpus_path = !f->corpus.empty()                       ? f->corpus
+                                        : std::filesystem::exists(m.info.corpus) ? m.info.corpus
+                                                                                 : std::string();
+        if (!corpus_path.empty()) {
+            const core::LoadedCorpus train = core::load_corpus(corpus_path, f->vocab);
+            if (train.corpus.num_words() != m.info.num_words ||
+                train.corpus.num_tokens() != m.info.num_tokens)
+                throw ConfigError("--corpus", fmt::format("{} is not the corpus the model was "
+                                                          "trained on",
+                                                          corpus_path));
+            std::vector<std::vector<WordId>> lists;
+            for (const auto& t : topics) {
+                lists.emplace_back();
+                for (const auto& [w, p] : t.words) lists.back().push_back(w);
+            }
+            coherence = lda::umass_coherence(train.corpus, lists);
+        }
+        auto coh = [&](TopicId k) {
+            return coherence ? fmt::format("{:.1f}", coherence->per_topic[k]) : std::string("-");
+        };
+        if (f->format == "tsv") {
+            fmt::print("topic\tshare\tcoherence\trank\tword\tprobability\n");
+            for (const auto& t : topics)
+                for (std::size_t i = 0; i < t.words.size(); ++i)
+                    fmt::print("{}\t{:.6f}\t{}\t{}\t{}\t{:.6g}\n", t.topic, t.share, coh(t.topic),
+                               i + 1, name(t.words[i].first), t.words[i].second);
+            return;
+        }
+        for (const auto& t : topics) {
+            std::string line = fmt::format("topic {:>3} {:5.2f}% ", t.topic, 100 * t.share);
+            if (coherence) line += fmt::format("{:>7} ", coh(t.topic));
+            for (const auto& [w, p] : t.words) line += ' ' + name(w);
+            fmt::print("{}\n", line);
+        }
+        if (coherence)
+            fmt::print("mean UMass coherence of the top {} words: {:.2f}\n", f->top,
+                       coherence->mean);
+    });
+}
+
+}  // namespace
+
+void add_lda_commands(CLI::App& app, comm::Communicator* world) {
+    auto* lda =
+        app.add_subcommand("lda", "Latent Dirichlet allocation by collapsed Gibbs sampling");
     lda->require_subcommand(1);
+    add_train(*lda, world);
+    add_export(*lda);
+    add_topics(*lda);
+    add_lda_use_commands(*lda);
 }
 
 }  // namespace rotor::apps

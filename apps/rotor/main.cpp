@@ -2,20 +2,64 @@
 // error is caught here and nowhere else (LightGBM's src/main.cpp is the model).
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <new>
 
 #include <CLI/CLI.hpp>
 
 #include "apps/corpus/cli.h"
 #include "apps/lda/cli.h"
+#include "apps/lda/distributed_trainer.h"
+#include "comm/mpi_communicator.h"
 #include "core/base/error.h"
 
+namespace {
+
+/// The MPI world of a process started by mpiexec; empty for a plain run, which never touches
+/// MPI. The communicator is declared after the session so that it is destroyed first.
+struct MpiWorld {
+    std::unique_ptr<rotor::comm::MpiSession> session;
+    std::unique_ptr<rotor::comm::MpiCommunicator> comm;
+
+    /// Prints `rotor: error: <what>` and returns `code`. Under MPI, an error every rank agreed
+    /// on (or a world of one) is printed by rank 0 only and the rank exits normally; any other
+    /// error cannot be agreed (other ranks may be blocked waiting for this one), so the job is
+    /// aborted: MPI_Abort ends every rank at once.
+    int fail(int code, const char* what, bool agreed) const {
+        const bool alone = comm == nullptr || comm->size() == 1;
+        if (alone || !agreed) {
+            if (comm != nullptr && !alone) {
+                std::fprintf(stderr, "rotor: error: rank %d: %s\n", comm->rank(), what);
+            } else {
+                std::fprintf(stderr, "rotor: error: %s\n", what);
+            }
+        } else if (comm->rank() == 0) {
+            std::fprintf(stderr, "rotor: error: %s\n", what);
+        }
+        std::fflush(stderr);
+        if (!alone && !agreed) comm->abort(code);
+        return code;
+    }
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
+    MpiWorld mpi;
+    if (rotor::lda::launched_by_mpi()) {
+        try {
+            mpi.session = std::make_unique<rotor::comm::MpiSession>(&argc, &argv);
+            mpi.comm = mpi.session->world();
+        } catch (const rotor::Error& e) {
+            std::fprintf(stderr, "rotor: error: %s\n", e.what());
+            return static_cast<int>(e.exit_code());
+        }
+    }
     CLI::App app{"rotor: big-model machine learning on multicore NUMA nodes and MPI clusters"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "rotor 0.1.0");
     rotor::apps::add_corpus_commands(app);
-    rotor::apps::add_lda_commands(app);
+    rotor::apps::add_lda_commands(app, mpi.comm.get());
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -25,16 +69,20 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::fprintf(stderr, "rotor: error: %s\nRun with --help for usage.\n", e.what());
+        // Every rank parses the same arguments: an agreed failure.
+        if (mpi.comm == nullptr || mpi.comm->rank() == 0)
+            std::fprintf(stderr, "rotor: error: %s\nRun with --help for usage.\n", e.what());
         return static_cast<int>(rotor::ExitCode::kConfig);
     } catch (const rotor::Error& e) {
-        std::fprintf(stderr, "rotor: error: %s\n", e.what());
-        return static_cast<int>(e.exit_code());
+        const bool agreed = dynamic_cast<const rotor::lda::AgreedError*>(&e) != nullptr;
+        return mpi.fail(static_cast<int>(e.exit_code()), e.what(), agreed);
     } catch (const std::bad_alloc&) {
-        std::fprintf(stderr, "rotor: error: out of memory\n");
-        return static_cast<int>(rotor::ExitCode::kSystem);
+        return mpi.fail(static_cast<int>(rotor::ExitCode::kSystem), "out of memory", false);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "rotor: internal error: %s\n", e.what());
+        std::fflush(stderr);
+        if (mpi.comm != nullptr && mpi.comm->size() > 1)
+            mpi.comm->abort(static_cast<int>(rotor::ExitCode::kInternal));
         return static_cast<int>(rotor::ExitCode::kInternal);
     }
     return 0;

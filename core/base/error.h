@@ -23,7 +23,7 @@ enum class ExitCode : int {
 
 /// Base of every rotor error. what() is the full message as printed after `rotor: error: `.
 class Error : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
     virtual ExitCode exit_code() const noexcept { return ExitCode::kInternal; }
 };
@@ -31,9 +31,10 @@ public:
 /// Bad input data. what() reads `<path>:<line>:<col>: <what>`; line and col are 1-based, 0 when
 /// unknown (then omitted from the message).
 class InputError : public Error {
-public:
+  public:
     InputError(std::string path, std::uint64_t line, std::uint64_t col, std::string what);
-    InputError(std::string path, std::string what) : InputError(std::move(path), 0, 0, std::move(what)) {}
+    InputError(std::string path, std::string what)
+        : InputError(std::move(path), 0, 0, std::move(what)) {}
 
     const std::string& path() const noexcept { return path_; }
     std::uint64_t line() const noexcept { return line_; }
@@ -41,7 +42,7 @@ public:
     const std::string& detail() const noexcept { return detail_; }
     ExitCode exit_code() const noexcept override { return ExitCode::kInput; }
 
-private:
+  private:
     std::string path_;
     std::uint64_t line_;
     std::uint64_t col_;
@@ -50,19 +51,19 @@ private:
 
 /// A bad parameter or flag. what() reads `<key>: <what>`.
 class ConfigError : public Error {
-public:
+  public:
     ConfigError(std::string key, std::string what);
     const std::string& key() const noexcept { return key_; }
     ExitCode exit_code() const noexcept override { return ExitCode::kConfig; }
 
-private:
+  private:
     std::string key_;
 };
 
 /// The environment failed: a system call, memory, the topology. what() carries errno's text
 /// where there is one.
 class SystemError : public Error {
-public:
+  public:
     using Error::Error;
     /// Builds `<what>: <strerror(err)>`.
     static SystemError from_errno(const std::string& what, int err);
@@ -71,12 +72,12 @@ public:
 
 /// A communication failure. what() reads `rank <rank>: <what>`.
 class CommError : public Error {
-public:
+  public:
     CommError(int rank, std::string what);
     int rank() const noexcept { return rank_; }
     ExitCode exit_code() const noexcept override { return ExitCode::kComm; }
 
-private:
+  private:
     int rank_;
 };
 
@@ -87,7 +88,7 @@ namespace detail {
 }  // namespace rotor
 
 /// Checks an internal invariant; on failure prints the location and aborts. Never for user input.
-#define ROTOR_ASSERT(cond, msg)                                                  \
-    do {                                                                         \
+#define ROTOR_ASSERT(cond, msg)                                                    \
+    do {                                                                           \
         if (!(cond)) ::rotor::detail::assert_fail(#cond, __FILE__, __LINE__, msg); \
     } while (0)

@@ -22,7 +22,7 @@ inline std::uint64_t splitmix64(std::uint64_t& x) noexcept {
 /// A small, fast generator. Not thread-safe: one per thread or per block. Copyable; its whole
 /// state is `state()`, so it can be checkpointed.
 class Rng {
-public:
+  public:
     using State = std::array<std::uint64_t, 4>;
 
     explicit Rng(std::uint64_t seed = 0) noexcept { reseed({seed}); }
@@ -69,8 +69,10 @@ public:
     static constexpr result_type max() { return ~result_type{0}; }
     result_type operator()() noexcept { return next(); }
 
-private:
-    static std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
+  private:
+    static std::uint64_t rotl(std::uint64_t x, int k) noexcept {
+        return (x << k) | (x >> (64 - k));
+    }
     State s_{};
 };
 

@@ -5,6 +5,16 @@
 #include "core/base/error.h"
 
 namespace rotor::lda {
+namespace {
+
+// lnΓ without touching the global `signgam` that std::lgamma writes (POSIX), so that threads
+// building likelihoods at once do not race. Every argument here is positive.
+double lgamma_safe(double x) {
+    int sign = 0;
+    return ::lgamma_r(x, &sign);
+}
+
+}  // namespace
 
 namespace {
 // Counts below this come from a table (512 KiB of doubles each); the rest from std::lgamma.
@@ -12,15 +22,15 @@ constexpr std::size_t kLgammaTableSize = 1 << 16;
 }  // namespace
 
 LgammaTable::LgammaTable(double offset, std::size_t size)
-    : offset_(offset), base_(std::lgamma(offset)), table_(size) {
+    : offset_(offset), base_(lgamma_safe(offset)), table_(size) {
     for (std::size_t n = 0; n < size; ++n) {
-        table_[n] = std::lgamma(static_cast<double>(n) + offset) - base_;
+        table_[n] = lgamma_safe(static_cast<double>(n) + offset) - base_;
     }
 }
 
 double LgammaTable::operator()(std::uint64_t n) const {
     if (n < table_.size()) return table_[n];
-    return std::lgamma(static_cast<double>(n) + offset_) - base_;
+    return lgamma_safe(static_cast<double>(n) + offset_) - base_;
 }
 
 Likelihood::Likelihood(const LdaParams& params, std::uint32_t vocab_size)
@@ -32,7 +42,7 @@ Likelihood::Likelihood(const LdaParams& params, std::uint32_t vocab_size)
     alpha_sum_ = 0;
     for (double a : alpha_) {
         alpha_sum_ += a;
-        lg_alpha_.push_back(std::lgamma(a));
+        lg_alpha_.push_back(lgamma_safe(a));
     }
     beta_table_ = LgammaTable(params.beta, kLgammaTableSize);
     if (symmetric_) alpha_table_ = LgammaTable(alpha_[0], kLgammaTableSize);
@@ -59,7 +69,7 @@ double Likelihood::doc_part(const DocTopicTable& table, DocId doc_begin, DocId d
             if (symmetric_) {
                 sum += alpha_table_(e.count);
             } else {
-                sum += std::lgamma(e.count + alpha_[e.topic]) - lg_alpha_[e.topic];
+                sum += lgamma_safe(e.count + alpha_[e.topic]) - lg_alpha_[e.topic];
             }
         }
         // lnΓ(Σα) − lnΓ(n_d + Σα); zero for an empty doc.
@@ -72,7 +82,7 @@ double Likelihood::topic_part(std::span<const TotalCount> topic_totals) const {
     ROTOR_ASSERT(topic_totals.size() == num_topics_, "topic_totals must have K entries");
     double sum = 0;
     for (TotalCount n : topic_totals) {
-        sum -= std::lgamma(static_cast<double>(n) + vbeta_) - std::lgamma(vbeta_);
+        sum -= lgamma_safe(static_cast<double>(n) + vbeta_) - lgamma_safe(vbeta_);
     }
     return sum;
 }

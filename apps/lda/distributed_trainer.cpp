@@ -1,0 +1,722 @@
+#include "apps/lda/distributed_trainer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <numeric>
+#include <thread>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "comm/ring.h"
+#include "core/base/rng.h"
+#include "core/base/timer.h"
+#include "core/lda/sparse_lda_sampler.h"
+#include "sched/block_grid.h"
+#include "sched/block_scheduler.h"
+#include "sched/runtime.h"
+#include "sched/worker_clock.h"
+
+namespace rotor::lda {
+namespace {
+
+// Seed streams (distinct from the single-node trainer's, which the rank also folds in).
+constexpr std::uint64_t kSampleStream = 0x44534d50;  // "DSMP": block b of rank p, iteration t
+constexpr std::uint64_t kPickStream = 0x4450434b;    // "DPCK": which free block a worker takes
+constexpr std::uint64_t kInitStream = 0x44494e54;    // "DINT": initial topics of rank p
+constexpr std::uint64_t kRowStream = 0x44524f57;     // "DROW": doc groups inside rank p
+constexpr std::uint64_t kRankStream = 0x4452414e;    // "DRAN": docs across ranks
+/// First word of every slice message, then the slice id, then pack_rows' output.
+constexpr std::uint32_t kSliceMagic = 0x534c4943;  // "SLIC"
+/// How often the driving thread lets MPI progress a rotation while the workers sample.
+constexpr auto kProgressPeriod = std::chrono::microseconds(500);
+
+/// Sums `parts` chunks of [0, n) computed in parallel, in chunk order (see trainer.cpp).
+template <class F>
+double ordered_parallel_sum(sched::Runtime& rt, std::uint64_t n, F&& part) {
+    constexpr std::int64_t kChunks = 256;
+    std::vector<double> partial(kChunks, 0.0);
+    rt.parallel_for(0, kChunks, [&](std::int64_t lo, std::int64_t hi) {
+        for (std::int64_t c = lo; c < hi; ++c) {
+            const std::uint64_t b = n * c / kChunks;
+            const std::uint64_t e = n * (c + 1) / kChunks;
+            if (b < e) partial[c] = part(b, e);
+        }
+    });
+    return std::accumulate(partial.begin(), partial.end(), 0.0);
+}
+
+std::vector<std::byte> to_bytes(std::span<const std::uint32_t> words) {
+    std::vector<std::byte> out(words.size_bytes());
+    if (!words.empty()) std::memcpy(out.data(), words.data(), out.size());
+    return out;
+}
+
+/// Copies bytes into `out` as uint32 (memcpy: no aliasing of the byte buffer).
+void from_bytes(std::span<const std::byte> bytes, std::vector<std::uint32_t>& out, int rank,
+                const char* what) {
+    if (bytes.size() % sizeof(std::uint32_t) != 0)
+        throw CommError(
+            rank, fmt::format("{}: {} bytes is not a whole number of words", what, bytes.size()));
+    out.resize(bytes.size() / sizeof(std::uint32_t));
+    if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+}
+
+/// Reads one packed row (m, then m (topic, count) pairs) at `pos`; advances pos.
+void read_row(std::span<const std::uint32_t> in, std::size_t& pos,
+              std::vector<std::pair<TopicId, Count>>& row, int rank) {
+    if (pos >= in.size()) throw CommError(rank, "model gather: truncated message");
+    const std::uint32_t m = in[pos++];
+    if (in.size() - pos < 2 * static_cast<std::size_t>(m))
+        throw CommError(rank, "model gather: truncated row");
+    row.clear();
+    for (std::uint32_t i = 0; i < m; ++i) row.emplace_back(in[pos + 2 * i], in[pos + 2 * i + 1]);
+    pos += 2 * static_cast<std::size_t>(m);
+    std::sort(row.begin(), row.end());
+}
+
+/// Sleeps `seconds` in short steps, returning early once `stop` is set.
+void slow_down(double seconds, const std::atomic<bool>& stop) {
+    Stopwatch watch;
+    while (!stop.load(std::memory_order_relaxed)) {
+        const double left = seconds - watch.seconds();
+        if (left <= 0) break;
+        std::this_thread::sleep_for(std::chrono::duration<double>(std::min(left, 1e-3)));
+    }
+}
+
+double population_cv(std::span<const double> v) {
+    if (v.empty()) return 0;
+    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+    if (mean <= 0) return 0;
+    double var = 0;
+    for (double x : v) var += (x - mean) * (x - mean);
+    return std::sqrt(var / v.size()) / mean;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+void DistributedOptions::validate(int ranks) const {
+    if (timer) {
+        if (!(timer_params.initial_s > 0)) throw ConfigError("--timer-init", "must be > 0 seconds");
+        if (!(timer_params.low > 0 && timer_params.low < 1))
+            throw ConfigError("--timer-low", "must be in (0, 1)");
+        if (!(timer_params.high > timer_params.low && timer_params.high <= 1))
+            throw ConfigError("--timer-high", "must be in (--timer-low, 1]");
+        timer_params.validate();
+    }
+    if (straggler_rank < -1 || straggler_rank >= ranks)
+        throw ConfigError("--simulate-straggler",
+                          fmt::format("rank {} is not in [0, {})", straggler_rank, ranks));
+    if (!(straggler_factor >= 1) || !std::isfinite(straggler_factor))
+        throw ConfigError("--simulate-straggler", "the slow-down factor must be >= 1");
+    if (columns_per_slice < 0) throw ConfigError("columns_per_slice", "must be >= 0");
+}
+
+void parse_straggler(const std::string& text, DistributedOptions& options) {
+    const std::size_t colon = text.find(':');
+    const auto bad = [&] {
+        return ConfigError("--simulate-straggler",
+                           fmt::format("'{}' is not RANK:FACTOR (e.g. 1:5)", text));
+    };
+    if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) throw bad();
+    const std::string r = text.substr(0, colon);
+    const std::string f = text.substr(colon + 1);
+    std::size_t used_r = 0;
+    std::size_t used_f = 0;
+    int rank = 0;
+    double factor = 0;
+    try {
+        rank = std::stoi(r, &used_r);
+        factor = std::stod(f, &used_f);
+    } catch (const std::exception&) {
+        throw bad();
+    }
+    if (used_r != r.size() || used_f != f.size() || rank < 0) throw bad();
+    options.straggler_rank = rank;
+    options.straggler_factor = factor;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Construction
+
+/// What one iteration accumulates on this rank.
+struct DistributedTrainer::Round {
+    explicit Round(int threads) : clocks(threads), sampled(threads, 0) {}
+    sched::WorkerClocks clocks;
+    std::vector<std::uint64_t> sampled;  // per worker
+    double compute_s = 0;
+};
+
+DistributedTrainer::DistributedTrainer(const core::Corpus& corpus, const TrainOptions& options,
+                                       const DistributedOptions& dist, sched::Runtime& runtime,
+                                       comm::Communicator& comm)
+    : options_(options),
+      dist_(dist),
+      runtime_(runtime),
+      comm_(comm),
+      rank_(comm.rank()),
+      ranks_(comm.size()),
+      num_words_(corpus.num_words()),
+      num_tokens_(corpus.num_tokens()),
+      num_docs_(corpus.num_docs()),
+      likelihood_(options.params, std::max<std::uint32_t>(corpus.num_words(), 1)) {
+    options_.validate();
+    dist_.validate(ranks_);
+    if (options_.deterministic)
+        throw ConfigError("--deterministic", "is not supported with more than one rank");
+    if (corpus.num_words() == 0 || corpus.num_tokens() == 0)
+        throw ConfigError("--corpus", "the corpus has no tokens to train on");
+    const int threads = runtime_.threads();
+    const std::uint32_t k_count = options_.params.num_topics;
+    cols_per_slice_ =
+        dist_.columns_per_slice > 0 ? dist_.columns_per_slice : sched::default_grid_side(threads);
+    side_ = 2 * ranks_ * cols_per_slice_;
+    if (side_ > 4096)
+        throw ConfigError("columns_per_slice", "the rank's grid would exceed 4096 blocks per side");
+
+    // Docs across ranks: the same seeded cut on every rank (every rank reads the whole corpus).
+    std::vector<std::uint64_t> doc_len(num_docs_);
+    for (DocId d = 0; d < num_docs_; ++d) doc_len[d] = corpus.doc_length(d);
+    const auto by_rank =
+        sched::partition_rows(doc_len, ranks_, Rng::from({options_.seed, kRankStream}).next());
+    rank_docs_.resize(ranks_);
+    for (int q = 0; q < ranks_; ++q) {
+        rank_docs_[q].assign(by_rank.members[q].begin(), by_rank.members[q].end());
+        std::sort(rank_docs_[q].begin(), rank_docs_[q].end());
+    }
+    local_docs_ = rank_docs_[rank_];
+    if (rank_ == 0) all_labels_.assign(corpus.doc_labels().begin(), corpus.doc_labels().end());
+
+    // The rank's own doc-major corpus, local doc ids.
+    std::vector<std::uint64_t> local_offsets{0};
+    std::vector<WordId> local_words;
+    std::vector<std::uint64_t> local_len;
+    for (DocId d : local_docs_) {
+        const auto words = corpus.doc(d);
+        local_words.insert(local_words.end(), words.begin(), words.end());
+        local_offsets.push_back(local_words.size());
+        local_len.push_back(words.size());
+    }
+    local_tokens_ = local_words.size();
+
+    // Words: 2P slices, each cut into c column groups; column s·c + j is group j of slice s.
+    const auto freq = corpus.word_frequencies();
+    const std::vector<std::uint64_t> word_w(freq.begin(), freq.end());
+    const auto slices = sched::partition_cols_greedy(word_w, num_slices());
+    std::vector<std::uint32_t> col_of_word(num_words_, 0);
+    slice_words_.resize(num_slices());
+    for (int s = 0; s < num_slices(); ++s) {
+        const auto& members = slices.members[s];
+        std::vector<std::uint64_t> weights;
+        weights.reserve(members.size());
+        for (std::uint32_t w : members) weights.push_back(word_w[w]);
+        const auto sub = sched::partition_cols_greedy(weights, cols_per_slice_);
+        for (std::size_t i = 0; i < members.size(); ++i)
+            col_of_word[members[i]] =
+                static_cast<std::uint32_t>(s * cols_per_slice_) + sub.group_of[i];
+        slice_words_[s].assign(members.begin(), members.end());
+        std::sort(slice_words_[s].begin(), slice_words_[s].end());
+    }
+
+    const auto rows = sched::partition_rows(
+        local_len, side_,
+        Rng::from({options_.seed, kRowStream, static_cast<std::uint64_t>(rank_)}).next());
+    blocks_ = build_blocks(local_offsets, local_words, rows.group_of, col_of_word,
+                           static_cast<std::uint32_t>(side_));
+    init_topics(blocks_, k_count,
+                Rng::from({options_.seed, kInitStream, static_cast<std::uint64_t>(rank_)}).next());
+    doc_topic_ = DocTopicTable::from_blocks(k_count, static_cast<std::uint32_t>(local_docs_.size()),
+                                            blocks_);
+    totals_ = count_topic_totals(blocks_, k_count);
+    comm_.allreduce_sum(totals_);
+    init_word_topic(word_w);
+
+    LdaParams p = options_.params;
+    for (int w = 0; w < threads; ++w)
+        samplers_.push_back(std::make_unique<SparseLdaSampler>(p, num_words_));
+    local_totals_.assign(threads, std::vector<TotalCount>(k_count, 0));
+    scheduler_ = std::make_unique<sched::BlockScheduler>(side_);
+    if (dist_.timer) timer_.emplace(dist_.timer_params);
+}
+
+DistributedTrainer::~DistributedTrainer() = default;
+
+double DistributedTrainer::timer_budget() const noexcept { return timer_ ? timer_->budget() : 0.0; }
+
+void DistributedTrainer::init_word_topic(const std::vector<std::uint64_t>& global_freq) {
+    // Rows get their kind and capacity from the GLOBAL frequency, so any slice fits on any rank.
+    const std::uint32_t k_count = options_.params.num_topics;
+    word_topic_ = WordTopicTable(k_count, global_freq);
+    for (const TokenBlock& b : blocks_) {
+        for (std::size_t j = 0; j < b.num_words(); ++j) {
+            const auto first = b.topics.begin() + static_cast<std::ptrdiff_t>(b.word_offsets[j]);
+            const auto last = b.topics.begin() + static_cast<std::ptrdiff_t>(b.word_offsets[j + 1]);
+            word_topic_.add_tokens(b.words[j], std::span<const TopicId>(&*first, last - first));
+        }
+    }
+    // Every rank's counts of slice s are summed on its home rank s / 2, cleared elsewhere.
+    std::vector<Count> acc(k_count, 0);
+    std::vector<std::uint32_t> merged;
+    std::vector<std::vector<std::uint32_t>> parts;
+    for (int s = 0; s < num_slices(); ++s) {
+        const int home = s / 2;
+        const auto& words = slice_words_[s];
+        scratch_.clear();
+        word_topic_.pack_rows(words, scratch_);
+        const auto gathered = comm_.gather(to_bytes(scratch_), home);
+        if (rank_ == home) {
+            parts.resize(gathered.size());
+            for (std::size_t q = 0; q < gathered.size(); ++q)
+                from_bytes(gathered[q], parts[q], rank_, "initial counts");
+            std::vector<std::size_t> pos(parts.size(), 0);
+            merged.clear();
+            std::vector<TopicId> nz;
+            for (std::size_t i = 0; i < words.size(); ++i) {
+                nz.clear();
+                for (std::size_t q = 0; q < parts.size(); ++q) {
+                    const auto& in = parts[q];
+                    if (pos[q] >= in.size()) throw CommError(rank_, "initial counts: truncated");
+                    const std::uint32_t m = in[pos[q]++];
+                    if (in.size() - pos[q] < 2 * static_cast<std::size_t>(m))
+                        throw CommError(rank_, "initial counts: truncated row");
+                    for (std::uint32_t e = 0; e < m; ++e) {
+                        const TopicId k = in[pos[q] + 2 * e];
+                        if (k >= k_count) throw CommError(rank_, "initial counts: bad topic");
+                        if (acc[k] == 0) nz.push_back(k);
+                        acc[k] += in[pos[q] + 2 * e + 1];
+                    }
+                    pos[q] += 2 * static_cast<std::size_t>(m);
+                }
+                merged.push_back(static_cast<std::uint32_t>(nz.size()));
+                for (TopicId k : nz) {
+                    merged.push_back(k);
+                    merged.push_back(acc[k]);
+                    acc[k] = 0;
+                }
+            }
+            word_topic_.unpack_rows(words, merged);
+        } else {
+            const std::vector<std::uint32_t> zeros(words.size(), 0);
+            word_topic_.unpack_rows(words, zeros);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Slices on the wire
+
+std::vector<std::byte> DistributedTrainer::pack_slice(int slice) {
+    const auto& words = slice_words_[slice];
+    scratch_.clear();
+    scratch_.push_back(kSliceMagic);
+    scratch_.push_back(static_cast<std::uint32_t>(slice));
+    word_topic_.pack_rows(words, scratch_);
+    std::vector<std::byte> out = to_bytes(scratch_);
+    // The rows now travel: this rank no longer holds them, and keeps them zero (so that a
+    // rank only ever reads rows of the slices it holds, and evaluation counts each row once).
+    const std::vector<std::uint32_t> zeros(words.size(), 0);
+    word_topic_.unpack_rows(words, zeros);
+    return out;
+}
+
+void DistributedTrainer::unpack_slice(int slice, const std::vector<std::byte>& buf) {
+    from_bytes(buf, scratch_, rank_, "slice message");
+    if (scratch_.size() < 2 || scratch_[0] != kSliceMagic)
+        throw CommError(rank_, "slice message: bad header");
+    if (scratch_[1] != static_cast<std::uint32_t>(slice))
+        throw CommError(rank_,
+                        fmt::format("expected slice {}, received slice {}", slice, scratch_[1]));
+    const auto body = std::span<const std::uint32_t>(scratch_).subspan(2);
+    std::size_t used = 0;
+    try {
+        used = word_topic_.unpack_rows(slice_words_[slice], body);
+    } catch (const InputError& e) {
+        throw CommError(rank_, fmt::format("slice {}: {}", slice, e.what()));
+    }
+    if (used != body.size())
+        throw CommError(rank_,
+                        fmt::format("slice {}: {} trailing words", slice, body.size() - used));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Iterations
+
+std::uint64_t DistributedTrainer::compute(int slice, std::uint32_t iter, int phase, Round& st,
+                                          comm::RingRotator* in_flight) {
+    std::vector<int> cols(cols_per_slice_);
+    std::iota(cols.begin(), cols.end(), slice * cols_per_slice_);
+    sched::BlockScheduler& scheduler = *scheduler_;
+    scheduler.reset_columns(cols);
+    std::atomic<bool> stop{false};
+    const bool slow = rank_ == dist_.straggler_rank && dist_.straggler_factor > 1;
+    const double extra = dist_.straggler_factor - 1;
+    std::vector<std::uint64_t> sampled(runtime_.threads(), 0);
+
+    const auto worker = [&](int w) {
+        sched::WorkerClock& clock = st.clocks.clock(w);
+        Rng pick = Rng::from({options_.seed, kPickStream, iter, static_cast<std::uint64_t>(rank_),
+                              static_cast<std::uint64_t>(phase), static_cast<std::uint64_t>(w)});
+        Sampler& sampler = *samplers_[w];
+        std::span<TotalCount> local(local_totals_[w]);
+        for (;;) {
+            std::optional<sched::Block> b;
+            {
+                sched::PhaseTimer t(clock, sched::Phase::kWait);
+                b = scheduler.acquire(pick, w);
+            }
+            if (!b) break;
+            const std::size_t id = static_cast<std::size_t>(b->row) * side_ + b->col;
+            std::uint64_t n = 0;
+            {
+                sched::PhaseTimer t(clock, sched::Phase::kCompute);
+                Stopwatch block_watch;
+                Rng rng = Rng::from(
+                    {options_.seed, kSampleStream, iter, static_cast<std::uint64_t>(rank_), id});
+                n = sampler.sample_block(blocks_[id], doc_topic_, word_topic_, local, rng, &stop);
+                if (slow) slow_down(extra * block_watch.seconds(), stop);
+            }
+            sampled[w] += n;
+            scheduler.release(*b, n == blocks_[id].num_tokens());
+        }
+    };
+
+    // The timer stops the round on this rank: the flag ends the block being sampled (between
+    // words), stop() ends the hand-out of new blocks. Unreached tokens wait for a later visit.
+    std::optional<sched::StopTimer> timer;
+    if (timer_) {
+        timer.emplace(timer_->budget(), [&] {
+            stop.store(true, std::memory_order_relaxed);
+            scheduler.stop();
+        });
+    }
+    Stopwatch watch;
+    if (in_flight == nullptr) {
+        runtime_.run_workers(worker);
+    } else {
+        // MPI progresses only inside MPI calls, and only this thread may call MPI: the workers
+        // run under a helper coordinator thread while this one polls the rotation in flight.
+        std::mutex mutex;
+        std::condition_variable cv;
+        bool done = false;
+        std::exception_ptr error;
+        std::thread helper([&] {
+            try {
+                runtime_.run_workers(worker);
+            } catch (...) {
+                error = std::current_exception();
+            }
+            std::lock_guard lock(mutex);
+            done = true;
+            cv.notify_all();
+        });
+        try {
+            bool arrived = false;
+            std::unique_lock lock(mutex);
+            while (!done) {
+                if (!arrived) {
+                    lock.unlock();
+                    arrived = in_flight->progress();
+                    lock.lock();
+                }
+                cv.wait_for(lock, kProgressPeriod, [&] { return done; });
+            }
+        } catch (...) {
+            stop.store(true, std::memory_order_relaxed);
+            scheduler.stop();
+            helper.join();
+            throw;
+        }
+        helper.join();
+        if (error) std::rethrow_exception(error);
+    }
+    if (timer) timer->cancel();
+    st.compute_s += watch.seconds();
+    const std::uint64_t total = std::accumulate(sampled.begin(), sampled.end(), std::uint64_t{0});
+    for (std::size_t w = 0; w < sampled.size(); ++w) st.sampled[w] += sampled[w];
+    return total;
+}
+
+IterationMetrics DistributedTrainer::iterate() {
+    const std::uint32_t iter = iterations_done_ + 1;
+    if (dist_.on_iteration_start) dist_.on_iteration_start(rank_, iter);
+    const int threads = runtime_.threads();
+    const std::uint32_t k_count = options_.params.num_topics;
+    Stopwatch wall;
+    Round st(threads);
+    double comm_s = 0;
+    for (auto& local : local_totals_) local = totals_;
+
+    // The pipelined two-slice ring of docs/comm.md: slot 0 travels while slot 1 is sampled and
+    // the other way round. After j rotations slot `slot` holds the slice of rank p - j.
+    const auto slice_at = [&](int slot, int rotations) {
+        return 2 * (((rank_ - rotations) % ranks_ + ranks_) % ranks_) + slot;
+    };
+    comm::RingRotator rot0(comm_, comm::kRingTagBase);
+    comm::RingRotator rot1(comm_, comm::kRingTagBase + 1);
+    const auto send = [&](comm::RingRotator& rot, int slice) {
+        Stopwatch t;
+        rot.start_rotate(pack_slice(slice));
+        comm_s += t.seconds();
+    };
+    const auto receive = [&](comm::RingRotator& rot, int slice) {
+        Stopwatch t;
+        const std::vector<std::byte> buf = rot.finish_rotate();
+        unpack_slice(slice, buf);
+        comm_s += t.seconds();
+    };
+
+    st.clocks.begin_iteration();
+    int phase = 0;
+    compute(slice_at(0, 0), iter, phase++, st, nullptr);
+    send(rot0, slice_at(0, 0));
+    for (int r = 0; r < ranks_; ++r) {
+        compute(slice_at(1, r), iter, phase++, st, &rot0);
+        send(rot1, slice_at(1, r));
+        receive(rot0, slice_at(0, r + 1));
+        if (r < ranks_ - 1) {
+            compute(slice_at(0, r + 1), iter, phase++, st, &rot1);
+            send(rot0, slice_at(0, r + 1));
+        }
+        receive(rot1, slice_at(1, r + 1));
+    }
+    const sched::IterationTimes times = st.clocks.end_iteration();
+    const double wait_s = rot0.wait_seconds() + rot1.wait_seconds();
+
+    // Exact reconciliation across workers and ranks: n_k(new) = n_k(old) + Σ_{ranks, workers}
+    // (ñ_k − n_k(old)). The token count rides along in the same allreduce.
+    Stopwatch coll;
+    const std::uint64_t sampled_here =
+        std::accumulate(st.sampled.begin(), st.sampled.end(), std::uint64_t{0});
+    std::vector<std::int64_t> delta(k_count + 1, 0);
+    for (const auto& local : local_totals_)
+        for (std::uint32_t k = 0; k < k_count; ++k) delta[k] += local[k] - totals_[k];
+    delta[k_count] = static_cast<std::int64_t>(sampled_here);
+    comm_.allreduce_sum(delta);
+    std::vector<TotalCount> next = totals_;
+    for (std::uint32_t k = 0; k < k_count; ++k) next[k] += delta[k];
+    // STRADS eq. 1 over every worker of every rank: Δ_t = Σ_p ‖ñ^p − n‖₁ / (P·N).
+    std::vector<double> err{0.0, static_cast<double>(threads)};
+    for (const auto& local : local_totals_)
+        for (std::uint32_t k = 0; k < k_count; ++k)
+            err[0] += static_cast<double>(std::abs(local[k] - next[k]));
+    comm_.allreduce_sum(err);
+    totals_ = std::move(next);
+    const auto sampled_all = static_cast<std::uint64_t>(delta[k_count]);
+    const double ratio_all =
+        num_tokens_ ? static_cast<double>(sampled_all) / static_cast<double>(num_tokens_) : 1.0;
+    // Every rank feeds the same allreduced ratio, so every rank keeps the same budget.
+    if (timer_) timer_->update(std::clamp(ratio_all, 0.0, 1.0));
+    comm_s += coll.seconds();
+
+    RankMetrics mine;
+    mine.tokens = local_tokens_;
+    mine.tokens_sampled = sampled_here;
+    mine.processed_ratio =
+        local_tokens_ ? static_cast<double>(sampled_here) / static_cast<double>(local_tokens_) : 1;
+    mine.iteration_s = wall.seconds();
+    mine.compute_s = st.compute_s;
+    mine.wait_s = wait_s;
+    mine.comm_s = std::max(0.0, comm_s - wait_s);
+    mine.overhead_ratio =
+        mine.iteration_s > 0 ? std::clamp(1 - st.compute_s / mine.iteration_s, 0.0, 1.0) : 0;
+    mine.effective_ratio = times.effective_ratio;
+    mine.load_cv = times.load_cv;
+    static_assert(std::is_trivially_copyable_v<RankMetrics>);
+    const auto all = comm_.allgather(std::as_bytes(std::span<const RankMetrics>(&mine, 1)));
+    rank_metrics_.resize(ranks_);
+    for (int q = 0; q < ranks_; ++q) {
+        if (all[q].size() != sizeof(RankMetrics))
+            throw CommError(rank_, fmt::format("metrics of rank {}: bad size", q));
+        std::memcpy(&rank_metrics_[q], all[q].data(), sizeof(RankMetrics));
+    }
+    iterations_done_ = iter;
+
+    IterationMetrics m;
+    m.iter = iter;
+    m.iteration_s = 0;
+    for (const RankMetrics& r : rank_metrics_)
+        m.iteration_s = std::max(m.iteration_s, r.iteration_s);
+    m.tokens_sampled = sampled_all;
+    m.tokens_per_s = m.iteration_s > 0 ? sampled_all / m.iteration_s : 0;
+    m.processed_ratio = ratio_all;
+    m.s_error = err[0] / (err[1] * static_cast<double>(num_tokens_));
+    std::vector<double> compute, comm, wait, ratio, overhead;
+    for (const RankMetrics& r : rank_metrics_) {
+        m.effective_ratio += r.effective_ratio / ranks_;
+        m.load_cv += r.load_cv / ranks_;
+        m.overhead_ratio += r.overhead_ratio / ranks_;
+        compute.push_back(r.compute_s);
+        comm.push_back(r.comm_s);
+        wait.push_back(r.wait_s);
+        ratio.push_back(r.processed_ratio);
+        overhead.push_back(r.overhead_ratio);
+    }
+    const auto mean = [](const std::vector<double>& v) {
+        return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+    };
+    m.extra.emplace_back("ranks", ranks_);
+    m.extra.emplace_back("compute_s", mean(compute));
+    m.extra.emplace_back("comm_s", mean(comm));
+    m.extra.emplace_back("wait_s", mean(wait));
+    m.extra.emplace_back("rank_load_cv", population_cv(compute));
+    m.extra.emplace_back("timer_budget_s", timer_budget());
+    m.extra_arrays.emplace_back("rank_processed_ratio", std::move(ratio));
+    m.extra_arrays.emplace_back("rank_compute_s", std::move(compute));
+    m.extra_arrays.emplace_back("rank_comm_s", std::move(comm));
+    m.extra_arrays.emplace_back("rank_wait_s", std::move(wait));
+    m.extra_arrays.emplace_back("rank_overhead_ratio", std::move(overhead));
+    return m;
+}
+
+LogLikelihood DistributedTrainer::evaluate() {
+    // Between iterations rank p holds exactly its home slices and every other row is zero, so
+    // summing the word part over all rows of all ranks counts each slice once.
+    std::vector<double> parts(2, 0.0);
+    parts[0] = ordered_parallel_sum(runtime_, num_words_, [&](std::uint64_t b, std::uint64_t e) {
+        return likelihood_.word_part(word_topic_, static_cast<WordId>(b), static_cast<WordId>(e));
+    });
+    parts[1] = ordered_parallel_sum(
+        runtime_, doc_topic_.num_docs(), [&](std::uint64_t b, std::uint64_t e) {
+            return likelihood_.doc_part(doc_topic_, static_cast<DocId>(b), static_cast<DocId>(e));
+        });
+    comm_.allreduce_sum(parts);
+    return likelihood_.combine(parts[0], parts[1], totals_);
+}
+
+void DistributedTrainer::train(Reporter& reporter, const TrainHooks& hooks,
+                               std::uint32_t last_iteration) {
+    const std::uint32_t last =
+        last_iteration > 0 ? last_iteration : iterations_done_ + options_.iterations;
+    if (rank_ == 0) {
+        reporter.on_start(fmt::format(
+            "{} tokens, {} docs, {} words; K = {}, alpha = {:g}, beta = {:g}; {} ranks x {} "
+            "threads, {} slices, {}x{} blocks per rank; timer {}{}; {}",
+            num_tokens_, num_docs_, num_words_, options_.params.num_topics,
+            options_.params.resolved_alpha(), options_.params.beta, ranks_, runtime_.threads(),
+            num_slices(), side_, side_,
+            timer_ ? fmt::format("on ({:g} s, [{:g}, {:g}])", timer_->budget(),
+                                 dist_.timer_params.low, dist_.timer_params.high)
+                   : "off",
+            dist_.straggler_rank >= 0 ? fmt::format("; rank {} simulated {:g}x slower",
+                                                    dist_.straggler_rank, dist_.straggler_factor)
+                                      : "",
+            runtime_.status()));
+    }
+    Stopwatch clock;
+    double eval_s = 0;
+    while (iterations_done_ < last) {
+        IterationMetrics m = iterate();
+        m.time_s = clock.seconds() - eval_s;
+        const bool eval =
+            m.iter == last || (options_.eval_every > 0 && m.iter % options_.eval_every == 0);
+        if (eval) {
+            Stopwatch eval_clock;
+            m.loglik = evaluate();
+            m.loglik_word_per_token = m.loglik->loglik_word / num_tokens_;
+            m.loglik_per_token = m.loglik->loglik / num_tokens_;
+            if (hooks.on_evaluate) hooks.on_evaluate(m);
+            eval_s += eval_clock.seconds();
+        }
+        if (rank_ == 0) reporter.on_iteration(m, last);
+        if (hooks.after_iteration) {
+            Stopwatch hook_clock;
+            hooks.after_iteration(m);
+            eval_s += hook_clock.seconds();
+        }
+    }
+}
+
+LdaModel DistributedTrainer::gather_model(std::vector<std::string> vocab, std::string corpus_path) {
+    // Word rows of the home slices, then doc rows in local order.
+    scratch_.clear();
+    for (int slot = 0; slot < 2; ++slot)
+        word_topic_.pack_rows(slice_words_[2 * rank_ + slot], scratch_);
+    const auto words_in = comm_.gather(to_bytes(scratch_), 0);
+    scratch_.clear();
+    for (DocId d = 0; d < doc_topic_.num_docs(); ++d) {
+        const auto row = doc_topic_.row(d);
+        scratch_.push_back(static_cast<std::uint32_t>(row.size()));
+        for (const TopicCount& e : row) {
+            scratch_.push_back(e.topic);
+            scratch_.push_back(e.count);
+        }
+    }
+    const auto docs_in = comm_.gather(to_bytes(scratch_), 0);
+    LdaModel model;
+    if (rank_ != 0) return model;
+
+    const std::uint32_t k_count = options_.params.num_topics;
+    model.info.num_topics = k_count;
+    model.info.alpha = options_.params.topic_alphas();
+    model.info.beta = options_.params.beta;
+    model.info.num_words = num_words_;
+    model.info.num_docs = num_docs_;
+    model.info.num_tokens = num_tokens_;
+    model.info.iterations = iterations_done_;
+    model.info.seed = options_.seed;
+    model.info.corpus = std::move(corpus_path);
+    model.vocab = std::move(vocab);
+
+    std::vector<std::vector<std::pair<TopicId, Count>>> word_rows(num_words_);
+    std::vector<std::uint32_t> in;
+    for (int q = 0; q < ranks_; ++q) {
+        from_bytes(words_in[q], in, rank_, "model gather");
+        std::size_t pos = 0;
+        for (int slot = 0; slot < 2; ++slot)
+            for (WordId w : slice_words_[2 * q + slot]) read_row(in, pos, word_rows[w], rank_);
+    }
+    for (const auto& row : word_rows) model.word_topic.add_row(row);
+    std::vector<std::vector<std::pair<TopicId, Count>>> doc_rows(num_docs_);
+    for (int q = 0; q < ranks_; ++q) {
+        from_bytes(docs_in[q], in, rank_, "model gather");
+        std::size_t pos = 0;
+        for (DocId d : rank_docs_[q]) read_row(in, pos, doc_rows[d], rank_);
+    }
+    for (const auto& row : doc_rows) model.doc_topic.add_row(row);
+    model.doc_labels = all_labels_;
+    model.topic_totals = totals_;
+    return model;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failure agreement and launch detection
+
+void run_agreed(comm::Communicator& comm, const std::function<void()>& step) {
+    bool failed = false;
+    std::string message;
+    try {
+        step();
+    } catch (const Error& e) {
+        failed = true;
+        message = fmt::format("{}|{}", static_cast<int>(e.exit_code()), e.what());
+    }
+    const auto failure = comm.agree_on_failure_detail(failed, message);
+    if (!failure) return;
+    const std::size_t bar = failure->message.find('|');
+    int code = static_cast<int>(ExitCode::kInternal);
+    std::string what = failure->message;
+    if (bar != std::string::npos) {
+        code = std::atoi(failure->message.substr(0, bar).c_str());
+        what = failure->message.substr(bar + 1);
+    }
+    throw AgreedError(static_cast<ExitCode>(code), failure->rank, what);
+}
+
+bool launched_by_mpi() {
+    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
+        if (std::getenv(name) != nullptr) return true;
+    return false;
+}
+
+}  // namespace rotor::lda

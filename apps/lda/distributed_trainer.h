@@ -1,0 +1,215 @@
+// The distributed LDA trainer (shared/ARCHITECTURE.md, "LDA: many ranks"; HarpLDA+, Peng et al.,
+// VLDB 2017): documents split statically across ranks, the word-topic model cut into 2P slices
+// that rotate around a ring of ranks, two slices per rank so that one travels while the other is
+// sampled by the intra-node BlockScheduler, and a timer that stops every round's compute after a
+// budget tuned so each round processes between `low` and `high` of its tokens.
+//
+// Layout on rank p of P:
+// - Docs: the corpus' docs in a seeded permutation, cut into P groups of about equal token
+//   count (sched::partition_rows); rank p keeps group p, renumbered 0..D_p-1 in increasing global
+//   order (local_docs() maps back). Its doc-topic rows are local and never travel.
+// - Words: cut into 2P slices greedily by frequency (sched::partition_cols_greedy(freq, 2P));
+//   slice s is split again into c column groups, so the rank's grid has side G = 2P·c, column
+//   s·c + j being group j of slice s. Rows: the rank's docs in G groups of equal token count.
+// - Slices 2p and 2p+1 are "home" on rank p: held there between iterations. In an iteration
+//   rank p samples each of the 2P slices once (reset_columns to the held slice's c columns)
+//   while the other held slice travels (comm::RingRotator, tags kRingTagBase + 0/1).
+// - Word-topic rows travel with their slice (WordTopicTable::pack_rows); rows of slices a rank
+//   does not hold are zero in its table.
+// - Topic totals n_k: every worker of every rank samples with a private copy; at the end of the
+//   iteration the deltas are summed exactly with allreduce (s_error is STRADS' Δ_t over all
+//   workers of all ranks).
+//
+// Thread-safety: one thread (the rank's "comm thread", the one that created the communicator)
+// drives a DistributedTrainer; every public method except the accessors is COLLECTIVE: all ranks
+// call it in the same order. The runtime's workers sample; MPI is only called from the driving
+// thread (MPI_THREAD_FUNNELED suffices).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/lda/trainer.h"
+#include "comm/communicator.h"
+#include "core/base/error.h"
+#include "core/corpus/corpus.h"
+#include "core/lda/doc_topic_table.h"
+#include "core/lda/likelihood.h"
+#include "core/lda/model.h"
+#include "core/lda/sampler.h"
+#include "core/lda/token_block.h"
+#include "core/lda/word_topic_table.h"
+#include "sched/timer_control.h"
+
+namespace rotor::sched {
+class BlockScheduler;
+class Runtime;
+}  // namespace rotor::sched
+
+namespace rotor::comm {
+class RingRotator;
+}  // namespace rotor::comm
+
+namespace rotor::lda {
+
+/// What the distributed trainer adds to TrainOptions. Plain struct; every rank must pass the
+/// same values (the straggler hook applies to one rank only by design).
+struct DistributedOptions {
+    /// Timer control (--timer / --no-timer): each round's compute stops after the budget.
+    bool timer = true;
+    /// --timer-init (initial_s, seconds), --timer-low (low), --timer-high (high).
+    sched::TimerParams timer_params;
+    /// --simulate-straggler RANK:FACTOR: this rank (-1: none) sleeps (FACTOR-1)·t after each
+    /// block that took t seconds, counted as compute. Sleeps end early when the timer fires.
+    int straggler_rank = -1;
+    double straggler_factor = 1.0;  ///< >= 1
+    /// Column groups per slice (c); 0: sched::default_grid_side(threads).
+    int columns_per_slice = 0;
+    /// Test hook: called on the driving thread at the start of every iteration with (rank,
+    /// iteration number); it may throw to simulate a rank that fails mid-run.
+    std::function<void(int rank, std::uint32_t iter)> on_iteration_start;
+
+    /// Throws ConfigError naming the flag (e.g. "--simulate-straggler").
+    void validate(int ranks) const;
+};
+
+/// Parses `RANK:FACTOR` (e.g. "1:5") into options.straggler_rank / straggler_factor. Throws
+/// ConfigError("--simulate-straggler").
+void parse_straggler(const std::string& text, DistributedOptions& options);
+
+/// One rank's accounting of one iteration. Seconds are wall seconds on that rank.
+struct RankMetrics {
+    std::uint64_t tokens = 0;          ///< tokens of the rank's docs
+    std::uint64_t tokens_sampled = 0;  ///< of which sampled in the iteration
+    double processed_ratio = 1;        ///< tokens_sampled / tokens (1 when tokens == 0)
+    double iteration_s = 0;            ///< the iteration's wall time on this rank
+    double compute_s = 0;              ///< inside the intra-node scheduler's rounds
+    double comm_s = 0;                 ///< packing, unpacking, posting, collectives
+    double wait_s = 0;                 ///< blocked waiting for a slice to arrive
+    double overhead_ratio = 0;         ///< 1 - compute_s / iteration_s
+    double effective_ratio = 0;        ///< Σ worker sampling seconds / (threads × iteration_s)
+    double load_cv = 0;                ///< std/mean of the rank's workers' sampling seconds
+};
+
+/// Trains LDA over the ranks of `comm`. Owns the rank's blocks, doc-topic rows, its copy of the
+/// word-topic table (only held slices' rows are nonzero) and the per-worker topic totals.
+class DistributedTrainer {
+  public:
+    /// Collective. Every rank passes the same whole corpus (each keeps only its docs), options
+    /// and seed. `comm` and `runtime` must outlive the trainer. Throws ConfigError for invalid
+    /// options (every rank throws the same), CommError on communication failure.
+    DistributedTrainer(const core::Corpus& corpus, const TrainOptions& options,
+                       const DistributedOptions& dist, sched::Runtime& runtime,
+                       comm::Communicator& comm);
+    ~DistributedTrainer();
+    DistributedTrainer(const DistributedTrainer&) = delete;
+    DistributedTrainer& operator=(const DistributedTrainer&) = delete;
+
+    /// Collective. Sweeps until iterations_done() reaches `last_iteration` (0: options'
+    /// iterations more). `reporter` is called on rank 0 only (other ranks may pass any
+    /// reporter; it is not called); evaluation every eval_every sweeps and at the last.
+    void train(Reporter& reporter, const TrainHooks& hooks = {}, std::uint32_t last_iteration = 0);
+    /// Collective: one iteration (P rounds of two slices). The returned metrics are the same on
+    /// every rank: aggregated values, plus per-rank arrays in `extra` / rank_metrics().
+    IterationMetrics iterate();
+    /// Collective: log p(w|z) and log p(w,z) of the current state, equal on every rank.
+    LogLikelihood evaluate();
+    /// Collective: the whole model on rank 0 (docs in corpus order with their labels, as the
+    /// single-node trainer writes it); an empty model on the other ranks.
+    LdaModel gather_model(std::vector<std::string> vocab, std::string corpus_path);
+
+    // Read access for tests and the CLI (no communication).
+    int rank() const noexcept { return rank_; }
+    int ranks() const noexcept { return ranks_; }
+    int num_slices() const noexcept { return 2 * ranks_; }
+    int grid_side() const noexcept { return side_; }
+    int columns_per_slice() const noexcept { return cols_per_slice_; }
+    /// Words of slice s in [0, 2P), increasing.
+    const std::vector<WordId>& slice_words(int s) const { return slice_words_[s]; }
+    /// Global id of each local doc (increasing).
+    const std::vector<DocId>& local_docs() const noexcept { return local_docs_; }
+    /// The rank's blocks, G×G, block (row, col) at row·G + col; their docs are LOCAL ids.
+    const std::vector<TokenBlock>& blocks() const noexcept { return blocks_; }
+    /// Rows of the local docs (local ids).
+    const DocTopicTable& doc_topic() const noexcept { return doc_topic_; }
+    /// Between iterations: exact rows of the home slices 2p, 2p+1; every other row is zero.
+    const WordTopicTable& word_topic() const noexcept { return word_topic_; }
+    const std::vector<TotalCount>& topic_totals() const noexcept { return totals_; }
+    std::uint32_t iterations_done() const noexcept { return iterations_done_; }
+    std::uint64_t num_tokens() const noexcept { return num_tokens_; }
+    std::uint64_t local_tokens() const noexcept { return local_tokens_; }
+    /// Every rank's metrics of the last iteration (index = rank), the same on every rank.
+    const std::vector<RankMetrics>& rank_metrics() const noexcept { return rank_metrics_; }
+    /// The timer's budget for the next round, seconds (0 when the timer is off).
+    double timer_budget() const noexcept;
+
+  private:
+    struct Round;
+    void init_word_topic(const std::vector<std::uint64_t>& global_freq);
+    std::vector<std::byte> pack_slice(int slice);
+    void unpack_slice(int slice, const std::vector<std::byte>& buf);
+    /// Samples the rank's tokens of `slice` with the intra-node scheduler (stopped by the timer,
+    /// if on) while `in_flight` (may be null) progresses. Returns the tokens sampled.
+    std::uint64_t compute(int slice, std::uint32_t iter, int phase, Round& state,
+                          comm::RingRotator* in_flight);
+
+    TrainOptions options_;
+    DistributedOptions dist_;
+    sched::Runtime& runtime_;
+    comm::Communicator& comm_;
+    int rank_ = 0;
+    int ranks_ = 1;
+    int side_ = 0;
+    int cols_per_slice_ = 0;
+    std::uint32_t num_words_ = 0;
+    std::uint64_t num_tokens_ = 0;
+    std::uint64_t local_tokens_ = 0;
+    std::uint32_t num_docs_ = 0;
+    std::vector<std::vector<DocId>> rank_docs_;  // global ids of each rank's docs, increasing
+    std::vector<DocId> local_docs_;              // rank_docs_[rank_]
+    std::vector<std::uint64_t> all_labels_;      // every doc's label, rank 0 only
+    std::vector<std::vector<WordId>> slice_words_;
+    std::vector<TokenBlock> blocks_;
+    DocTopicTable doc_topic_;
+    WordTopicTable word_topic_;
+    std::vector<TotalCount> totals_;
+    std::vector<std::unique_ptr<Sampler>> samplers_;     // one per worker
+    std::vector<std::vector<TotalCount>> local_totals_;  // one per worker
+    std::vector<std::uint32_t> scratch_;                 // pack/unpack staging
+    std::unique_ptr<sched::BlockScheduler> scheduler_;
+    Likelihood likelihood_;
+    std::optional<sched::TimerControl> timer_;
+    std::vector<RankMetrics> rank_metrics_;
+    std::uint32_t iterations_done_ = 0;
+};
+
+/// An error every rank agreed on (Communicator::agree_on_failure): all ranks throw it with the
+/// same message and exit code, so main() prints it once (rank 0) and every rank exits normally
+/// with that code, without MPI_Abort.
+class AgreedError : public Error {
+  public:
+    AgreedError(ExitCode code, int failed_rank, const std::string& what)
+        : Error(what), code_(code), failed_rank_(failed_rank) {}
+    ExitCode exit_code() const noexcept override { return code_; }
+    /// The lowest rank that failed.
+    int failed_rank() const noexcept { return failed_rank_; }
+
+  private:
+    ExitCode code_;
+    int failed_rank_;
+};
+
+/// Collective: runs `step` on every rank; if it throws a rotor::Error on any rank (e.g. bad
+/// input on one rank), every rank throws AgreedError with the lowest failing rank's message and
+/// exit code. Other exceptions propagate on their rank only (the caller then aborts the job).
+void run_agreed(comm::Communicator& comm, const std::function<void()>& step);
+
+/// True when this process was started by mpiexec/mpirun/srun (Open MPI's, PMIx's or PMI's launch
+/// variables are set), i.e. when MPI should be initialised. A plain run never touches MPI.
+bool launched_by_mpi();
+
+}  // namespace rotor::lda

@@ -1,0 +1,406 @@
+#include "apps/lda/trainer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "core/base/error.h"
+#include "core/base/rng.h"
+#include "core/base/timer.h"
+#include "core/lda/sparse_lda_sampler.h"
+#include "sched/block_grid.h"
+#include "sched/block_scheduler.h"
+#include "sched/runtime.h"
+#include "sched/worker_clock.h"
+
+namespace rotor::lda {
+namespace {
+
+// Seed streams: block b of iteration t samples with Rng::from({seed, kSampleStream, t, b}), so
+// the draws depend on the block, never on the thread that runs it (ARCHITECTURE.md, step 7).
+constexpr std::uint64_t kSampleStream = 0x53414d50;  // "SAMP"
+constexpr std::uint64_t kPickStream = 0x5049434b;    // "PICK": which free block a worker takes
+constexpr std::uint64_t kInitStream = 0x494e4954;    // "INIT"
+constexpr std::uint64_t kRowStream = 0x524f5753;     // "ROWS": doc permutation of the grid
+
+/// Sums `parts` chunks of [0, n) computed in parallel, in chunk order, so that the result does
+/// not depend on the thread count.
+template <class F>
+double ordered_parallel_sum(sched::Runtime& rt, std::uint64_t n, F&& part) {
+    constexpr std::int64_t kChunks = 256;
+    std::vector<double> partial(kChunks, 0.0);
+    rt.parallel_for(0, kChunks, [&](std::int64_t lo, std::int64_t hi) {
+        for (std::int64_t c = lo; c < hi; ++c) {
+            const std::uint64_t b = n * c / kChunks;
+            const std::uint64_t e = n * (c + 1) / kChunks;
+            if (b < e) partial[c] = part(b, e);
+        }
+    });
+    return std::accumulate(partial.begin(), partial.end(), 0.0);
+}
+
+}  // namespace
+
+void TrainOptions::validate() const {
+    params.validate();
+    if (blocks < 0) throw ConfigError("--blocks", "must be 0 (automatic) or at least 1");
+    if (blocks > 4096) throw ConfigError("--blocks", "at most 4096 blocks per side");
+}
+
+Trainer::Trainer(const core::Corpus& corpus, const TrainOptions& options, sched::Runtime& runtime)
+    : options_(options),
+      runtime_(runtime),
+      num_words_(corpus.num_words()),
+      num_tokens_(corpus.num_tokens()),
+      doc_labels_(corpus.doc_labels().begin(), corpus.doc_labels().end()),
+      alpha_(options.params.topic_alphas()),
+      likelihood_(options.params, std::max<std::uint32_t>(corpus.num_words(), 1)) {
+    options_.validate();
+    if (corpus.num_words() == 0 || corpus.num_tokens() == 0)
+        throw ConfigError("--corpus", "the corpus has no tokens to train on");
+    const int threads = runtime_.threads();
+    side_ = options_.blocks > 0      ? options_.blocks
+            : options_.deterministic ? TrainOptions::kDeterministicBlocks
+                                     : sched::default_grid_side(threads);
+    const std::uint32_t k_count = options_.params.num_topics;
+
+    // The grid: docs in a random permutation cut into equal-token groups, words greedily by
+    // frequency (ARCHITECTURE.md, step 2).
+    std::vector<std::uint64_t> doc_len(corpus.num_docs());
+    for (DocId d = 0; d < corpus.num_docs(); ++d) doc_len[d] = corpus.doc_length(d);
+    const auto freq = corpus.word_frequencies();
+    const std::vector<std::uint64_t> word_w(freq.begin(), freq.end());
+    const auto rows =
+        sched::partition_rows(doc_len, side_, Rng::from({options_.seed, kRowStream}).next());
+    const auto cols = sched::partition_cols_greedy(word_w, side_);
+    blocks_ = build_blocks(corpus.doc_offsets(), corpus.word_ids(), rows.group_of, cols.group_of,
+                           static_cast<std::uint32_t>(side_));
+    init_topics(blocks_, k_count, Rng::from({options_.seed, kInitStream}).next());
+    rebuild_tables();
+
+    const std::size_t copies = options_.deterministic ? static_cast<std::size_t>(side_)
+                                                      : static_cast<std::size_t>(threads);
+    local_totals_.assign(copies, std::vector<TotalCount>(k_count, 0));
+    make_samplers();
+}
+
+void Trainer::rebuild_tables() {
+    const std::uint32_t k_count = options_.params.num_topics;
+    doc_topic_ = DocTopicTable::from_blocks(k_count, static_cast<std::uint32_t>(doc_labels_.size()),
+                                            blocks_);
+    word_topic_ = WordTopicTable::from_blocks(k_count, num_words_, blocks_);
+    totals_ = count_topic_totals(blocks_, k_count);
+    if (options_.deterministic) canonicalize_rows();
+}
+
+void Trainer::make_samplers() {
+    LdaParams p = options_.params;
+    const bool symmetric =
+        std::all_of(alpha_.begin(), alpha_.end(), [&](double a) { return a == alpha_.front(); });
+    if (symmetric) {
+        p.alpha = alpha_.front();
+        p.alpha_per_topic.clear();
+    } else {
+        p.alpha_per_topic = alpha_;
+    }
+    samplers_.clear();
+    for (int w = 0; w < runtime_.threads(); ++w)
+        samplers_.push_back(std::make_unique<SparseLdaSampler>(p, num_words_));
+    likelihood_ = Likelihood(p, num_words_);
+}
+
+void Trainer::canonicalize_rows() {
+    // The sampler walks sparse rows in storage order, and that order depends on the history of
+    // increments. Deterministic mode puts every row in a canonical order (doc rows: count
+    // descending, then topic; sparse word rows: topic) at the end of every sweep, so that the
+    // state is a function of the assignments alone and a run resumed from a checkpoint continues
+    // exactly as the uninterrupted run.
+    runtime_.parallel_for(0, doc_topic_.num_docs(), [&](std::int64_t lo, std::int64_t hi) {
+        for (auto d = lo; d < hi; ++d) {
+            TopicCount* h = doc_topic_.header(static_cast<DocId>(d));
+            std::sort(h + 1, h + 1 + h->topic, [](const TopicCount& a, const TopicCount& b) {
+                return a.count != b.count ? a.count > b.count : a.topic < b.topic;
+            });
+        }
+    });
+    const std::uint32_t k_count = options_.params.num_topics;
+    runtime_.parallel_for(0, num_words_, [&](std::int64_t lo, std::int64_t hi) {
+        std::vector<Count> dense(k_count, 0);
+        std::vector<TopicId> topics;
+        for (auto w64 = lo; w64 < hi; ++w64) {
+            const auto w = static_cast<WordId>(w64);
+            if (word_topic_.is_dense(w)) continue;
+            topics.clear();
+            for (const TopicCount& e : word_topic_.sparse_row(w)) {
+                topics.push_back(e.topic);
+                dense[e.topic] = e.count;
+            }
+            std::sort(topics.begin(), topics.end());
+            word_topic_.store_sparse_row(w, topics, dense.data());
+            for (TopicId k : topics) dense[k] = 0;
+        }
+    });
+}
+
+std::uint64_t Trainer::estimate_memory(const core::Corpus& corpus, const TrainOptions& options,
+                                       int threads) {
+    const std::uint64_t k = options.params.num_topics;
+    const std::uint64_t n = corpus.num_tokens();
+    std::uint64_t bytes = 0;
+    // Blocks: doc and topic per token, plus the word list and offsets (at most one entry per
+    // token), and the temporary N * 4 bytes of build_blocks.
+    bytes += n * (sizeof(DocId) + sizeof(TopicId)) + n * 4;
+    bytes += std::min<std::uint64_t>(n, static_cast<std::uint64_t>(corpus.num_words()) * 64) * 12;
+    // Doc-topic rows: 8 bytes per (topic, count) slot, capacity min(K, length), 64-byte lines.
+    for (DocId d = 0; d < corpus.num_docs(); ++d) {
+        const std::uint64_t cells = 8 * (1 + std::min<std::uint64_t>(k, corpus.doc_length(d)));
+        bytes += (cells + 63) / 64 * 64 + 8;
+    }
+    // Word-topic rows: dense 4K bytes, or sparse 8 * (1 + min(K, f)), whichever the table picks.
+    for (TotalCount f : corpus.word_frequencies()) {
+        const std::uint64_t cap = std::min<std::uint64_t>(k, static_cast<std::uint64_t>(f));
+        const std::uint64_t row = 2 * cap >= k ? 4 * k : 8 * (1 + cap);
+        bytes += (row + 63) / 64 * 64 + 16;
+    }
+    // Topic totals: the global copy, one per worker or per block, and sampler scratch.
+    const std::uint64_t side = options.blocks > 0 ? options.blocks : 2 * threads;
+    bytes += k * 8 * (1 + std::max<std::uint64_t>(threads, side)) + k * 40 * threads;
+    return bytes;
+}
+
+void Trainer::restore(const std::vector<std::vector<TopicId>>& block_topics,
+                      std::uint32_t iterations_done, const std::string& source) {
+    if (block_topics.size() != blocks_.size())
+        throw InputError(source, fmt::format("has {} blocks, this run has {}", block_topics.size(),
+                                             blocks_.size()));
+    const std::uint32_t k_count = options_.params.num_topics;
+    for (std::size_t b = 0; b < blocks_.size(); ++b) {
+        if (block_topics[b].size() != blocks_[b].topics.size())
+            throw InputError(source, fmt::format("block {} has {} tokens, this run's has {}", b,
+                                                 block_topics[b].size(), blocks_[b].topics.size()));
+        for (TopicId k : block_topics[b])
+            if (k >= k_count)
+                throw InputError(source, fmt::format("topic {} out of range [0, {})", k, k_count));
+    }
+    for (std::size_t b = 0; b < blocks_.size(); ++b) blocks_[b].topics = block_topics[b];
+    rebuild_tables();
+    iterations_done_ = iterations_done;
+}
+
+void Trainer::set_alpha(std::vector<double> alpha) {
+    if (alpha.size() != options_.params.num_topics)
+        throw ConfigError("--alpha", "needs one value per topic");
+    for (double a : alpha)
+        if (!(a > 0)) throw ConfigError("--alpha", "values must be positive");
+    alpha_ = std::move(alpha);
+    make_samplers();
+}
+
+Trainer::~Trainer() = default;
+
+IterationMetrics Trainer::iterate() {
+    IterationMetrics m;
+    m.iter = ++iterations_done_;
+    if (options_.deterministic)
+        sweep_deterministic(m);
+    else
+        sweep_dynamic(m);
+    m.tokens_per_s = m.iteration_s > 0 ? m.tokens_sampled / m.iteration_s : 0;
+    m.processed_ratio = num_tokens_ ? static_cast<double>(m.tokens_sampled) / num_tokens_ : 1.0;
+    return m;
+}
+
+void Trainer::sweep_dynamic(IterationMetrics& m) {
+    const int threads = runtime_.threads();
+    const std::uint32_t k_count = options_.params.num_topics;
+    sched::BlockScheduler scheduler(side_);
+    sched::WorkerClocks clocks(threads);
+    for (auto& local : local_totals_) local = totals_;
+    std::vector<std::uint64_t> sampled(threads, 0);
+    const std::uint64_t iter = m.iter;
+
+    scheduler.reset();
+    scheduler.set_recording(options_.record_schedule);
+    const double sweep_start = since_start_.seconds();
+    clocks.begin_iteration();
+    runtime_.run_workers([&](int w) {
+        sched::WorkerClock& clock = clocks.clock(w);
+        Rng pick = Rng::from({options_.seed, kPickStream, iter, static_cast<std::uint64_t>(w)});
+        Sampler& sampler = *samplers_[w];
+        std::span<TotalCount> local(local_totals_[w]);
+        for (;;) {
+            std::optional<sched::Block> b;
+            {
+                sched::PhaseTimer t(clock, sched::Phase::kWait);
+                b = scheduler.acquire(pick, w);
+            }
+            if (!b) break;
+            const std::uint64_t id = static_cast<std::uint64_t>(b->row) * side_ + b->col;
+            {
+                sched::PhaseTimer t(clock, sched::Phase::kCompute);
+                Rng rng = Rng::from({options_.seed, kSampleStream, iter, id});
+                sampled[w] +=
+                    sampler.sample_block(blocks_[id], doc_topic_, word_topic_, local, rng, nullptr);
+            }
+            scheduler.release(*b, true);
+        }
+    });
+    const sched::IterationTimes times = clocks.end_iteration();
+    if (options_.record_schedule) {
+        for (const sched::ScheduleEvent& e : scheduler.take_record())
+            schedule_.push_back({m.iter, e.worker, e.block.row, e.block.col,
+                                 sweep_start + e.start_s, sweep_start + e.end_s});
+    }
+
+    // Exact reconciliation: every token move is recorded in exactly one worker's copy, so
+    // n_k(new) = n_k(old) + Σ_p (ñ^p_k − n_k(old)).
+    std::vector<TotalCount> next = totals_;
+    for (const auto& local : local_totals_)
+        for (std::uint32_t k = 0; k < k_count; ++k) next[k] += local[k] - totals_[k];
+    // STRADS eq. 1: Δ_t = Σ_p ‖ñ^p − n‖₁ / (P·N), the staleness of the workers' copies.
+    double err = 0;
+    for (const auto& local : local_totals_)
+        for (std::uint32_t k = 0; k < k_count; ++k) err += std::abs(local[k] - next[k]);
+    totals_ = std::move(next);
+
+    m.s_error = err / (static_cast<double>(threads) * num_tokens_);
+    m.iteration_s = times.wall_s;
+    m.tokens_sampled = std::accumulate(sampled.begin(), sampled.end(), std::uint64_t{0});
+    m.effective_ratio = times.effective_ratio;
+    m.load_cv = times.load_cv;
+    m.overhead_ratio = times.overhead_ratio;
+}
+
+void Trainer::sweep_deterministic(IterationMetrics& m) {
+    // Diagonal sweeps: L rounds of L blocks that share no row or column. Every block of a round
+    // starts from the same snapshot of n_k and its changes are summed at the end of the round,
+    // so the result does not depend on which worker runs which block, nor in which order.
+    const int threads = runtime_.threads();
+    const std::uint32_t k_count = options_.params.num_topics;
+    const sched::DiagonalSchedule diag(side_);
+    sched::WorkerClocks clocks(threads);
+    std::vector<std::uint64_t> sampled(threads, 0);
+    const std::uint64_t iter = m.iter;
+    double err = 0;
+    std::mutex record_mutex;
+
+    clocks.begin_iteration();
+    for (int r = 0; r < diag.rounds(); ++r) {
+        for (auto& local : local_totals_) local = totals_;
+        std::atomic<int> next_block{0};
+        runtime_.run_workers([&](int w) {
+            sched::WorkerClock& clock = clocks.clock(w);
+            for (int i = next_block.fetch_add(1); i < side_; i = next_block.fetch_add(1)) {
+                sched::PhaseTimer t(clock, sched::Phase::kCompute);
+                const sched::Block b = diag.block(r, i);
+                const std::uint64_t id = static_cast<std::uint64_t>(b.row) * side_ + b.col;
+                const double start = since_start_.seconds();
+                Rng rng = Rng::from({options_.seed, kSampleStream, iter, id});
+                sampled[w] += samplers_[w]->sample_block(blocks_[id], doc_topic_, word_topic_,
+                                                         local_totals_[i], rng, nullptr);
+                if (options_.record_schedule) {
+                    std::lock_guard lock(record_mutex);
+                    schedule_.push_back({m.iter, w, b.row, b.col, start, since_start_.seconds()});
+                }
+            }
+        });
+        std::vector<TotalCount> next = totals_;
+        for (const auto& local : local_totals_)
+            for (std::uint32_t k = 0; k < k_count; ++k) next[k] += local[k] - totals_[k];
+        for (const auto& local : local_totals_)
+            for (std::uint32_t k = 0; k < k_count; ++k) err += std::abs(local[k] - next[k]);
+        totals_ = std::move(next);
+    }
+    canonicalize_rows();
+    const sched::IterationTimes times = clocks.end_iteration();
+    m.s_error = err / (static_cast<double>(side_) * side_ * num_tokens_);
+    m.iteration_s = times.wall_s;
+    m.tokens_sampled = std::accumulate(sampled.begin(), sampled.end(), std::uint64_t{0});
+    m.effective_ratio = times.effective_ratio;
+    m.load_cv = times.load_cv;
+    m.overhead_ratio = times.overhead_ratio;
+}
+
+LogLikelihood Trainer::evaluate() const {
+    const double words =
+        ordered_parallel_sum(runtime_, num_words_, [&](std::uint64_t b, std::uint64_t e) {
+            return likelihood_.word_part(word_topic_, static_cast<WordId>(b),
+                                         static_cast<WordId>(e));
+        });
+    const double docs = ordered_parallel_sum(
+        runtime_, doc_topic_.num_docs(), [&](std::uint64_t b, std::uint64_t e) {
+            return likelihood_.doc_part(doc_topic_, static_cast<DocId>(b), static_cast<DocId>(e));
+        });
+    return likelihood_.combine(words, docs, totals_);
+}
+
+void Trainer::train(Reporter& reporter, const TrainHooks& hooks, std::uint32_t last_iteration) {
+    const std::uint32_t last =
+        last_iteration > 0 ? last_iteration : iterations_done_ + options_.iterations;
+    reporter.on_start(fmt::format(
+        "{} tokens, {} docs, {} words; K = {}, alpha = {:g}, beta = {:g}; {} threads, {}x{} "
+        "blocks{}; {}",
+        num_tokens_, doc_labels_.size(), num_words_, options_.params.num_topics,
+        options_.params.resolved_alpha(), options_.params.beta, runtime_.threads(), side_, side_,
+        options_.deterministic ? ", deterministic" : "", runtime_.status()));
+    Stopwatch clock;
+    // time_s leaves evaluation and the hooks out: it measures training, not monitoring.
+    double eval_s = 0;
+    while (iterations_done_ < last) {
+        IterationMetrics m = iterate();
+        m.time_s = clock.seconds() - eval_s;
+        const bool eval =
+            m.iter == last || (options_.eval_every > 0 && m.iter % options_.eval_every == 0);
+        if (eval) {
+            Stopwatch eval_clock;
+            m.loglik = evaluate();
+            m.loglik_word_per_token = m.loglik->loglik_word / num_tokens_;
+            m.loglik_per_token = m.loglik->loglik / num_tokens_;
+            if (hooks.on_evaluate) hooks.on_evaluate(m);
+            eval_s += eval_clock.seconds();
+        }
+        reporter.on_iteration(m, last);
+        if (hooks.after_iteration) {
+            Stopwatch hook_clock;
+            hooks.after_iteration(m);
+            eval_s += hook_clock.seconds();
+        }
+    }
+}
+
+LdaModel Trainer::to_model(std::vector<std::string> vocab, std::string corpus_path) const {
+    LdaModel model;
+    const std::uint32_t k_count = options_.params.num_topics;
+    model.info.num_topics = k_count;
+    model.info.alpha = alpha_;
+    model.info.beta = options_.params.beta;
+    model.info.num_words = num_words_;
+    model.info.num_docs = doc_topic_.num_docs();
+    model.info.num_tokens = num_tokens_;
+    model.info.iterations = iterations_done_;
+    model.info.seed = options_.seed;
+    model.info.corpus = std::move(corpus_path);
+    model.vocab = std::move(vocab);
+    std::vector<std::pair<TopicId, Count>> row;
+    for (WordId w = 0; w < num_words_; ++w) {
+        row.clear();
+        word_topic_.for_each_nonzero(w, [&](TopicId k, Count n) { row.emplace_back(k, n); });
+        std::sort(row.begin(), row.end());
+        model.word_topic.add_row(row);
+    }
+    for (DocId d = 0; d < doc_topic_.num_docs(); ++d) {
+        row.clear();
+        for (const TopicCount& e : doc_topic_.row(d)) row.emplace_back(e.topic, e.count);
+        std::sort(row.begin(), row.end());
+        model.doc_topic.add_row(row);
+    }
+    model.doc_labels = doc_labels_;
+    model.topic_totals = totals_;
+    return model;
+}
+
+}  // namespace rotor::lda

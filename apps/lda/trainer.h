@@ -1,0 +1,170 @@
+// The single-node LDA trainer (shared/ARCHITECTURE.md, "LDA: single node"): the doc x word token
+// matrix cut into an L x L BlockGrid, blocks handed by the dynamic BlockScheduler (sched/) to
+// pinned workers that run the SparseLDA kernel (core/lda/) on them, per-worker copies of the
+// topic totals reconciled exactly at the end of every iteration.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/timer.h"
+#include "core/base/types.h"
+#include "core/corpus/corpus.h"
+#include "core/lda/doc_topic_table.h"
+#include "core/lda/lda_params.h"
+#include "core/lda/likelihood.h"
+#include "core/lda/model.h"
+#include "core/lda/sampler.h"
+#include "core/lda/token_block.h"
+#include "core/lda/word_topic_table.h"
+
+namespace rotor::sched {
+class Runtime;
+}
+
+namespace rotor::lda {
+
+/// What a training run does. Plain struct; validate() throws ConfigError naming the flag.
+struct TrainOptions {
+    LdaParams params;                ///< K, α, β
+    std::uint32_t iterations = 100;  ///< Gibbs sweeps (--iterations), >= 0
+    std::uint64_t seed = 1;          ///< every random choice derives from it (--seed)
+    int blocks = 0;  ///< grid side L (--blocks); 0: ⌈√2·P⌉, or 16 if deterministic
+    bool deterministic = false;     ///< diagonal sweeps: same model at any thread count
+    std::uint32_t eval_every = 10;  ///< evaluate log-likelihood every N iterations (0: only last)
+
+    bool record_schedule = false;  ///< keep every block's run for a timeline (--trace)
+
+    /// Deterministic mode's default L: fixed, so that it does not depend on --threads.
+    static constexpr int kDeterministicBlocks = 16;
+    void validate() const;
+};
+
+/// One iteration's record: the keys of ARCHITECTURE.md's metrics table.
+struct IterationMetrics {
+    std::uint32_t iter = 0;
+    double time_s = 0;       ///< wall seconds since training began (excluding load)
+    double iteration_s = 0;  ///< this iteration's wall seconds
+    double tokens_per_s = 0;
+    std::uint64_t tokens_sampled = 0;
+    std::optional<LogLikelihood> loglik;  ///< set on evaluation iterations
+    double loglik_word_per_token = 0;
+    double loglik_per_token = 0;
+    double effective_ratio = 0;
+    double load_cv = 0;
+    double overhead_ratio = 0;
+    double processed_ratio = 1;
+    double s_error = 0;
+    /// Further metrics added by hooks (held-out perplexity, coherence, ...), in record order.
+    std::vector<std::pair<std::string, double>> extra;
+    /// Per-rank arrays of the distributed trainer (index = rank), e.g. rank_processed_ratio.
+    std::vector<std::pair<std::string, std::vector<double>>> extra_arrays;
+};
+
+/// Optional steps the caller adds to training, run on the training thread.
+struct TrainHooks {
+    /// On evaluation iterations, after the log-likelihood: may add `extra` metrics.
+    std::function<void(IterationMetrics&)> on_evaluate;
+    /// After every iteration has been reported (checkpoints, α optimisation, ...).
+    std::function<void(const IterationMetrics&)> after_iteration;
+};
+
+/// One block's run, for the scheduler timeline (--trace).
+struct BlockRun {
+    std::uint32_t iter = 0;
+    int worker = 0;
+    int row = 0;
+    int col = 0;
+    double start_s = 0;  ///< seconds since the trainer was constructed
+    double end_s = 0;
+};
+
+/// Receives progress. Called from the training thread only.
+class Reporter {
+  public:
+    virtual ~Reporter() = default;
+    virtual void on_start(std::string_view /*summary*/) {}
+    virtual void on_iteration(const IterationMetrics& m, std::uint32_t last_iteration) = 0;
+};
+
+/// Owns the blocks, tables and samplers of one training run. Not thread-safe: one thread
+/// drives it; it uses the Runtime's workers inside iterate().
+class Trainer {
+  public:
+    /// Partitions `corpus`, initialises topics at random and builds the tables. The corpus is
+    /// only read here (its doc labels are copied); it may be released afterwards.
+    /// Throws ConfigError for invalid options.
+    Trainer(const core::Corpus& corpus, const TrainOptions& options, sched::Runtime& runtime);
+    ~Trainer();
+    Trainer(const Trainer&) = delete;
+    Trainer& operator=(const Trainer&) = delete;
+
+    /// Runs sweeps until iterations_done() reaches `last_iteration` (default: the sweeps done
+    /// so far plus options.iterations), reporting each; evaluates every eval_every sweeps and at
+    /// the last one.
+    void train(Reporter& reporter, const TrainHooks& hooks = {}, std::uint32_t last_iteration = 0);
+    /// One sweep over every token. Returns its metrics (without log-likelihood).
+    IterationMetrics iterate();
+    /// log p(w|z) and log p(w,z), computed in parallel over words and documents.
+    LogLikelihood evaluate() const;
+
+    /// Bytes the run will hold at its peak (blocks, tables, per-worker copies), estimated from
+    /// the corpus' shape before anything big is allocated. The corpus itself is not counted.
+    static std::uint64_t estimate_memory(const core::Corpus& corpus, const TrainOptions& options,
+                                         int threads);
+
+    /// Replaces every token's topic (e.g. from a checkpoint) and rebuilds the tables.
+    /// Throws InputError (naming `source`) when the shape does not match this run's blocks.
+    void restore(const std::vector<std::vector<TopicId>>& block_topics,
+                 std::uint32_t iterations_done, const std::string& source);
+    /// α_k in force.
+    const std::vector<double>& alpha() const { return alpha_; }
+    /// Sets an asymmetric α (size K, each > 0), e.g. after Minka's update.
+    void set_alpha(std::vector<double> alpha);
+
+    /// The model as plain data; vocab may be empty.
+    LdaModel to_model(std::vector<std::string> vocab, std::string corpus_path) const;
+
+    // Read access for tests and the distributed trainer.
+    const std::vector<TokenBlock>& blocks() const { return blocks_; }
+    const DocTopicTable& doc_topic() const { return doc_topic_; }
+    const WordTopicTable& word_topic() const { return word_topic_; }
+    const std::vector<TotalCount>& topic_totals() const { return totals_; }
+    int grid_side() const { return side_; }
+    std::uint32_t iterations_done() const { return iterations_done_; }
+    std::uint64_t num_tokens() const { return num_tokens_; }
+    /// Block runs recorded so far (options.record_schedule; dynamic and deterministic modes).
+    const std::vector<BlockRun>& schedule() const { return schedule_; }
+
+  private:
+    void sweep_dynamic(IterationMetrics& m);
+    void sweep_deterministic(IterationMetrics& m);
+    void rebuild_tables();
+    void make_samplers();
+    void canonicalize_rows();
+
+    TrainOptions options_;
+    sched::Runtime& runtime_;
+    int side_ = 0;
+    std::uint32_t num_words_ = 0;
+    std::uint64_t num_tokens_ = 0;
+    std::vector<std::uint64_t> doc_labels_;
+    std::vector<TokenBlock> blocks_;
+    DocTopicTable doc_topic_;
+    WordTopicTable word_topic_;
+    std::vector<TotalCount> totals_;
+    std::vector<std::unique_ptr<Sampler>> samplers_;     // one per worker
+    std::vector<std::vector<TotalCount>> local_totals_;  // per worker, or per block (determ.)
+    std::vector<double> alpha_;
+    Likelihood likelihood_;
+    std::uint32_t iterations_done_ = 0;
+    Stopwatch since_start_;
+    std::vector<BlockRun> schedule_;
+};
+
+}  // namespace rotor::lda

@@ -1,0 +1,277 @@
+// `rotor lda infer | eval | coherence`: flags -> structs -> the core kernels, run over documents
+// with sched::Runtime::parallel_for.
+#include "apps/lda/use_cli.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/base/error.h"
+#include "core/corpus/corpus.h"
+#include "core/corpus/vocabulary.h"
+#include "core/io/atomic_file.h"
+#include "core/lda/coherence.h"
+#include "core/lda/model.h"
+#include "sched/runtime.h"
+
+namespace rotor::apps {
+namespace {
+
+int resolve_threads(int threads) {
+    if (threads < 0) throw ConfigError("--threads", "must be at least 1 (0: all cores)");
+    return threads > 0 ? threads
+                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+/// The RangeLoop of a runtime: core kernels see a loop, not a threads library.
+lda::RangeLoop loop_of(sched::Runtime& runtime) {
+    return [&runtime](std::int64_t begin, std::int64_t end,
+                      const std::function<void(std::int64_t, std::int64_t)>& body) {
+        if (begin < end) runtime.parallel_for(begin, end, body);
+    };
+}
+
+/// The model's vocabulary as a lookup table (none when the model was saved without one).
+std::optional<core::Vocabulary> model_vocabulary(const lda::LdaModel& model,
+                                                 const std::string& dir) {
+    if (model.vocab.empty()) return std::nullopt;
+    return core::Vocabulary::from_words(model.vocab, dir + "/vocab.txt");
+}
+
+void print_skipped(const char* command, const lda::MappedCorpus& m) {
+    std::fprintf(stderr, "rotor: lda %s: skipped %llu tokens of %llu unknown words\n", command,
+                 static_cast<unsigned long long>(m.skipped_tokens),
+                 static_cast<unsigned long long>(m.unknown_words));
+}
+
+}  // namespace
+
+InferSummary run_infer(const InferFlags& flags) {
+    flags.fold_in.validate();
+    const int threads = resolve_threads(flags.threads);
+    const lda::LdaModel model = lda::load_model(flags.model);
+    const auto model_vocab = model_vocabulary(model, flags.model);
+    const core::LoadedCorpus loaded = core::load_corpus(flags.corpus, flags.vocab);
+    const lda::MappedCorpus mapped = lda::map_to_model(
+        loaded.corpus, loaded.vocab ? &*loaded.vocab : nullptr,
+        model_vocab ? &*model_vocab : nullptr, model.info.num_words, flags.corpus);
+    print_skipped("infer", mapped);
+
+    const lda::TopicWordDistribution phi = lda::phi_from_model(model);
+    const std::vector<double>& alpha = model.info.alpha;
+    const std::size_t k_count = model.info.num_topics;
+    const core::Corpus& corpus = mapped.corpus;
+    const auto labels = corpus.doc_labels();
+
+    // Inference is embarrassingly parallel over documents: no pinning needed.
+    sched::Runtime runtime(threads, sched::PinMode::kNone);
+    const lda::RangeLoop loop = loop_of(runtime);
+
+    // Documents in chunks, so memory is O(chunk · K) whatever D is; each chunk is inferred in
+    // parallel and then written in document order.
+    constexpr DocId kChunk = 4096;
+    std::vector<double> theta(static_cast<std::size_t>(kChunk) * k_count);
+    core::AtomicFile out(flags.out);
+    fmt::memory_buffer buf;
+    for (DocId first = 0; first < corpus.num_docs(); first += kChunk) {
+        const DocId n = std::min<DocId>(kChunk, corpus.num_docs() - first);
+        loop(0, n, [&](std::int64_t lo, std::int64_t hi) {
+            lda::FoldInSampler sampler(phi, alpha);
+            for (auto i = lo; i < hi; ++i) {
+                const DocId d = first + static_cast<DocId>(i);
+                Rng rng = Rng::from({flags.fold_in.seed, labels[d]});
+                sampler.infer(corpus.doc(d), flags.fold_in, rng,
+                              std::span<double>(theta).subspan(i * k_count, k_count));
+            }
+        });
+        buf.clear();
+        for (DocId i = 0; i < n; ++i) {
+            const std::uint64_t label = labels[first + i];
+            for (std::size_t k = 0; k < k_count; ++k) {
+                const double t = theta[i * k_count + k];
+                if (flags.dense || t >= InferFlags::kMinTheta)
+                    fmt::format_to(std::back_inserter(buf), "{}\t{}\t{:.6g}\n", label, k, t);
+            }
+        }
+        out.write(std::string_view(buf.data(), buf.size()));
+    }
+    out.commit();
+
+    InferSummary s;
+    s.docs = corpus.num_docs();
+    s.input_tokens = mapped.input_tokens;
+    s.skipped_tokens = mapped.skipped_tokens;
+    s.unknown_words = mapped.unknown_words;
+    return s;
+}
+
+EvalSummary run_eval(const EvalFlags& flags) {
+    if (flags.model.empty() == flags.phi.empty())
+        throw ConfigError("--model", "give exactly one of --model and --phi");
+    if (!flags.model.empty() && (flags.alpha > 0 || flags.beta != 0))
+        throw ConfigError("--alpha", "--alpha and --beta go with --phi; a model has its own");
+    if (!(flags.beta >= 0) || !std::isfinite(flags.beta))
+        throw ConfigError("--beta", "must be a finite number >= 0");
+    if (!std::isfinite(flags.alpha)) throw ConfigError("--alpha", "must be a finite number");
+    flags.fold_in.validate();
+    const int threads = resolve_threads(flags.threads);
+
+    const core::LoadedCorpus loaded = core::load_corpus(flags.corpus, flags.vocab);
+    const core::Vocabulary* corpus_vocab = loaded.vocab ? &*loaded.vocab : nullptr;
+    sched::Runtime runtime(threads, sched::PinMode::kNone);
+    const lda::RangeLoop loop = loop_of(runtime);
+
+    EvalSummary s;
+    std::optional<lda::MappedCorpus> mapped;
+    if (!flags.model.empty()) {
+        const lda::LdaModel model = lda::load_model(flags.model);
+        const auto model_vocab = model_vocabulary(model, flags.model);
+        mapped =
+            lda::map_to_model(loaded.corpus, corpus_vocab, model_vocab ? &*model_vocab : nullptr,
+                              model.info.num_words, flags.corpus);
+        print_skipped("eval", *mapped);
+        const lda::HeldoutEvaluator evaluator(mapped->corpus, flags.fold_in);
+        s.result = evaluator.evaluate(model, loop);
+        s.num_topics = model.info.num_topics;
+    } else {
+        const lda::PhiFile file = lda::read_phi_tsv(flags.phi, flags.beta);
+        if (corpus_vocab == nullptr)
+            throw InputError(flags.corpus,
+                             "has no vocabulary; --phi matches words by string: pass --vocab");
+        mapped = lda::map_to_model(loaded.corpus, corpus_vocab, &file.vocab, file.vocab.size(),
+                                   flags.corpus);
+        print_skipped("eval", *mapped);
+        const std::uint32_t k_count = file.phi.num_topics();
+        const double a = flags.alpha > 0 ? flags.alpha : 50.0 / k_count;
+        const std::vector<double> alpha(k_count, a);
+        const lda::HeldoutEvaluator evaluator(mapped->corpus, flags.fold_in);
+        s.result = evaluator.evaluate(file.phi, alpha, loop);
+        s.num_topics = k_count;
+    }
+    s.input_tokens = mapped->input_tokens;
+    s.skipped_tokens = mapped->skipped_tokens;
+    s.unknown_words = mapped->unknown_words;
+    return s;
+}
+
+namespace {
+
+void add_infer(CLI::App& lda) {
+    auto f = std::make_shared<InferFlags>();
+    auto* c = lda.add_subcommand(
+        "infer", "Topic proportions of new documents by Gibbs fold-in with the model fixed");
+    c->add_option("--model", f->model, "Model directory")->required();
+    c->add_option("--corpus", f->corpus, "New documents: rotor binary corpus or UCI docword")
+        ->required();
+    c->add_option("--vocab", f->vocab, "The corpus's vocabulary (default: beside the corpus)");
+    c->add_option("--out", f->out, "Output TSV: doc<TAB>topic<TAB>theta")->required();
+    c->add_option("--iterations,-n", f->fold_in.iterations, "Gibbs sweeps per document")
+        ->capture_default_str();
+    c->add_option("--burn-in", f->fold_in.burn_in, "Sweeps not averaged into theta")
+        ->capture_default_str();
+    c->add_option("--seed", f->fold_in.seed, "Random seed (per document: seed, doc label)")
+        ->capture_default_str();
+    c->add_option("--threads,-t", f->threads, "Worker threads (default: all cores)");
+    c->add_flag("--dense", f->dense, "Write every topic, not only theta >= 1e-4");
+    c->callback([f] {
+        const InferSummary s = run_infer(*f);
+        std::fprintf(stderr, "rotor: lda infer: %llu documents written to %s\n",
+                     static_cast<unsigned long long>(s.docs), f->out.c_str());
+    });
+}
+
+void add_eval(CLI::App& lda) {
+    auto f = std::make_shared<EvalFlags>();
+    auto* c = lda.add_subcommand(
+        "eval", "Held-out document completion: log-likelihood per token and perplexity");
+    c->add_option("--model", f->model, "Model directory");
+    c->add_option("--phi", f->phi,
+                  "Instead of --model: word<TAB>topic<TAB>weight rows (normalised per topic)");
+    c->add_option("--corpus", f->corpus, "Held-out documents: binary corpus or UCI docword")
+        ->required();
+    c->add_option("--vocab", f->vocab, "The corpus's vocabulary (default: beside the corpus)");
+    c->add_option("--alpha", f->alpha, "With --phi: symmetric prior on theta (default 50/K)");
+    c->add_option("--beta", f->beta, "With --phi: smoothing added to every weight")
+        ->capture_default_str();
+    c->add_option("--iterations,-n", f->fold_in.iterations, "Gibbs fold-in sweeps per document")
+        ->capture_default_str();
+    c->add_option("--burn-in", f->fold_in.burn_in, "Sweeps not averaged into theta")
+        ->capture_default_str();
+    c->add_option("--seed", f->fold_in.seed, "Random seed")->capture_default_str();
+    c->add_option("--threads,-t", f->threads, "Worker threads (default: all cores)");
+    c->callback([f] {
+        const EvalSummary s = run_eval(*f);
+        nlohmann::ordered_json j;
+        j["topics"] = s.num_topics;
+        j["heldout_docs"] = s.result.docs;
+        j["heldout_fit_tokens"] = s.result.fit_tokens;
+        j["heldout_tokens"] = s.result.scored_tokens;
+        j["skipped_tokens"] = s.skipped_tokens;
+        j["unknown_words"] = s.unknown_words;
+        j["heldout_loglik"] = s.result.loglik;
+        j["heldout_loglik_per_token"] = s.result.loglik_per_token();
+        j["heldout_perplexity"] = s.result.perplexity();
+        fmt::print("{}\n", j.dump());
+    });
+}
+
+void add_coherence(CLI::App& lda) {
+    struct Flags {
+        std::string model, corpus, vocab;
+        std::size_t top = 10;
+    };
+    auto f = std::make_shared<Flags>();
+    auto* c =
+        lda.add_subcommand("coherence", "UMass coherence of every topic's top words on a corpus");
+    c->add_option("--model", f->model, "Model directory")->required();
+    c->add_option("--corpus", f->corpus, "The training corpus (document co-occurrence)")
+        ->required();
+    c->add_option("--vocab", f->vocab, "The corpus's vocabulary (default: beside the corpus)");
+    c->add_option("--top", f->top, "Words per topic")->capture_default_str();
+    c->callback([f] {
+        if (f->top < 2) throw ConfigError("--top", "must be at least 2");
+        const lda::LdaModel model = lda::load_model(f->model);
+        const auto model_vocab = model_vocabulary(model, f->model);
+        const core::LoadedCorpus loaded = core::load_corpus(f->corpus, f->vocab);
+        const lda::MappedCorpus mapped = lda::map_to_model(
+            loaded.corpus, loaded.vocab ? &*loaded.vocab : nullptr,
+            model_vocab ? &*model_vocab : nullptr, model.info.num_words, f->corpus);
+        std::vector<std::vector<WordId>> top;
+        for (const auto& t : lda::top_words(model, f->top)) {
+            top.emplace_back();
+            for (const auto& [w, p] : t.words) top.back().push_back(w);
+        }
+        lda::Coherence coh;
+        try {
+            coh = lda::umass_coherence(mapped.corpus, top);
+        } catch (const InputError& e) {
+            throw InputError(f->corpus, e.detail());  // name the file, not "<corpus>"
+        }
+        fmt::print("topic\tumass\twords\n");
+        for (std::size_t t = 0; t < top.size(); ++t) {
+            std::string words;
+            for (const WordId w : top[t])
+                words += (words.empty() ? "" : " ") +
+                         (w < model.vocab.size() ? model.vocab[w] : fmt::format("#{}", w));
+            fmt::print("{}\t{:.4f}\t{}\n", t, coh.per_topic[t], words);
+        }
+        fmt::print("mean\t{:.4f}\n", coh.mean);
+    });
+}
+
+}  // namespace
+
+void add_lda_use_commands(CLI::App& lda) {
+    add_infer(lda);
+    add_eval(lda);
+    add_coherence(lda);
+}
+
+}  // namespace rotor::apps

@@ -1,0 +1,69 @@
+// `rotor lda infer`, `rotor lda eval` and `rotor lda coherence`: using a trained model on new
+// documents (docs/evaluation.md). The CLI parses flags into the structs below; the run_*
+// functions do the work, in parallel over documents through a sched::Runtime.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "core/lda/heldout.h"
+#include "core/lda/inference.h"
+
+namespace rotor::apps {
+
+/// Registers infer, eval and coherence under the `lda` subcommand. Callbacks throw rotor errors.
+void add_lda_use_commands(CLI::App& lda);
+
+/// What `rotor lda infer` does.
+struct InferFlags {
+    std::string model;   ///< model directory (--model)
+    std::string corpus;  ///< new documents: binary corpus or UCI docword (--corpus)
+    std::string vocab;   ///< the corpus's vocabulary (--vocab; default: beside the corpus)
+    std::string out;     ///< TSV `doc<TAB>topic<TAB>θ` written atomically (--out)
+    bool dense = false;  ///< every topic, not only θ ≥ kMinTheta (--dense)
+    int threads = 0;     ///< worker threads, 0: all cores (--threads)
+    lda::FoldInOptions fold_in;
+
+    static constexpr double kMinTheta = 1e-4;
+};
+
+/// Summary of one infer run (also printed to stderr by the CLI).
+struct InferSummary {
+    std::uint64_t docs = 0;
+    std::uint64_t input_tokens = 0;
+    std::uint64_t skipped_tokens = 0;
+    std::uint64_t unknown_words = 0;
+};
+
+/// Loads the model and the corpus, maps the corpus's words onto the model's by string, folds
+/// every document in (documents in parallel; results independent of the thread count) and
+/// writes the TSV. Throws rotor errors.
+InferSummary run_infer(const InferFlags& flags);
+
+/// What `rotor lda eval` does: exactly one of `model` and `phi`.
+struct EvalFlags {
+    std::string model;   ///< model directory (--model)
+    std::string phi;     ///< `word<TAB>topic<TAB>weight` file (--phi)
+    std::string corpus;  ///< held-out documents (--corpus)
+    std::string vocab;   ///< the corpus's vocabulary (--vocab; default: beside the corpus)
+    double alpha = -1;   ///< --phi only: symmetric prior on θ; <= 0 means 50/K (--alpha)
+    double beta = 0;     ///< --phi only: smoothing added to every weight (--beta)
+    int threads = 0;
+    lda::FoldInOptions fold_in;
+};
+
+/// The result of `rotor lda eval` and how the corpus mapped onto the model.
+struct EvalSummary {
+    lda::HeldoutResult result;
+    std::uint64_t input_tokens = 0;
+    std::uint64_t skipped_tokens = 0;
+    std::uint64_t unknown_words = 0;
+    std::uint32_t num_topics = 0;
+};
+
+/// Runs held-out document completion. Throws rotor errors.
+EvalSummary run_eval(const EvalFlags& flags);
+
+}  // namespace rotor::apps

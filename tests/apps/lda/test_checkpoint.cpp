@@ -1,0 +1,185 @@
+// Checkpoint and resume, through the real `rotor` binary: a deterministic run killed with
+// SIGKILL at random moments and resumed each time ends with the same model, byte for byte, as
+// the run that was never interrupted.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/lda/checkpoint.h"
+#include "core/base/error.h"
+#include "core/base/rng.h"
+
+extern char** environ;
+
+namespace rotor::lda {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kRotor = ROTOR_BINARY_DIR "/apps/rotor";
+const std::string kCorpus = ROTOR_SOURCE_DIR "/data/tiny/train/docword.txt.gz";
+
+class TempDir {
+  public:
+    TempDir() {
+        path_ = fs::temp_directory_path() /
+                ("rotor-ckpt-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+    }
+    ~TempDir() { fs::remove_all(path_); }
+    std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+  private:
+    static inline int counter_ = 0;
+    fs::path path_;
+};
+
+pid_t spawn(const std::vector<std::string>& args) {
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    EXPECT_EQ(rc, 0) << "cannot start " << argv[0];
+    return pid;
+}
+
+int wait_exit(pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::vector<std::string> train_args(const std::string& out) {
+    return {kRotor,     "lda", "train",        "--corpus", kCorpus,
+            "--topics", "8",   "--iterations", "40",       "--deterministic",
+            "--seed",   "3",   "--threads",    "2",        "--eval-every",
+            "0",        "-q",  "--out",        out};
+}
+
+TEST(Checkpoint, KilledAndResumedRunEqualsUninterruptedRun) {
+    TempDir tmp;
+    // The uninterrupted run also writes checkpoints (they do not change the state), and its
+    // duration scales the kill delays, so that kills land inside the run on a fast machine as
+    // on a loaded one.
+    auto straight = train_args(tmp / "straight");
+    straight.insert(straight.end(), {"--checkpoint-every", "1", "--checkpoint-dir", tmp / "c0"});
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(wait_exit(spawn(straight)), 0);
+    const double run_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+    const std::string ckpt = tmp / "ckpt";
+    auto args = train_args(tmp / "resumed");
+    args.insert(args.end(), {"--checkpoint-every", "1", "--checkpoint-dir", ckpt});
+    Rng rng(2024);
+    int kills = 0, resumes = 0;
+    double scale = 1.0;  // shrinks when a run ends before its kill (a faster machine than timed)
+    for (int attempt = 0; attempt < 40; ++attempt) {
+        std::vector<std::string> a = args;
+        double left = 1.0;  // fraction of the run still to do
+        if (fs::exists(ckpt + "/state.json")) {
+            a.insert(a.end(), {"--resume", ckpt});
+            ++resumes;
+            left = (40.0 - read_checkpoint(ckpt).iterations_done) / 40.0;
+        }
+        const pid_t pid = spawn(a);
+        if (kills >= 4) {
+            ASSERT_EQ(wait_exit(pid), 0);
+            break;
+        }
+        // A random moment: before the first checkpoint, between checkpoints, or inside one.
+        const double ms = run_ms * left * scale * (0.05 + 0.6 * rng.uniform());
+        std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(ms * 1000)));
+        ::kill(pid, SIGKILL);
+        const int code = wait_exit(pid);
+        if (code == 128 + SIGKILL) {
+            ++kills;
+            continue;
+        }
+        ASSERT_EQ(code, 0);
+        // It finished before the kill: start over from nothing with shorter delays.
+        fs::remove_all(ckpt);
+        fs::remove_all(tmp / "resumed");
+        kills = resumes = 0;
+        scale /= 2;
+    }
+    ASSERT_EQ(kills, 4) << "the run was too fast to be interrupted: the test proves nothing";
+    EXPECT_GE(resumes, 1);
+    for (const char* f : {"word_topic.bin", "doc_topic.bin", "params.json", "topics.txt"})
+        EXPECT_EQ(slurp(tmp / "straight/" + f), slurp(tmp / "resumed/" + f)) << f;
+    // No temporary or half-moved directory is left behind.
+    for (const auto& e : fs::directory_iterator(tmp / ""))
+        EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+TEST(Checkpoint, ResumeRefusesAnotherCorpus) {
+    TempDir tmp;
+    auto a = train_args(tmp / "m");
+    a.insert(a.end(), {"--checkpoint-every", "5", "--checkpoint-dir", tmp / "ckpt"});
+    ASSERT_EQ(wait_exit(spawn(a)), 0);
+    const std::vector<std::string> other = {kRotor,
+                                            "lda",
+                                            "train",
+                                            "--corpus",
+                                            ROTOR_SOURCE_DIR "/data/tiny/heldout/docword.txt.gz",
+                                            "--out",
+                                            tmp / "m2",
+                                            "--resume",
+                                            tmp / "ckpt",
+                                            "-q"};
+    EXPECT_EQ(wait_exit(spawn(other)), 3);  // ConfigError
+    EXPECT_FALSE(fs::exists(tmp / "m2"));
+}
+
+TEST(Checkpoint, CorruptCheckpointIsAnInputError) {
+    TempDir tmp;
+    auto a = train_args(tmp / "m");
+    a.insert(a.end(), {"--checkpoint-every", "5", "--checkpoint-dir", tmp / "ckpt"});
+    ASSERT_EQ(wait_exit(spawn(a)), 0);
+    ASSERT_NO_THROW(read_checkpoint(tmp / "ckpt"));
+    const std::string topics = slurp(tmp / "ckpt/topics.bin");
+    {
+        std::ofstream out(tmp / "ckpt/topics.bin", std::ios::binary | std::ios::trunc);
+        out << topics.substr(0, topics.size() - 3);
+    }
+    try {
+        read_checkpoint(tmp / "ckpt");
+        FAIL() << "a truncated checkpoint was accepted";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("topics.bin"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+    }
+    {
+        std::ofstream out(tmp / "ckpt/state.json", std::ios::trunc);
+        out << "{\"format\": \"rotor-lda-checkpoint\"";
+    }
+    EXPECT_THROW(read_checkpoint(tmp / "ckpt"), InputError);
+}
+
+}  // namespace
+}  // namespace rotor::lda

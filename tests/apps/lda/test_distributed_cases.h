@@ -1,0 +1,265 @@
+// Cases of the distributed trainer shared by the in-process tests (ranks as threads, under
+// ThreadSanitizer too) and the MPI tests (ranks as processes under mpiexec). Every case is
+// collective: each rank calls it with its own communicator. Assertions inside are EXPECT_*
+// only, never ASSERT_*: a rank that returned early would leave the others in a collective.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "apps/lda/distributed_trainer.h"
+#include "apps/lda/trainer.h"
+#include "apps/lda/trainer_test_util.h"
+#include "comm/communicator.h"
+#include "core/corpus/corpus.h"
+#include "sched/runtime.h"
+
+namespace rotor::lda::testing {
+
+inline TrainOptions dist_train_options(std::uint32_t k = 16) {
+    TrainOptions o;
+    o.params.num_topics = k;
+    o.params.beta = 0.01;
+    o.seed = 11;
+    return o;
+}
+
+inline DistributedOptions no_timer() {
+    DistributedOptions d;
+    d.timer = false;
+    return d;
+}
+
+/// Collective. Recounts every table from the ranks' token assignments (summed over ranks with
+/// allreduce) and compares: local doc rows, home-slice word rows (others must be zero), topic
+/// totals, and the corpus' doc lengths and word frequencies.
+inline void expect_consistent_across_ranks(const DistributedTrainer& t, comm::Communicator& comm,
+                                           const core::Corpus& corpus) {
+    const std::uint32_t k_count = t.word_topic().num_topics();
+    const WordId w_count = corpus.num_words();
+    const auto& local_docs = t.local_docs();
+    std::vector<std::int64_t> wk(static_cast<std::size_t>(w_count) * k_count, 0);
+    std::vector<std::int64_t> nk(k_count + 1, 0);  // last: tokens
+    std::vector<std::int64_t> dk(local_docs.size() * k_count, 0);
+    std::int64_t bad_tokens = 0;
+    for (const TokenBlock& b : t.blocks()) {
+        for (std::size_t j = 0; j < b.num_words(); ++j) {
+            for (auto i = b.word_offsets[j]; i < b.word_offsets[j + 1]; ++i) {
+                const TopicId z = b.topics[i];
+                if (z >= k_count || b.docs[i] >= local_docs.size()) {
+                    ++bad_tokens;
+                    continue;
+                }
+                ++wk[static_cast<std::size_t>(b.words[j]) * k_count + z];
+                ++dk[static_cast<std::size_t>(b.docs[i]) * k_count + z];
+                ++nk[z];
+                ++nk[k_count];
+            }
+        }
+    }
+    EXPECT_EQ(bad_tokens, 0);
+
+    // Doc rows are local: compare at once.
+    std::int64_t doc_mismatch = 0;
+    for (DocId d = 0; d < local_docs.size(); ++d) {
+        std::uint64_t sum = 0;
+        for (TopicId k = 0; k < k_count; ++k) {
+            const Count c = t.doc_topic().get(d, k);
+            if (c != dk[static_cast<std::size_t>(d) * k_count + k]) ++doc_mismatch;
+            sum += c;
+        }
+        if (sum != corpus.doc_length(local_docs[d])) ++doc_mismatch;
+    }
+    EXPECT_EQ(doc_mismatch, 0) << "rank " << comm.rank();
+
+    comm.allreduce_sum(wk);
+    comm.allreduce_sum(nk);
+    EXPECT_EQ(nk[k_count], static_cast<std::int64_t>(corpus.num_tokens()));
+    std::vector<TotalCount> totals(nk.begin(), nk.begin() + k_count);
+    EXPECT_EQ(t.topic_totals(), totals) << "rank " << comm.rank();
+
+    // Home slices hold exact rows; every other row is zero on this rank.
+    std::vector<std::uint8_t> home(w_count, 0);
+    for (int slot = 0; slot < 2; ++slot)
+        for (WordId w : t.slice_words(2 * comm.rank() + slot)) home[w] = 1;
+    const auto freq = corpus.word_frequencies();
+    std::int64_t word_mismatch = 0;
+    std::int64_t freq_mismatch = 0;
+    for (WordId w = 0; w < w_count; ++w) {
+        std::int64_t sum = 0;
+        for (TopicId k = 0; k < k_count; ++k) {
+            const std::int64_t expect = home[w] ? wk[static_cast<std::size_t>(w) * k_count + k] : 0;
+            if (t.word_topic().get(w, k) != expect) ++word_mismatch;
+            sum += wk[static_cast<std::size_t>(w) * k_count + k];
+        }
+        if (sum != freq[w]) ++freq_mismatch;
+    }
+    EXPECT_EQ(word_mismatch, 0) << "rank " << comm.rank();
+    EXPECT_EQ(freq_mismatch, 0) << "rank " << comm.rank();
+
+    // Slices partition the vocabulary; ranks partition the docs.
+    std::vector<int> seen(w_count, 0);
+    for (int s = 0; s < t.num_slices(); ++s)
+        for (WordId w : t.slice_words(s)) ++seen[w];
+    EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+    std::vector<std::int64_t> docs(1, static_cast<std::int64_t>(local_docs.size()));
+    comm.allreduce_sum(docs);
+    EXPECT_EQ(docs[0], static_cast<std::int64_t>(corpus.num_docs()));
+}
+
+/// Timer off: every token is sampled exactly once per iteration and the counts stay exact.
+inline void case_counts_consistent(comm::Communicator& comm, int threads = 1) {
+    const auto corpus = small_corpus();
+    sched::Runtime rt(threads, sched::PinMode::kNone);
+    DistributedTrainer t(corpus, dist_train_options(), no_timer(), rt, comm);
+    expect_consistent_across_ranks(t, comm, corpus);
+    for (int i = 0; i < 3; ++i) {
+        const IterationMetrics m = t.iterate();
+        EXPECT_EQ(m.tokens_sampled, corpus.num_tokens());
+        EXPECT_DOUBLE_EQ(m.processed_ratio, 1.0);
+        EXPECT_GE(m.s_error, 0.0);
+        EXPECT_EQ(t.rank_metrics().size(), static_cast<std::size_t>(comm.size()));
+        for (const RankMetrics& r : t.rank_metrics()) {
+            EXPECT_EQ(r.tokens_sampled, r.tokens);
+            EXPECT_GE(r.compute_s, 0.0);
+            EXPECT_GE(r.overhead_ratio, 0.0);
+            EXPECT_LE(r.overhead_ratio, 1.0);
+        }
+        expect_consistent_across_ranks(t, comm, corpus);
+    }
+}
+
+/// The log-likelihood after N iterations is within 0.5% of the single-node trainer's on the same
+/// corpus and seed, for three corpora. They have few, well separated planted topics and K equal
+/// to their number, and N is large enough for both chains to converge: after 40 iterations
+/// chains of either trainer still differ by up to 1% (either side); after 80, by about 0.1%.
+inline void case_loglik_matches_single_node(comm::Communicator& comm) {
+    constexpr int kIterations = 80;
+    sched::Runtime rt(1, sched::PinMode::kNone);
+    std::vector<double> rel;
+    for (std::uint64_t corpus_seed : {1, 2, 3}) {
+        SyntheticSpec spec;
+        spec.num_docs = 400;
+        spec.vocab_size = 400;
+        spec.num_topics = 4;
+        spec.mean_doc_length = 150;
+        spec.seed = corpus_seed;
+        const auto corpus = to_corpus(make_synthetic_corpus(spec), spec.vocab_size);
+        std::vector<double> single{0.0};
+        if (comm.rank() == 0) {
+            Trainer ref(corpus, dist_train_options(4), rt);
+            for (int i = 0; i < kIterations; ++i) ref.iterate();
+            single[0] = ref.evaluate().loglik;
+        }
+        comm.allreduce_sum(single);
+        DistributedTrainer t(corpus, dist_train_options(4), no_timer(), rt, comm);
+        const double initial = t.evaluate().loglik;
+        for (int i = 0; i < kIterations; ++i) t.iterate();
+        const double ll = t.evaluate().loglik;
+        EXPECT_GT(ll, initial);  // training made progress
+        rel.push_back(std::abs(ll - single[0]) / std::abs(single[0]));
+        EXPECT_LT(rel.back(), 0.005) << "distributed " << ll << " single-node " << single[0];
+        // Every rank sees the same value.
+        std::vector<double> lo{ll};
+        std::vector<double> hi{ll};
+        comm.allreduce_min(lo);
+        comm.allreduce_max(hi);
+        EXPECT_EQ(lo[0], hi[0]);
+    }
+}
+
+/// With the timer on and the last rank 5x slower, the run completes, counts stay exact, and the
+/// slow rank reports a lower processed ratio than every other rank.
+inline void case_straggler_with_timer(comm::Communicator& comm) {
+    SyntheticSpec spec;
+    spec.num_docs = 1500;
+    spec.vocab_size = 1500;
+    spec.num_topics = 8;
+    spec.mean_doc_length = 100;
+    spec.seed = 9;
+    const auto corpus = to_corpus(make_synthetic_corpus(spec), spec.vocab_size);
+    sched::Runtime rt(1, sched::PinMode::kNone);
+    DistributedOptions d;
+    d.timer = true;
+    d.timer_params.initial_s = 0.002;
+    d.timer_params.max_s = 0.004;  // the slow rank can never finish a round
+    d.straggler_rank = comm.size() - 1;
+    d.straggler_factor = 5;
+    DistributedTrainer t(corpus, dist_train_options(8), d, rt, comm);
+    std::vector<double> ratio_sum(comm.size(), 0.0);
+    for (int i = 0; i < 4; ++i) {
+        const IterationMetrics m = t.iterate();
+        EXPECT_LE(m.tokens_sampled, corpus.num_tokens());
+        for (int q = 0; q < comm.size(); ++q) ratio_sum[q] += t.rank_metrics()[q].processed_ratio;
+        EXPECT_GT(t.timer_budget(), 0.0);
+    }
+    const int slow = comm.size() - 1;
+    EXPECT_LT(ratio_sum[slow], 4.0);
+    for (int q = 0; q < slow; ++q)
+        EXPECT_LT(ratio_sum[slow], ratio_sum[q]) << "rank " << q << " vs the straggler";
+    expect_consistent_across_ranks(t, comm, corpus);
+}
+
+/// gather_model on rank 0 is the whole model: rows sum to frequencies and doc lengths, labels in
+/// corpus order, and it equals a model assembled from the recount.
+inline void case_gather_model(comm::Communicator& comm) {
+    const auto corpus = small_corpus(4, 120, 200);
+    sched::Runtime rt(1, sched::PinMode::kNone);
+    DistributedTrainer t(corpus, dist_train_options(8), no_timer(), rt, comm);
+    t.iterate();
+    t.iterate();
+    const LdaModel model = t.gather_model({}, "synthetic");
+    if (comm.rank() != 0) {
+        EXPECT_EQ(model.word_topic.rows(), 0u);
+        return;
+    }
+    EXPECT_EQ(model.info.num_docs, corpus.num_docs());
+    EXPECT_EQ(model.info.iterations, 2u);
+    ASSERT_EQ(model.word_topic.rows(), corpus.num_words());
+    ASSERT_EQ(model.doc_topic.rows(), corpus.num_docs());
+    EXPECT_EQ(model.doc_labels,
+              std::vector<std::uint64_t>(corpus.doc_labels().begin(), corpus.doc_labels().end()));
+    const auto freq = corpus.word_frequencies();
+    std::vector<TotalCount> col(8, 0);
+    for (WordId w = 0; w < corpus.num_words(); ++w) {
+        std::int64_t sum = 0;
+        for (auto i = model.word_topic.offsets[w]; i < model.word_topic.offsets[w + 1]; ++i) {
+            sum += model.word_topic.counts[i];
+            col[model.word_topic.topics[i]] += model.word_topic.counts[i];
+        }
+        EXPECT_EQ(sum, freq[w]) << "word " << w;
+    }
+    EXPECT_EQ(col, model.topic_totals);
+    for (DocId d = 0; d < corpus.num_docs(); ++d) {
+        std::uint64_t sum = 0;
+        for (auto i = model.doc_topic.offsets[d]; i < model.doc_topic.offsets[d + 1]; ++i)
+            sum += model.doc_topic.counts[i];
+        EXPECT_EQ(sum, corpus.doc_length(d)) << "doc " << d;
+    }
+}
+
+/// A failure on one rank (bad input) is agreed: every rank throws AgreedError with that rank's
+/// message and exit code.
+inline void case_agreed_failure(comm::Communicator& comm) {
+    const int bad = comm.size() - 1;
+    try {
+        run_agreed(comm, [&] {
+            if (comm.rank() == bad) core::load_corpus("/nonexistent/docword.txt", "");
+        });
+        ADD_FAILURE() << "run_agreed did not throw";
+    } catch (const AgreedError& e) {
+        EXPECT_EQ(e.failed_rank(), bad);
+        EXPECT_EQ(e.exit_code(), ExitCode::kInput);
+        EXPECT_NE(std::string(e.what()).find("/nonexistent/docword.txt"), std::string::npos)
+            << e.what();
+    }
+    // Nothing failed: nothing thrown.
+    run_agreed(comm, [] {});
+}
+
+}  // namespace rotor::lda::testing

@@ -1,0 +1,36 @@
+// The distributed trainer on MPI ranks: run by ctest under `mpiexec -n 2|3|4` (main() is
+// tests/comm/mpi_test_main.cpp: MPI first, then GoogleTest; only rank 0 prints the report).
+// Every test is collective: all ranks run the same tests in the same order.
+#include <gtest/gtest.h>
+
+#include "comm/mpi_communicator.h"
+#include "tests/apps/lda/test_distributed_cases.h"
+#include "tests/comm/mpi_test_env.h"
+
+namespace rotor::lda {
+namespace {
+
+using namespace rotor::lda::testing;
+
+std::unique_ptr<comm::MpiCommunicator> world() { return comm::testing::mpi_session().world(); }
+
+TEST(DistributedMpi, CountsStayConsistentEveryIteration) { case_counts_consistent(*world()); }
+
+TEST(DistributedMpi, TwoThreadsPerRankStayConsistent) { case_counts_consistent(*world(), 2); }
+
+TEST(DistributedMpi, LoglikWithinHalfPercentOfSingleNode) {
+    case_loglik_matches_single_node(*world());
+}
+
+TEST(DistributedMpi, GatheredModelIsWhole) { case_gather_model(*world()); }
+
+TEST(DistributedMpi, StragglerWithTimerReportsLowerRatio) {
+    auto c = world();
+    if (c->size() < 2) GTEST_SKIP() << "needs two ranks";
+    case_straggler_with_timer(*c);
+}
+
+TEST(DistributedMpi, AgreedFailureReachesEveryRank) { case_agreed_failure(*world()); }
+
+}  // namespace
+}  // namespace rotor::lda

@@ -1,0 +1,155 @@
+// `rotor lda train`, `topics` and `export` through the real binary, on real files.
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kRotor = ROTOR_BINARY_DIR "/apps/rotor";
+const std::string kTrain = ROTOR_SOURCE_DIR "/data/tiny/train/docword.txt.gz";
+const std::string kHeldout = ROTOR_SOURCE_DIR "/data/tiny/heldout/docword.txt.gz";
+
+struct Outcome {
+    int code;
+    std::string out;  // stdout and stderr
+};
+
+Outcome run(const std::string& args) {
+    const std::string cmd = kRotor + " " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    const int status = pclose(p);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class TrainCli : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() /
+               ("rotor-train-cli-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::string path(const std::string& name) const { return (dir_ / name).string(); }
+    fs::path dir_;
+};
+
+TEST_F(TrainCli, HeldoutCoherenceAlphaAndTraceReachTheirFiles) {
+    const Outcome r =
+        run("lda train --corpus " + kTrain + " --heldout " + kHeldout +
+            " --topics 6 --iterations 6 --eval-every 3 --optimize-alpha 2 --threads 2"
+            " --blocks 3 --metrics " +
+            path("m.jsonl") + " --trace " + path("t.json") + " --out " + path("model"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("iter 6/6"), std::string::npos) << r.out;
+
+    std::ifstream metrics(path("m.jsonl"));
+    std::string line;
+    int records = 0, evaluated = 0;
+    while (std::getline(metrics, line)) {
+        const auto j = nlohmann::json::parse(line);
+        ++records;
+        EXPECT_EQ(j.at("iter").get<int>(), records);
+        EXPECT_DOUBLE_EQ(j.at("processed_ratio").get<double>(), 1.0);
+        if (j.contains("loglik")) {
+            ++evaluated;
+            EXPECT_GT(j.at("heldout_perplexity").get<double>(), 1.0);
+            EXPECT_LT(j.at("heldout_loglik_per_token").get<double>(), 0.0);
+            EXPECT_LT(j.at("coherence_umass").get<double>(), 0.0);
+        }
+    }
+    EXPECT_EQ(records, 6);
+    EXPECT_EQ(evaluated, 2);
+
+    std::ifstream params(path("model/params.json"));
+    const auto p = nlohmann::json::parse(params);
+    const auto alpha = p.at("alpha").get<std::vector<double>>();
+    ASSERT_EQ(alpha.size(), 6u);
+    EXPECT_NE(alpha[0], 50.0 / 6) << "--optimize-alpha left alpha at its default";
+
+    std::ifstream trace(path("t.json"));
+    const auto t = nlohmann::json::parse(trace);
+    int blocks = 0;
+    for (const auto& e : t.at("traceEvents"))
+        if (e.at("ph") == "X") ++blocks;
+    EXPECT_EQ(blocks, 6 * 3 * 3);  // every block of the 3x3 grid in every iteration
+}
+
+TEST_F(TrainCli, ExportedCountsSumToTheCorpusAndTopicsShowCoherence) {
+    ASSERT_EQ(
+        run("lda train -q --corpus " + kTrain + " --topics 5 --iterations 3 --out " + path("model"))
+            .code,
+        0);
+    ASSERT_EQ(
+        run("lda export --model " + path("model") + " --format tsv --out " + path("tsv")).code, 0);
+    long total = 0;
+    std::ifstream wt(path("tsv/word_topic.tsv"));
+    std::string word;
+    int topic = 0;
+    long count = 0;
+    while (wt >> word >> topic >> count) {
+        ASSERT_GE(topic, 0);
+        ASSERT_LT(topic, 5);
+        ASSERT_GT(count, 0);
+        total += count;
+    }
+    EXPECT_EQ(total, 7669);  // data/tiny/README.md: train tokens
+    long doc_total = 0;
+    std::ifstream dt(path("tsv/doc_topic.tsv"));
+    long doc = 0;
+    while (dt >> doc >> topic >> count) doc_total += count;
+    EXPECT_EQ(doc_total, 7669);
+
+    const Outcome topics =
+        run("lda topics --model " + path("model") + " --top 5 --corpus " + kTrain);
+    ASSERT_EQ(topics.code, 0) << topics.out;
+    EXPECT_NE(topics.out.find("mean UMass coherence"), std::string::npos) << topics.out;
+    EXPECT_NE(topics.out.find("topic   4"), std::string::npos) << topics.out;
+}
+
+TEST_F(TrainCli, MemoryPlanRefusesBeforeAllocating) {
+    const Outcome r =
+        run("lda train --corpus " + kTrain + " --topics 5 --max-memory 1K --out " + path("model"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_NE(r.out.find("rotor: error: --max-memory: this run needs about"), std::string::npos)
+        << r.out;
+    EXPECT_FALSE(fs::exists(path("model")));
+}
+
+TEST_F(TrainCli, BadCorpusNamesFileAndLineAndWritesNothing) {
+    {
+        std::ofstream bad(path("docword.txt"));
+        bad << "2\n3\n2\n1 1 4\n1 x 2\n";
+    }
+    const Outcome r = run("lda train --corpus " + path("docword.txt") + " --topics 3 --out " +
+                          path("model") + " --metrics " + path("m.jsonl"));
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("rotor: error: " + path("docword.txt") + ":5:"), std::string::npos)
+        << r.out;
+    EXPECT_FALSE(fs::exists(path("model")));
+    EXPECT_FALSE(fs::exists(path("m.jsonl")));
+}
+
+TEST_F(TrainCli, BadFlagsAreConfigErrors) {
+    EXPECT_EQ(run("lda train --corpus " + kTrain + " --topics 0 --out " + path("m")).code, 3);
+    EXPECT_EQ(run("lda train --corpus " + kTrain + " --alpha 1,x --out " + path("m")).code, 3);
+    EXPECT_EQ(run("lda train --corpus " + kTrain + " --beta -1 --out " + path("m")).code, 3);
+    EXPECT_FALSE(fs::exists(path("m")));
+}
+
+}  // namespace
