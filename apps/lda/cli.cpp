@@ -251,6 +251,11 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
             throw ConfigError(f.resume.empty() ? "--checkpoint-every" : "--resume",
                               "checkpoints are not supported with more than one rank yet");
         if (!f.trace.empty()) throw ConfigError("--trace", "not supported with more than one rank");
+        if (!f.heldout.empty())
+            throw ConfigError("--heldout", "not supported with more than one rank yet; evaluate "
+                                           "the model with `rotor lda eval`");
+        if (f.optimize_alpha > 0)
+            throw ConfigError("--optimize-alpha", "not supported with more than one rank yet");
         if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
         if (f.threads < 0) throw ConfigError("--threads", "must be at least 1 (0: all cores)");
         if (!f.straggler.empty()) lda::parse_straggler(f.straggler, f.dist);

@@ -613,28 +613,7 @@ void DistributedTrainer::train(Reporter& reporter, const TrainHooks& hooks,
                                       : "",
             runtime_.status()));
     }
-    Stopwatch clock;
-    double eval_s = 0;
-    while (iterations_done_ < last) {
-        IterationMetrics m = iterate();
-        m.time_s = clock.seconds() - eval_s;
-        const bool eval =
-            m.iter == last || (options_.eval_every > 0 && m.iter % options_.eval_every == 0);
-        if (eval) {
-            Stopwatch eval_clock;
-            m.loglik = evaluate();
-            m.loglik_word_per_token = m.loglik->loglik_word / num_tokens_;
-            m.loglik_per_token = m.loglik->loglik / num_tokens_;
-            if (hooks.on_evaluate) hooks.on_evaluate(m);
-            eval_s += eval_clock.seconds();
-        }
-        if (rank_ == 0) reporter.on_iteration(m, last);
-        if (hooks.after_iteration) {
-            Stopwatch hook_clock;
-            hooks.after_iteration(m);
-            eval_s += hook_clock.seconds();
-        }
-    }
+    detail::run_sweeps(*this, options_.eval_every, num_tokens_, reporter, rank_ == 0, hooks, last);
 }
 
 LdaModel DistributedTrainer::gather_model(std::vector<std::string> vocab, std::string corpus_path) {

@@ -347,29 +347,7 @@ void Trainer::train(Reporter& reporter, const TrainHooks& hooks, std::uint32_t l
         num_tokens_, doc_labels_.size(), num_words_, options_.params.num_topics,
         options_.params.resolved_alpha(), options_.params.beta, runtime_.threads(), side_, side_,
         options_.deterministic ? ", deterministic" : "", runtime_.status()));
-    Stopwatch clock;
-    // time_s leaves evaluation and the hooks out: it measures training, not monitoring.
-    double eval_s = 0;
-    while (iterations_done_ < last) {
-        IterationMetrics m = iterate();
-        m.time_s = clock.seconds() - eval_s;
-        const bool eval =
-            m.iter == last || (options_.eval_every > 0 && m.iter % options_.eval_every == 0);
-        if (eval) {
-            Stopwatch eval_clock;
-            m.loglik = evaluate();
-            m.loglik_word_per_token = m.loglik->loglik_word / num_tokens_;
-            m.loglik_per_token = m.loglik->loglik / num_tokens_;
-            if (hooks.on_evaluate) hooks.on_evaluate(m);
-            eval_s += eval_clock.seconds();
-        }
-        reporter.on_iteration(m, last);
-        if (hooks.after_iteration) {
-            Stopwatch hook_clock;
-            hooks.after_iteration(m);
-            eval_s += hook_clock.seconds();
-        }
-    }
+    detail::run_sweeps(*this, options_.eval_every, num_tokens_, reporter, true, hooks, last);
 }
 
 LdaModel Trainer::to_model(std::vector<std::string> vocab, std::string corpus_path) const {

@@ -92,6 +92,37 @@ class Reporter {
     virtual void on_iteration(const IterationMetrics& m, std::uint32_t last_iteration) = 0;
 };
 
+namespace detail {
+
+/// The sweep loop shared by the single-node and the distributed trainer: sweeps until
+/// `trainer.iterations_done()` reaches `last`, evaluates every `eval_every` sweeps and at the
+/// last one (then runs hooks.on_evaluate), reports each sweep when `report` is true, then runs
+/// hooks.after_iteration. time_s leaves evaluation and the hooks out: it measures training, not
+/// monitoring. T needs iterate(), evaluate() and iterations_done().
+template <class T>
+void run_sweeps(T& trainer, std::uint32_t eval_every, std::uint64_t num_tokens, Reporter& reporter,
+                bool report, const TrainHooks& hooks, std::uint32_t last) {
+    Stopwatch clock;
+    double monitoring_s = 0;
+    while (trainer.iterations_done() < last) {
+        IterationMetrics m = trainer.iterate();
+        m.time_s = clock.seconds() - monitoring_s;
+        const bool eval = m.iter == last || (eval_every > 0 && m.iter % eval_every == 0);
+        Stopwatch monitoring;
+        if (eval) {
+            m.loglik = trainer.evaluate();
+            m.loglik_word_per_token = m.loglik->loglik_word / num_tokens;
+            m.loglik_per_token = m.loglik->loglik / num_tokens;
+            if (hooks.on_evaluate) hooks.on_evaluate(m);
+        }
+        if (report) reporter.on_iteration(m, last);
+        if (hooks.after_iteration) hooks.after_iteration(m);
+        monitoring_s += monitoring.seconds();
+    }
+}
+
+}  // namespace detail
+
 /// Owns the blocks, tables and samplers of one training run. Not thread-safe: one thread
 /// drives it; it uses the Runtime's workers inside iterate().
 class Trainer {
