@@ -55,7 +55,7 @@ struct TrainFlags {
     std::string straggler;
 };
 
-double parse_alpha(const std::string& text, lda::LdaParams& p) {
+void parse_alpha(const std::string& text, lda::LdaParams& p) {
     // One value, or a comma-separated list of K values (asymmetric prior).
     std::vector<double> values;
     std::size_t pos = 0;
@@ -82,7 +82,6 @@ double parse_alpha(const std::string& text, lda::LdaParams& p) {
     } else {
         p.alpha_per_topic = values;
     }
-    return values[0];
 }
 
 /// Parses a size such as 512M, 16G, 1.5T or a plain byte count.
@@ -252,8 +251,9 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
                               "checkpoints are not supported with more than one rank yet");
         if (!f.trace.empty()) throw ConfigError("--trace", "not supported with more than one rank");
         if (!f.heldout.empty())
-            throw ConfigError("--heldout", "not supported with more than one rank yet; evaluate "
-                                           "the model with `rotor lda eval`");
+            throw ConfigError("--heldout",
+                              "not supported with more than one rank yet; evaluate "
+                              "the model with `rotor lda eval`");
         if (f.optimize_alpha > 0)
             throw ConfigError("--optimize-alpha", "not supported with more than one rank yet");
         if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
