@@ -1,0 +1,1 @@
+"""Helpers of bench/compare: corpora, peer runs, rotor runs, scoring and reports."""
