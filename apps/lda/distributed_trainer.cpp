@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/lda/parallel_sum.h"
 #include "comm/ring.h"
 #include "core/base/rng.h"
 #include "core/base/timer.h"
@@ -37,21 +38,6 @@ constexpr std::uint64_t kRankStream = 0x4452414e;    // "DRAN": docs across rank
 constexpr std::uint32_t kSliceMagic = 0x534c4943;  // "SLIC"
 /// How often the driving thread lets MPI progress a rotation while the workers sample.
 constexpr auto kProgressPeriod = std::chrono::microseconds(500);
-
-/// Sums `parts` chunks of [0, n) computed in parallel, in chunk order (see trainer.cpp).
-template <class F>
-double ordered_parallel_sum(sched::Runtime& rt, std::uint64_t n, F&& part) {
-    constexpr std::int64_t kChunks = 256;
-    std::vector<double> partial(kChunks, 0.0);
-    rt.parallel_for(0, kChunks, [&](std::int64_t lo, std::int64_t hi) {
-        for (std::int64_t c = lo; c < hi; ++c) {
-            const std::uint64_t b = n * c / kChunks;
-            const std::uint64_t e = n * (c + 1) / kChunks;
-            if (b < e) partial[c] = part(b, e);
-        }
-    });
-    return std::accumulate(partial.begin(), partial.end(), 0.0);
-}
 
 std::vector<std::byte> to_bytes(std::span<const std::uint32_t> words) {
     std::vector<std::byte> out(words.size_bytes());
@@ -583,10 +569,12 @@ LogLikelihood DistributedTrainer::evaluate() {
     // Between iterations rank p holds exactly its home slices and every other row is zero, so
     // summing the word part over all rows of all ranks counts each slice once.
     std::vector<double> parts(2, 0.0);
-    parts[0] = ordered_parallel_sum(runtime_, num_words_, [&](std::uint64_t b, std::uint64_t e) {
-        return likelihood_.word_part(word_topic_, static_cast<WordId>(b), static_cast<WordId>(e));
-    });
-    parts[1] = ordered_parallel_sum(
+    parts[0] =
+        detail::ordered_parallel_sum(runtime_, num_words_, [&](std::uint64_t b, std::uint64_t e) {
+            return likelihood_.word_part(word_topic_, static_cast<WordId>(b),
+                                         static_cast<WordId>(e));
+        });
+    parts[1] = detail::ordered_parallel_sum(
         runtime_, doc_topic_.num_docs(), [&](std::uint64_t b, std::uint64_t e) {
             return likelihood_.doc_part(doc_topic_, static_cast<DocId>(b), static_cast<DocId>(e));
         });

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/lda/parallel_sum.h"
 #include "core/base/error.h"
 #include "core/base/rng.h"
 #include "core/base/timer.h"
@@ -26,22 +27,6 @@ constexpr std::uint64_t kSampleStream = 0x53414d50;  // "SAMP"
 constexpr std::uint64_t kPickStream = 0x5049434b;    // "PICK": which free block a worker takes
 constexpr std::uint64_t kInitStream = 0x494e4954;    // "INIT"
 constexpr std::uint64_t kRowStream = 0x524f5753;     // "ROWS": doc permutation of the grid
-
-/// Sums `parts` chunks of [0, n) computed in parallel, in chunk order, so that the result does
-/// not depend on the thread count.
-template <class F>
-double ordered_parallel_sum(sched::Runtime& rt, std::uint64_t n, F&& part) {
-    constexpr std::int64_t kChunks = 256;
-    std::vector<double> partial(kChunks, 0.0);
-    rt.parallel_for(0, kChunks, [&](std::int64_t lo, std::int64_t hi) {
-        for (std::int64_t c = lo; c < hi; ++c) {
-            const std::uint64_t b = n * c / kChunks;
-            const std::uint64_t e = n * (c + 1) / kChunks;
-            if (b < e) partial[c] = part(b, e);
-        }
-    });
-    return std::accumulate(partial.begin(), partial.end(), 0.0);
-}
 
 }  // namespace
 
@@ -327,11 +312,11 @@ void Trainer::sweep_deterministic(IterationMetrics& m) {
 
 LogLikelihood Trainer::evaluate() const {
     const double words =
-        ordered_parallel_sum(runtime_, num_words_, [&](std::uint64_t b, std::uint64_t e) {
+        detail::ordered_parallel_sum(runtime_, num_words_, [&](std::uint64_t b, std::uint64_t e) {
             return likelihood_.word_part(word_topic_, static_cast<WordId>(b),
                                          static_cast<WordId>(e));
         });
-    const double docs = ordered_parallel_sum(
+    const double docs = detail::ordered_parallel_sum(
         runtime_, doc_topic_.num_docs(), [&](std::uint64_t b, std::uint64_t e) {
             return likelihood_.doc_part(doc_topic_, static_cast<DocId>(b), static_cast<DocId>(e));
         });

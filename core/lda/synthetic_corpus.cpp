@@ -83,4 +83,25 @@ SyntheticCorpus make_synthetic_corpus(const SyntheticSpec& spec) {
     return out;
 }
 
+double mean_best_cosine(const std::vector<std::vector<double>>& planted,
+                        const std::vector<std::vector<double>>& learned) {
+    auto cosine = [](const std::vector<double>& a, const std::vector<double>& b) {
+        double ab = 0, aa = 0, bb = 0;
+        for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
+            ab += a[i] * b[i];
+            aa += a[i] * a[i];
+            bb += b[i] * b[i];
+        }
+        return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0.0;
+    };
+    if (planted.empty()) return 0;
+    double sum = 0;
+    for (const auto& p : planted) {
+        double best = 0;
+        for (const auto& l : learned) best = std::max(best, cosine(p, l));
+        sum += best;
+    }
+    return sum / static_cast<double>(planted.size());
+}
+
 }  // namespace rotor::lda

@@ -39,4 +39,9 @@ struct SyntheticCorpus {
 /// Draws a corpus from `spec`. Deterministic in spec (including the seed). O(N log V).
 SyntheticCorpus make_synthetic_corpus(const SyntheticSpec& spec);
 
+/// How well `learned` topic-word rows (any scale; each of length V) recover `planted` ones: for
+/// every planted row the best cosine similarity over the learned rows, averaged. In [0, 1].
+double mean_best_cosine(const std::vector<std::vector<double>>& planted,
+                        const std::vector<std::vector<double>>& learned);
+
 }  // namespace rotor::lda

@@ -115,16 +115,6 @@ TEST(Trainer, LikelihoodMatchesBruteForce) {
     EXPECT_NEAR(got.loglik, lw + ld, 1e-6 * std::abs(lw + ld));
 }
 
-double cosine(const std::vector<double>& a, const std::vector<double>& b) {
-    double ab = 0, aa = 0, bb = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        ab += a[i] * b[i];
-        aa += a[i] * a[i];
-        bb += b[i] * b[i];
-    }
-    return ab / std::sqrt(aa * bb);
-}
-
 // Trained on a corpus drawn from planted topics, the model finds them again, and the
 // likelihood rises along the way.
 TEST(Trainer, RecoversPlantedTopics) {
@@ -154,13 +144,7 @@ TEST(Trainer, RecoversPlantedTopics) {
         for (TopicId k = 0; k < 8; ++k)
             phi[k][w] =
                 (t.word_topic().get(w, k) + 0.01) / (t.topic_totals()[k] + spec.vocab_size * 0.01);
-    double mean_best = 0;
-    for (const auto& planted : synth.topic_word) {
-        double best = 0;
-        for (const auto& learned : phi) best = std::max(best, cosine(planted, learned));
-        mean_best += best / synth.topic_word.size();
-    }
-    EXPECT_GE(mean_best, 0.9);
+    EXPECT_GE(mean_best_cosine(synth.topic_word, phi), 0.9);
 }
 
 TEST(Trainer, RejectsBadOptions) {

@@ -13,16 +13,6 @@
 namespace rotor::lda {
 namespace {
 
-double cosine(const std::vector<double>& a, const std::vector<double>& b) {
-    double ab = 0, aa = 0, bb = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        ab += a[i] * b[i];
-        aa += a[i] * a[i];
-        bb += b[i] * b[i];
-    }
-    return ab / std::sqrt(aa * bb);
-}
-
 TEST(TopicRecovery, PlantedTopicsComeBack) {
     SyntheticSpec spec;
     spec.num_docs = 400;
@@ -69,13 +59,7 @@ TEST(TopicRecovery, PlantedTopicsComeBack) {
     for (WordId w = 0; w < V; ++w) {
         wt.for_each_nonzero(w, [&](TopicId k, Count n) { phi[k][w] += n; });
     }
-    double mean_best = 0;
-    for (const auto& planted : c.topic_word) {
-        double best = 0;
-        for (const auto& inferred : phi) best = std::max(best, cosine(planted, inferred));
-        mean_best += best;
-    }
-    mean_best /= static_cast<double>(c.topic_word.size());
+    const double mean_best = mean_best_cosine(c.topic_word, phi);
     EXPECT_GE(mean_best, 0.9);
     RecordProperty("mean_best_cosine", std::to_string(mean_best));
 }
