@@ -258,6 +258,10 @@ void Trainer::sweep_dynamic(IterationMetrics& m) {
     m.effective_ratio = times.effective_ratio;
     m.load_cv = times.load_cv;
     m.overhead_ratio = times.overhead_ratio;
+    // Per-thread breakdown (HarpLDA+ Table 4: effective / wait / overhead).
+    m.extra_arrays.emplace_back("thread_compute_s", times.compute_s);
+    m.extra_arrays.emplace_back("thread_wait_s", times.wait_s);
+    m.extra_arrays.emplace_back("thread_other_s", times.other_s);
 }
 
 void Trainer::sweep_deterministic(IterationMetrics& m) {
@@ -308,6 +312,10 @@ void Trainer::sweep_deterministic(IterationMetrics& m) {
     m.effective_ratio = times.effective_ratio;
     m.load_cv = times.load_cv;
     m.overhead_ratio = times.overhead_ratio;
+    // Per-thread breakdown (HarpLDA+ Table 4: effective / wait / overhead).
+    m.extra_arrays.emplace_back("thread_compute_s", times.compute_s);
+    m.extra_arrays.emplace_back("thread_wait_s", times.wait_s);
+    m.extra_arrays.emplace_back("thread_other_s", times.other_s);
 }
 
 LogLikelihood Trainer::evaluate() const {
