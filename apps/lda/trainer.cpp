@@ -199,9 +199,36 @@ IterationMetrics Trainer::iterate() {
     return m;
 }
 
+double Trainer::reconcile_totals() {
+    // Exact reconciliation: every token move is recorded in exactly one copy, so
+    // n_k(new) = n_k(old) + Σ_p (ñ^p_k − n_k(old)).
+    const std::uint32_t k_count = options_.params.num_topics;
+    std::vector<TotalCount> next = totals_;
+    for (const auto& local : local_totals_)
+        for (std::uint32_t k = 0; k < k_count; ++k) next[k] += local[k] - totals_[k];
+    // STRADS eq. 1: Σ_p ‖ñ^p − n‖₁, the staleness of the copies (the caller divides by P·N).
+    double err = 0;
+    for (const auto& local : local_totals_)
+        for (std::uint32_t k = 0; k < k_count; ++k) err += std::abs(local[k] - next[k]);
+    totals_ = std::move(next);
+    return err;
+}
+
+void Trainer::record_times(IterationMetrics& m, const sched::IterationTimes& times,
+                           const std::vector<std::uint64_t>& sampled) {
+    m.iteration_s = times.wall_s;
+    m.tokens_sampled = std::accumulate(sampled.begin(), sampled.end(), std::uint64_t{0});
+    m.effective_ratio = times.effective_ratio;
+    m.load_cv = times.load_cv;
+    m.overhead_ratio = times.overhead_ratio;
+    // Per-thread breakdown (HarpLDA+ Table 4: effective / wait / overhead).
+    m.extra_arrays.emplace_back("thread_compute_s", times.compute_s);
+    m.extra_arrays.emplace_back("thread_wait_s", times.wait_s);
+    m.extra_arrays.emplace_back("thread_other_s", times.other_s);
+}
+
 void Trainer::sweep_dynamic(IterationMetrics& m) {
     const int threads = runtime_.threads();
-    const std::uint32_t k_count = options_.params.num_topics;
     sched::BlockScheduler scheduler(side_);
     sched::WorkerClocks clocks(threads);
     for (auto& local : local_totals_) local = totals_;
@@ -241,27 +268,10 @@ void Trainer::sweep_dynamic(IterationMetrics& m) {
                                  sweep_start + e.start_s, sweep_start + e.end_s});
     }
 
-    // Exact reconciliation: every token move is recorded in exactly one worker's copy, so
-    // n_k(new) = n_k(old) + Σ_p (ñ^p_k − n_k(old)).
-    std::vector<TotalCount> next = totals_;
-    for (const auto& local : local_totals_)
-        for (std::uint32_t k = 0; k < k_count; ++k) next[k] += local[k] - totals_[k];
-    // STRADS eq. 1: Δ_t = Σ_p ‖ñ^p − n‖₁ / (P·N), the staleness of the workers' copies.
-    double err = 0;
-    for (const auto& local : local_totals_)
-        for (std::uint32_t k = 0; k < k_count; ++k) err += std::abs(local[k] - next[k]);
-    totals_ = std::move(next);
+    const double err = reconcile_totals();
 
     m.s_error = err / (static_cast<double>(threads) * num_tokens_);
-    m.iteration_s = times.wall_s;
-    m.tokens_sampled = std::accumulate(sampled.begin(), sampled.end(), std::uint64_t{0});
-    m.effective_ratio = times.effective_ratio;
-    m.load_cv = times.load_cv;
-    m.overhead_ratio = times.overhead_ratio;
-    // Per-thread breakdown (HarpLDA+ Table 4: effective / wait / overhead).
-    m.extra_arrays.emplace_back("thread_compute_s", times.compute_s);
-    m.extra_arrays.emplace_back("thread_wait_s", times.wait_s);
-    m.extra_arrays.emplace_back("thread_other_s", times.other_s);
+    record_times(m, times, sampled);
 }
 
 void Trainer::sweep_deterministic(IterationMetrics& m) {
@@ -269,7 +279,6 @@ void Trainer::sweep_deterministic(IterationMetrics& m) {
     // starts from the same snapshot of n_k and its changes are summed at the end of the round,
     // so the result does not depend on which worker runs which block, nor in which order.
     const int threads = runtime_.threads();
-    const std::uint32_t k_count = options_.params.num_topics;
     const sched::DiagonalSchedule diag(side_);
     sched::WorkerClocks clocks(threads);
     std::vector<std::uint64_t> sampled(threads, 0);
@@ -297,25 +306,12 @@ void Trainer::sweep_deterministic(IterationMetrics& m) {
                 }
             }
         });
-        std::vector<TotalCount> next = totals_;
-        for (const auto& local : local_totals_)
-            for (std::uint32_t k = 0; k < k_count; ++k) next[k] += local[k] - totals_[k];
-        for (const auto& local : local_totals_)
-            for (std::uint32_t k = 0; k < k_count; ++k) err += std::abs(local[k] - next[k]);
-        totals_ = std::move(next);
+        err += reconcile_totals();
     }
     canonicalize_rows();
     const sched::IterationTimes times = clocks.end_iteration();
     m.s_error = err / (static_cast<double>(side_) * side_ * num_tokens_);
-    m.iteration_s = times.wall_s;
-    m.tokens_sampled = std::accumulate(sampled.begin(), sampled.end(), std::uint64_t{0});
-    m.effective_ratio = times.effective_ratio;
-    m.load_cv = times.load_cv;
-    m.overhead_ratio = times.overhead_ratio;
-    // Per-thread breakdown (HarpLDA+ Table 4: effective / wait / overhead).
-    m.extra_arrays.emplace_back("thread_compute_s", times.compute_s);
-    m.extra_arrays.emplace_back("thread_wait_s", times.wait_s);
-    m.extra_arrays.emplace_back("thread_other_s", times.other_s);
+    record_times(m, times, sampled);
 }
 
 LogLikelihood Trainer::evaluate() const {

@@ -25,7 +25,8 @@
 
 namespace rotor::sched {
 class Runtime;
-}
+struct IterationTimes;
+}  // namespace rotor::sched
 
 namespace rotor::lda {
 
@@ -175,6 +176,10 @@ class Trainer {
   private:
     void sweep_dynamic(IterationMetrics& m);
     void sweep_deterministic(IterationMetrics& m);
+    /// Folds the per-worker (or per-block) copies into totals_; returns Σ_p ‖ñ^p − n‖₁.
+    double reconcile_totals();
+    static void record_times(IterationMetrics& m, const sched::IterationTimes& times,
+                             const std::vector<std::uint64_t>& sampled);
     void rebuild_tables();
     void make_samplers();
     void canonicalize_rows();
