@@ -245,23 +245,26 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
     std::optional<core::LoadedCorpus> loaded;
     std::optional<sched::Runtime> runtime;
     std::unique_ptr<lda::JsonLinesReporter> metrics;
+    // Every rank holds the held-out corpus; rank 0 evaluates it (DistributedTrainer).
+    std::optional<lda::HeldoutEvaluator> heldout;
     lda::run_agreed(world, [&] {
         if (!f.resume.empty() || f.checkpoint_every > 0)
             throw ConfigError(f.resume.empty() ? "--checkpoint-every" : "--resume",
                               "checkpoints are not supported with more than one rank yet");
-        if (!f.trace.empty()) throw ConfigError("--trace", "not supported with more than one rank");
-        if (!f.heldout.empty())
-            throw ConfigError("--heldout",
-                              "not supported with more than one rank yet; evaluate "
-                              "the model with `rotor lda eval`");
-        if (f.optimize_alpha > 0)
-            throw ConfigError("--optimize-alpha", "not supported with more than one rank yet");
         if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
         if (f.threads < 0) throw ConfigError("--threads", "must be at least 1 (0: all cores)");
         if (!f.straggler.empty()) lda::parse_straggler(f.straggler, f.dist);
+        f.options.record_schedule = !f.trace.empty();
         f.options.validate();
         f.dist.validate(world.size());
         loaded.emplace(core::load_corpus(f.corpus, f.vocab));
+        if (!f.heldout.empty()) {
+            core::LoadedCorpus h = core::load_corpus(f.heldout, f.heldout_vocab);
+            lda::MappedCorpus mapped = lda::map_to_model(h.corpus, h.vocab ? &*h.vocab : nullptr,
+                                                         loaded->vocab ? &*loaded->vocab : nullptr,
+                                                         loaded->corpus.num_words(), f.heldout);
+            heldout.emplace(std::move(mapped.corpus), lda::FoldInOptions{});
+        }
         // Default: the cores shared out among the ranks (one node); give --threads per rank
         // when ranks run on separate nodes or NUMA domains.
         const int hw = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -279,7 +282,20 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
     lda::TeeReporter tee;
     if (!f.quiet && world.rank() == 0) tee.add(terminal);
     if (metrics) tee.add(*metrics);
-    trainer->train(tee, {}, f.options.iterations);
+    // The hooks run on every rank in the same order (run_sweeps), so their collectives match.
+    lda::TrainHooks hooks;
+    hooks.on_evaluate = [&](lda::IterationMetrics& m) {
+        if (heldout) {
+            const lda::HeldoutResult r = trainer->evaluate_heldout(*heldout);
+            m.extra.emplace_back("heldout_loglik_per_token", r.loglik_per_token());
+            m.extra.emplace_back("heldout_perplexity", r.perplexity());
+        }
+    };
+    hooks.after_iteration = [&](const lda::IterationMetrics& m) {
+        // Minka's update every N sweeps from all ranks' histograms; the same α on every rank.
+        if (f.optimize_alpha > 0 && m.iter % f.optimize_alpha == 0) trainer->optimize_alpha();
+    };
+    trainer->train(tee, hooks, f.options.iterations);
 
     std::vector<std::string> vocab;
     if (loaded->vocab && world.rank() == 0) {
@@ -287,10 +303,13 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
             vocab.emplace_back(loaded->vocab->word(w));
     }
     lda::LdaModel model = trainer->gather_model(std::move(vocab), f.corpus);
+    std::vector<std::vector<lda::BlockRun>> timeline;
+    if (!f.trace.empty()) timeline = trainer->gather_schedule();
     lda::run_agreed(world, [&] {
         if (world.rank() != 0) return;
         lda::save_model(model, f.out);
         if (metrics) metrics->commit();
+        if (!f.trace.empty()) lda::write_chrome_trace_ranks(f.trace, timeline, runtime->threads());
     });
     if (!f.quiet && world.rank() == 0) fmt::print("rotor: model written to {}\n", f.out);
 }

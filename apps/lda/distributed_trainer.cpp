@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <mutex>
 #include <numeric>
 #include <thread>
@@ -42,6 +43,12 @@ constexpr auto kProgressPeriod = std::chrono::microseconds(500);
 std::vector<std::byte> to_bytes(std::span<const std::uint32_t> words) {
     std::vector<std::byte> out(words.size_bytes());
     if (!words.empty()) std::memcpy(out.data(), words.data(), out.size());
+    return out;
+}
+
+std::vector<std::byte> doubles_to_bytes(std::span<const double> values) {
+    std::vector<std::byte> out(values.size_bytes());
+    if (!values.empty()) std::memcpy(out.data(), values.data(), out.size());
     return out;
 }
 
@@ -228,12 +235,42 @@ DistributedTrainer::DistributedTrainer(const core::Corpus& corpus, const TrainOp
     comm_.allreduce_sum(totals_);
     init_word_topic(word_w);
 
-    LdaParams p = options_.params;
-    for (int w = 0; w < threads; ++w)
-        samplers_.push_back(std::make_unique<SparseLdaSampler>(p, num_words_));
+    alpha_ = options_.params.topic_alphas();
+    make_samplers();
     local_totals_.assign(threads, std::vector<TotalCount>(k_count, 0));
     scheduler_ = std::make_unique<sched::BlockScheduler>(side_);
     if (dist_.timer) timer_.emplace(dist_.timer_params);
+    if (options_.record_schedule) {
+        // One time origin for every rank's timeline (to within the barrier's latency).
+        comm_.barrier();
+        since_start_.reset();
+    }
+}
+
+void DistributedTrainer::make_samplers() {
+    // As the single-node trainer: a symmetric α stays symmetric (the sampler's fast path).
+    LdaParams p = options_.params;
+    const bool symmetric =
+        std::all_of(alpha_.begin(), alpha_.end(), [&](double a) { return a == alpha_.front(); });
+    if (symmetric) {
+        p.alpha = alpha_.front();
+        p.alpha_per_topic.clear();
+    } else {
+        p.alpha_per_topic = alpha_;
+    }
+    samplers_.clear();
+    for (int w = 0; w < runtime_.threads(); ++w)
+        samplers_.push_back(std::make_unique<SparseLdaSampler>(p, num_words_));
+    likelihood_ = Likelihood(p, std::max<std::uint32_t>(num_words_, 1));
+}
+
+void DistributedTrainer::set_alpha(std::vector<double> alpha) {
+    if (alpha.size() != options_.params.num_topics)
+        throw ConfigError("--alpha", "needs one value per topic");
+    for (double a : alpha)
+        if (!(a > 0) || !std::isfinite(a)) throw ConfigError("--alpha", "values must be positive");
+    alpha_ = std::move(alpha);
+    make_samplers();
 }
 
 DistributedTrainer::~DistributedTrainer() = default;
@@ -348,6 +385,7 @@ std::uint64_t DistributedTrainer::compute(int slice, std::uint32_t iter, int pha
     const bool slow = rank_ == dist_.straggler_rank && dist_.straggler_factor > 1;
     const double extra = dist_.straggler_factor - 1;
     std::vector<std::uint64_t> sampled(runtime_.threads(), 0);
+    std::mutex record_mutex;
 
     const auto worker = [&](int w) {
         sched::WorkerClock& clock = st.clocks.clock(w);
@@ -364,6 +402,7 @@ std::uint64_t DistributedTrainer::compute(int slice, std::uint32_t iter, int pha
             if (!b) break;
             const std::size_t id = static_cast<std::size_t>(b->row) * side_ + b->col;
             std::uint64_t n = 0;
+            const double start = options_.record_schedule ? since_start_.seconds() : 0.0;
             {
                 sched::PhaseTimer t(clock, sched::Phase::kCompute);
                 Stopwatch block_watch;
@@ -371,6 +410,11 @@ std::uint64_t DistributedTrainer::compute(int slice, std::uint32_t iter, int pha
                     {options_.seed, kSampleStream, iter, static_cast<std::uint64_t>(rank_), id});
                 n = sampler.sample_block(blocks_[id], doc_topic_, word_topic_, local, rng, &stop);
                 if (slow) slow_down(extra * block_watch.seconds(), stop);
+            }
+            if (options_.record_schedule) {
+                const double end = since_start_.seconds();
+                std::lock_guard lock(record_mutex);
+                schedule_.push_back({iter, w, b->row, b->col, start, end});
             }
             sampled[w] += n;
             scheduler.release(*b, n == blocks_[id].num_tokens());
@@ -625,7 +669,7 @@ LdaModel DistributedTrainer::gather_model(std::vector<std::string> vocab, std::s
 
     const std::uint32_t k_count = options_.params.num_topics;
     model.info.num_topics = k_count;
-    model.info.alpha = options_.params.topic_alphas();
+    model.info.alpha = alpha_;
     model.info.beta = options_.params.beta;
     model.info.num_words = num_words_;
     model.info.num_docs = num_docs_;
@@ -654,6 +698,138 @@ LdaModel DistributedTrainer::gather_model(std::vector<std::string> vocab, std::s
     model.doc_labels = all_labels_;
     model.topic_totals = totals_;
     return model;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Held-out evaluation, α, timeline
+
+HeldoutResult DistributedTrainer::evaluate_heldout(const HeldoutEvaluator& heldout) {
+    const std::span<const WordId> wanted = heldout.words();  // ascending
+    // The held-out words of rank q's home slices, in the order both sides agree on.
+    const auto home_words = [&](int q) {
+        std::vector<WordId> out;
+        for (int slot = 0; slot < 2; ++slot) {
+            const auto& sw = slice_words_[2 * q + slot];
+            std::set_intersection(sw.begin(), sw.end(), wanted.begin(), wanted.end(),
+                                  std::back_inserter(out));
+        }
+        return out;
+    };
+    scratch_.clear();
+    if (rank_ != 0) word_topic_.pack_rows(home_words(rank_), scratch_);
+    const auto rows_in = comm_.gather(to_bytes(scratch_), 0);
+
+    HeldoutResult result;
+    if (rank_ == 0) {
+        // Rows of slices rank 0 does not hold are zero between iterations: borrow them there.
+        std::vector<WordId> borrowed;
+        const auto give_back = [&] {
+            const std::vector<std::uint32_t> zeros(borrowed.size(), 0);
+            word_topic_.unpack_rows(borrowed, zeros);
+        };
+        try {
+            std::vector<std::uint32_t> in;
+            for (int q = 1; q < ranks_; ++q) {
+                const std::vector<WordId> words = home_words(q);
+                from_bytes(rows_in[q], in, rank_, "held-out rows");
+                std::size_t used = 0;
+                try {
+                    used = word_topic_.unpack_rows(words, in);
+                } catch (const InputError& e) {
+                    throw CommError(rank_,
+                                    fmt::format("held-out rows of rank {}: {}", q, e.what()));
+                }
+                borrowed.insert(borrowed.end(), words.begin(), words.end());
+                if (used != in.size())
+                    throw CommError(rank_,
+                                    fmt::format("held-out rows of rank {}: {} trailing words", q,
+                                                in.size() - used));
+            }
+            LdaParams p = options_.params;
+            p.alpha_per_topic = alpha_;
+            const RangeLoop loop = [this](
+                                       std::int64_t b, std::int64_t e,
+                                       const std::function<void(std::int64_t, std::int64_t)>& fn) {
+                runtime_.parallel_for(b, e, fn);
+            };
+            result = heldout.evaluate(word_topic_, totals_, p, loop);
+        } catch (...) {
+            give_back();
+            throw;
+        }
+        give_back();
+    }
+    static_assert(std::is_trivially_copyable_v<HeldoutResult>);
+    std::vector<std::byte> buf(sizeof(HeldoutResult));
+    std::memcpy(buf.data(), &result, sizeof result);
+    comm_.broadcast(buf, 0);
+    if (buf.size() != sizeof result) throw CommError(rank_, "held-out result: bad size");
+    std::memcpy(&result, buf.data(), sizeof result);
+    return result;
+}
+
+DocTopicHistograms DistributedTrainer::doc_topic_histograms() {
+    const std::uint32_t k_count = options_.params.num_topics;
+    DocTopicHistograms h = lda::doc_topic_histograms(doc_topic_);
+    // Pad every histogram to its longest over the ranks, then sum element-wise.
+    std::vector<std::int64_t> len(k_count + 1);
+    for (std::uint32_t k = 0; k < k_count; ++k)
+        len[k] = static_cast<std::int64_t>(h.topic_counts[k].size());
+    len[k_count] = static_cast<std::int64_t>(h.doc_lengths.size());
+    comm_.allreduce_max(len);
+    std::vector<std::int64_t> flat;
+    flat.reserve(
+        static_cast<std::size_t>(std::accumulate(len.begin(), len.end(), std::int64_t{0})));
+    const auto append = [&](std::vector<std::uint64_t>& v, std::int64_t n) {
+        v.resize(static_cast<std::size_t>(n), 0);
+        for (std::uint64_t x : v) flat.push_back(static_cast<std::int64_t>(x));
+    };
+    for (std::uint32_t k = 0; k < k_count; ++k) append(h.topic_counts[k], len[k]);
+    append(h.doc_lengths, len[k_count]);
+    comm_.allreduce_sum(flat);
+    std::size_t pos = 0;
+    const auto take = [&](std::vector<std::uint64_t>& v) {
+        for (auto& x : v) x = static_cast<std::uint64_t>(flat[pos++]);
+    };
+    for (std::uint32_t k = 0; k < k_count; ++k) take(h.topic_counts[k]);
+    take(h.doc_lengths);
+    return h;
+}
+
+bool DistributedTrainer::optimize_alpha(const AlphaOptimizerOptions& options) {
+    options.validate();  // on every rank alike, before any collective
+    const DocTopicHistograms hist = doc_topic_histograms();
+    // Rank 0 computes and broadcasts: every rank gets bit-identical α, whatever its libm.
+    std::vector<double> msg;
+    if (rank_ == 0) {
+        const AlphaOptimizerResult r = lda::optimize_alpha(hist, alpha_, options);
+        msg.push_back(r.updated ? 1.0 : 0.0);
+        msg.insert(msg.end(), r.alpha.begin(), r.alpha.end());
+    }
+    std::vector<std::byte> buf = doubles_to_bytes(msg);
+    comm_.broadcast(buf, 0);
+    if (buf.size() != (alpha_.size() + 1) * sizeof(double))
+        throw CommError(rank_, "optimised alpha: bad size");
+    msg.resize(alpha_.size() + 1);
+    std::memcpy(msg.data(), buf.data(), buf.size());
+    if (msg[0] == 0.0) return false;
+    set_alpha(std::vector<double>(msg.begin() + 1, msg.end()));
+    return true;
+}
+
+std::vector<std::vector<BlockRun>> DistributedTrainer::gather_schedule() {
+    static_assert(std::is_trivially_copyable_v<BlockRun>);
+    const auto all = comm_.gather(std::as_bytes(std::span<const BlockRun>(schedule_)), 0);
+    std::vector<std::vector<BlockRun>> out;
+    if (rank_ != 0) return out;
+    out.resize(ranks_);
+    for (int q = 0; q < ranks_; ++q) {
+        if (all[q].size() % sizeof(BlockRun) != 0)
+            throw CommError(rank_, fmt::format("timeline of rank {}: bad size", q));
+        out[q].resize(all[q].size() / sizeof(BlockRun));
+        if (!all[q].empty()) std::memcpy(out[q].data(), all[q].data(), all[q].size());
+    }
+    return out;
 }
 
 // ---------------------------------------------------------------------------------------------

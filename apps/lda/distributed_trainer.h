@@ -36,8 +36,11 @@
 #include "apps/lda/trainer.h"
 #include "comm/communicator.h"
 #include "core/base/error.h"
+#include "core/base/timer.h"
 #include "core/corpus/corpus.h"
+#include "core/lda/alpha_optimizer.h"
 #include "core/lda/doc_topic_table.h"
+#include "core/lda/heldout.h"
 #include "core/lda/likelihood.h"
 #include "core/lda/model.h"
 #include "core/lda/sampler.h"
@@ -122,6 +125,33 @@ class DistributedTrainer {
     /// single-node trainer writes it); an empty model on the other ranks.
     LdaModel gather_model(std::vector<std::string> vocab, std::string corpus_path);
 
+    /// Collective: held-out document completion (--heldout) of the current state, the same
+    /// numbers the single-node trainer reports for the same counts and α. Every rank passes an
+    /// evaluator of the same held-out corpus. Rank 0 borrows the rows of heldout.words() from
+    /// their home ranks into its own table (which holds only its home slices between
+    /// iterations), evaluates with its runtime's workers, zeroes the borrowed rows again and
+    /// broadcasts the result: equal on every rank. Memory: one gathered message of those rows
+    /// on rank 0; nothing on the others.
+    HeldoutResult evaluate_heldout(const HeldoutEvaluator& heldout);
+    /// Collective: the doc-topic histograms of every rank's docs, summed; equal on every rank.
+    DocTopicHistograms doc_topic_histograms();
+    /// Collective (--optimize-alpha): Minka's update of an asymmetric α from the histograms of
+    /// all docs, computed on rank 0 and broadcast, so every rank's samplers use the same α.
+    /// Returns whether α was updated (the same on every rank).
+    bool optimize_alpha(const AlphaOptimizerOptions& options = {});
+    /// α_k in force (size K), the same on every rank.
+    const std::vector<double>& alpha() const noexcept { return alpha_; }
+    /// Sets α on this rank (size K, each > 0; ConfigError otherwise) and rebuilds the samplers.
+    /// Not collective: every rank must pass the same values (optimize_alpha() does).
+    void set_alpha(std::vector<double> alpha);
+
+    /// Block runs of this rank recorded so far (options.record_schedule): worker = the rank's
+    /// worker, col = s·c + j (group j of slice s); seconds since the trainer was constructed,
+    /// the ranks' clocks started together after a barrier.
+    const std::vector<BlockRun>& schedule() const noexcept { return schedule_; }
+    /// Collective: every rank's schedule() on rank 0 (index = rank); empty on the others.
+    std::vector<std::vector<BlockRun>> gather_schedule();
+
     // Read access for tests and the CLI (no communication).
     int rank() const noexcept { return rank_; }
     int ranks() const noexcept { return ranks_; }
@@ -152,6 +182,7 @@ class DistributedTrainer {
     void init_word_topic(const std::vector<std::uint64_t>& global_freq);
     std::vector<std::byte> pack_slice(int slice);
     void unpack_slice(int slice, const std::vector<std::byte>& buf);
+    void make_samplers();
     /// Samples the rank's tokens of `slice` with the intra-node scheduler (stopped by the timer,
     /// if on) while `in_flight` (may be null) progresses. Returns the tokens sampled.
     std::uint64_t compute(int slice, std::uint32_t iter, int phase, Round& state,
@@ -185,6 +216,9 @@ class DistributedTrainer {
     std::optional<sched::TimerControl> timer_;
     std::vector<RankMetrics> rank_metrics_;
     std::uint32_t iterations_done_ = 0;
+    std::vector<double> alpha_;
+    Stopwatch since_start_;
+    std::vector<BlockRun> schedule_;
 };
 
 /// An error every rank agreed on (Communicator::agree_on_failure): all ranks throw it with the

@@ -5,6 +5,7 @@
 
 #include <span>
 #include <string>
+#include <vector>
 
 #include "apps/lda/trainer.h"
 
@@ -12,5 +13,12 @@ namespace rotor::lda {
 
 /// Writes `runs` as a JSON trace-event file, atomically. Throws SystemError.
 void write_chrome_trace(const std::string& path, std::span<const BlockRun> runs, int workers);
+
+/// The distributed trainer's timeline (`mpiexec -n P rotor lda train --trace FILE`): one process
+/// per rank (pid = rank, named "rank r"), one track per worker of that rank; runs_by_rank[r] are
+/// rank r's block runs (column s·c + j: group j of slice s). Written atomically. Throws
+/// SystemError.
+void write_chrome_trace_ranks(const std::string& path,
+                              std::span<const std::vector<BlockRun>> runs_by_rank, int workers);
 
 }  // namespace rotor::lda

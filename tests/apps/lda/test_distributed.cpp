@@ -5,13 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 
 #include "comm/inprocess_communicator.h"
 #include "core/base/timer.h"
 #include "tests/apps/lda/test_distributed_cases.h"
+#include "tests/apps/lda/test_distributed_flags_cases.h"
 
 namespace rotor::lda {
 namespace {
@@ -30,6 +34,23 @@ TEST_P(DistributedRanks, GatheredModelIsWhole) {
 
 TEST_P(DistributedRanks, AgreedFailureReachesEveryRank) {
     comm::run_ranks(GetParam(), [](comm::Communicator& c) { case_agreed_failure(c); });
+}
+
+TEST_P(DistributedRanks, HeldoutMatchesGatheredModel) {
+    comm::run_ranks(GetParam(),
+                    [](comm::Communicator& c) { case_heldout_matches_gathered_model(c); });
+}
+
+TEST_P(DistributedRanks, OptimizeAlphaIsSharedByEveryRank) {
+    comm::run_ranks(GetParam(), [](comm::Communicator& c) { case_optimize_alpha(c); });
+}
+
+TEST_P(DistributedRanks, ScheduleGathersOneProcessPerRank) {
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("rotor-dist-trace-" + std::to_string(::getpid()) + "-" +
+                               std::to_string(GetParam()) + ".json"))
+                                 .string();
+    comm::run_ranks(GetParam(), [&](comm::Communicator& c) { case_schedule(c, path); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, DistributedRanks, ::testing::Values(1, 2, 3, 4));

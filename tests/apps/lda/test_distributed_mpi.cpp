@@ -2,9 +2,15 @@
 // tests/comm/mpi_test_main.cpp: MPI first, then GoogleTest; only rank 0 prints the report).
 // Every test is collective: all ranks run the same tests in the same order.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "comm/mpi_communicator.h"
 #include "tests/apps/lda/test_distributed_cases.h"
+#include "tests/apps/lda/test_distributed_flags_cases.h"
 #include "tests/comm/mpi_test_env.h"
 
 namespace rotor::lda {
@@ -31,6 +37,21 @@ TEST(DistributedMpi, StragglerWithTimerReportsLowerRatio) {
 }
 
 TEST(DistributedMpi, AgreedFailureReachesEveryRank) { case_agreed_failure(*world()); }
+
+TEST(DistributedMpi, HeldoutMatchesGatheredModel) { case_heldout_matches_gathered_model(*world()); }
+
+TEST(DistributedMpi, OptimizeAlphaIsSharedByEveryRank) { case_optimize_alpha(*world()); }
+
+TEST(DistributedMpi, ScheduleGathersOneProcessPerRank) {
+    auto c = world();
+    // Rank 0 alone writes the file: its pid names it.
+    std::vector<std::int64_t> pid{c->rank() == 0 ? static_cast<std::int64_t>(::getpid()) : 0};
+    c->allreduce_sum(pid);
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("rotor-dist-trace-mpi-" + std::to_string(pid[0]) + ".json"))
+                                 .string();
+    case_schedule(*c, path);
+}
 
 }  // namespace
 }  // namespace rotor::lda
