@@ -26,11 +26,19 @@ struct Block {
     friend bool operator==(const Block&, const Block&) = default;
 };
 
+/// A block handed out by BlockScheduler::acquire_job(): the block and which of the round's
+/// sweeps over it this run is (0-based; always 0 in a one-sweep round).
+struct Job {
+    Block block;
+    int sweep = 0;
+};
+
 /// One block's run, as recorded by BlockScheduler when recording is on. Times are seconds since
 /// the scheduler was constructed (steady clock), taken under the scheduler's lock, so for two
 /// blocks sharing a row or column one's end_s <= the other's start_s.
 struct ScheduleEvent {
     Block block;
+    int sweep = 0;           ///< Job::sweep of this run
     int worker = -1;         ///< the `worker` argument of acquire(), -1 if not given
     double start_s = 0;      ///< when acquire() handed the block out
     double end_s = 0;        ///< when release() took it back
@@ -52,6 +60,13 @@ class BlockScheduler {
 
     /// Starts an iteration: every block active and not done, no stop. Precondition: no block busy.
     void reset();
+    /// Starts a round of `sweeps` >= 1 sweeps over every block, without a barrier between them
+    /// (docs/scheduler.md, "Pipelined sweeps"): a block may start its next sweep as soon as its
+    /// row and column are free, provided it is at most one sweep ahead of the slowest block, and
+    /// blocks of the slowest sweep are preferred. So the tail of one sweep overlaps the start of
+    /// the next; only the last sweep of the round ends with idle workers. Throws ConfigError
+    /// (key "iterations") for sweeps < 1. Precondition: no block busy.
+    void reset_sweeps(int sweeps);
     /// Starts a round in which only the blocks whose column is in `cols` are active (the
     /// distributed trainer holds only some columns). Duplicates are ignored; a column outside
     /// [0, L) throws ConfigError (key "blocks"). Precondition: no block busy.
@@ -64,9 +79,15 @@ class BlockScheduler {
     /// waits until a release() frees one. Returns nullopt when every active block is done or
     /// stop() was called. `worker` is only used for recording.
     std::optional<Block> acquire(Rng& rng, int worker = -1);
+    /// acquire(), also saying which sweep of the round the block is in.
+    std::optional<Job> acquire_job(Rng& rng, int worker = -1);
     /// Gives back a block returned by acquire(). `completed` = false leaves it not done, so it
     /// is handed out again later in the round (e.g. a worker stopped by the timer mid-block).
-    void release(Block block, bool completed);
+    /// Returns s >= 1 when this release completed sweep s of every active block (the sweep's
+    /// last block), else 0. In a one-sweep round, 1 on the round's last completed block.
+    int release(Block block, bool completed);
+    /// Sweeps that every active block has completed in this round.
+    int sweeps_done() const;
 
     /// Makes every acquire(), current and future, return nullopt until the next reset().
     /// Busy blocks stay busy until released. Safe from any thread (e.g. a timer thread).
@@ -87,7 +108,7 @@ class BlockScheduler {
     using Clock = std::chrono::steady_clock;
     int id(Block b) const noexcept { return b.row * side_ + b.col; }
     bool is_free(int block_id) const noexcept;
-    void reset_locked(const std::vector<int>& active);
+    void reset_locked(const std::vector<int>& active, int sweeps);
     double now_s() const noexcept;
 
     const int side_;
@@ -99,6 +120,10 @@ class BlockScheduler {
     std::vector<int> pending_;     ///< active blocks not done, any order
     std::vector<int> pending_at_;  ///< position of each block in pending_, -1 if absent
     std::vector<int> candidates_;  ///< scratch for acquire()
+    std::vector<int> done_;        ///< per block: sweeps completed in this round
+    int sweeps_ = 1;               ///< sweeps each active block does in this round
+    int min_done_ = 0;             ///< min of done_ over active blocks
+    int at_min_ = 0;               ///< active blocks with done_ == min_done_
     int busy_ = 0;
     bool stopped_ = false;
     bool recording_ = false;

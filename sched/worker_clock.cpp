@@ -62,4 +62,57 @@ IterationTimes WorkerClocks::end_iteration() const {
     return summarize_times(compute, wait, wall);
 }
 
+LiveClocks::LiveClocks(int workers) : workers_(workers) {
+    if (workers < 1) {
+        throw ConfigError("threads", "must be at least 1, got " + std::to_string(workers));
+    }
+    slots_ = std::make_unique<Slot[]>(static_cast<std::size_t>(workers));
+}
+
+void LiveClocks::enter(int worker, Phase phase) {
+    ROTOR_ASSERT(worker >= 0 && worker < workers_, "worker index out of range");
+    Slot& s = slots_[static_cast<std::size_t>(worker)];
+    const double now = wall_.seconds();
+    std::lock_guard lock(s.mutex);
+    ROTOR_ASSERT(s.phase < 0, "LiveClocks: a worker entered a phase while in one");
+    s.phase = static_cast<int>(phase);
+    s.since_s = now;
+}
+
+void LiveClocks::leave(int worker) {
+    ROTOR_ASSERT(worker >= 0 && worker < workers_, "worker index out of range");
+    Slot& s = slots_[static_cast<std::size_t>(worker)];
+    const double now = wall_.seconds();
+    std::lock_guard lock(s.mutex);
+    ROTOR_ASSERT(s.phase >= 0, "LiveClocks: a worker left no phase");
+    (s.phase == static_cast<int>(Phase::kCompute) ? s.compute_s : s.wait_s) += now - s.since_s;
+    s.phase = -1;
+}
+
+LiveClocks::Snapshot LiveClocks::snapshot() const {
+    Snapshot out;
+    out.wall_s = wall_.seconds();
+    for (int w = 0; w < workers_; ++w) {
+        const Slot& s = slots_[static_cast<std::size_t>(w)];
+        std::lock_guard lock(s.mutex);
+        const double running = s.phase >= 0 ? std::max(0.0, out.wall_s - s.since_s) : 0.0;
+        out.compute_s.push_back(s.compute_s +
+                                (s.phase == static_cast<int>(Phase::kCompute) ? running : 0.0));
+        out.wait_s.push_back(s.wait_s +
+                             (s.phase == static_cast<int>(Phase::kWait) ? running : 0.0));
+    }
+    return out;
+}
+
+IterationTimes LiveClocks::between(const Snapshot& from, const Snapshot& to) {
+    ROTOR_ASSERT(from.compute_s.size() == to.compute_s.size(), "snapshots of different clocks");
+    std::vector<double> compute;
+    std::vector<double> wait;
+    for (std::size_t w = 0; w < to.compute_s.size(); ++w) {
+        compute.push_back(std::max(0.0, to.compute_s[w] - from.compute_s[w]));
+        wait.push_back(std::max(0.0, to.wait_s[w] - from.wait_s[w]));
+    }
+    return summarize_times(compute, wait, std::max(0.0, to.wall_s - from.wall_s));
+}
+
 }  // namespace rotor::sched

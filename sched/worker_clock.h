@@ -4,6 +4,8 @@
 // into effective_ratio, load_cv and overhead_ratio.
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -71,6 +73,59 @@ class WorkerClocks {
   private:
     std::vector<WorkerClock> clocks_;
     Stopwatch wall_;
+};
+
+/// Per-worker clocks that can be read while the workers run, for pipelined sweeps: a sweep ends
+/// when its last block is released, while the other workers are inside blocks of the next one,
+/// so its accounting must count their time up to that moment. Each worker enters and leaves
+/// phases on its own slot (a mutex per slot, uncontended but for snapshots); snapshot() may be
+/// called from any thread.
+class LiveClocks {
+  public:
+    /// Cumulative seconds per worker since construction, and the wall seconds, at one moment.
+    struct Snapshot {
+        double wall_s = 0;
+        std::vector<double> compute_s;
+        std::vector<double> wait_s;
+    };
+
+    explicit LiveClocks(int workers);
+    int workers() const noexcept { return workers_; }
+    /// Worker `worker` starts `phase` (it must not be in a phase).
+    void enter(int worker, Phase phase);
+    /// Worker `worker` ends its phase, adding the elapsed seconds to it.
+    void leave(int worker);
+    /// Every worker's seconds so far, a phase in progress counted up to now.
+    Snapshot snapshot() const;
+    /// The accounting of the interval between two snapshots (`from` taken first).
+    static IterationTimes between(const Snapshot& from, const Snapshot& to);
+
+  private:
+    struct alignas(64) Slot {
+        mutable std::mutex mutex;
+        double compute_s = 0;
+        double wait_s = 0;
+        int phase = -1;      ///< the Phase in progress, -1 for none
+        double since_s = 0;  ///< when it began, on wall_
+    };
+    int workers_;
+    std::unique_ptr<Slot[]> slots_;
+    Stopwatch wall_;
+};
+
+/// Times one phase of one worker of LiveClocks, from construction to destruction.
+class LivePhase {
+  public:
+    LivePhase(LiveClocks& clocks, int worker, Phase phase) : clocks_(clocks), worker_(worker) {
+        clocks_.enter(worker, phase);
+    }
+    LivePhase(const LivePhase&) = delete;
+    LivePhase& operator=(const LivePhase&) = delete;
+    ~LivePhase() { clocks_.leave(worker_); }
+
+  private:
+    LiveClocks& clocks_;
+    int worker_;
 };
 
 }  // namespace rotor::sched

@@ -226,6 +226,12 @@ void run_train(TrainFlags& f) {
             m.iter < f.options.iterations)
             lda::write_checkpoint(f.checkpoint_dir, trainer, f.options, print);
     };
+    // Sweeps run back to back, without a barrier, except before the iterations whose hook reads
+    // or changes the state.
+    hooks.needs_state = [&](std::uint32_t iter) {
+        return (f.optimize_alpha > 0 && iter % f.optimize_alpha == 0) ||
+               (f.checkpoint_every > 0 && iter % f.checkpoint_every == 0);
+    };
     if (trainer.iterations_done() < f.options.iterations)
         trainer.train(tee, hooks, f.options.iterations);
 

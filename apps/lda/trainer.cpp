@@ -187,16 +187,25 @@ void Trainer::set_alpha(std::vector<double> alpha) {
 
 Trainer::~Trainer() = default;
 
-IterationMetrics Trainer::iterate() {
-    IterationMetrics m;
-    m.iter = ++iterations_done_;
-    if (options_.deterministic)
+IterationMetrics Trainer::iterate() { return iterate_span(1, {}); }
+
+IterationMetrics Trainer::iterate_span(std::uint32_t sweeps,
+                                       const std::function<void(IterationMetrics&)>& on_sweep) {
+    ROTOR_ASSERT(sweeps >= 1, "iterate_span needs at least one sweep");
+    if (!options_.deterministic) return sweep_dynamic(sweeps, on_sweep);
+    for (std::uint32_t s = 1;; ++s) {
+        IterationMetrics m;
+        m.iter = ++iterations_done_;
         sweep_deterministic(m);
-    else
-        sweep_dynamic(m);
+        finish_metrics(m);
+        if (s == sweeps) return m;
+        if (on_sweep) on_sweep(m);
+    }
+}
+
+void Trainer::finish_metrics(IterationMetrics& m) const {
     m.tokens_per_s = m.iteration_s > 0 ? m.tokens_sampled / m.iteration_s : 0;
     m.processed_ratio = num_tokens_ ? static_cast<double>(m.tokens_sampled) / num_tokens_ : 1.0;
-    return m;
 }
 
 double Trainer::reconcile_totals() {
@@ -214,10 +223,8 @@ double Trainer::reconcile_totals() {
     return err;
 }
 
-void Trainer::record_times(IterationMetrics& m, const sched::IterationTimes& times,
-                           const std::vector<std::uint64_t>& sampled) {
+void Trainer::record_times(IterationMetrics& m, const sched::IterationTimes& times) {
     m.iteration_s = times.wall_s;
-    m.tokens_sampled = std::accumulate(sampled.begin(), sampled.end(), std::uint64_t{0});
     m.effective_ratio = times.effective_ratio;
     m.load_cv = times.load_cv;
     m.overhead_ratio = times.overhead_ratio;
@@ -227,51 +234,116 @@ void Trainer::record_times(IterationMetrics& m, const sched::IterationTimes& tim
     m.extra_arrays.emplace_back("thread_other_s", times.other_s);
 }
 
-void Trainer::sweep_dynamic(IterationMetrics& m) {
+IterationMetrics Trainer::sweep_dynamic(std::uint32_t sweeps,
+                                        const std::function<void(IterationMetrics&)>& on_sweep) {
+    // Sweeps back to back (BlockScheduler::reset_sweeps): a worker that finds no free block of
+    // the slowest sweep starts one of the next, so the tail of a sweep costs no idle time. Sweep
+    // s ends when its last block is released; its metrics cover the wall time since the previous
+    // sweep ended, with the other workers' time counted up to that moment (LiveClocks).
+    // Each block samples against a copy of the topic totals taken when it starts; its changes
+    // are folded exactly into totals_ when it ends, before the block is released.
     const int threads = runtime_.threads();
+    const std::uint32_t k_count = options_.params.num_topics;
+    const std::uint32_t first = iterations_done_ + 1;
     sched::BlockScheduler scheduler(side_);
-    sched::WorkerClocks clocks(threads);
+    sched::LiveClocks clocks(threads);
+    base_totals_.assign(static_cast<std::size_t>(threads), totals_);
     for (auto& local : local_totals_) local = totals_;
-    std::vector<std::uint64_t> sampled(threads, 0);
-    const std::uint64_t iter = m.iter;
 
-    scheduler.reset();
+    // Per sweep: tokens sampled (added before the block's release, so complete when the sweep
+    // is) and the staleness of the copies folded in (under totals_mutex).
+    std::vector<std::atomic<std::uint64_t>> sampled(sweeps);
+    std::vector<double> staleness(sweeps, 0.0);
+    std::vector<std::uint32_t> merges(sweeps, 0);
+    std::mutex totals_mutex;
+
+    // Closing sweeps: in order, one at a time.
+    std::mutex close_mutex;
+    std::vector<std::uint8_t> complete(sweeps, 0);
+    std::uint32_t next_to_close = 0;
+    sched::LiveClocks::Snapshot previous = clocks.snapshot();
+    IterationMetrics last;
+    const auto close_sweeps = [&](std::uint32_t s) {
+        std::lock_guard lock(close_mutex);
+        complete[s] = 1;
+        while (next_to_close < sweeps && complete[next_to_close]) {
+            const std::uint32_t c = next_to_close++;
+            const sched::LiveClocks::Snapshot now = clocks.snapshot();
+            IterationMetrics m;
+            m.iter = first + c;
+            record_times(m, sched::LiveClocks::between(previous, now));
+            previous = now;
+            m.tokens_sampled = sampled[c].load();
+            {
+                std::lock_guard totals_lock(totals_mutex);
+                m.s_error =
+                    merges[c] ? staleness[c] / (static_cast<double>(merges[c]) * num_tokens_) : 0.0;
+            }
+            finish_metrics(m);
+            iterations_done_ = m.iter;
+            if (c + 1 == sweeps) {
+                last = std::move(m);
+            } else if (on_sweep) {
+                on_sweep(m);
+            }
+        }
+    };
+
+    scheduler.reset_sweeps(static_cast<int>(sweeps));
     scheduler.set_recording(options_.record_schedule);
-    const double sweep_start = since_start_.seconds();
-    clocks.begin_iteration();
+    const double span_start = since_start_.seconds();
     runtime_.run_workers([&](int w) {
-        sched::WorkerClock& clock = clocks.clock(w);
-        Rng pick = Rng::from({options_.seed, kPickStream, iter, static_cast<std::uint64_t>(w)});
+        Rng pick = Rng::from({options_.seed, kPickStream, first, static_cast<std::uint64_t>(w)});
         Sampler& sampler = *samplers_[w];
-        std::span<TotalCount> local(local_totals_[w]);
+        std::vector<TotalCount>& local = local_totals_[w];
+        std::vector<TotalCount>& base = base_totals_[w];
         for (;;) {
-            std::optional<sched::Block> b;
+            std::optional<sched::Job> job;
             {
-                sched::PhaseTimer t(clock, sched::Phase::kWait);
-                b = scheduler.acquire(pick, w);
+                sched::LivePhase t(clocks, w, sched::Phase::kWait);
+                job = scheduler.acquire_job(pick, w);
             }
-            if (!b) break;
-            const std::uint64_t id = static_cast<std::uint64_t>(b->row) * side_ + b->col;
+            if (!job) break;
+            const auto s = static_cast<std::uint32_t>(job->sweep);
+            const std::uint64_t iter = first + s;
+            const std::uint64_t id =
+                static_cast<std::uint64_t>(job->block.row) * side_ + job->block.col;
             {
-                sched::PhaseTimer t(clock, sched::Phase::kCompute);
+                std::lock_guard lock(totals_mutex);
+                std::copy(totals_.begin(), totals_.end(), local.begin());
+                std::copy(totals_.begin(), totals_.end(), base.begin());
+            }
+            std::uint64_t n = 0;
+            {
+                sched::LivePhase t(clocks, w, sched::Phase::kCompute);
                 Rng rng = Rng::from({options_.seed, kSampleStream, iter, id});
-                sampled[w] +=
-                    sampler.sample_block(blocks_[id], doc_topic_, word_topic_, local, rng, nullptr);
+                n = sampler.sample_block(blocks_[id], doc_topic_, word_topic_,
+                                         std::span<TotalCount>(local), rng, nullptr);
             }
-            scheduler.release(*b, true);
+            sampled[s] += n;
+            {
+                // Exact: every token move of the block is in local - base. The staleness is
+                // STRADS' ‖ñ − n‖₁ of this copy: what the other workers folded in meanwhile.
+                std::lock_guard lock(totals_mutex);
+                double err = 0;
+                for (std::uint32_t k = 0; k < k_count; ++k) {
+                    totals_[k] += local[k] - base[k];
+                    err += std::abs(static_cast<double>(local[k] - totals_[k]));
+                }
+                staleness[s] += err;
+                ++merges[s];
+            }
+            const int completed = scheduler.release(job->block, true);
+            if (completed > 0) close_sweeps(static_cast<std::uint32_t>(completed - 1));
         }
     });
-    const sched::IterationTimes times = clocks.end_iteration();
+    ROTOR_ASSERT(next_to_close == sweeps, "a sweep ended without being closed");
     if (options_.record_schedule) {
         for (const sched::ScheduleEvent& e : scheduler.take_record())
-            schedule_.push_back({m.iter, e.worker, e.block.row, e.block.col,
-                                 sweep_start + e.start_s, sweep_start + e.end_s});
+            schedule_.push_back({first + static_cast<std::uint32_t>(e.sweep), e.worker, e.block.row,
+                                 e.block.col, span_start + e.start_s, span_start + e.end_s});
     }
-
-    const double err = reconcile_totals();
-
-    m.s_error = err / (static_cast<double>(threads) * num_tokens_);
-    record_times(m, times, sampled);
+    return last;
 }
 
 void Trainer::sweep_deterministic(IterationMetrics& m) {
@@ -311,7 +383,8 @@ void Trainer::sweep_deterministic(IterationMetrics& m) {
     canonicalize_rows();
     const sched::IterationTimes times = clocks.end_iteration();
     m.s_error = err / (static_cast<double>(side_) * side_ * num_tokens_);
-    record_times(m, times, sampled);
+    m.tokens_sampled = std::accumulate(sampled.begin(), sampled.end(), std::uint64_t{0});
+    record_times(m, times);
 }
 
 LogLikelihood Trainer::evaluate() const {

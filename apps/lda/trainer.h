@@ -1,7 +1,9 @@
 // The single-node LDA trainer (shared/ARCHITECTURE.md, "LDA: single node"): the doc x word token
 // matrix cut into an L x L BlockGrid, blocks handed by the dynamic BlockScheduler (sched/) to
-// pinned workers that run the SparseLDA kernel (core/lda/) on them, per-worker copies of the
-// topic totals reconciled exactly at the end of every iteration.
+// pinned workers that run the SparseLDA kernel (core/lda/) on them. Sweeps run back to back
+// (BlockScheduler::reset_sweeps) between the iterations that need a consistent state
+// (evaluation, checkpoints, α updates); each worker samples a block against its own copy of the
+// topic totals, folded exactly into the shared totals when the block ends.
 #pragma once
 
 #include <cstdint>
@@ -67,12 +69,19 @@ struct IterationMetrics {
     std::vector<std::pair<std::string, std::vector<double>>> extra_arrays;
 };
 
-/// Optional steps the caller adds to training, run on the training thread.
+/// Optional steps the caller adds to training.
 struct TrainHooks {
-    /// On evaluation iterations, after the log-likelihood: may add `extra` metrics.
+    /// On evaluation iterations, after the log-likelihood: may add `extra` metrics. Runs on the
+    /// training thread with every sweep finished.
     std::function<void(IterationMetrics&)> on_evaluate;
-    /// After every iteration has been reported (checkpoints, α optimisation, ...).
+    /// After every iteration has been reported (checkpoints, α optimisation, ...). On the
+    /// iterations for which needs_state returns true (all of them when needs_state is empty) it
+    /// runs on the training thread with that sweep finished and the next not begun, so it may
+    /// read and change the trainer; on the others it may run on a worker thread while the next
+    /// sweep runs (one call at a time, in order) and must not touch the trainer.
     std::function<void(const IterationMetrics&)> after_iteration;
+    /// Whether after_iteration at this iteration reads or changes the trainer's state.
+    std::function<bool(std::uint32_t)> needs_state;
 };
 
 /// One block's run, for the scheduler timeline (--trace).
@@ -85,7 +94,8 @@ struct BlockRun {
     double end_s = 0;
 };
 
-/// Receives progress. Called from the training thread only.
+/// Receives progress: one call at a time, in iteration order; during back-to-back sweeps from
+/// the worker thread that completed the sweep, otherwise from the training thread.
 class Reporter {
   public:
     virtual ~Reporter() = default;
@@ -95,18 +105,48 @@ class Reporter {
 
 namespace detail {
 
+/// A trainer that can run several sweeps back to back.
+template <class T>
+concept SpanIterable = requires(T& t, const std::function<void(IterationMetrics&)>& f) {
+    t.iterate_span(std::uint32_t{1}, f);
+};
+
+/// The first iteration after `done` that needs every sweep finished: the last one, an evaluation
+/// iteration, or one whose after_iteration hook needs the state.
+inline std::uint32_t next_sync_point(std::uint32_t done, std::uint32_t last,
+                                     std::uint32_t eval_every, const TrainHooks& hooks) {
+    for (std::uint32_t i = done + 1; i < last; ++i) {
+        if (eval_every > 0 && i % eval_every == 0) return i;
+        if (hooks.after_iteration && (!hooks.needs_state || hooks.needs_state(i))) return i;
+    }
+    return last;
+}
+
 /// The sweep loop shared by the single-node and the distributed trainer: sweeps until
 /// `trainer.iterations_done()` reaches `last`, evaluates every `eval_every` sweeps and at the
 /// last one (then runs hooks.on_evaluate), reports each sweep when `report` is true, then runs
 /// hooks.after_iteration. time_s leaves evaluation and the hooks out: it measures training, not
-/// monitoring. T needs iterate(), evaluate() and iterations_done().
+/// monitoring. T needs iterate(), evaluate() and iterations_done(); when it also has
+/// iterate_span(n, on_sweep), the sweeps between two sync points run back to back.
 template <class T>
 void run_sweeps(T& trainer, std::uint32_t eval_every, std::uint64_t num_tokens, Reporter& reporter,
                 bool report, const TrainHooks& hooks, std::uint32_t last) {
     Stopwatch clock;
     double monitoring_s = 0;
     while (trainer.iterations_done() < last) {
-        IterationMetrics m = trainer.iterate();
+        IterationMetrics m;
+        if constexpr (SpanIterable<T>) {
+            const std::uint32_t done = trainer.iterations_done();
+            const std::uint32_t sync = next_sync_point(done, last, eval_every, hooks);
+            // Sweeps before the sync point are reported as they complete, from a worker.
+            m = trainer.iterate_span(sync - done, [&](IterationMetrics& early) {
+                early.time_s = clock.seconds() - monitoring_s;
+                if (report) reporter.on_iteration(early, last);
+                if (hooks.after_iteration) hooks.after_iteration(early);
+            });
+        } else {
+            m = trainer.iterate();
+        }
         m.time_s = clock.seconds() - monitoring_s;
         const bool eval = m.iter == last || (eval_every > 0 && m.iter % eval_every == 0);
         Stopwatch monitoring;
@@ -142,6 +182,12 @@ class Trainer {
     void train(Reporter& reporter, const TrainHooks& hooks = {}, std::uint32_t last_iteration = 0);
     /// One sweep over every token. Returns its metrics (without log-likelihood).
     IterationMetrics iterate();
+    /// `sweeps` >= 1 sweeps back to back (no barrier between them in the default mode; one
+    /// after the other in deterministic mode). Returns the last sweep's metrics; those of the
+    /// others go to on_sweep as each completes, in order, one call at a time, possibly from a
+    /// worker thread while the next sweep runs.
+    IterationMetrics iterate_span(std::uint32_t sweeps,
+                                  const std::function<void(IterationMetrics&)>& on_sweep);
     /// log p(w|z) and log p(w,z), computed in parallel over words and documents.
     LogLikelihood evaluate() const;
 
@@ -174,12 +220,13 @@ class Trainer {
     const std::vector<BlockRun>& schedule() const { return schedule_; }
 
   private:
-    void sweep_dynamic(IterationMetrics& m);
+    IterationMetrics sweep_dynamic(std::uint32_t sweeps,
+                                   const std::function<void(IterationMetrics&)>& on_sweep);
     void sweep_deterministic(IterationMetrics& m);
-    /// Folds the per-worker (or per-block) copies into totals_; returns Σ_p ‖ñ^p − n‖₁.
+    /// Folds the per-block copies into totals_; returns Σ_p ‖ñ^p − n‖₁.
     double reconcile_totals();
-    static void record_times(IterationMetrics& m, const sched::IterationTimes& times,
-                             const std::vector<std::uint64_t>& sampled);
+    static void record_times(IterationMetrics& m, const sched::IterationTimes& times);
+    void finish_metrics(IterationMetrics& m) const;
     void rebuild_tables();
     void make_samplers();
     void canonicalize_rows();
@@ -196,6 +243,7 @@ class Trainer {
     std::vector<TotalCount> totals_;
     std::vector<std::unique_ptr<Sampler>> samplers_;     // one per worker
     std::vector<std::vector<TotalCount>> local_totals_;  // per worker, or per block (determ.)
+    std::vector<std::vector<TotalCount>> base_totals_;   // per worker: totals_ at block start
     std::vector<double> alpha_;
     Likelihood likelihood_;
     std::uint32_t iterations_done_ = 0;

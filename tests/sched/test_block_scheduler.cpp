@@ -223,6 +223,155 @@ TEST(BlockSchedulerThreads, NoConflictsP3) { run_conflict_check(3, 30); }
 TEST(BlockSchedulerThreads, NoConflictsP4) { run_conflict_check(4, 20); }
 TEST(BlockSchedulerThreads, NoConflictsP8) { run_conflict_check(8, 10); }
 
+/// Pipelined sweeps on P threads: every block runs exactly `sweeps` times, its sweeps in order;
+/// conflicting runs never overlap; no block starts a sweep more than one ahead of the slowest;
+/// release() reports each sweep's completion exactly once, after every block has completed it.
+void run_pipelined_check(int threads, int side, int sweeps, int rounds) {
+    BlockScheduler s(side);
+    const auto n = static_cast<std::size_t>(side * side);
+    for (int round = 0; round < rounds; ++round) {
+        std::vector<std::atomic<int>> done(n);
+        std::vector<std::atomic<int>> row_occupancy(static_cast<std::size_t>(side));
+        std::vector<std::atomic<int>> col_occupancy(static_cast<std::size_t>(side));
+        std::vector<std::atomic<int>> completions(static_cast<std::size_t>(sweeps) + 1);
+        std::atomic<int> violations{0};
+        std::atomic<std::uint64_t> sink{0};
+        s.reset_sweeps(sweeps);
+        s.set_recording(true);
+        std::vector<std::thread> workers;
+        for (int w = 0; w < threads; ++w) {
+            workers.emplace_back([&, w] {
+                Rng rng = Rng::from(
+                    {7, static_cast<std::uint64_t>(round), static_cast<std::uint64_t>(w)});
+                while (auto job = s.acquire_job(rng, w)) {
+                    const auto id =
+                        static_cast<std::size_t>(job->block.row * side + job->block.col);
+                    // Our counters are bumped before release(), so they are at least the
+                    // scheduler's: the slowest block has done >= sweep - 1.
+                    int slowest = sweeps;
+                    for (const auto& d : done) slowest = std::min(slowest, d.load());
+                    if (slowest < job->sweep - 1) ++violations;
+                    if (done[id].load() != job->sweep) ++violations;  // sweeps of a block in order
+                    const auto r = static_cast<std::size_t>(job->block.row);
+                    const auto c = static_cast<std::size_t>(job->block.col);
+                    if (row_occupancy[r].fetch_add(1) != 0) ++violations;
+                    if (col_occupancy[c].fetch_add(1) != 0) ++violations;
+                    sink += spin_work(rng.below(30), rng.next());
+                    row_occupancy[r].fetch_sub(1);
+                    col_occupancy[c].fetch_sub(1);
+                    done[id].fetch_add(1);
+                    const int completed = s.release(job->block, true);
+                    if (completed > 0) {
+                        ASSERT_LE(completed, sweeps);
+                        ++completions[static_cast<std::size_t>(completed)];
+                        for (const auto& d : done)
+                            if (d.load() < completed) ++violations;
+                    }
+                }
+            });
+        }
+        for (auto& t : workers) t.join();
+        EXPECT_EQ(violations.load(), 0);
+        EXPECT_EQ(completions[0].load(), 0);
+        for (int k = 1; k <= sweeps; ++k) EXPECT_EQ(completions[static_cast<std::size_t>(k)], 1);
+        for (const auto& d : done) EXPECT_EQ(d.load(), sweeps);
+        EXPECT_EQ(s.sweeps_done(), sweeps);
+        const std::vector<ScheduleEvent> events = s.take_record();
+        ASSERT_EQ(events.size(), n * static_cast<std::size_t>(sweeps));
+        for (std::size_t i = 0; i < events.size(); ++i) {
+            for (std::size_t j = i + 1; j < events.size(); ++j) {
+                const ScheduleEvent& a = events[i];
+                const ScheduleEvent& b = events[j];
+                if (a.block.row != b.block.row && a.block.col != b.block.col) continue;
+                ASSERT_TRUE(a.end_s <= b.start_s || b.end_s <= a.start_s);
+                if (a.block == b.block) {
+                    // The same block's runs are ordered by sweep.
+                    EXPECT_EQ(a.sweep < b.sweep, a.end_s <= b.start_s);
+                }
+            }
+        }
+    }
+}
+
+TEST(BlockSchedulerThreads, PipelinedSweepsP2) { run_pipelined_check(2, 3, 6, 10); }
+TEST(BlockSchedulerThreads, PipelinedSweepsP3) { run_pipelined_check(3, 5, 4, 6); }
+TEST(BlockSchedulerThreads, PipelinedSweepsP4Side2) { run_pipelined_check(4, 2, 5, 10); }
+
+/// On a 2 x 2 grid: completes three blocks of sweep 0 one after the other, then acquires the
+/// fourth and keeps it running. Returns that block.
+Block hold_last_block_of_first_sweep(BlockScheduler& s, Rng& rng) {
+    for (int i = 0; i < 3; ++i) {
+        auto job = s.acquire_job(rng);
+        EXPECT_TRUE(job.has_value());
+        EXPECT_EQ(job->sweep, 0);
+        EXPECT_EQ(s.release(job->block, true), 0);
+    }
+    auto last = s.acquire_job(rng);  // the slowest sweep comes first
+    EXPECT_TRUE(last.has_value());
+    EXPECT_EQ(last->sweep, 0);
+    EXPECT_EQ(s.sweeps_done(), 0);
+    return last->block;
+}
+
+TEST(BlockScheduler, NextSweepFillsTheTail) {
+    // While the last block of sweep 0 runs, a one-sweep round would leave a second worker idle;
+    // with two sweeps it gets the one block that shares nothing with it, in sweep 1.
+    for (std::uint64_t seed = 0; seed < 20; ++seed) {
+        BlockScheduler s(2);
+        s.reset_sweeps(2);
+        Rng rng(seed);
+        const Block running = hold_last_block_of_first_sweep(s, rng);
+        auto next = s.acquire_job(rng);
+        ASSERT_TRUE(next.has_value());
+        EXPECT_EQ(next->sweep, 1);
+        EXPECT_EQ(next->block, (Block{1 - running.row, 1 - running.col}));
+        EXPECT_EQ(s.release(next->block, true), 0);
+        EXPECT_EQ(s.release(running, true), 1);  // sweep 0 complete
+        EXPECT_EQ(s.sweeps_done(), 1);
+        int completed = 0;
+        int runs = 0;
+        while (auto job = s.acquire_job(rng)) {
+            EXPECT_EQ(job->sweep, 1);
+            completed = s.release(job->block, true);
+            ++runs;
+        }
+        EXPECT_EQ(runs, 3);
+        EXPECT_EQ(completed, 2);
+        EXPECT_EQ(s.remaining(), 0);
+    }
+}
+
+TEST(BlockScheduler, BlockTwoSweepsAheadWaits) {
+    // The block opposite the running one does sweep 1; it may not start sweep 2 before the
+    // running block finishes sweep 0, although its row and column are free.
+    BlockScheduler s(2);
+    s.reset_sweeps(3);
+    Rng rng(3);
+    const Block running = hold_last_block_of_first_sweep(s, rng);
+    const Block opposite{1 - running.row, 1 - running.col};
+    auto ahead = s.acquire_job(rng);
+    ASSERT_TRUE(ahead.has_value());
+    EXPECT_EQ(ahead->block, opposite);
+    EXPECT_EQ(ahead->sweep, 1);
+    EXPECT_EQ(s.release(ahead->block, true), 0);
+    std::atomic<bool> got{false};
+    std::optional<Job> waited;
+    std::thread waiter([&] {
+        Rng r(5);
+        waited = s.acquire_job(r);
+        got = true;
+    });
+    std::this_thread::sleep_for(50ms);
+    EXPECT_FALSE(got.load());
+    EXPECT_EQ(s.release(running, true), 1);
+    waiter.join();
+    ASSERT_TRUE(waited.has_value());
+    EXPECT_EQ(waited->sweep, 1);  // a block of the slowest sweep, not the opposite one's third
+    EXPECT_FALSE(waited->block == opposite);
+    s.release(waited->block, true);
+    EXPECT_THROW(s.reset_sweeps(0), ConfigError);
+}
+
 TEST(BlockSchedulerThreads, StopEndsAllWorkersPromptly) {
     constexpr int kThreads = 4;
     BlockScheduler s(default_grid_side(kThreads));

@@ -56,6 +56,74 @@ TEST_P(TrainerThreads, DeterministicModeCountsStayConsistent) {
     }
 }
 
+// Back-to-back sweeps: each sweep reported once, in order, every token sampled once per sweep,
+// and the tables exact when the span ends.
+TEST_P(TrainerThreads, SweepsBackToBackReportEachSweepInOrder) {
+    const auto corpus = small_corpus();
+    sched::Runtime rt(GetParam(), sched::PinMode::kNone);
+    auto o = options(16);
+    o.blocks = 3;
+    Trainer t(corpus, o, rt);
+    t.iterate();
+    std::vector<std::uint32_t> seen;
+    const IterationMetrics last = t.iterate_span(6, [&](IterationMetrics& m) {
+        seen.push_back(m.iter);  // one call at a time: no lock needed
+        EXPECT_EQ(m.tokens_sampled, corpus.num_tokens());
+        EXPECT_GE(m.iteration_s, 0.0);
+        EXPECT_GE(m.effective_ratio, 0.0);
+        EXPECT_LE(m.effective_ratio, 1.0);
+        EXPECT_GE(m.s_error, 0.0);
+    });
+    EXPECT_EQ(seen, (std::vector<std::uint32_t>{2, 3, 4, 5, 6}));
+    EXPECT_EQ(last.iter, 7u);
+    EXPECT_EQ(t.iterations_done(), 7u);
+    EXPECT_EQ(last.tokens_sampled, corpus.num_tokens());
+    EXPECT_GT(last.iteration_s, 0.0);
+    if (GetParam() == 1) {
+        EXPECT_EQ(last.s_error, 0.0);
+    }
+    expect_consistent(t, corpus);
+}
+
+// train(): sweeps run back to back between sync points; evaluations and hooks that need the
+// state see every sweep up to theirs finished and none after it begun.
+TEST_P(TrainerThreads, TrainSyncsAtEvaluationsAndStateHooks) {
+    const auto corpus = small_corpus();
+    sched::Runtime rt(GetParam(), sched::PinMode::kNone);
+    auto o = options(16);
+    o.eval_every = 3;
+    o.iterations = 8;
+    Trainer t(corpus, o, rt);
+    struct Recorder : Reporter {
+        std::vector<std::pair<std::uint32_t, bool>> calls;
+        void on_iteration(const IterationMetrics& m, std::uint32_t) override {
+            calls.emplace_back(m.iter, m.loglik.has_value());
+        }
+    } reporter;
+    TrainHooks hooks;
+    std::vector<std::uint32_t> state_calls;
+    hooks.needs_state = [](std::uint32_t iter) { return iter == 4; };
+    hooks.after_iteration = [&](const IterationMetrics& m) {
+        if (m.iter != 4) return;
+        state_calls.push_back(m.iter);
+        EXPECT_EQ(t.iterations_done(), 4u);
+        expect_consistent(t, corpus);
+    };
+    t.train(reporter, hooks);
+    ASSERT_EQ(reporter.calls.size(), 8u);
+    for (std::uint32_t i = 0; i < 8; ++i) {
+        EXPECT_EQ(reporter.calls[i].first, i + 1);
+        const std::uint32_t iter = i + 1;
+        EXPECT_EQ(reporter.calls[i].second, iter % 3 == 0 || iter == 8) << "iteration " << iter;
+    }
+    EXPECT_EQ(state_calls, (std::vector<std::uint32_t>{4}));
+    EXPECT_EQ(detail::next_sync_point(0, 8, 3, hooks), 3u);
+    EXPECT_EQ(detail::next_sync_point(3, 8, 3, hooks), 4u);
+    EXPECT_EQ(detail::next_sync_point(4, 8, 3, hooks), 6u);
+    EXPECT_EQ(detail::next_sync_point(6, 8, 3, hooks), 8u);
+    expect_consistent(t, corpus);
+}
+
 INSTANTIATE_TEST_SUITE_P(Threads, TrainerThreads, ::testing::Values(1, 2, 4));
 
 // The same seed gives the same model, bit for bit, at 1, 2 and 3 threads.
