@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <queue>
 #include <string>
@@ -113,6 +114,59 @@ Partition partition_cols_greedy(std::span<const std::uint64_t> col_weights, int 
         heap.pop();
         assign(p, col, g, col_weights[col]);
         heap.emplace(weight + col_weights[col], g);
+    }
+    return p;
+}
+
+Partition partition_cols_balanced(std::span<const std::uint64_t> col_weights, int dims,
+                                  int groups) {
+    check_groups(groups);
+    if (dims < 1 || col_weights.size() % static_cast<std::size_t>(dims) != 0) {
+        throw ConfigError("blocks", "column weights must come in rows of dims >= 1 values, got " +
+                                        std::to_string(col_weights.size()) + " values for " +
+                                        std::to_string(dims) + " dimensions");
+    }
+    const auto d_count = static_cast<std::size_t>(dims);
+    const std::size_t n = col_weights.size() / d_count;
+    Partition p = empty_partition(n, groups);
+    std::vector<std::uint64_t> total(n, 0);
+    for (std::size_t c = 0; c < n; ++c)
+        for (std::size_t d = 0; d < d_count; ++d) total[c] += col_weights[c * d_count + d];
+    std::vector<std::uint32_t> order(n);
+    std::iota(order.begin(), order.end(), std::uint32_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return total[a] > total[b]; });
+    // Loads relative to each dimension's total, so that a light dimension counts as much as a
+    // heavy one.
+    std::vector<double> inv_total(d_count, 0.0);
+    for (std::size_t d = 0; d < d_count; ++d) {
+        std::uint64_t t = 0;
+        for (std::size_t c = 0; c < n; ++c) t += col_weights[c * d_count + d];
+        inv_total[d] = t > 0 ? 1.0 / static_cast<double>(t) : 0.0;
+    }
+    std::vector<std::uint64_t> load(static_cast<std::size_t>(groups) * d_count, 0);
+    for (std::uint32_t col : order) {
+        const std::uint64_t* w = col_weights.data() + col * d_count;
+        std::size_t best = 0;
+        double best_max = std::numeric_limits<double>::infinity();
+        double best_sum = std::numeric_limits<double>::infinity();
+        for (std::size_t g = 0; g < static_cast<std::size_t>(groups); ++g) {
+            const std::uint64_t* l = load.data() + g * d_count;
+            double worst = 0;
+            double sum = 0;
+            for (std::size_t d = 0; d < d_count; ++d) {
+                const double x = static_cast<double>(l[d] + w[d]) * inv_total[d];
+                worst = std::max(worst, x);
+                sum += static_cast<double>(l[d]) * inv_total[d];
+            }
+            if (worst < best_max || (worst == best_max && sum < best_sum)) {
+                best = g;
+                best_max = worst;
+                best_sum = sum;
+            }
+        }
+        for (std::size_t d = 0; d < d_count; ++d) load[best * d_count + d] += w[d];
+        assign(p, col, static_cast<std::uint32_t>(best), total[col]);
     }
     return p;
 }

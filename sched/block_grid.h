@@ -37,4 +37,14 @@ Partition partition_rows(std::span<const std::uint64_t> row_weights, int groups,
 /// Throws ConfigError (key "blocks") for L < 1.
 Partition partition_cols_greedy(std::span<const std::uint64_t> col_weights, int groups);
 
+/// Like partition_cols_greedy, for columns that have a weight in each of `dims` row groups
+/// (`col_weights[c * dims + d]`; for LDA across ranks: a word's tokens in each rank's documents).
+/// Columns by decreasing total weight, each to the group whose largest per-dimension load, as a
+/// share of that dimension's total, would be smallest after adding it (ties: smaller current
+/// load, then lower index), so that every
+/// (row group, column group) cell gets about the same weight, not only every column group.
+/// Deterministic; O(columns × groups × dims). group_weight holds totals over dimensions.
+/// Throws ConfigError (key "blocks") for L < 1 or dims < 1, or a size not a multiple of dims.
+Partition partition_cols_balanced(std::span<const std::uint64_t> col_weights, int dims, int groups);
+
 }  // namespace rotor::sched

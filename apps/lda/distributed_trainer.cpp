@@ -204,9 +204,16 @@ DistributedTrainer::DistributedTrainer(const core::Corpus& corpus, const TrainOp
     local_tokens_ = local_words.size();
 
     // Words: 2P slices, each cut into c column groups; column s·c + j is group j of slice s.
+    // Slices balance every rank's share of them, not only their totals: in each round every
+    // rank samples its tokens of one slice, and the round ends for a rank when its neighbour's
+    // slice arrives, so unequal (rank, slice) cells turn into waiting.
     const auto freq = corpus.word_frequencies();
     const std::vector<std::uint64_t> word_w(freq.begin(), freq.end());
-    const auto slices = sched::partition_cols_greedy(word_w, num_slices());
+    std::vector<std::uint64_t> word_rank_w(static_cast<std::size_t>(num_words_) * ranks_, 0);
+    for (int q = 0; q < ranks_; ++q)
+        for (DocId d : rank_docs_[q])
+            for (WordId w : corpus.doc(d)) ++word_rank_w[static_cast<std::size_t>(w) * ranks_ + q];
+    const auto slices = sched::partition_cols_balanced(word_rank_w, ranks_, num_slices());
     std::vector<std::uint32_t> col_of_word(num_words_, 0);
     slice_words_.resize(num_slices());
     for (int s = 0; s < num_slices(); ++s) {
