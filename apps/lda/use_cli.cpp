@@ -18,6 +18,7 @@
 #include "core/corpus/vocabulary.h"
 #include "core/io/atomic_file.h"
 #include "core/lda/coherence.h"
+#include "core/lda/fold_in_sampler.h"
 #include "core/lda/model.h"
 #include "sched/runtime.h"
 
@@ -51,6 +52,16 @@ void print_skipped(const char* command, const lda::MappedCorpus& m) {
                  static_cast<unsigned long long>(m.unknown_words));
 }
 
+/// The distinct words of a corpus, ascending.
+std::vector<WordId> distinct_words(const core::Corpus& corpus) {
+    std::vector<std::uint8_t> used(corpus.num_words(), 0);
+    for (const WordId w : corpus.word_ids()) used[w] = 1;
+    std::vector<WordId> out;
+    for (WordId w = 0; w < used.size(); ++w)
+        if (used[w] != 0) out.push_back(w);
+    return out;
+}
+
 }  // namespace
 
 InferSummary run_infer(const InferFlags& flags) {
@@ -64,15 +75,23 @@ InferSummary run_infer(const InferFlags& flags) {
         model_vocab ? &*model_vocab : nullptr, model.info.num_words, flags.corpus);
     print_skipped("infer", mapped);
 
-    const lda::TopicWordDistribution phi = lda::phi_from_model(model);
     const std::vector<double>& alpha = model.info.alpha;
     const std::size_t k_count = model.info.num_topics;
     const core::Corpus& corpus = mapped.corpus;
     const auto labels = corpus.doc_labels();
+    if (model.word_topic.rows() != model.info.num_words)
+        throw InputError(flags.model, "word-topic rows do not match V in params.json");
 
     // Inference is embarrassingly parallel over documents: no pinning needed.
     sched::Runtime runtime(threads, sched::PinMode::kNone);
     const lda::RangeLoop loop = loop_of(runtime);
+
+    // φ rows and the sparse fold-in tables only for the words the input uses: memory follows
+    // the input, not the model's V.
+    const std::vector<WordId> words = distinct_words(corpus);
+    const lda::TopicWordDistribution phi =
+        lda::phi_from_counts(model.word_topic, model.topic_totals, model.info.beta, words);
+    const lda::FoldInTables tables(phi, alpha, words, loop);
 
     // Documents in chunks, so memory is O(chunk · K) whatever D is; each chunk is inferred in
     // parallel and then written in document order.
@@ -83,7 +102,7 @@ InferSummary run_infer(const InferFlags& flags) {
     for (DocId first = 0; first < corpus.num_docs(); first += kChunk) {
         const DocId n = std::min<DocId>(kChunk, corpus.num_docs() - first);
         loop(0, n, [&](std::int64_t lo, std::int64_t hi) {
-            lda::FoldInSampler sampler(phi, alpha);
+            lda::FoldInSampler sampler(tables);
             for (auto i = lo; i < hi; ++i) {
                 const DocId d = first + static_cast<DocId>(i);
                 Rng rng = Rng::from({flags.fold_in.seed, labels[d]});
@@ -141,13 +160,40 @@ EvalSummary run_eval(const EvalFlags& flags) {
         s.result = evaluator.evaluate(model, loop);
         s.num_topics = model.info.num_topics;
     } else {
-        const lda::PhiFile file = lda::read_phi_tsv(flags.phi, flags.beta);
         if (corpus_vocab == nullptr)
             throw InputError(flags.corpus,
                              "has no vocabulary; --phi matches words by string: pass --vocab");
+        // With --beta > 0 the corpus's words that the file lacks are scored by smoothing alone
+        // (and count in V); with β = 0 they would have probability 0, so they are unknown.
+        const lda::PhiFile file = lda::read_phi_tsv(flags.phi, flags.beta, corpus_vocab);
         mapped = lda::map_to_model(loaded.corpus, corpus_vocab, &file.vocab, file.vocab.size(),
                                    flags.corpus);
         print_skipped("eval", *mapped);
+        if (flags.beta == 0 && mapped->skipped_tokens > 0)
+            std::fprintf(stderr,
+                         "rotor: lda eval: (words absent from %s, or with zero weight, are "
+                         "unknown with --beta 0; give --beta > 0 to score them by smoothing)\n",
+                         flags.phi.c_str());
+        s.phi_words = file.vocab.size();
+        s.smoothing_only_words = 0;
+        {
+            std::vector<std::uint8_t> seen(file.vocab.size(), 0);
+            for (const WordId w : mapped->corpus.word_ids()) {
+                if (w < file.file_words) continue;
+                ++s.smoothing_only_tokens;
+                if (seen[w] == 0) {
+                    seen[w] = 1;
+                    ++s.smoothing_only_words;
+                }
+            }
+        }
+        if (s.smoothing_only_tokens > 0)
+            std::fprintf(stderr,
+                         "rotor: lda eval: %llu tokens of %llu words absent from %s are scored "
+                         "by smoothing only (--beta %g; V = %u)\n",
+                         static_cast<unsigned long long>(s.smoothing_only_tokens),
+                         static_cast<unsigned long long>(s.smoothing_only_words), flags.phi.c_str(),
+                         flags.beta, file.vocab.size());
         const std::uint32_t k_count = file.phi.num_topics();
         const double a = flags.alpha > 0 ? flags.alpha : 50.0 / k_count;
         const std::vector<double> alpha(k_count, a);
@@ -215,6 +261,11 @@ void add_eval(CLI::App& lda) {
         j["heldout_tokens"] = s.result.scored_tokens;
         j["skipped_tokens"] = s.skipped_tokens;
         j["unknown_words"] = s.unknown_words;
+        if (!f->phi.empty()) {
+            j["phi_words"] = s.phi_words;
+            j["smoothing_only_tokens"] = s.smoothing_only_tokens;
+            j["smoothing_only_words"] = s.smoothing_only_words;
+        }
         j["heldout_loglik"] = s.result.loglik;
         j["heldout_loglik_per_token"] = s.result.loglik_per_token();
         j["heldout_perplexity"] = s.result.perplexity();

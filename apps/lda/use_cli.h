@@ -61,6 +61,12 @@ struct EvalSummary {
     std::uint64_t skipped_tokens = 0;
     std::uint64_t unknown_words = 0;
     std::uint32_t num_topics = 0;
+    /// --phi only: V of the file's φ (its words, plus with β > 0 the corpus's words it lacks),
+    /// and the corpus tokens / distinct words scored by smoothing alone because the file lacks
+    /// them (possible only with β > 0).
+    std::uint64_t phi_words = 0;
+    std::uint64_t smoothing_only_tokens = 0;
+    std::uint64_t smoothing_only_words = 0;
 };
 
 /// Runs held-out document completion. Throws rotor errors.

@@ -15,9 +15,8 @@ double HeldoutResult::loglik_per_token() const {
 
 double HeldoutResult::perplexity() const { return std::exp(-loglik_per_token()); }
 
-DocumentCompleter::DocumentCompleter(const TopicWordDistribution& phi,
-                                     std::span<const double> alpha)
-    : phi_(phi), sampler_(phi, alpha), theta_(phi.num_topics(), 0.0) {}
+DocumentCompleter::DocumentCompleter(const FoldInTables& tables)
+    : phi_(tables.phi()), sampler_(tables), theta_(tables.num_topics(), 0.0) {}
 
 void DocumentCompleter::complete(std::span<const WordId> doc, const FoldInOptions& options,
                                  Rng& rng, HeldoutResult& out) {
@@ -68,8 +67,9 @@ HeldoutResult HeldoutEvaluator::evaluate(const TopicWordDistribution& phi,
     const DocId d_count = corpus_.num_docs();
     std::vector<HeldoutResult> per_doc(d_count);
     const auto labels = corpus_.doc_labels();
+    const FoldInTables tables(phi, alpha, words_, loop);
     loop(0, d_count, [&](std::int64_t lo, std::int64_t hi) {
-        DocumentCompleter completer(phi, alpha);
+        DocumentCompleter completer(tables);
         for (auto d = static_cast<DocId>(lo); d < static_cast<DocId>(hi); ++d) {
             Rng rng = Rng::from({options_.seed, labels[d]});
             completer.complete(corpus_.doc(d), options_, rng, per_doc[d]);

@@ -1,6 +1,6 @@
 // Held-out evaluation by document completion (docs/evaluation.md; Wallach et al. 2009, sec. 4.3):
 // for each held-out document, the tokens at EVEN positions (0, 2, 4, ... of its token sequence)
-// fit θ_d by Gibbs fold-in with φ fixed, and each token at an ODD position is scored by
+// fit θ_d by (sparse) Gibbs fold-in with φ fixed, and each token at an ODD position is scored by
 // log Σ_k θ_dk φ_kw. The result is the log-likelihood per scored token and the perplexity
 // exp(−loglik per token).
 //
@@ -16,6 +16,7 @@
 #include "core/base/rng.h"
 #include "core/base/types.h"
 #include "core/corpus/corpus.h"
+#include "core/lda/fold_in_sampler.h"
 #include "core/lda/inference.h"
 #include "core/lda/lda_params.h"
 #include "core/lda/model.h"
@@ -38,12 +39,13 @@ struct HeldoutResult {
 };
 
 /// Document completion of one document at a time, with its scratch (O(K + length)).
-/// Not thread-safe: one per thread; several may share `phi` and `alpha`, which must outlive it.
+/// Not thread-safe: one per thread; several may share `tables` (φ, α and the sparse fold-in
+/// tables of the document's words), which must outlive it.
 class DocumentCompleter {
   public:
-    DocumentCompleter(const TopicWordDistribution& phi, std::span<const double> alpha);
+    explicit DocumentCompleter(const FoldInTables& tables);
 
-    /// Fits θ on the even positions of `doc` (ids < phi.num_words()) and adds the odd positions'
+    /// Fits θ on the even positions of `doc` (words with tables) and adds the odd positions'
     /// log-probabilities to `out` (and the token counts; docs += 1 if any token was scored).
     void complete(std::span<const WordId> doc, const FoldInOptions& options, Rng& rng,
                   HeldoutResult& out);
@@ -70,7 +72,8 @@ class HeldoutEvaluator {
     /// The distinct words of the held-out corpus, ascending: the only φ rows evaluate() reads.
     std::span<const WordId> words() const noexcept { return words_; }
 
-    /// Evaluates against a fixed φ (K topics, V ≥ corpus().num_words()) and α (size K).
+    /// Evaluates against a fixed φ (K topics, V ≥ corpus().num_words()) and α (size K): builds
+    /// the sparse fold-in tables of words() (over `loop`), then folds documents in over `loop`.
     /// Throws ConfigError("--heldout", ...) when the corpus has more words than φ.
     HeldoutResult evaluate(const TopicWordDistribution& phi, std::span<const double> alpha,
                            const RangeLoop& loop = serial_loop) const;

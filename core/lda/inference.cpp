@@ -116,7 +116,7 @@ TopicWordDistribution phi_from_table(const WordTopicTable& table,
     return phi;
 }
 
-PhiFile read_phi_tsv(const std::string& path, double beta) {
+PhiFile read_phi_tsv(const std::string& path, double beta, const core::Vocabulary* extra) {
     struct Entry {
         std::uint32_t word;  // index into `names`
         TopicId topic;
@@ -180,7 +180,9 @@ PhiFile read_phi_tsv(const std::string& path, double beta) {
                             entries[i].topic, entries[i - 1].line));
     }
 
-    // Words whose weights are all zero carry no information: they are left out (unknown).
+    // With β = 0 a word whose weights are all zero has probability 0 under every topic: it is
+    // left out (unknown). With β > 0 every named word is kept, and words of `extra` the file
+    // does not name are appended with smoothing only.
     const std::size_t k_count = static_cast<std::size_t>(max_topic) + 1;
     std::vector<double> totals(k_count, 0.0);
     std::vector<std::uint8_t> positive(names.size(), 0);
@@ -191,9 +193,14 @@ PhiFile read_phi_tsv(const std::string& path, double beta) {
     std::vector<std::uint32_t> new_id(names.size(), 0);
     std::vector<std::string> kept;
     for (std::uint32_t i = 0; i < names.size(); ++i) {
-        if (positive[i] == 0) continue;
+        if (positive[i] == 0 && beta == 0) continue;
         new_id[i] = static_cast<std::uint32_t>(kept.size());
         kept.push_back(names[i]);
+    }
+    const auto file_words = static_cast<WordId>(kept.size());
+    if (beta > 0 && extra != nullptr) {
+        for (const std::string& word : extra->words())
+            if (index.find(word) == index.end()) kept.push_back(word);
     }
     if (beta == 0) {
         for (std::size_t k = 0; k < k_count; ++k)
@@ -203,13 +210,15 @@ PhiFile read_phi_tsv(const std::string& path, double beta) {
                                                    k, max_topic));
     }
     // Rows in the order of the kept vocabulary, i.e. of first appearance.
-    std::vector<std::vector<std::pair<TopicId, double>>> rows(kept.size());
+    std::vector<std::vector<std::pair<TopicId, double>>> rows(file_words);
     for (const Entry& e : entries)
         if (e.weight > 0) rows[new_id[e.word]].emplace_back(e.topic, e.weight);
 
     PhiFile out;
     out.phi = TopicWordDistribution(static_cast<WordId>(kept.size()), totals, beta);
     for (WordId w = 0; w < rows.size(); ++w) out.phi.append_row(w, rows[w]);
+    out.file_words = file_words;
+    out.smoothing_only_words = static_cast<WordId>(kept.size()) - file_words;
     out.vocab = core::Vocabulary::from_words(std::move(kept), path);
     return out;
 }
@@ -275,65 +284,6 @@ void FoldInOptions::validate() const {
     if (burn_in >= iterations)
         throw ConfigError("--burn-in", fmt::format("must be below --iterations ({}), got {}",
                                                    iterations, burn_in));
-}
-
-FoldInSampler::FoldInSampler(const TopicWordDistribution& phi, std::span<const double> alpha)
-    : phi_(phi), alpha_(alpha), n_dk_(phi.num_topics(), 0), p_(phi.num_topics(), 0.0) {
-    ROTOR_ASSERT(alpha.size() == phi.num_topics(), "alpha size != K");
-    alpha_sum_ = std::accumulate(alpha.begin(), alpha.end(), 0.0);
-}
-
-void FoldInSampler::infer(std::span<const WordId> words, const FoldInOptions& options, Rng& rng,
-                          std::span<double> theta) {
-    const std::size_t k_count = phi_.num_topics();
-    ROTOR_ASSERT(theta.size() == k_count, "theta size != K");
-    ROTOR_ASSERT(options.burn_in < options.iterations, "FoldInOptions not validated");
-    const std::size_t n = words.size();
-    if (n == 0) {
-        for (std::size_t k = 0; k < k_count; ++k) theta[k] = alpha_[k] / alpha_sum_;
-        return;
-    }
-    const auto s = phi_.smoothing();
-    z_.resize(n);
-    std::fill(n_dk_.begin(), n_dk_.end(), Count{0});
-
-    // p(z = k | rest) ∝ (n_dk + α_k) φ_kw with φ fixed (the collapsed conditional of
-    // Griffiths & Steyvers with the word-topic counts frozen); φ_kw = s_k + r_kw.
-    auto draw = [&](WordId w) -> TopicId {
-        for (std::size_t k = 0; k < k_count; ++k) p_[k] = (n_dk_[k] + alpha_[k]) * s[k];
-        const auto topics = phi_.row_topics(w);
-        const auto values = phi_.row_values(w);
-        for (std::size_t i = 0; i < topics.size(); ++i)
-            p_[topics[i]] += (n_dk_[topics[i]] + alpha_[topics[i]]) * values[i];
-        double total = 0;
-        for (std::size_t k = 0; k < k_count; ++k) total += p_[k];
-        ROTOR_ASSERT(total > 0, "word with zero probability under every topic");
-        double u = rng.uniform() * total;
-        for (std::size_t k = 0; k + 1 < k_count; ++k) {
-            u -= p_[k];
-            if (u < 0) return static_cast<TopicId>(k);
-        }
-        return static_cast<TopicId>(k_count - 1);
-    };
-
-    for (std::size_t i = 0; i < n; ++i) {
-        z_[i] = draw(words[i]);
-        ++n_dk_[z_[i]];
-    }
-    std::fill(theta.begin(), theta.end(), 0.0);
-    const double norm = 1.0 / (static_cast<double>(n) + alpha_sum_);
-    for (std::uint32_t it = 0; it < options.iterations; ++it) {
-        for (std::size_t i = 0; i < n; ++i) {
-            --n_dk_[z_[i]];
-            z_[i] = draw(words[i]);
-            ++n_dk_[z_[i]];
-        }
-        if (it >= options.burn_in) {
-            for (std::size_t k = 0; k < k_count; ++k) theta[k] += (n_dk_[k] + alpha_[k]) * norm;
-        }
-    }
-    const double samples = options.iterations - options.burn_in;
-    for (double& t : theta) t /= samples;
 }
 
 void serial_loop(std::int64_t begin, std::int64_t end,

@@ -3,9 +3,9 @@
 // held fixed (Griffiths & Steyvers 2004, sec. 2.2 "fold-in"; Mallet's TopicInferencer).
 //
 // Everything here is single-threaded: the apps layer runs the per-document kernel
-// (FoldInSampler::infer) in parallel over documents, one sampler per thread, and the results do
-// not depend on the number of threads because each document's generator is seeded from
-// (seed, document label) alone.
+// (FoldInSampler::infer, core/lda/fold_in_sampler.h) in parallel over documents, one sampler per
+// thread, and the results do not depend on the number of threads because each document's generator
+// is seeded from (seed, document label) alone.
 #pragma once
 
 #include <cstdint>
@@ -80,17 +80,29 @@ TopicWordDistribution phi_from_counts(const SparseCounts& word_topic,
 /// A topic-word weight file (`word<TAB>topic<TAB>weight` rows) read by read_phi_tsv().
 struct PhiFile {
     TopicWordDistribution phi;  ///< over the words of `vocab`, in its order
-    core::Vocabulary vocab;     ///< words in order of first appearance in the file
+    core::Vocabulary vocab;     ///< the file's words in order of first appearance, then `extra`'s
+    WordId file_words = 0;      ///< words taken from the file: ids [0, file_words) of `vocab`
+    /// Words of `extra` absent from the file, appended as ids [file_words, vocab.size()) with
+    /// smoothing only (β > 0).
+    WordId smoothing_only_words = 0;
 };
 
 /// Reads rows `word<TAB>topic<TAB>weight` (another tool's topic-word matrix; weights need not be
 /// normalised; blank lines and lines starting with '#' are ignored; plain or gzip). K is the
-/// largest topic plus one; V the number of distinct words; φ_kw = (c_wk+β)/(c_k+Vβ), so β = 0
-/// normalises each topic's weights. Throws InputError `<path>:<line>:<col>: ...` on a line
-/// without exactly three tab-separated fields, an empty word, a topic that is not an integer
-/// below kMaxTopics, a weight that is not a finite number ≥ 0, a repeated (word, topic) pair, an
-/// empty file, or (β = 0) a topic whose weights sum to 0.
-PhiFile read_phi_tsv(const std::string& path, double beta);
+/// largest topic plus one; φ_kw = (c_wk+β)/(c_k+Vβ), so β = 0 normalises each topic's weights.
+/// The vocabulary, and V, depend on β:
+///  - β = 0: the words with some positive weight (any other word has probability 0 under every
+///    topic, so it is left out: the caller counts its tokens as unknown); `extra` is ignored.
+///  - β > 0: every word the file names (one whose weights are all 0 has smoothing only), then
+///    every word of `extra` (e.g. the held-out corpus's vocabulary) that the file does not name,
+///    with smoothing only β/(c_k+Vβ). V counts them all, so a file that omits zero-count words
+///    (as `rotor lda export` does) scored with the model's vocabulary as `extra` gives the
+///    model's own φ.
+/// Throws InputError `<path>:<line>:<col>: ...` on a line without exactly three tab-separated
+/// fields, an empty word, a topic that is not an integer below kMaxTopics, a weight that is not
+/// a finite number ≥ 0, a repeated (word, topic) pair, an empty file, or (β = 0) a topic whose
+/// weights sum to 0.
+PhiFile read_phi_tsv(const std::string& path, double beta, const core::Vocabulary* extra = nullptr);
 
 /// Marks a corpus word that the model does not know.
 inline constexpr WordId kUnknownWord = 0xFFFFFFFFu;
@@ -115,7 +127,9 @@ MappedCorpus map_to_model(const core::Corpus& corpus, const core::Vocabulary* co
 
 /// How fold-in samples one document. validate() throws ConfigError naming the flag.
 struct FoldInOptions {
-    /// Gibbs sweeps over the document's tokens, ≥ 1 (--iterations).
+    /// Gibbs sweeps over the document's tokens, ≥ 1 (--iterations). 50 sweeps / 10 burn-in
+    /// are within 0.0004 nats/token of 100/20 in held-out log-likelihood on the kernel corpus
+    /// (docs/evaluation.md, "Iterations"); fewer averaged states lower held-out scores.
     std::uint32_t iterations = 50;
     /// The first sweeps whose states are not averaged, < iterations (--burn-in).
     std::uint32_t burn_in = 10;
@@ -125,30 +139,7 @@ struct FoldInOptions {
     void validate() const;
 };
 
-/// The fold-in kernel for one document at a time, with its scratch buffers (O(K + doc length)).
-/// φ (shared, read-only) and α are fixed. Not thread-safe: one sampler per thread; several
-/// samplers may share one TopicWordDistribution.
-class FoldInSampler {
-  public:
-    /// Keeps references to `phi` and `alpha` (size K, each > 0), which must outlive it.
-    FoldInSampler(const TopicWordDistribution& phi, std::span<const double> alpha);
-
-    /// Estimates θ of the document `words` (ids < phi.num_words()) into `theta` (size K):
-    /// topics are initialised by sampling each token in turn from p(k) ∝ (n_dk+α_k)·φ_kw, then
-    /// `iterations` sweeps resample every token from that conditional with the token removed;
-    /// after each sweep past burn-in, (n_dk+α_k)/(n_d+Σα) is accumulated, and θ is the average.
-    /// An empty document gets θ = α/Σα. O(iterations · length · K).
-    void infer(std::span<const WordId> words, const FoldInOptions& options, Rng& rng,
-               std::span<double> theta);
-
-  private:
-    const TopicWordDistribution& phi_;
-    std::span<const double> alpha_;
-    double alpha_sum_ = 0;
-    std::vector<TopicId> z_;
-    std::vector<Count> n_dk_;
-    std::vector<double> p_;
-};
+// The fold-in kernel itself (FoldInTables, FoldInSampler) is in core/lda/fold_in_sampler.h.
 
 /// Runs body(lo, hi) over disjoint subranges covering [begin, end), possibly in parallel; body
 /// is safe to call concurrently on disjoint ranges. This is how core kernels get parallelism

@@ -5,11 +5,18 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "core/base/error.h"
+#include "core/corpus/vocabulary.h"
 #include "core/lda/synthetic_corpus.h"
 #include "core/lda/word_topic_table.h"
 
@@ -171,6 +178,67 @@ TEST(Heldout, TableModelAndCountsSourcesAgree) {
     EXPECT_EQ(a.scored_tokens, b.scored_tokens);
     EXPECT_DOUBLE_EQ(a.loglik, b.loglik);
     EXPECT_DOUBLE_EQ(a.loglik, c.loglik);
+}
+
+TEST(Heldout, ExportedPhiWithTheCorpusVocabularyMatchesTheModel) {
+    // A model in which words 7 and 50 have no counts at all; its export (nonzero counts only,
+    // in topic-major order) omits them. With β > 0 and the corpus's vocabulary, read_phi_tsv
+    // puts them back with smoothing only, V is the model's, and the evaluation is bit for bit
+    // the model's. With β = 0 they are unknown (probability 0), so their tokens are skipped.
+    const Planted p = planted(4, 120);
+    LdaModel m;
+    m.info.num_topics = 4;
+    m.info.num_words = 120;
+    m.info.beta = 0.05;
+    m.info.alpha = {0.2, 0.2, 0.2, 0.2};
+    std::vector<std::string> words;
+    for (WordId w = 0; w < 120; ++w) {
+        words.push_back("w" + std::to_string(w));
+        std::vector<std::pair<TopicId, Count>> row;
+        for (TopicId k = 0; k < 4; ++k) {
+            const auto c = static_cast<Count>(std::lround(200 * 120 * p.phi[k][w] / 4));
+            if (c > 0 && w != 7 && w != 50) row.emplace_back(k, c);
+        }
+        m.word_topic.add_row(row);
+    }
+    m.recompute_totals();
+    const core::Vocabulary vocab = core::Vocabulary::from_words(words);
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("rotor_heldout_phi_" + std::to_string(::getpid()) + ".tsv"))
+                                 .string();
+    {
+        std::ofstream out(path);
+        for (TopicId k = 0; k < 4; ++k)
+            for (WordId w = 0; w < 120; ++w)
+                for (auto i = m.word_topic.offsets[w]; i < m.word_topic.offsets[w + 1]; ++i)
+                    if (m.word_topic.topics[i] == k)
+                        out << words[w] << '\t' << k << '\t' << m.word_topic.counts[i] << '\n';
+    }
+    std::uint64_t absent_tokens = 0;
+    for (const WordId w : p.heldout.word_ids()) absent_tokens += (w == 7 || w == 50) ? 1 : 0;
+    ASSERT_GT(absent_tokens, 0u);
+
+    const FoldInOptions options{10, 2, 1};
+    const HeldoutResult ref = HeldoutEvaluator(p.heldout, options).evaluate(m);
+
+    const PhiFile smoothed = read_phi_tsv(path, 0.05, &vocab);
+    EXPECT_EQ(smoothed.vocab.size(), 120u);
+    EXPECT_EQ(smoothed.smoothing_only_words, 2u);
+    const MappedCorpus mapped =
+        map_to_model(p.heldout, &vocab, &smoothed.vocab, smoothed.vocab.size(), "heldout");
+    EXPECT_EQ(mapped.skipped_tokens, 0u);
+    const HeldoutResult got =
+        HeldoutEvaluator(mapped.corpus, options).evaluate(smoothed.phi, m.info.alpha);
+    EXPECT_EQ(got.scored_tokens, ref.scored_tokens);
+    EXPECT_EQ(got.loglik, ref.loglik);
+
+    const PhiFile plain = read_phi_tsv(path, 0.0, &vocab);
+    EXPECT_EQ(plain.vocab.size(), 118u);
+    const MappedCorpus dropped =
+        map_to_model(p.heldout, &vocab, &plain.vocab, plain.vocab.size(), "heldout");
+    EXPECT_EQ(dropped.skipped_tokens, absent_tokens);
+    EXPECT_EQ(dropped.unknown_words, 2u);
+    std::remove(path.c_str());
 }
 
 TEST(Heldout, CorpusWiderThanTheModelIsAConfigError) {

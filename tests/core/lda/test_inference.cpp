@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/base/error.h"
+#include "core/lda/fold_in_sampler.h"
 #include "core/lda/model.h"
 
 namespace rotor::lda {
@@ -104,7 +105,8 @@ TEST(FoldIn, RecoversTheMixtureOfPlantedTopics) {
     // 60 tokens of topic 0's words, 30 of topic 2's, interleaved.
     std::vector<WordId> doc;
     for (int i = 0; i < 90; ++i) doc.push_back(i % 3 == 2 ? 20 + i % 10 : i % 10);
-    FoldInSampler sampler(phi, m.info.alpha);
+    const FoldInTables tables(phi, m.info.alpha);
+    FoldInSampler sampler(tables);
     std::vector<double> theta(3);
     Rng rng = Rng::from({7, 1});
     sampler.infer(doc, FoldInOptions{}, rng, theta);
@@ -125,7 +127,8 @@ TEST(FoldIn, AmbiguousWordsFollowTheUnambiguousOnes) {
     const TopicWordDistribution phi = phi_from_model(m);
     std::vector<WordId> doc(20, 10);
     for (int i = 0; i < 20; ++i) doc.push_back(5 + i % 5);
-    FoldInSampler sampler(phi, m.info.alpha);
+    const FoldInTables tables(phi, m.info.alpha);
+    FoldInSampler sampler(tables);
     std::vector<double> theta(2);
     Rng rng(3);
     sampler.infer(doc, FoldInOptions{200, 20, 3}, rng, theta);
@@ -135,7 +138,8 @@ TEST(FoldIn, AmbiguousWordsFollowTheUnambiguousOnes) {
 TEST(FoldIn, EmptyDocumentGetsThePriorMean) {
     const LdaModel m = planted_model(3, 4, 10, {0.5, 1.5, 3.0});
     const TopicWordDistribution phi = phi_from_model(m);
-    FoldInSampler sampler(phi, m.info.alpha);
+    const FoldInTables tables(phi, m.info.alpha);
+    FoldInSampler sampler(tables);
     std::vector<double> theta(3, -1);
     Rng rng(1);
     sampler.infer({}, FoldInOptions{}, rng, theta);
@@ -148,8 +152,9 @@ TEST(FoldIn, SameSeedSameThetaOtherSeedOtherTheta) {
     const LdaModel m = planted_model(4, 5, 20, {1, 1, 1, 1});
     const TopicWordDistribution phi = phi_from_model(m);
     const std::vector<WordId> doc = {0, 5, 10, 15, 1, 6, 11, 16, 2, 7};
-    FoldInSampler a(phi, m.info.alpha);
-    FoldInSampler b(phi, m.info.alpha);
+    const FoldInTables tables(phi, m.info.alpha);
+    FoldInSampler a(tables);
+    FoldInSampler b(tables);
     std::vector<double> ta(4), tb(4), tc(4);
     Rng r1 = Rng::from({9, 4});
     Rng r2 = Rng::from({9, 4});
@@ -245,9 +250,40 @@ TEST(PhiTsv, NormalisesEachTopicAndSmoothsWithBeta) {
     EXPECT_DOUBLE_EQ(f.phi.phi(pear, 1), 2.5 / 7.5);
     EXPECT_DOUBLE_EQ(f.phi.phi(plum, 1), 5.0 / 7.5);
 
-    const PhiFile g = read_phi_tsv(path, 0.5);  // V = 3
-    EXPECT_DOUBLE_EQ(g.phi.phi(*g.vocab.find("apple"), 0), 3.5 / 5.5);
-    EXPECT_DOUBLE_EQ(g.phi.phi(*g.vocab.find("plum"), 0), 0.5 / 5.5);
+    // With β > 0 kiwi is kept (smoothing only): V = 4.
+    const PhiFile g = read_phi_tsv(path, 0.5);
+    ASSERT_EQ(g.vocab.size(), 4u);
+    EXPECT_EQ(g.file_words, 4u);
+    EXPECT_EQ(g.smoothing_only_words, 0u);
+    EXPECT_DOUBLE_EQ(g.phi.phi(*g.vocab.find("apple"), 0), 3.5 / 6.0);
+    EXPECT_DOUBLE_EQ(g.phi.phi(*g.vocab.find("plum"), 0), 0.5 / 6.0);
+    EXPECT_DOUBLE_EQ(g.phi.phi(*g.vocab.find("kiwi"), 1), 0.5 / 9.5);
+}
+
+TEST(PhiTsv, WithBetaTheCorpusWordsTheFileLacksGetSmoothingAndCountInV) {
+    TempDir dir;
+    const std::string path = dir.file("phi.tsv", "apple\t0\t3\npear\t0\t1\npear\t1\t2\n");
+    const core::Vocabulary corpus = core::Vocabulary::from_words({"fig", "pear", "apple", "date"});
+    // β = 0: the extra words would have probability 0, so they stay out (unknown).
+    const PhiFile f = read_phi_tsv(path, 0.0, &corpus);
+    EXPECT_EQ(f.vocab.size(), 2u);
+    EXPECT_EQ(f.smoothing_only_words, 0u);
+    EXPECT_FALSE(f.vocab.find("fig").has_value());
+    // β = 1: fig and date are appended after the file's words; V = 4.
+    const PhiFile g = read_phi_tsv(path, 1.0, &corpus);
+    ASSERT_EQ(g.vocab.size(), 4u);
+    EXPECT_EQ(g.file_words, 2u);
+    EXPECT_EQ(g.smoothing_only_words, 2u);
+    EXPECT_EQ(*g.vocab.find("fig"), 2u);
+    EXPECT_EQ(*g.vocab.find("date"), 3u);
+    EXPECT_DOUBLE_EQ(g.phi.phi(*g.vocab.find("apple"), 0), 4.0 / 8.0);
+    EXPECT_DOUBLE_EQ(g.phi.phi(*g.vocab.find("fig"), 0), 1.0 / 8.0);
+    EXPECT_DOUBLE_EQ(g.phi.phi(*g.vocab.find("date"), 1), 1.0 / 6.0);
+    for (TopicId k = 0; k < 2; ++k) {
+        double sum = 0;
+        for (WordId w = 0; w < 4; ++w) sum += g.phi.phi(w, k);
+        EXPECT_NEAR(sum, 1.0, 1e-12);
+    }
 }
 
 struct BadPhi {
