@@ -53,11 +53,20 @@ void TerminalReporter::on_iteration(const IterationMetrics& m, std::uint32_t las
     if (first_ == 0) first_ = m.iter;
     const double per_iter = m.time_s / (m.iter - first_ + 1);
     const double eta = per_iter * (last_iteration - m.iter);
+    recent_.emplace_back(m.tokens_sampled, m.iteration_s);
+    if (recent_.size() > kRateWindow) recent_.pop_front();
+    std::uint64_t tokens = 0;
+    double seconds = 0;
+    for (const auto& [n, s] : recent_) {
+        tokens += n;
+        seconds += s;
+    }
+    const double rate = seconds > 0 ? static_cast<double>(tokens) / seconds : m.tokens_per_s;
     std::string ll =
         m.loglik ? fmt::format("loglik/token {:.4f}", m.loglik_per_token) : std::string(20, ' ');
     fmt::print(out_, "iter {:>{}}/{}  {}  {} tok/s  elapsed {}  ETA {}\n", m.iter,
-               std::to_string(last_iteration).size(), last_iteration, ll,
-               human_rate(m.tokens_per_s), human_duration(m.time_s), human_duration(eta));
+               std::to_string(last_iteration).size(), last_iteration, ll, human_rate(rate),
+               human_duration(m.time_s), human_duration(eta));
     std::fflush(out_);
 }
 

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "apps/lda/trainer.h"
@@ -15,9 +17,12 @@ namespace rotor::lda {
 /// One JSON object (a line, without newline) with the metrics keys of ARCHITECTURE.md.
 std::string metrics_json(const IterationMetrics& m);
 
-/// Prints `iter 10/100  loglik/token -8.1234  1.23M tok/s  elapsed 4.1s  ETA 36.9s`.
+/// Prints `iter 10/100  loglik/token -8.1234  1.23M tok/s  elapsed 4.1s  ETA 36.9s`. The rate is
+/// over the last kRateWindow iterations: back-to-back sweeps overlap, so one sweep's own window
+/// can be much shorter or longer than the sweep's work (the metrics file keeps every window).
 class TerminalReporter final : public Reporter {
   public:
+    static constexpr std::size_t kRateWindow = 5;
     explicit TerminalReporter(std::FILE* out) : out_(out) {}
     void on_start(std::string_view summary) override;
     void on_iteration(const IterationMetrics& m, std::uint32_t last_iteration) override;
@@ -25,6 +30,7 @@ class TerminalReporter final : public Reporter {
   private:
     std::FILE* out_;
     std::uint32_t first_ = 0;
+    std::deque<std::pair<std::uint64_t, double>> recent_;  ///< (tokens, seconds) per iteration
 };
 
 /// Appends one metrics record per iteration to a file written atomically: it appears under its
