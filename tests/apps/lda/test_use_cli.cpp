@@ -258,6 +258,63 @@ TEST_F(UseCli, EvalOfModelAndOfItsExportedPhiAgreeAndBeatUniform) {
               jm.at("heldout_loglik").get<double>());
 }
 
+TEST_F(UseCli, EvalPhiScoresWordsTheFileLacksBySmoothingAndSaysSo) {
+    // A φ file without the held-out set's most frequent word: with --beta > 0 its tokens are
+    // scored by smoothing alone and counted; with --beta 0 they are unknown and skipped.
+    ASSERT_EQ(rotor("lda export --model " + path("model") + " --out " + path("export_lack")).code,
+              0);
+    std::map<std::uint32_t, std::uint64_t> count;  // 1-based word id -> tokens in heldout.txt
+    {
+        std::ifstream uci(path("heldout.txt"));
+        std::uint64_t header = 0;
+        for (int i = 0; i < 3; ++i) uci >> header;
+        std::uint64_t doc = 0;
+        std::uint32_t word = 0;
+        std::uint64_t n = 0;
+        while (uci >> doc >> word >> n) count[word] += n;
+    }
+    const auto top = std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;
+    });
+    ASSERT_NE(top, count.end());
+    const std::string lacking = "w" + std::to_string(top->first - 1);
+    {
+        std::ifstream in(path("export_lack/word_topic.tsv"));
+        std::ofstream out(path("lacking_phi.tsv"));
+        std::string line;
+        std::size_t dropped = 0;
+        while (std::getline(in, line)) {
+            if (line.rfind(lacking + "\t", 0) == 0) {
+                ++dropped;
+                continue;
+            }
+            out << line << '\n';
+        }
+        ASSERT_GT(dropped, 0u);
+    }
+    const std::string args = "lda eval --phi " + path("lacking_phi.tsv") + " --corpus " +
+                             path("heldout.txt") + " --vocab " + path("heldout.vocab") +
+                             " --alpha 0.1 --threads 1 --seed 5";
+    const CommandResult smooth = rotor(args + " --beta 0.05");
+    ASSERT_EQ(smooth.code, 0) << smooth.err;
+    const auto js = nlohmann::json::parse(smooth.out);
+    EXPECT_EQ(js.at("smoothing_only_tokens").get<std::uint64_t>(), top->second);
+    EXPECT_EQ(js.at("smoothing_only_words").get<std::uint64_t>(), 1u);
+    EXPECT_EQ(js.at("skipped_tokens").get<std::uint64_t>(), 0u);
+    EXPECT_NE(smooth.err.find("scored by smoothing only"), std::string::npos) << smooth.err;
+
+    const CommandResult unknown = rotor(args + " --beta 0");
+    ASSERT_EQ(unknown.code, 0) << unknown.err;
+    const auto ju = nlohmann::json::parse(unknown.out);
+    EXPECT_EQ(ju.at("skipped_tokens").get<std::uint64_t>(), top->second);
+    EXPECT_EQ(ju.at("unknown_words").get<std::uint64_t>(), 1u);
+    EXPECT_EQ(ju.at("heldout_tokens").get<std::uint64_t>() +
+                  ju.at("heldout_fit_tokens").get<std::uint64_t>() + top->second,
+              js.at("heldout_tokens").get<std::uint64_t>() +
+                  js.at("heldout_fit_tokens").get<std::uint64_t>());
+    EXPECT_NE(unknown.err.find("--beta 0"), std::string::npos) << unknown.err;
+}
+
 TEST_F(UseCli, BadPhiFileIsAnInputErrorWithTheLine) {
     std::ofstream(path("bad_phi.tsv")) << "w1\t0\t2\nw2\t1\t1\nw3\tone\t1\n";
     const CommandResult r = rotor("lda eval --phi " + path("bad_phi.tsv") + " --corpus " +
