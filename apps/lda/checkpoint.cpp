@@ -7,11 +7,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "apps/lda/distributed_trainer.h"
+#include "comm/communicator.h"
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
 
@@ -20,6 +23,43 @@ namespace {
 
 constexpr char kMagic[8] = {'R', 'O', 'T', 'O', 'R', 'C', 'K', 'P'};
 constexpr std::uint32_t kTopicsVersion = 1;
+
+constexpr char kPartMagic[8] = {'R', 'O', 'T', 'O', 'R', 'D', 'C', 'P'};
+constexpr std::uint32_t kPartVersion = 1;
+constexpr char kFormat[] = "rotor-lda-checkpoint";
+constexpr char kDistributedFormat[] = "rotor-lda-distributed-checkpoint";
+
+constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
+constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
+
+std::uint64_t fnv1a(std::span<const std::byte> bytes, std::uint64_t h = kFnvOffset) {
+    for (std::byte b : bytes) {
+        h ^= static_cast<std::uint8_t>(b);
+        h *= kFnvPrime;
+    }
+    return h;
+}
+
+std::string part_name(int rank) { return fmt::format("part-{:05d}.bin", rank); }
+
+/// Writes through an AtomicFile and hashes what it wrote (FNV-1a, as the manifest records it).
+class HashingWriter {
+  public:
+    explicit HashingWriter(core::AtomicFile& f) : f_(f) {}
+    void write(std::span<const std::byte> bytes) {
+        hash_ = fnv1a(bytes, hash_);
+        f_.write(bytes);
+    }
+    template <class T>
+    void pod(const T& value) {
+        write(std::as_bytes(std::span<const T>(&value, 1)));
+    }
+    std::uint64_t hash() const noexcept { return hash_; }
+
+  private:
+    core::AtomicFile& f_;
+    std::uint64_t hash_ = kFnvOffset;
+};
 
 std::string read_whole(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -111,8 +151,15 @@ Checkpoint read_checkpoint(const std::string& dir) {
     Checkpoint c;
     try {
         const auto j = nlohmann::json::parse(read_whole(state_path));
-        if (j.at("format").get<std::string>() != "rotor-lda-checkpoint")
-            throw InputError(state_path, "not a rotor LDA checkpoint");
+        const std::string format = j.at("format").get<std::string>();
+        if (format == kDistributedFormat) {
+            const int ranks = j.at("ranks").get<int>();
+            throw InputError(state_path,
+                             fmt::format("was written by {} MPI ranks, this run is a single "
+                                         "process: resume it with mpiexec -n {}",
+                                         ranks, ranks));
+        }
+        if (format != kFormat) throw InputError(state_path, "not a rotor LDA checkpoint");
         if (j.at("format_version").get<int>() != Checkpoint::kFormatVersion)
             throw InputError(state_path, "unsupported checkpoint format_version");
         c.options.params.num_topics = j.at("num_topics").get<std::uint32_t>();
@@ -164,6 +211,194 @@ Checkpoint read_checkpoint(const std::string& dir) {
         take(t.data(), n * sizeof(TopicId), "block topics");
     }
     if (pos != bytes.size()) throw InputError(topics_path, "trailing bytes after the last block");
+    return c;
+}
+
+void write_distributed_checkpoint(const std::string& dir, const DistributedTrainer& trainer,
+                                  const TrainOptions& options, const DistributedOptions& dist,
+                                  const CorpusFingerprint& corpus, comm::Communicator& comm) {
+    const int rank = comm.rank();
+    const int ranks = comm.size();
+    // 1. Rank 0 makes the temporary directory; every rank learns its name.
+    std::optional<core::AtomicDirectory> out;
+    std::vector<std::byte> temp;
+    run_agreed(comm, [&] {
+        if (rank != 0) return;
+        out.emplace(dir);
+        const std::string& t = out->temp_path();
+        temp.resize(t.size());
+        std::memcpy(temp.data(), t.data(), t.size());
+    });
+    comm.broadcast(temp, 0);
+    const std::string temp_path(reinterpret_cast<const char*>(temp.data()), temp.size());
+
+    // 2. Every rank writes its part there, whole (AtomicFile: temporary name, fsync, rename).
+    std::uint64_t info[2] = {0, 0};  // bytes, FNV-1a
+    run_agreed(comm, [&] {
+        core::AtomicFile f(temp_path + "/" + part_name(rank));
+        HashingWriter w(f);
+        w.write(std::as_bytes(std::span<const char>(kPartMagic, 8)));
+        w.pod(kPartVersion);
+        w.pod(static_cast<std::uint32_t>(rank));
+        w.pod(static_cast<std::uint32_t>(ranks));
+        w.pod(static_cast<std::uint32_t>(trainer.iterations_done()));
+        w.pod(static_cast<std::uint64_t>(trainer.blocks().size()));
+        for (const TokenBlock& b : trainer.blocks()) {
+            w.pod(static_cast<std::uint64_t>(b.topics.size()));
+            w.write(std::as_bytes(std::span<const TopicId>(b.topics)));
+        }
+        info[0] = f.size();
+        info[1] = w.hash();
+        f.commit();
+    });
+
+    // 3. Every part is whole (the gather completes after every rank's commit): rank 0 writes the
+    // manifest last and moves the directory into place.
+    const auto parts = comm.gather(std::as_bytes(std::span<const std::uint64_t>(info)), 0);
+    run_agreed(comm, [&] {
+        if (rank != 0) return;
+        nlohmann::ordered_json list = nlohmann::ordered_json::array();
+        for (int q = 0; q < ranks; ++q) {
+            std::uint64_t v[2];
+            if (parts[q].size() != sizeof v)
+                throw CommError(rank, fmt::format("checkpoint part info of rank {}: bad size", q));
+            std::memcpy(v, parts[q].data(), sizeof v);
+            nlohmann::ordered_json e;
+            e["file"] = part_name(q);
+            e["bytes"] = v[0];
+            e["fnv1a"] = v[1];
+            list.push_back(std::move(e));
+        }
+        nlohmann::ordered_json j;
+        j["format"] = kDistributedFormat;
+        j["format_version"] = DistributedCheckpoint::kFormatVersion;
+        j["ranks"] = ranks;
+        j["columns_per_slice"] = trainer.columns_per_slice();
+        j["num_topics"] = options.params.num_topics;
+        j["alpha"] = trainer.alpha();
+        j["beta"] = options.params.beta;
+        j["seed"] = options.seed;
+        j["iterations"] = options.iterations;
+        j["iterations_done"] = trainer.iterations_done();
+        j["eval_every"] = options.eval_every;
+        j["timer"] = dist.timer;
+        j["timer_low"] = dist.timer_params.low;
+        j["timer_high"] = dist.timer_params.high;
+        j["timer_budget"] = trainer.timer_budget();
+        j["corpus"] = {{"docs", corpus.docs},
+                       {"words", corpus.words},
+                       {"tokens", corpus.tokens},
+                       {"hash", corpus.hash}};
+        j["parts"] = std::move(list);
+        core::write_file_atomically(out->file("state.json"), j.dump(2) + "\n");
+        out->commit();
+    });
+}
+
+DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int rank, int ranks) {
+    namespace fs = std::filesystem;
+    const std::string state_path = (fs::path(dir) / "state.json").string();
+    DistributedCheckpoint c;
+    std::string file;
+    std::uint64_t part_bytes = 0;
+    std::uint64_t part_hash = 0;
+    try {
+        const auto j = nlohmann::json::parse(read_whole(state_path));
+        const std::string format = j.at("format").get<std::string>();
+        if (format == kFormat)
+            throw InputError(state_path,
+                             fmt::format("was written by a single process (1 rank), this job has "
+                                         "{} ranks: resume it without mpiexec",
+                                         ranks));
+        if (format != kDistributedFormat)
+            throw InputError(state_path, "not a rotor LDA checkpoint");
+        if (j.at("format_version").get<int>() != DistributedCheckpoint::kFormatVersion)
+            throw InputError(state_path, "unsupported checkpoint format_version");
+        c.ranks = j.at("ranks").get<int>();
+        if (c.ranks != ranks)
+            throw InputError(state_path,
+                             fmt::format("was written by {} ranks, this job has {}: resume it "
+                                         "with mpiexec -n {}",
+                                         c.ranks, ranks, c.ranks));
+        c.columns_per_slice = j.at("columns_per_slice").get<int>();
+        c.options.params.num_topics = j.at("num_topics").get<std::uint32_t>();
+        c.alpha = j.at("alpha").get<std::vector<double>>();
+        c.options.params.alpha_per_topic = c.alpha;
+        c.options.params.beta = j.at("beta").get<double>();
+        c.options.seed = j.at("seed").get<std::uint64_t>();
+        c.options.iterations = j.at("iterations").get<std::uint32_t>();
+        c.iterations_done = j.at("iterations_done").get<std::uint32_t>();
+        c.options.eval_every = j.at("eval_every").get<std::uint32_t>();
+        c.timer = j.at("timer").get<bool>();
+        c.timer_low = j.at("timer_low").get<double>();
+        c.timer_high = j.at("timer_high").get<double>();
+        c.timer_budget = j.at("timer_budget").get<double>();
+        const auto& cj = j.at("corpus");
+        c.corpus = {cj.at("docs").get<std::uint64_t>(), cj.at("words").get<std::uint64_t>(),
+                    cj.at("tokens").get<std::uint64_t>(), cj.at("hash").get<std::uint64_t>()};
+        const auto& parts = j.at("parts");
+        if (!parts.is_array() || parts.size() != static_cast<std::size_t>(ranks))
+            throw InputError(state_path, fmt::format("lists {} parts for {} ranks",
+                                                     parts.is_array() ? parts.size() : 0, ranks));
+        const auto& part = parts.at(static_cast<std::size_t>(rank));
+        file = part.at("file").get<std::string>();
+        part_bytes = part.at("bytes").get<std::uint64_t>();
+        part_hash = part.at("fnv1a").get<std::uint64_t>();
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(state_path, fmt::format("bad checkpoint state: {}", e.what()));
+    }
+    if (c.alpha.size() != c.options.params.num_topics || c.columns_per_slice < 1)
+        throw InputError(state_path,
+                         "inconsistent checkpoint state (alpha size or columns per slice)");
+    if (c.timer && !(c.timer_budget > 0))
+        throw InputError(state_path, "inconsistent checkpoint state (timer budget)");
+    if (file != part_name(rank))
+        throw InputError(state_path, fmt::format("part {} is named '{}', expected '{}'", rank, file,
+                                                 part_name(rank)));
+
+    c.part_path = (fs::path(dir) / file).string();
+    const std::string& path = c.part_path;
+    if (!fs::exists(path))
+        throw InputError(path, fmt::format("the part of rank {} is missing", rank));
+    const std::string bytes = read_whole(path);
+    if (bytes.size() != part_bytes)
+        throw InputError(path, fmt::format("has {} bytes, state.json says {}: the part is not "
+                                           "whole",
+                                           bytes.size(), part_bytes));
+    if (fnv1a(std::as_bytes(std::span<const char>(bytes))) != part_hash)
+        throw InputError(path, "checksum differs from state.json's: the part is corrupt");
+    std::size_t pos = 0;
+    auto take = [&](void* dst, std::size_t n, const char* what) {
+        if (bytes.size() - pos < n)
+            throw InputError(path, fmt::format("truncated inside the {}", what));
+        std::memcpy(dst, bytes.data() + pos, n);
+        pos += n;
+    };
+    char magic[8];
+    take(magic, 8, "header");
+    if (std::memcmp(magic, kPartMagic, 8) != 0) throw InputError(path, "wrong magic");
+    std::uint32_t head[4] = {0, 0, 0, 0};  // version, rank, ranks, iterations done
+    take(head, sizeof head, "header");
+    if (head[0] != kPartVersion) throw InputError(path, "unsupported version");
+    if (head[1] != static_cast<std::uint32_t>(rank) || head[2] != static_cast<std::uint32_t>(ranks))
+        throw InputError(path, fmt::format("is rank {} of {}, expected rank {} of {}", head[1],
+                                           head[2], rank, ranks));
+    if (head[3] != c.iterations_done)
+        throw InputError(path, fmt::format("is of iteration {}, state.json of iteration {}",
+                                           head[3], c.iterations_done));
+    std::uint64_t blocks = 0;
+    take(&blocks, 8, "header");
+    if (blocks > (bytes.size() - pos) / 8) throw InputError(path, "truncated inside the blocks");
+    c.block_topics.resize(blocks);
+    for (auto& t : c.block_topics) {
+        std::uint64_t n = 0;
+        take(&n, 8, "block size");
+        if (n > (bytes.size() - pos) / sizeof(TopicId))
+            throw InputError(path, "truncated inside a block's topics");
+        t.resize(n);
+        take(t.data(), n * sizeof(TopicId), "block topics");
+    }
+    if (pos != bytes.size()) throw InputError(path, "trailing bytes after the last block");
     return c;
 }
 

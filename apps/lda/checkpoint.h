@@ -10,6 +10,20 @@
 // until the new one is whole, then is replaced by two renames):
 //   state.json   format, options, iterations done, corpus fingerprint
 //   topics.bin   magic "ROTORCKP", u32 version, u64 blocks, then per block u64 n and n u32 topics
+//
+// Under MPI (`mpiexec -n P`, DistributedTrainer) a checkpoint is one directory with one part per
+// rank and a manifest (docs/distributed.md, "Checkpoints"):
+//   part-<rank>.bin  magic "ROTORDCP", u32 version, u32 rank, u32 ranks, u32 iterations done,
+//                    u64 blocks, then per block (the rank's own block order) u64 n and n u32
+//                    topics
+//   state.json       format "rotor-lda-distributed-checkpoint": options, α, iterations done, P,
+//                    columns per slice, timer settings and budget, corpus fingerprint, and per
+//                    part its file, size and FNV-1a hash
+// Rank 0 builds the directory under a temporary name (core::AtomicDirectory) and broadcasts it;
+// every rank writes its part there (core::AtomicFile: temporary name, fsync, rename); rank 0
+// gathers the parts' sizes and hashes (after every part is whole), writes state.json last and
+// moves the directory into place. A job killed before that leaves the previous checkpoint as it
+// was. The directory must be on a filesystem every rank sees.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +33,14 @@
 #include "apps/lda/trainer.h"
 #include "core/corpus/corpus.h"
 
+namespace rotor::comm {
+class Communicator;
+}  // namespace rotor::comm
+
 namespace rotor::lda {
+
+class DistributedTrainer;
+struct DistributedOptions;
 
 /// Identifies a corpus cheaply but surely enough to refuse resuming on another one.
 struct CorpusFingerprint {
@@ -50,5 +71,37 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer, const Trai
 int remove_stale_temporaries(const std::string& dir);
 /// Reads a checkpoint directory. Throws InputError naming the file on anything malformed.
 Checkpoint read_checkpoint(const std::string& dir);
+
+/// What one rank reads of a distributed checkpoint: the shared state and its own part.
+struct DistributedCheckpoint {
+    static constexpr int kFormatVersion = 1;
+    TrainOptions options;       ///< as the run was started (iterations = its target)
+    std::vector<double> alpha;  ///< α_k in force
+    std::uint32_t iterations_done = 0;
+    int ranks = 0;
+    int columns_per_slice = 0;  ///< the grid's c (DistributedTrainer::columns_per_slice())
+    bool timer = true;
+    double timer_low = 0;
+    double timer_high = 0;
+    double timer_budget = 0;  ///< the next round's budget (0 with the timer off)
+    CorpusFingerprint corpus;
+    std::string part_path;                           ///< this rank's part
+    std::vector<std::vector<TopicId>> block_topics;  ///< this rank's blocks, in its order
+};
+
+/// Collective: writes `trainer`'s state to `dir` (layout above), replacing the checkpoint there
+/// only once every part and the manifest are whole. `options` are the run's (as in
+/// write_checkpoint). A failure on any rank (disk full, no shared filesystem) makes every rank
+/// throw the same AgreedError and leaves `dir` as it was. Rank 0 alone calls
+/// remove_stale_temporaries, before the run.
+void write_distributed_checkpoint(const std::string& dir, const DistributedTrainer& trainer,
+                                  const TrainOptions& options, const DistributedOptions& dist,
+                                  const CorpusFingerprint& corpus, comm::Communicator& comm);
+/// Reads `dir`'s manifest and the part of `rank` of a job of `ranks` ranks. Not collective:
+/// every rank calls it, the caller agrees on failures (run_agreed). Throws InputError naming the
+/// file: not a distributed checkpoint (a single-process one says so), written by another number
+/// of ranks (naming both counts), a part missing, truncated, of another size or hash than the
+/// manifest says, or disagreeing with it on the rank, ranks or iteration.
+DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int rank, int ranks);
 
 }  // namespace rotor::lda

@@ -253,17 +253,43 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
     std::unique_ptr<lda::JsonLinesReporter> metrics;
     // Every rank holds the held-out corpus; rank 0 evaluates it (DistributedTrainer).
     std::optional<lda::HeldoutEvaluator> heldout;
+    // --resume: every rank reads the shared state and its own part (apps/lda/checkpoint.h).
+    std::optional<lda::DistributedCheckpoint> resume;
+    lda::CorpusFingerprint print;
     lda::run_agreed(world, [&] {
-        if (!f.resume.empty() || f.checkpoint_every > 0)
-            throw ConfigError(f.resume.empty() ? "--checkpoint-every" : "--resume",
-                              "checkpoints are not supported with more than one rank yet");
         if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
         if (f.threads < 0) throw ConfigError("--threads", "must be at least 1 (0: all cores)");
         if (!f.straggler.empty()) lda::parse_straggler(f.straggler, f.dist);
+        if (!f.resume.empty()) {
+            // As with one process, the run's settings come from the checkpoint (the grid's
+            // columns per slice and the timer's too, so that every rank's blocks are the ones
+            // saved); only --iterations (the total) may change.
+            resume = lda::read_distributed_checkpoint(f.resume, world.rank(), world.size());
+            const std::uint32_t target =
+                f.iterations_set ? f.options.iterations : resume->options.iterations;
+            f.options = resume->options;
+            f.options.iterations = target;
+            f.dist.columns_per_slice = resume->columns_per_slice;
+            f.dist.timer = resume->timer;
+            if (resume->timer) {
+                f.dist.timer_params.low = resume->timer_low;
+                f.dist.timer_params.high = resume->timer_high;
+                f.dist.timer_params.initial_s = resume->timer_budget;
+            }
+        }
         f.options.record_schedule = !f.trace.empty();
         f.options.validate();
         f.dist.validate(world.size());
+        if (f.checkpoint_every > 0 && f.checkpoint_dir.empty())
+            f.checkpoint_dir = f.out + ".checkpoint";
+        // Rank 0 alone builds checkpoint directories, so it alone clears what killed runs left.
+        if (f.checkpoint_every > 0 && world.rank() == 0)
+            lda::remove_stale_temporaries(f.checkpoint_dir);
         loaded.emplace(core::load_corpus(f.corpus, f.vocab));
+        if (f.checkpoint_every > 0 || resume) print = lda::fingerprint(loaded->corpus);
+        if (resume && !(resume->corpus == print))
+            throw ConfigError("--resume", fmt::format("{} was made on another corpus than {}",
+                                                      f.resume, f.corpus));
         if (!f.heldout.empty()) {
             core::LoadedCorpus h = core::load_corpus(f.heldout, f.heldout_vocab);
             lda::MappedCorpus mapped = lda::map_to_model(h.corpus, h.vocab ? &*h.vocab : nullptr,
@@ -283,7 +309,20 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
     lda::run_agreed(world, [&] {
         trainer = std::make_unique<lda::DistributedTrainer>(loaded->corpus, f.options, f.dist,
                                                             *runtime, world);
+        if (resume) trainer->set_alpha(resume->alpha);  // the same values on every rank
     });
+    if (resume) {
+        trainer->restore(resume->block_topics, resume->iterations_done, resume->timer_budget,
+                         resume->part_path);  // agreed on failure
+        resume->block_topics = {};
+        if (!f.quiet) {
+            // The restored state's log-likelihood: the one the run recorded at that iteration.
+            const lda::LogLikelihood ll = trainer->evaluate();
+            if (world.rank() == 0)
+                fmt::print("rotor: resumed {} at iteration {} (loglik {:.17g})\n", f.resume,
+                           trainer->iterations_done(), ll.loglik);
+        }
+    }
     lda::TerminalReporter terminal(stdout);
     lda::TeeReporter tee;
     if (!f.quiet && world.rank() == 0) tee.add(terminal);
@@ -300,8 +339,14 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
     hooks.after_iteration = [&](const lda::IterationMetrics& m) {
         // Minka's update every N sweeps from all ranks' histograms; the same α on every rank.
         if (f.optimize_alpha > 0 && m.iter % f.optimize_alpha == 0) trainer->optimize_alpha();
+        // Every rank writes its part; a failure on any rank is agreed (AgreedError everywhere).
+        if (f.checkpoint_every > 0 && m.iter % f.checkpoint_every == 0 &&
+            m.iter < f.options.iterations)
+            lda::write_distributed_checkpoint(f.checkpoint_dir, *trainer, f.options, f.dist, print,
+                                              world);
     };
-    trainer->train(tee, hooks, f.options.iterations);
+    if (trainer->iterations_done() < f.options.iterations)
+        trainer->train(tee, hooks, f.options.iterations);
 
     std::vector<std::string> vocab;
     if (loaded->vocab && world.rank() == 0) {

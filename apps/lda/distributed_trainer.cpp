@@ -208,7 +208,8 @@ DistributedTrainer::DistributedTrainer(const core::Corpus& corpus, const TrainOp
     // rank samples its tokens of one slice, and the round ends for a rank when its neighbour's
     // slice arrives, so unequal (rank, slice) cells turn into waiting.
     const auto freq = corpus.word_frequencies();
-    const std::vector<std::uint64_t> word_w(freq.begin(), freq.end());
+    word_freq_.assign(freq.begin(), freq.end());
+    const std::vector<std::uint64_t>& word_w = word_freq_;
     std::vector<std::uint64_t> word_rank_w(static_cast<std::size_t>(num_words_) * ranks_, 0);
     for (int q = 0; q < ranks_; ++q)
         for (DocId d : rank_docs_[q])
@@ -240,7 +241,7 @@ DistributedTrainer::DistributedTrainer(const core::Corpus& corpus, const TrainOp
                                             blocks_);
     totals_ = count_topic_totals(blocks_, k_count);
     comm_.allreduce_sum(totals_);
-    init_word_topic(word_w);
+    init_word_topic();
 
     alpha_ = options_.params.topic_alphas();
     make_samplers();
@@ -284,10 +285,10 @@ DistributedTrainer::~DistributedTrainer() = default;
 
 double DistributedTrainer::timer_budget() const noexcept { return timer_ ? timer_->budget() : 0.0; }
 
-void DistributedTrainer::init_word_topic(const std::vector<std::uint64_t>& global_freq) {
+void DistributedTrainer::init_word_topic() {
     // Rows get their kind and capacity from the GLOBAL frequency, so any slice fits on any rank.
     const std::uint32_t k_count = options_.params.num_topics;
-    word_topic_ = WordTopicTable(k_count, global_freq);
+    word_topic_ = WordTopicTable(k_count, word_freq_);
     for (const TokenBlock& b : blocks_) {
         for (std::size_t j = 0; j < b.num_words(); ++j) {
             const auto first = b.topics.begin() + static_cast<std::ptrdiff_t>(b.word_offsets[j]);
@@ -340,6 +341,49 @@ void DistributedTrainer::init_word_topic(const std::vector<std::uint64_t>& globa
             const std::vector<std::uint32_t> zeros(words.size(), 0);
             word_topic_.unpack_rows(words, zeros);
         }
+    }
+}
+
+void DistributedTrainer::restore(const std::vector<std::vector<TopicId>>& block_topics,
+                                 std::uint32_t iterations_done, double timer_budget,
+                                 const std::string& source) {
+    const std::uint32_t k_count = options_.params.num_topics;
+    std::vector<std::int64_t> lo{static_cast<std::int64_t>(iterations_done)};
+    std::vector<std::int64_t> hi = lo;
+    comm_.allreduce_min(lo);
+    comm_.allreduce_max(hi);
+    // Checked on every rank before any change; one rank's mismatch stops every rank alike.
+    run_agreed(comm_, [&] {
+        if (lo[0] != hi[0])
+            throw InputError(
+                source, fmt::format("the ranks' parts are of iterations {} to {}", lo[0], hi[0]));
+        if (block_topics.size() != blocks_.size())
+            throw InputError(source, fmt::format("rank {} has {} blocks, this run's has {}", rank_,
+                                                 block_topics.size(), blocks_.size()));
+        for (std::size_t b = 0; b < blocks_.size(); ++b) {
+            if (block_topics[b].size() != blocks_[b].topics.size())
+                throw InputError(
+                    source, fmt::format("block {} of rank {} has {} tokens, this run's has {}", b,
+                                        rank_, block_topics[b].size(), blocks_[b].topics.size()));
+            for (TopicId k : block_topics[b])
+                if (k >= k_count)
+                    throw InputError(source,
+                                     fmt::format("topic {} out of range [0, {})", k, k_count));
+        }
+        if (timer_ && !(timer_budget > 0 && std::isfinite(timer_budget)))
+            throw InputError(source, fmt::format("timer budget {} is not > 0", timer_budget));
+    });
+    for (std::size_t b = 0; b < blocks_.size(); ++b) blocks_[b].topics = block_topics[b];
+    doc_topic_ = DocTopicTable::from_blocks(k_count, static_cast<std::uint32_t>(local_docs_.size()),
+                                            blocks_);
+    totals_ = count_topic_totals(blocks_, k_count);
+    comm_.allreduce_sum(totals_);
+    init_word_topic();
+    iterations_done_ = iterations_done;
+    if (timer_) {
+        sched::TimerParams p = dist_.timer_params;
+        p.initial_s = timer_budget;  // clamped to [min_s, max_s], as every budget is
+        timer_.emplace(p);
     }
 }
 

@@ -145,6 +145,19 @@ class DistributedTrainer {
     /// Not collective: every rank must pass the same values (optimize_alpha() does).
     void set_alpha(std::vector<double> alpha);
 
+    /// Collective: continues from a checkpoint (apps/lda/checkpoint.h). `block_topics` are this
+    /// rank's tokens' topics in the order of blocks() (the grid must be the one the checkpoint
+    /// was written with: same ranks, seed, corpus and columns_per_slice); the tables are rebuilt
+    /// from them as at construction: doc rows locally, topic totals by allreduce, and each home
+    /// slice's word rows summed on its home rank (every other row zero), i.e. the state at an
+    /// iteration boundary. `timer_budget` (> 0; ignored when the timer is off) becomes the next
+    /// round's budget. The shapes, and that every rank passes the same iterations_done, are
+    /// checked first on every rank; a mismatch on any rank makes every rank throw the same
+    /// AgreedError (an InputError naming `source` of the lowest failing rank), before anything
+    /// changed.
+    void restore(const std::vector<std::vector<TopicId>>& block_topics,
+                 std::uint32_t iterations_done, double timer_budget, const std::string& source);
+
     /// Block runs of this rank recorded so far (options.record_schedule): worker = the rank's
     /// worker, col = s·c + j (group j of slice s); seconds since the trainer was constructed,
     /// the ranks' clocks started together after a barrier.
@@ -179,7 +192,7 @@ class DistributedTrainer {
 
   private:
     struct Round;
-    void init_word_topic(const std::vector<std::uint64_t>& global_freq);
+    void init_word_topic();
     std::vector<std::byte> pack_slice(int slice);
     void unpack_slice(int slice, const std::vector<std::byte>& buf);
     void make_samplers();
@@ -204,6 +217,7 @@ class DistributedTrainer {
     std::vector<DocId> local_docs_;              // rank_docs_[rank_]
     std::vector<std::uint64_t> all_labels_;      // every doc's label, rank 0 only
     std::vector<std::vector<WordId>> slice_words_;
+    std::vector<std::uint64_t> word_freq_;  // global word frequencies (rows' kind and capacity)
     std::vector<TokenBlock> blocks_;
     DocTopicTable doc_topic_;
     WordTopicTable word_topic_;

@@ -15,6 +15,7 @@
 #include "comm/inprocess_communicator.h"
 #include "core/base/timer.h"
 #include "tests/apps/lda/test_distributed_cases.h"
+#include "tests/apps/lda/test_distributed_checkpoint_cases.h"
 #include "tests/apps/lda/test_distributed_flags_cases.h"
 
 namespace rotor::lda {
@@ -51,6 +52,30 @@ TEST_P(DistributedRanks, ScheduleGathersOneProcessPerRank) {
                                std::to_string(GetParam()) + ".json"))
                                  .string();
     comm::run_ranks(GetParam(), [&](comm::Communicator& c) { case_schedule(c, path); });
+}
+
+std::string checkpoint_dir(const char* name, int ranks) {
+    return (std::filesystem::temp_directory_path() /
+            fmt::format("rotor-dist-ckpt-{}-{}-{}", name, ::getpid(), ranks))
+        .string();
+}
+
+TEST_P(DistributedRanks, CheckpointRestoresExactState) {
+    const std::string dir = checkpoint_dir("exact", GetParam());
+    comm::run_ranks(GetParam(),
+                    [&](comm::Communicator& c) { case_checkpoint_restores_exact_state(c, dir); });
+}
+
+TEST_P(DistributedRanks, CheckpointKeepsTimerBudget) {
+    const std::string dir = checkpoint_dir("timer", GetParam());
+    comm::run_ranks(GetParam(),
+                    [&](comm::Communicator& c) { case_checkpoint_keeps_timer_budget(c, dir); });
+}
+
+TEST_P(DistributedRanks, CheckpointDetectsBadParts) {
+    const std::string dir = checkpoint_dir("bad", GetParam());
+    comm::run_ranks(GetParam(),
+                    [&](comm::Communicator& c) { case_checkpoint_detects_bad_parts(c, dir); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, DistributedRanks, ::testing::Values(1, 2, 3, 4));

@@ -1,22 +1,29 @@
-// `mpiexec -n P rotor lda train` with --heldout, --optimize-alpha and --trace, through the real
-// binary on real files (docs/distributed.md). This test is a plain process: it starts mpiexec
-// itself, for P = 2 and 3 (ctest passes the environment that lets Open MPI run as root and
-// oversubscribe).
+// `mpiexec -n P rotor lda train` with --heldout, --optimize-alpha, --trace, --checkpoint-every and
+// --resume, through the real binary on real files (docs/distributed.md). This test is a plain
+// process: it starts mpiexec itself, for P = 2 and 3 (ctest passes the environment that lets
+// Open MPI run as root and oversubscribe).
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "core/corpus/corpus.h"
+#include "core/lda/model.h"
 
 namespace {
 
@@ -153,13 +160,285 @@ TEST_P(DistributedCli, TraceHasOneProcessPerRank) {
     }
 }
 
-// Checkpoints are not supported with more than one rank yet: a clear error, printed once.
-TEST_P(DistributedCli, CheckpointsAreRefusedClearly) {
-    const Outcome r = mpi_train(GetParam(), "--corpus " + kTrain + " -k 4 -n 2 --threads 1" +
-                                                " --checkpoint-every 1 --out " + path("model"));
-    EXPECT_NE(r.code, 0) << r.out;
-    EXPECT_EQ(count(r.out, "--checkpoint-every"), 1u) << r.out;
+nlohmann::json read_json(const std::string& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
+
+std::map<int, nlohmann::json> read_metrics(const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    std::map<int, nlohmann::json> records;
+    while (std::getline(in, line)) {
+        const auto j = nlohmann::json::parse(line);
+        records[j.at("iter").get<int>()] = j;
+    }
+    return records;
+}
+
+/// The counts of a saved model are consistent with the corpus: word rows sum to the words'
+/// frequencies, doc rows to the docs' lengths, columns to the topic totals.
+void expect_consistent_model(const std::string& dir) {
+    const rotor::lda::LdaModel m = rotor::lda::load_model(dir);
+    const rotor::core::LoadedCorpus c = rotor::core::load_corpus(kTrain, "");
+    ASSERT_EQ(m.word_topic.rows(), c.corpus.num_words());
+    ASSERT_EQ(m.doc_topic.rows(), c.corpus.num_docs());
+    const auto freq = c.corpus.word_frequencies();
+    std::vector<std::int64_t> col(m.info.num_topics, 0);
+    std::size_t bad_words = 0;
+    for (std::uint32_t w = 0; w < c.corpus.num_words(); ++w) {
+        std::int64_t sum = 0;
+        for (auto i = m.word_topic.offsets[w]; i < m.word_topic.offsets[w + 1]; ++i) {
+            sum += m.word_topic.counts[i];
+            col[m.word_topic.topics[i]] += m.word_topic.counts[i];
+        }
+        bad_words += sum != static_cast<std::int64_t>(freq[w]);
+    }
+    EXPECT_EQ(bad_words, 0u);
+    for (std::uint32_t k = 0; k < m.info.num_topics; ++k)
+        EXPECT_EQ(col[k], static_cast<std::int64_t>(m.topic_totals[k])) << "topic " << k;
+    std::size_t bad_docs = 0;
+    for (std::uint32_t d = 0; d < c.corpus.num_docs(); ++d) {
+        std::uint64_t sum = 0;
+        for (auto i = m.doc_topic.offsets[d]; i < m.doc_topic.offsets[d + 1]; ++i)
+            sum += m.doc_topic.counts[i];
+        bad_docs += sum != c.corpus.doc_length(d);
+    }
+    EXPECT_EQ(bad_docs, 0u);
+}
+
+/// `rotor: resumed DIR at iteration N (loglik X)`: X, or NaN when the line is missing.
+double resumed_loglik(const std::string& out, int iteration) {
+    const std::string mark = "at iteration " + std::to_string(iteration) + " (loglik ";
+    const auto pos = out.find(mark);
+    if (pos == std::string::npos) return std::nan("");
+    return std::stod(out.substr(pos + mark.size()));
+}
+
+// --checkpoint-every 2 on a 4-iteration run leaves the checkpoint of iteration 2 (one part per
+// rank, the manifest written last). Resumed (with another --threads: the grid comes from the
+// checkpoint), the run starts from exactly the saved state (its log-likelihood is the one the
+// first run recorded at iteration 2), reports iterations 3 and 4 only, and its model has
+// consistent counts and 4 iterations.
+TEST_P(DistributedCli, ResumedRunStartsFromTheCheckpointedState) {
+    const int ranks = GetParam();
+    const std::string common = "--corpus " + kTrain + " -k 6 --no-timer --eval-every 2";
+    const Outcome r = mpi_train(ranks, common + " -n 4 --threads 1 --checkpoint-every 2" +
+                                           " --checkpoint-dir " + path("ck") + " --metrics " +
+                                           path("m1.jsonl") + " --out " + path("model1"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto state = read_json(path("ck/state.json"));
+    EXPECT_EQ(state.at("format").get<std::string>(), "rotor-lda-distributed-checkpoint");
+    EXPECT_EQ(state.at("ranks").get<int>(), ranks);
+    EXPECT_EQ(state.at("iterations_done").get<int>(), 2);
+    EXPECT_EQ(state.at("iterations").get<int>(), 4);
+    ASSERT_EQ(state.at("parts").size(), static_cast<std::size_t>(ranks));
+    for (const auto& part : state.at("parts")) {
+        const std::string file = path("ck/" + part.at("file").get<std::string>());
+        ASSERT_TRUE(fs::exists(file)) << file;
+        EXPECT_EQ(fs::file_size(file), part.at("bytes").get<std::uint64_t>());
+    }
+    for (const auto& e : fs::directory_iterator(dir_))
+        EXPECT_EQ(e.path().filename().string().find("ck."), std::string::npos)
+            << "left behind: " << e.path();
+    expect_consistent_model(path("model1"));
+    const auto first = read_metrics(path("m1.jsonl"));
+    ASSERT_EQ(first.size(), 4u);
+    const double ll2 = first.at(2).at("loglik").get<double>();
+
+    const Outcome s = mpi_train(ranks, "--corpus " + kTrain + " --resume " + path("ck") +
+                                           " --threads 2 --metrics " + path("m2.jsonl") +
+                                           " --out " + path("model2"));
+    ASSERT_EQ(s.code, 0) << s.out;
+    EXPECT_EQ(count(s.out, "rotor: resumed"), 1u) << s.out;
+    EXPECT_EQ(count(s.out, "rotor: model written to"), 1u) << s.out;
+    const double restored = resumed_loglik(s.out, 2);
+    EXPECT_NEAR(restored, ll2, 1e-9 * std::abs(ll2)) << s.out;
+    const auto second = read_metrics(path("m2.jsonl"));
+    ASSERT_EQ(second.size(), 2u);
+    EXPECT_EQ(second.begin()->first, 3);
+    EXPECT_TRUE(second.at(4).contains("loglik"));
+    EXPECT_EQ(second.at(4).at("tokens_sampled"), first.at(4).at("tokens_sampled"));
+    EXPECT_EQ(read_json(path("model2/params.json")).at("iterations").get<int>(), 4);
+    expect_consistent_model(path("model2"));
+    // A larger --iterations continues further.
+    const Outcome t = mpi_train(ranks, "--corpus " + kTrain + " --resume " + path("ck") +
+                                           " -n 5 --threads 1 -q --out " + path("model3"));
+    ASSERT_EQ(t.code, 0) << t.out;
+    EXPECT_EQ(read_json(path("model3/params.json")).at("iterations").get<int>(), 5);
+    expect_consistent_model(path("model3"));
+}
+
+// Resuming with another number of ranks (or in a single process) fails on every rank with one
+// message naming both counts, a non-zero exit, and nothing written.
+TEST_P(DistributedCli, ResumeWithOtherRankCountFailsClearly) {
+    const int ranks = GetParam();
+    const Outcome r =
+        mpi_train(ranks, "--corpus " + kTrain + " -k 4 -n 2 --threads 1 -q --checkpoint-every 1" +
+                             " --checkpoint-dir " + path("ck") + " --out " + path("model"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    const int other = ranks == 2 ? 3 : 2;
+    const Outcome s =
+        mpi_train(other, "--corpus " + kTrain + " --resume " + path("ck") +
+                             " --threads 1 --checkpoint-every 1 --out " + path("resumed"));
+    EXPECT_NE(s.code, 0) << s.out;
+    const std::string message =
+        "was written by " + std::to_string(ranks) + " ranks, this job has " + std::to_string(other);
+    EXPECT_EQ(count(s.out, message), 1u) << s.out;
+    EXPECT_FALSE(fs::exists(path("resumed")));
+    EXPECT_FALSE(fs::exists(path("resumed.checkpoint")));
+
+    const Outcome single = run(kRotor + " lda train --corpus " + kTrain + " --resume " +
+                               path("ck") + " --threads 1 --out " + path("resumed"));
+    EXPECT_NE(single.code, 0) << single.out;
+    EXPECT_EQ(count(single.out, "mpiexec -n " + std::to_string(ranks)), 1u) << single.out;
+    EXPECT_FALSE(fs::exists(path("resumed")));
+}
+
+// A part truncated, corrupt or missing is refused on every rank, naming the file, printed once.
+TEST_P(DistributedCli, BrokenPartIsDetected) {
+    const int ranks = GetParam();
+    const Outcome r =
+        mpi_train(ranks, "--corpus " + kTrain + " -k 4 -n 2 --threads 1 -q --checkpoint-every 1" +
+                             " --checkpoint-dir " + path("ck") + " --out " + path("model"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    const std::string part = path("ck/part-0000" + std::to_string(ranks - 1) + ".bin");
+    const std::string resume =
+        "--corpus " + kTrain + " --resume " + path("ck") + " --threads 1 --out " + path("resumed");
+    fs::copy_file(part, path("part.bak"));
+
+    fs::resize_file(part, fs::file_size(part) - 1);
+    Outcome s = mpi_train(ranks, resume);
+    EXPECT_NE(s.code, 0) << s.out;
+    EXPECT_EQ(count(s.out, part + ": has"), 1u) << s.out;
+
+    fs::remove(part);
+    fs::copy_file(path("part.bak"), part);
+    {
+        std::fstream f(part, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(40);
+        f.put('\x7f');
+    }
+    s = mpi_train(ranks, resume);
+    EXPECT_NE(s.code, 0) << s.out;
+    EXPECT_EQ(count(s.out, part + ": checksum"), 1u) << s.out;
+
+    fs::remove(part);
+    s = mpi_train(ranks, resume);
+    EXPECT_NE(s.code, 0) << s.out;
+    EXPECT_EQ(
+        count(s.out, part + ": the part of rank " + std::to_string(ranks - 1) + " is missing"), 1u)
+        << s.out;
+    EXPECT_FALSE(fs::exists(path("resumed")));
+
+    // Restored, the checkpoint resumes.
+    fs::copy_file(path("part.bak"), part);
+    s = mpi_train(ranks, resume + " -q");
+    EXPECT_EQ(s.code, 0) << s.out;
+    EXPECT_TRUE(fs::exists(path("resumed/params.json")));
+}
+
+/// Every process below `root` (from /proc), so that a job's ranks are killed with it even if
+/// the launcher moved them to a process group of their own.
+std::vector<pid_t> descendants(pid_t root) {
+    std::map<pid_t, std::vector<pid_t>> children;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+        const std::string name = e.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream stat(e.path() / "stat");
+        std::string line;
+        if (!std::getline(stat, line)) continue;
+        const auto close = line.rfind(')');
+        if (close == std::string::npos) continue;
+        std::istringstream rest(line.substr(close + 2));
+        char state = 0;
+        long ppid = 0;
+        rest >> state >> ppid;
+        children[static_cast<pid_t>(ppid)].push_back(static_cast<pid_t>(std::stol(name)));
+    }
+    std::vector<pid_t> out;
+    std::vector<pid_t> todo{root};
+    while (!todo.empty()) {
+        const pid_t p = todo.back();
+        todo.pop_back();
+        for (pid_t c : children[p]) {
+            out.push_back(c);
+            todo.push_back(c);
+        }
+    }
+    return out;
+}
+
+// The job killed (SIGKILL to mpiexec and its ranks) while it writes checkpoints every
+// iteration: the checkpoint directory still holds the last whole checkpoint, which resumes; the
+// next run with --checkpoint-every clears the killed job's temporaries.
+TEST_P(DistributedCli, KilledJobLeavesLastWholeCheckpoint) {
+    const int ranks = GetParam();
+    const std::string log = path("killed.log");
+    const std::string cmd = kMpiexec + " -n " + std::to_string(ranks) + " --oversubscribe " +
+                            kRotor + " lda train --corpus " + kTrain +
+                            " -k 4 -n 100000 --threads 1 --no-timer --eval-every 0 -q"
+                            " --checkpoint-every 1 --checkpoint-dir " +
+                            path("ck") + " --out " + path("model") + " > " + log + " 2>&1";
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        ::setpgid(0, 0);  // mpiexec and its ranks in a group of their own, killed together
+        ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::setpgid(pid, pid);
+    // Wait for a few whole checkpoints, then kill while the next one is being written (a
+    // temporary directory beside the checkpoint), or after 30 s at the latest.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    bool writing = false;
+    int iteration = 0;
+    while (std::chrono::steady_clock::now() < deadline && !writing) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        if (fs::exists(path("ck/state.json"))) {
+            try {
+                iteration = read_json(path("ck/state.json")).at("iterations_done").get<int>();
+            } catch (const std::exception&) {
+                // replaced while reading: try again
+            }
+        }
+        if (iteration >= 3)
+            for (const auto& e : fs::directory_iterator(dir_))
+                if (e.path().filename().string().rfind("ck.tmp.", 0) == 0) writing = true;
+    }
+    const std::vector<pid_t> job = descendants(pid);
+    ::kill(-pid, SIGKILL);
+    for (pid_t p : job) ::kill(p, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    // The ranks are gone once reaped (a zombie still counts as a live process for the
+    // clean-up of stale temporaries, as for any pid check).
+    const auto reaped_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (pid_t p : job)
+        while (::kill(p, 0) == 0 && std::chrono::steady_clock::now() < reaped_by)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_GE(iteration, 3) << "no checkpoint within 30 s";
     EXPECT_FALSE(fs::exists(path("model")));
+    ASSERT_TRUE(fs::exists(path("ck/state.json")));
+    const int saved = read_json(path("ck/state.json")).at("iterations_done").get<int>();
+    EXPECT_GE(saved, iteration);
+
+    const Outcome s = mpi_train(ranks, "--corpus " + kTrain + " --resume " + path("ck") + " -n " +
+                                           std::to_string(saved + 2) +
+                                           " --threads 1 --checkpoint-every 1 --checkpoint-dir " +
+                                           path("ck") + " --out " + path("resumed"));
+    ASSERT_EQ(s.code, 0) << s.out;
+    EXPECT_EQ(
+        count(s.out, "rotor: resumed " + path("ck") + " at iteration " + std::to_string(saved)), 1u)
+        << s.out;
+    EXPECT_EQ(read_json(path("resumed/params.json")).at("iterations").get<int>(), saved + 2);
+    expect_consistent_model(path("resumed"));
+    EXPECT_EQ(read_json(path("ck/state.json")).at("iterations_done").get<int>(), saved + 1);
+    for (const auto& e : fs::directory_iterator(dir_)) {
+        const std::string name = e.path().filename().string();
+        EXPECT_TRUE(name.rfind("ck.tmp.", 0) != 0 && name.rfind("ck.old.", 0) != 0)
+            << "left behind: " << name;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, DistributedCli, ::testing::Values(2, 3));

@@ -10,6 +10,7 @@
 
 #include "comm/mpi_communicator.h"
 #include "tests/apps/lda/test_distributed_cases.h"
+#include "tests/apps/lda/test_distributed_checkpoint_cases.h"
 #include "tests/apps/lda/test_distributed_flags_cases.h"
 #include "tests/comm/mpi_test_env.h"
 
@@ -41,6 +42,35 @@ TEST(DistributedMpi, AgreedFailureReachesEveryRank) { case_agreed_failure(*world
 TEST(DistributedMpi, HeldoutMatchesGatheredModel) { case_heldout_matches_gathered_model(*world()); }
 
 TEST(DistributedMpi, OptimizeAlphaIsSharedByEveryRank) { case_optimize_alpha(*world()); }
+
+/// Collective: a path named after rank 0's pid, the same on every rank.
+std::string shared_temp_path(comm::Communicator& c, const std::string& name) {
+    std::vector<std::int64_t> pid{c.rank() == 0 ? static_cast<std::int64_t>(::getpid()) : 0};
+    c.allreduce_sum(pid);
+    return (std::filesystem::temp_directory_path() /
+            ("rotor-dist-" + name + "-mpi-" + std::to_string(pid[0])))
+        .string();
+}
+
+TEST(DistributedMpi, CheckpointRestoresExactState) {
+    auto c = world();
+    case_checkpoint_restores_exact_state(*c, shared_temp_path(*c, "ckpt-exact"));
+}
+
+TEST(DistributedMpi, CheckpointRestoresExactStateTwoThreads) {
+    auto c = world();
+    case_checkpoint_restores_exact_state(*c, shared_temp_path(*c, "ckpt-exact2"), 2);
+}
+
+TEST(DistributedMpi, CheckpointKeepsTimerBudget) {
+    auto c = world();
+    case_checkpoint_keeps_timer_budget(*c, shared_temp_path(*c, "ckpt-timer"));
+}
+
+TEST(DistributedMpi, CheckpointDetectsBadParts) {
+    auto c = world();
+    case_checkpoint_detects_bad_parts(*c, shared_temp_path(*c, "ckpt-bad"));
+}
 
 TEST(DistributedMpi, ScheduleGathersOneProcessPerRank) {
     auto c = world();

@@ -1,0 +1,248 @@
+// Cases of the distributed checkpoints (apps/lda/checkpoint.h, write_distributed_checkpoint /
+// read_distributed_checkpoint / DistributedTrainer::restore), shared by the MPI tests (ranks as
+// processes under mpiexec) and the in-process tests. Every case is collective; assertions are
+// EXPECT_* only (a rank returning early alone would leave the others in a collective). `dir` is
+// a path every rank agrees on, whose parent exists; the cases remove it when done.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "apps/lda/checkpoint.h"
+#include "apps/lda/distributed_trainer.h"
+#include "comm/communicator.h"
+#include "sched/runtime.h"
+#include "tests/apps/lda/test_distributed_cases.h"
+
+namespace rotor::lda::testing {
+
+/// Collective: reads this rank's view of `dir` (failures agreed, so every rank returns alike).
+inline std::optional<DistributedCheckpoint> read_agreed(comm::Communicator& comm,
+                                                        const std::string& dir,
+                                                        std::string* error = nullptr) {
+    std::optional<DistributedCheckpoint> c;
+    try {
+        run_agreed(comm, [&] { c = read_distributed_checkpoint(dir, comm.rank(), comm.size()); });
+    } catch (const AgreedError& e) {
+        if (error) *error = e.what();
+        return std::nullopt;
+    }
+    return c;
+}
+
+/// A trainer restored from a checkpoint holds exactly the state that was saved: every token's
+/// topic, the doc rows, the home slices' word rows (others zero), the topic totals, α, the
+/// iteration count, hence the same log-likelihood; and it trains on with exact counts.
+inline void case_checkpoint_restores_exact_state(comm::Communicator& comm, const std::string& dir,
+                                                 int threads = 1) {
+    const auto corpus = small_corpus();
+    sched::Runtime rt(threads, sched::PinMode::kNone);
+    TrainOptions o = dist_train_options(8);
+    o.iterations = 6;
+    const DistributedOptions d = no_timer();
+    DistributedTrainer t1(corpus, o, d, rt, comm);
+    for (int i = 0; i < 3; ++i) t1.iterate();
+    // An asymmetric α, as --optimize-alpha leaves it: saved and restored too.
+    std::vector<double> alpha(8);
+    for (std::size_t k = 0; k < alpha.size(); ++k) alpha[k] = 0.1 + 0.05 * static_cast<double>(k);
+    t1.set_alpha(alpha);
+    const double ll1 = t1.evaluate().loglik;
+    const CorpusFingerprint print = fingerprint(corpus);
+    write_distributed_checkpoint(dir, t1, o, d, print, comm);
+    comm.barrier();
+
+    const auto c = read_agreed(comm, dir);
+    EXPECT_TRUE(c.has_value());
+    if (!c) return;  // every rank alike
+    EXPECT_EQ(c->ranks, comm.size());
+    EXPECT_EQ(c->iterations_done, 3u);
+    EXPECT_EQ(c->options.iterations, 6u);
+    EXPECT_EQ(c->options.seed, o.seed);
+    EXPECT_EQ(c->options.params.num_topics, 8u);
+    EXPECT_EQ(c->alpha, alpha);
+    EXPECT_EQ(c->columns_per_slice, t1.columns_per_slice());
+    EXPECT_FALSE(c->timer);
+    EXPECT_TRUE(c->corpus == print);
+    EXPECT_EQ(c->block_topics.size(), t1.blocks().size());
+    bool same_topics = c->block_topics.size() == t1.blocks().size();
+    for (std::size_t b = 0; same_topics && b < t1.blocks().size(); ++b)
+        same_topics = c->block_topics[b] == t1.blocks()[b].topics;
+    EXPECT_TRUE(same_topics) << "rank " << comm.rank();
+
+    // Another runtime width: the grid comes from the checkpoint's columns per slice.
+    sched::Runtime rt2(threads == 1 ? 2 : 1, sched::PinMode::kNone);
+    DistributedOptions d2 = d;
+    d2.columns_per_slice = c->columns_per_slice;
+    DistributedTrainer t2(corpus, c->options, d2, rt2, comm);
+    t2.set_alpha(c->alpha);
+    t2.restore(c->block_topics, c->iterations_done, c->timer_budget, c->part_path);
+    EXPECT_EQ(t2.iterations_done(), 3u);
+    EXPECT_EQ(t2.alpha(), alpha);
+    EXPECT_EQ(t2.topic_totals(), t1.topic_totals());
+    EXPECT_EQ(t2.local_docs(), t1.local_docs());
+    std::int64_t doc_diff = 0;
+    for (DocId doc = 0; doc < t1.doc_topic().num_docs(); ++doc)
+        for (TopicId k = 0; k < 8; ++k)
+            doc_diff += t1.doc_topic().get(doc, k) != t2.doc_topic().get(doc, k);
+    EXPECT_EQ(doc_diff, 0) << "rank " << comm.rank();
+    std::int64_t word_diff = 0;
+    for (WordId w = 0; w < corpus.num_words(); ++w)
+        for (TopicId k = 0; k < 8; ++k)
+            word_diff += t1.word_topic().get(w, k) != t2.word_topic().get(w, k);
+    EXPECT_EQ(word_diff, 0) << "rank " << comm.rank();
+    expect_consistent_across_ranks(t2, comm, corpus);
+    const double ll2 = t2.evaluate().loglik;
+    EXPECT_NEAR(ll2, ll1, 1e-9 * std::abs(ll1));
+
+    // It trains on from iteration 4, sampling every token, with exact counts.
+    for (int i = 0; i < 3; ++i) {
+        const IterationMetrics m = t2.iterate();
+        EXPECT_EQ(m.iter, static_cast<std::uint32_t>(4 + i));
+        EXPECT_EQ(m.tokens_sampled, corpus.num_tokens());
+    }
+    EXPECT_EQ(t2.iterations_done(), 6u);
+    expect_consistent_across_ranks(t2, comm, corpus);
+    const LdaModel model = t2.gather_model({}, "synthetic");
+    if (comm.rank() == 0) {
+        EXPECT_EQ(model.info.iterations, 6u);
+    }
+    comm.barrier();
+    if (comm.rank() == 0) std::filesystem::remove_all(dir);
+    comm.barrier();
+}
+
+/// With the timer on, the budget in force is saved and becomes the restored trainer's.
+inline void case_checkpoint_keeps_timer_budget(comm::Communicator& comm, const std::string& dir) {
+    const auto corpus = small_corpus(4, 120, 200);
+    sched::Runtime rt(1, sched::PinMode::kNone);
+    TrainOptions o = dist_train_options(8);
+    DistributedOptions d;
+    d.timer = true;
+    d.timer_params.initial_s = 0.5;  // every round finishes: the budget halves every iteration
+    DistributedTrainer t1(corpus, o, d, rt, comm);
+    t1.iterate();
+    t1.iterate();
+    const double budget = t1.timer_budget();
+    EXPECT_GT(budget, 0.0);
+    write_distributed_checkpoint(dir, t1, o, d, fingerprint(corpus), comm);
+    comm.barrier();
+    const auto c = read_agreed(comm, dir);
+    EXPECT_TRUE(c.has_value());
+    if (!c) return;
+    EXPECT_TRUE(c->timer);
+    EXPECT_EQ(c->timer_budget, budget);
+    EXPECT_EQ(c->timer_low, d.timer_params.low);
+    EXPECT_EQ(c->timer_high, d.timer_params.high);
+    DistributedOptions d2 = d;
+    d2.columns_per_slice = c->columns_per_slice;
+    DistributedTrainer t2(corpus, c->options, d2, rt, comm);
+    t2.restore(c->block_topics, c->iterations_done, c->timer_budget, c->part_path);
+    EXPECT_EQ(t2.timer_budget(), budget);
+    EXPECT_EQ(t2.iterations_done(), 2u);
+    expect_consistent_across_ranks(t2, comm, corpus);
+    comm.barrier();
+    if (comm.rank() == 0) std::filesystem::remove_all(dir);
+    comm.barrier();
+}
+
+/// A checkpoint that is not whole is refused on every rank with an error naming the file: a
+/// truncated, a corrupt (one byte flipped) or a missing part of the last rank, another number of
+/// ranks, a single-process reader, and a restore into a grid of another shape.
+inline void case_checkpoint_detects_bad_parts(comm::Communicator& comm, const std::string& dir) {
+    namespace fs = std::filesystem;
+    const auto corpus = small_corpus(4, 120, 200);
+    sched::Runtime rt(1, sched::PinMode::kNone);
+    const TrainOptions o = dist_train_options(8);
+    const DistributedOptions d = no_timer();
+    DistributedTrainer t(corpus, o, d, rt, comm);
+    t.iterate();
+    const CorpusFingerprint print = fingerprint(corpus);
+    const int last = comm.size() - 1;
+    const std::string part = (fs::path(dir) / fmt::format("part-{:05d}.bin", last)).string();
+
+    // Rank 0 damages the checkpoint (the ranks share the filesystem), then every rank reads.
+    const auto expect_refused = [&](const char* what, const std::function<void()>& damage,
+                                    const std::string& expect_in_message) {
+        write_distributed_checkpoint(dir, t, o, d, print, comm);
+        comm.barrier();
+        if (comm.rank() == 0) damage();
+        comm.barrier();
+        std::string error;
+        const auto c = read_agreed(comm, dir, &error);
+        EXPECT_FALSE(c.has_value()) << what;
+        EXPECT_NE(error.find(expect_in_message), std::string::npos) << what << ": " << error;
+    };
+    expect_refused(
+        "truncated", [&] { fs::resize_file(part, fs::file_size(part) - 3); }, part);
+    expect_refused(
+        "corrupt",
+        [&] {
+            std::fstream f(part, std::ios::in | std::ios::out | std::ios::binary);
+            f.seekg(-1, std::ios::end);
+            char ch = 0;
+            f.get(ch);
+            f.seekp(-1, std::ios::end);
+            f.put(static_cast<char>(ch ^ 0x5a));
+        },
+        "corrupt");
+    expect_refused(
+        "missing", [&] { fs::remove(part); }, "missing");
+    expect_refused(
+        "missing manifest", [&] { fs::remove(fs::path(dir) / "state.json"); }, "state.json");
+
+    // Whole again: other rank counts and the single-process reader say what to do.
+    write_distributed_checkpoint(dir, t, o, d, print, comm);
+    comm.barrier();
+    bool named_counts = false;
+    try {
+        read_distributed_checkpoint(dir, comm.rank(), comm.size() + 1);
+    } catch (const InputError& e) {
+        named_counts = std::string(e.what()).find(
+                           fmt::format("was written by {} ranks, this job has {}", comm.size(),
+                                       comm.size() + 1)) != std::string::npos;
+        EXPECT_TRUE(named_counts) << e.what();
+    }
+    EXPECT_TRUE(named_counts);
+    bool single_refused = false;
+    try {
+        read_checkpoint(dir);
+    } catch (const InputError& e) {
+        single_refused = std::string(e.what()).find(fmt::format("mpiexec -n {}", comm.size())) !=
+                         std::string::npos;
+        EXPECT_TRUE(single_refused) << e.what();
+    }
+    EXPECT_TRUE(single_refused);
+
+    // A grid of another shape (another columns per slice): every rank refuses alike.
+    const auto c = read_agreed(comm, dir);
+    EXPECT_TRUE(c.has_value());
+    if (c) {
+        DistributedOptions d2 = d;
+        d2.columns_per_slice = c->columns_per_slice + 1;
+        DistributedTrainer t2(corpus, c->options, d2, rt, comm);
+        std::string error;
+        try {
+            t2.restore(c->block_topics, c->iterations_done, c->timer_budget, c->part_path);
+        } catch (const AgreedError& e) {
+            error = e.what();
+        }
+        EXPECT_NE(error.find("blocks"), std::string::npos) << error;
+        EXPECT_EQ(t2.iterations_done(), 0u);
+        expect_consistent_across_ranks(t2, comm, corpus);
+    }
+    comm.barrier();
+    if (comm.rank() == 0) fs::remove_all(dir);
+    comm.barrier();
+}
+
+}  // namespace rotor::lda::testing
