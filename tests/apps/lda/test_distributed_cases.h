@@ -173,9 +173,13 @@ inline void case_loglik_matches_single_node(comm::Communicator& comm) {
     }
 }
 
-/// With the timer on and the last rank 5x slower, the run completes, counts stay exact, and the
-/// slow rank reports a lower processed ratio than every other rank.
-inline void case_straggler_with_timer(comm::Communicator& comm) {
+/// With the timer on and the last rank 10x slower, the run completes, counts stay exact, and the
+/// slow rank reports a processed ratio below 1.
+/// `compare_ranks`: also check that the straggler's ratio is below every other rank's. Only with
+/// ranks in separate processes: in-process ranks share oneTBB's worker pool (global_control takes
+/// the smallest limit), so a healthy rank's round can wait for the straggler's job, sleep
+/// included, and under load it may then process less than the straggler.
+inline void case_straggler_with_timer(comm::Communicator& comm, bool compare_ranks) {
     SyntheticSpec spec;
     spec.num_docs = 1500;
     spec.vocab_size = 1500;
@@ -186,21 +190,26 @@ inline void case_straggler_with_timer(comm::Communicator& comm) {
     sched::Runtime rt(1, sched::PinMode::kNone);
     DistributedOptions d;
     d.timer = true;
-    d.timer_params.initial_s = 0.002;
-    d.timer_params.max_s = 0.004;  // the slow rank can never finish a round
+    // Rounds of about 20k tokens: 2-5 ms for a healthy rank, 10x that for the straggler. The
+    // budget is long enough that a healthy rank descheduled for a time slice or two (loaded CI
+    // machines) still gets well ahead of the straggler, and short enough that the straggler does
+    // not finish its rounds even on a fast machine.
+    d.timer_params.initial_s = 0.01;
+    d.timer_params.max_s = 0.01;
     d.straggler_rank = comm.size() - 1;
-    d.straggler_factor = 5;
+    d.straggler_factor = 10;
     DistributedTrainer t(corpus, dist_train_options(8), d, rt, comm);
     std::vector<double> ratio_sum(comm.size(), 0.0);
-    for (int i = 0; i < 4; ++i) {
+    constexpr int kIterations = 6;
+    for (int i = 0; i < kIterations; ++i) {
         const IterationMetrics m = t.iterate();
         EXPECT_LE(m.tokens_sampled, corpus.num_tokens());
         for (int q = 0; q < comm.size(); ++q) ratio_sum[q] += t.rank_metrics()[q].processed_ratio;
         EXPECT_GT(t.timer_budget(), 0.0);
     }
     const int slow = comm.size() - 1;
-    EXPECT_LT(ratio_sum[slow], 4.0);
-    for (int q = 0; q < slow; ++q)
+    EXPECT_LT(ratio_sum[slow], kIterations);
+    for (int q = 0; q < slow && compare_ranks; ++q)
         EXPECT_LT(ratio_sum[slow], ratio_sum[q]) << "rank " << q << " vs the straggler";
     expect_consistent_across_ranks(t, comm, corpus);
 }
