@@ -257,15 +257,7 @@ DistributedTrainer::DistributedTrainer(const core::Corpus& corpus, const TrainOp
 
 void DistributedTrainer::make_samplers() {
     // As the single-node trainer: a symmetric α stays symmetric (the sampler's fast path).
-    LdaParams p = options_.params;
-    const bool symmetric =
-        std::all_of(alpha_.begin(), alpha_.end(), [&](double a) { return a == alpha_.front(); });
-    if (symmetric) {
-        p.alpha = alpha_.front();
-        p.alpha_per_topic.clear();
-    } else {
-        p.alpha_per_topic = alpha_;
-    }
+    const LdaParams p = options_.params.with_alphas(alpha_);
     samplers_.clear();
     for (int w = 0; w < runtime_.threads(); ++w)
         samplers_.push_back(std::make_unique<SparseLdaSampler>(p, num_words_));

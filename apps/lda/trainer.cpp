@@ -83,15 +83,7 @@ void Trainer::rebuild_tables() {
 }
 
 void Trainer::make_samplers() {
-    LdaParams p = options_.params;
-    const bool symmetric =
-        std::all_of(alpha_.begin(), alpha_.end(), [&](double a) { return a == alpha_.front(); });
-    if (symmetric) {
-        p.alpha = alpha_.front();
-        p.alpha_per_topic.clear();
-    } else {
-        p.alpha_per_topic = alpha_;
-    }
+    const LdaParams p = options_.params.with_alphas(alpha_);
     samplers_.clear();
     for (int w = 0; w < runtime_.threads(); ++w)
         samplers_.push_back(std::make_unique<SparseLdaSampler>(p, num_words_));

@@ -1,5 +1,6 @@
 #include "core/lda/lda_params.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -39,6 +40,19 @@ double LdaParams::resolved_alpha() const {
 std::vector<double> LdaParams::topic_alphas() const {
     if (!alpha_per_topic.empty()) return alpha_per_topic;
     return std::vector<double>(num_topics, resolved_alpha());
+}
+
+LdaParams LdaParams::with_alphas(const std::vector<double>& alphas) const {
+    LdaParams p = *this;
+    const bool symmetric =
+        std::all_of(alphas.begin(), alphas.end(), [&](double a) { return a == alphas.front(); });
+    if (symmetric && !alphas.empty()) {
+        p.alpha = alphas.front();
+        p.alpha_per_topic.clear();
+    } else {
+        p.alpha_per_topic = alphas;
+    }
+    return p;
 }
 
 }  // namespace rotor::lda

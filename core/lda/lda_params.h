@@ -28,6 +28,9 @@ struct LdaParams {
     std::vector<double> topic_alphas() const;
     /// True when alpha_per_topic is empty (every alpha_k equal).
     bool symmetric_alpha() const { return alpha_per_topic.empty(); }
+    /// These parameters with alpha_k = alphas[k] (size K): stored as the symmetric `alpha` when
+    /// every value is equal (the samplers' fast path), else as alpha_per_topic.
+    LdaParams with_alphas(const std::vector<double>& alphas) const;
 };
 
 /// Largest K accepted; keeps K * 4 bytes dense rows and int32 arithmetic far from overflow.

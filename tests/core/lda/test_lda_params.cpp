@@ -57,5 +57,19 @@ TEST(LdaParams, ValidateNamesTheFlag) {
     EXPECT_DOUBLE_EQ(p.topic_alphas()[2], 0.3);
 }
 
+TEST(LdaParams, WithAlphasKeepsEqualValuesSymmetric) {
+    LdaParams p;
+    p.num_topics = 3;
+    p.beta = 0.05;
+    const LdaParams sym = p.with_alphas({0.4, 0.4, 0.4});
+    EXPECT_TRUE(sym.symmetric_alpha());
+    EXPECT_DOUBLE_EQ(sym.resolved_alpha(), 0.4);
+    EXPECT_DOUBLE_EQ(sym.beta, 0.05);
+    const LdaParams asym = sym.with_alphas({0.1, 0.2, 0.3});
+    EXPECT_FALSE(asym.symmetric_alpha());
+    EXPECT_EQ(asym.topic_alphas(), (std::vector<double>{0.1, 0.2, 0.3}));
+    EXPECT_TRUE(asym.with_alphas({0.2, 0.2, 0.2}).symmetric_alpha());
+}
+
 }  // namespace
 }  // namespace rotor::lda
