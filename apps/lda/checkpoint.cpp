@@ -24,6 +24,37 @@ namespace {
 constexpr char kMagic[8] = {'R', 'O', 'T', 'O', 'R', 'C', 'K', 'P'};
 constexpr std::uint32_t kTopicsVersion = 1;
 
+/// Reads a checkpoint file's bytes front to back; any shortfall is an InputError naming the file.
+class ByteReader {
+  public:
+    ByteReader(const std::string& bytes, const std::string& path) : bytes_(bytes), path_(path) {}
+    std::size_t remaining() const { return bytes_.size() - pos_; }
+    void take(void* dst, std::size_t n, const char* what) {
+        if (remaining() < n) throw InputError(path_, fmt::format("truncated inside the {}", what));
+        std::memcpy(dst, bytes_.data() + pos_, n);
+        pos_ += n;
+    }
+    /// `blocks` times a u64 n and n u32 topics, and then the end of the file.
+    std::vector<std::vector<TopicId>> block_topics(std::uint64_t blocks) {
+        std::vector<std::vector<TopicId>> out(blocks);
+        for (auto& t : out) {
+            std::uint64_t n = 0;
+            take(&n, 8, "block size");
+            if (n > remaining() / sizeof(TopicId))
+                throw InputError(path_, "truncated inside a block's topics");
+            t.resize(n);
+            take(t.data(), n * sizeof(TopicId), "block topics");
+        }
+        if (remaining() != 0) throw InputError(path_, "trailing bytes after the last block");
+        return out;
+    }
+
+  private:
+    const std::string& bytes_;
+    const std::string& path_;
+    std::size_t pos_ = 0;
+};
+
 constexpr char kPartMagic[8] = {'R', 'O', 'T', 'O', 'R', 'D', 'C', 'P'};
 constexpr std::uint32_t kPartVersion = 1;
 constexpr char kFormat[] = "rotor-lda-checkpoint";
@@ -183,34 +214,19 @@ Checkpoint read_checkpoint(const std::string& dir) {
         throw InputError(state_path, "inconsistent checkpoint state (alpha size or grid side)");
 
     const std::string bytes = read_whole(topics_path);
-    std::size_t pos = 0;
-    auto take = [&](void* dst, std::size_t n, const char* what) {
-        if (bytes.size() - pos < n)
-            throw InputError(topics_path, fmt::format("truncated inside the {}", what));
-        std::memcpy(dst, bytes.data() + pos, n);
-        pos += n;
-    };
+    ByteReader in(bytes, topics_path);
     char magic[8];
-    take(magic, 8, "header");
+    in.take(magic, 8, "header");
     if (std::memcmp(magic, kMagic, 8) != 0) throw InputError(topics_path, "wrong magic");
     std::uint32_t version = 0;
-    take(&version, 4, "header");
+    in.take(&version, 4, "header");
     if (version != kTopicsVersion) throw InputError(topics_path, "unsupported version");
     std::uint64_t blocks = 0;
-    take(&blocks, 8, "header");
+    in.take(&blocks, 8, "header");
     if (blocks != static_cast<std::uint64_t>(c.grid_side) * c.grid_side)
         throw InputError(topics_path, fmt::format("holds {} blocks, state.json implies {}", blocks,
                                                   c.grid_side * c.grid_side));
-    c.block_topics.resize(blocks);
-    for (auto& t : c.block_topics) {
-        std::uint64_t n = 0;
-        take(&n, 8, "block size");
-        if (n > (bytes.size() - pos) / sizeof(TopicId))
-            throw InputError(topics_path, "truncated inside a block's topics");
-        t.resize(n);
-        take(t.data(), n * sizeof(TopicId), "block topics");
-    }
-    if (pos != bytes.size()) throw InputError(topics_path, "trailing bytes after the last block");
+    c.block_topics = in.block_topics(blocks);
     return c;
 }
 
@@ -367,18 +383,12 @@ DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int ra
                                            bytes.size(), part_bytes));
     if (fnv1a(std::as_bytes(std::span<const char>(bytes))) != part_hash)
         throw InputError(path, "checksum differs from state.json's: the part is corrupt");
-    std::size_t pos = 0;
-    auto take = [&](void* dst, std::size_t n, const char* what) {
-        if (bytes.size() - pos < n)
-            throw InputError(path, fmt::format("truncated inside the {}", what));
-        std::memcpy(dst, bytes.data() + pos, n);
-        pos += n;
-    };
+    ByteReader in(bytes, path);
     char magic[8];
-    take(magic, 8, "header");
+    in.take(magic, 8, "header");
     if (std::memcmp(magic, kPartMagic, 8) != 0) throw InputError(path, "wrong magic");
     std::uint32_t head[4] = {0, 0, 0, 0};  // version, rank, ranks, iterations done
-    take(head, sizeof head, "header");
+    in.take(head, sizeof head, "header");
     if (head[0] != kPartVersion) throw InputError(path, "unsupported version");
     if (head[1] != static_cast<std::uint32_t>(rank) || head[2] != static_cast<std::uint32_t>(ranks))
         throw InputError(path, fmt::format("is rank {} of {}, expected rank {} of {}", head[1],
@@ -387,18 +397,9 @@ DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int ra
         throw InputError(path, fmt::format("is of iteration {}, state.json of iteration {}",
                                            head[3], c.iterations_done));
     std::uint64_t blocks = 0;
-    take(&blocks, 8, "header");
-    if (blocks > (bytes.size() - pos) / 8) throw InputError(path, "truncated inside the blocks");
-    c.block_topics.resize(blocks);
-    for (auto& t : c.block_topics) {
-        std::uint64_t n = 0;
-        take(&n, 8, "block size");
-        if (n > (bytes.size() - pos) / sizeof(TopicId))
-            throw InputError(path, "truncated inside a block's topics");
-        t.resize(n);
-        take(t.data(), n * sizeof(TopicId), "block topics");
-    }
-    if (pos != bytes.size()) throw InputError(path, "trailing bytes after the last block");
+    in.take(&blocks, 8, "header");
+    if (blocks > in.remaining() / 8) throw InputError(path, "truncated inside the blocks");
+    c.block_topics = in.block_topics(blocks);
     return c;
 }
 
