@@ -100,6 +100,40 @@ std::string read_whole(const std::string& path) {
     return ss.str();
 }
 
+/// The state.json fields both checkpoint formats share: the model, seed and progress.
+void put_run_fields(nlohmann::ordered_json& j, const TrainOptions& options,
+                    const std::vector<double>& alpha, std::uint32_t iterations_done) {
+    j["num_topics"] = options.params.num_topics;
+    j["alpha"] = alpha;
+    j["beta"] = options.params.beta;
+    j["seed"] = options.seed;
+    j["iterations"] = options.iterations;
+    j["iterations_done"] = iterations_done;
+}
+
+void get_run_fields(const nlohmann::json& j, TrainOptions& options, std::vector<double>& alpha,
+                    std::uint32_t& iterations_done) {
+    options.params.num_topics = j.at("num_topics").get<std::uint32_t>();
+    alpha = j.at("alpha").get<std::vector<double>>();
+    options.params.alpha_per_topic = alpha;
+    options.params.beta = j.at("beta").get<double>();
+    options.seed = j.at("seed").get<std::uint64_t>();
+    options.iterations = j.at("iterations").get<std::uint32_t>();
+    iterations_done = j.at("iterations_done").get<std::uint32_t>();
+}
+
+nlohmann::ordered_json corpus_json(const CorpusFingerprint& corpus) {
+    return {{"docs", corpus.docs},
+            {"words", corpus.words},
+            {"tokens", corpus.tokens},
+            {"hash", corpus.hash}};
+}
+
+CorpusFingerprint corpus_from_json(const nlohmann::json& cj) {
+    return {cj.at("docs").get<std::uint64_t>(), cj.at("words").get<std::uint64_t>(),
+            cj.at("tokens").get<std::uint64_t>(), cj.at("hash").get<std::uint64_t>()};
+}
+
 }  // namespace
 
 CorpusFingerprint fingerprint(const core::Corpus& corpus) {
@@ -137,19 +171,11 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer, const Trai
     nlohmann::ordered_json j;
     j["format"] = "rotor-lda-checkpoint";
     j["format_version"] = Checkpoint::kFormatVersion;
-    j["num_topics"] = options.params.num_topics;
-    j["alpha"] = trainer.alpha();
-    j["beta"] = options.params.beta;
-    j["seed"] = options.seed;
-    j["iterations"] = options.iterations;
-    j["iterations_done"] = trainer.iterations_done();
+    put_run_fields(j, options, trainer.alpha(), trainer.iterations_done());
     j["grid_side"] = trainer.grid_side();
     j["deterministic"] = options.deterministic;
     j["eval_every"] = options.eval_every;
-    j["corpus"] = {{"docs", corpus.docs},
-                   {"words", corpus.words},
-                   {"tokens", corpus.tokens},
-                   {"hash", corpus.hash}};
+    j["corpus"] = corpus_json(corpus);
     core::write_file_atomically(out.file("state.json"), j.dump(2) + "\n");
     out.commit();
 }
@@ -193,20 +219,12 @@ Checkpoint read_checkpoint(const std::string& dir) {
         if (format != kFormat) throw InputError(state_path, "not a rotor LDA checkpoint");
         if (j.at("format_version").get<int>() != Checkpoint::kFormatVersion)
             throw InputError(state_path, "unsupported checkpoint format_version");
-        c.options.params.num_topics = j.at("num_topics").get<std::uint32_t>();
-        c.alpha = j.at("alpha").get<std::vector<double>>();
-        c.options.params.alpha_per_topic = c.alpha;
-        c.options.params.beta = j.at("beta").get<double>();
-        c.options.seed = j.at("seed").get<std::uint64_t>();
-        c.options.iterations = j.at("iterations").get<std::uint32_t>();
-        c.iterations_done = j.at("iterations_done").get<std::uint32_t>();
+        get_run_fields(j, c.options, c.alpha, c.iterations_done);
         c.grid_side = j.at("grid_side").get<int>();
         c.options.blocks = c.grid_side;
         c.options.deterministic = j.at("deterministic").get<bool>();
         c.options.eval_every = j.at("eval_every").get<std::uint32_t>();
-        const auto& cj = j.at("corpus");
-        c.corpus = {cj.at("docs").get<std::uint64_t>(), cj.at("words").get<std::uint64_t>(),
-                    cj.at("tokens").get<std::uint64_t>(), cj.at("hash").get<std::uint64_t>()};
+        c.corpus = corpus_from_json(j.at("corpus"));
     } catch (const nlohmann::json::exception& e) {
         throw InputError(state_path, fmt::format("bad checkpoint state: {}", e.what()));
     }
@@ -290,21 +308,13 @@ void write_distributed_checkpoint(const std::string& dir, const DistributedTrain
         j["format_version"] = DistributedCheckpoint::kFormatVersion;
         j["ranks"] = ranks;
         j["columns_per_slice"] = trainer.columns_per_slice();
-        j["num_topics"] = options.params.num_topics;
-        j["alpha"] = trainer.alpha();
-        j["beta"] = options.params.beta;
-        j["seed"] = options.seed;
-        j["iterations"] = options.iterations;
-        j["iterations_done"] = trainer.iterations_done();
+        put_run_fields(j, options, trainer.alpha(), trainer.iterations_done());
         j["eval_every"] = options.eval_every;
         j["timer"] = dist.timer;
         j["timer_low"] = dist.timer_params.low;
         j["timer_high"] = dist.timer_params.high;
         j["timer_budget"] = trainer.timer_budget();
-        j["corpus"] = {{"docs", corpus.docs},
-                       {"words", corpus.words},
-                       {"tokens", corpus.tokens},
-                       {"hash", corpus.hash}};
+        j["corpus"] = corpus_json(corpus);
         j["parts"] = std::move(list);
         core::write_file_atomically(out->file("state.json"), j.dump(2) + "\n");
         out->commit();
@@ -337,21 +347,13 @@ DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int ra
                                          "with mpiexec -n {}",
                                          c.ranks, ranks, c.ranks));
         c.columns_per_slice = j.at("columns_per_slice").get<int>();
-        c.options.params.num_topics = j.at("num_topics").get<std::uint32_t>();
-        c.alpha = j.at("alpha").get<std::vector<double>>();
-        c.options.params.alpha_per_topic = c.alpha;
-        c.options.params.beta = j.at("beta").get<double>();
-        c.options.seed = j.at("seed").get<std::uint64_t>();
-        c.options.iterations = j.at("iterations").get<std::uint32_t>();
-        c.iterations_done = j.at("iterations_done").get<std::uint32_t>();
+        get_run_fields(j, c.options, c.alpha, c.iterations_done);
         c.options.eval_every = j.at("eval_every").get<std::uint32_t>();
         c.timer = j.at("timer").get<bool>();
         c.timer_low = j.at("timer_low").get<double>();
         c.timer_high = j.at("timer_high").get<double>();
         c.timer_budget = j.at("timer_budget").get<double>();
-        const auto& cj = j.at("corpus");
-        c.corpus = {cj.at("docs").get<std::uint64_t>(), cj.at("words").get<std::uint64_t>(),
-                    cj.at("tokens").get<std::uint64_t>(), cj.at("hash").get<std::uint64_t>()};
+        c.corpus = corpus_from_json(j.at("corpus"));
         const auto& parts = j.at("parts");
         if (!parts.is_array() || parts.size() != static_cast<std::size_t>(ranks))
             throw InputError(state_path, fmt::format("lists {} parts for {} ranks",
