@@ -3,15 +3,33 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "core/base/types.h"
 #include "core/lda/doc_topic_table.h"
+#include "core/lda/inference.h"
 #include "core/lda/token_block.h"
 #include "core/lda/word_topic_table.h"
 
 namespace rotor::lda::testing {
+
+/// A RangeLoop on `threads` real std::threads, each taking one contiguous slice.
+inline RangeLoop thread_loop(int threads) {
+    return [threads](std::int64_t begin, std::int64_t end,
+                     const std::function<void(std::int64_t, std::int64_t)>& body) {
+        std::vector<std::thread> pool;
+        const std::int64_t n = end - begin;
+        for (int t = 0; t < threads; ++t) {
+            const std::int64_t lo = begin + n * t / threads;
+            const std::int64_t hi = begin + n * (t + 1) / threads;
+            if (lo < hi) pool.emplace_back([&body, lo, hi] { body(lo, hi); });
+        }
+        for (auto& th : pool) th.join();
+    };
+}
 
 /// One token: (word, doc, topic).
 struct Tok {

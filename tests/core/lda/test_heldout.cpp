@@ -19,24 +19,12 @@
 #include "core/corpus/vocabulary.h"
 #include "core/lda/synthetic_corpus.h"
 #include "core/lda/word_topic_table.h"
+#include "tests/core/lda/lda_test_util.h"
 
 namespace rotor::lda {
 namespace {
 
-/// A RangeLoop on `threads` real std::threads, each taking one contiguous slice.
-RangeLoop thread_loop(int threads) {
-    return [threads](std::int64_t begin, std::int64_t end,
-                     const std::function<void(std::int64_t, std::int64_t)>& body) {
-        std::vector<std::thread> pool;
-        const std::int64_t n = end - begin;
-        for (int t = 0; t < threads; ++t) {
-            const std::int64_t lo = begin + n * t / threads;
-            const std::int64_t hi = begin + n * (t + 1) / threads;
-            if (lo < hi) pool.emplace_back([&body, lo, hi] { body(lo, hi); });
-        }
-        for (auto& th : pool) th.join();
-    };
-}
+using testing::thread_loop;
 
 struct Planted {
     core::Corpus train;

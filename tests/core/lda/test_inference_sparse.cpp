@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/lda/heldout.h"
+#include "tests/core/lda/lda_test_util.h"
 
 namespace rotor::lda {
 namespace {
@@ -216,20 +217,7 @@ TEST(FoldInTables, OnlyTheWordsAskedForAndDenseRowsByTheRule) {
     EXPECT_LT(t.memory_bytes(), 3 * 1024 * 4 + 3000 * 32 + 21 * 4 + 1024 * 32);
 }
 
-/// A RangeLoop on `threads` real std::threads, each taking one contiguous slice.
-RangeLoop thread_loop(int threads) {
-    return [threads](std::int64_t begin, std::int64_t end,
-                     const std::function<void(std::int64_t, std::int64_t)>& body) {
-        std::vector<std::thread> pool;
-        const std::int64_t n = end - begin;
-        for (int t = 0; t < threads; ++t) {
-            const std::int64_t lo = begin + n * t / threads;
-            const std::int64_t hi = begin + n * (t + 1) / threads;
-            if (lo < hi) pool.emplace_back([&body, lo, hi] { body(lo, hi); });
-        }
-        for (auto& th : pool) th.join();
-    };
-}
+using testing::thread_loop;
 
 TEST(SparseFoldIn, ThetaIsTheSameOnOneAndTwoThreads) {
     const std::uint32_t k_count = 200;
