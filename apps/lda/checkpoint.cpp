@@ -56,7 +56,7 @@ class ByteReader {
 };
 
 constexpr char kPartMagic[8] = {'R', 'O', 'T', 'O', 'R', 'D', 'C', 'P'};
-constexpr std::uint32_t kPartVersion = 1;
+constexpr std::uint32_t kPartVersion = 2;
 constexpr char kFormat[] = "rotor-lda-checkpoint";
 constexpr char kDistributedFormat[] = "rotor-lda-distributed-checkpoint";
 
@@ -276,11 +276,11 @@ void write_distributed_checkpoint(const std::string& dir, const DistributedTrain
         w.pod(static_cast<std::uint32_t>(rank));
         w.pod(static_cast<std::uint32_t>(ranks));
         w.pod(static_cast<std::uint32_t>(trainer.iterations_done()));
-        w.pod(static_cast<std::uint64_t>(trainer.blocks().size()));
-        for (const TokenBlock& b : trainer.blocks()) {
-            w.pod(static_cast<std::uint64_t>(b.topics.size()));
-            w.write(std::as_bytes(std::span<const TopicId>(b.topics)));
-        }
+        const LocalDocs state = trainer.local_state();
+        w.pod(static_cast<std::uint64_t>(state.docs.size()));
+        w.write(std::as_bytes(std::span<const DocId>(state.docs)));
+        w.pod(static_cast<std::uint64_t>(state.topics.size()));
+        w.write(std::as_bytes(std::span<const TopicId>(state.topics)));
         info[0] = f.size();
         info[1] = w.hash();
         f.commit();
@@ -314,6 +314,8 @@ void write_distributed_checkpoint(const std::string& dir, const DistributedTrain
         j["timer_low"] = dist.timer_params.low;
         j["timer_high"] = dist.timer_params.high;
         j["timer_budget"] = trainer.timer_budget();
+        j["rebalance"] = dist.rebalance;
+        j["rebalance_tolerance"] = dist.rebalance_tolerance;
         j["corpus"] = corpus_json(corpus);
         j["parts"] = std::move(list);
         core::write_file_atomically(out->file("state.json"), j.dump(2) + "\n");
@@ -353,6 +355,8 @@ DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int ra
         c.timer_low = j.at("timer_low").get<double>();
         c.timer_high = j.at("timer_high").get<double>();
         c.timer_budget = j.at("timer_budget").get<double>();
+        c.rebalance = j.at("rebalance").get<bool>();
+        c.rebalance_tolerance = j.at("rebalance_tolerance").get<double>();
         c.corpus = corpus_from_json(j.at("corpus"));
         const auto& parts = j.at("parts");
         if (!parts.is_array() || parts.size() != static_cast<std::size_t>(ranks))
@@ -398,10 +402,17 @@ DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int ra
     if (head[3] != c.iterations_done)
         throw InputError(path, fmt::format("is of iteration {}, state.json of iteration {}",
                                            head[3], c.iterations_done));
-    std::uint64_t blocks = 0;
-    in.take(&blocks, 8, "header");
-    if (blocks > in.remaining() / 8) throw InputError(path, "truncated inside the blocks");
-    c.block_topics = in.block_topics(blocks);
+    std::uint64_t n = 0;
+    in.take(&n, 8, "header");
+    if (n > in.remaining() / sizeof(DocId))
+        throw InputError(path, "truncated inside the documents");
+    c.docs.resize(n);
+    in.take(c.docs.data(), n * sizeof(DocId), "documents");
+    in.take(&n, 8, "topics header");
+    if (n > in.remaining() / sizeof(TopicId)) throw InputError(path, "truncated inside the topics");
+    c.topics.resize(n);
+    in.take(c.topics.data(), n * sizeof(TopicId), "topics");
+    if (in.remaining() != 0) throw InputError(path, "trailing bytes after the topics");
     return c;
 }
 

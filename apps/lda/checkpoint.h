@@ -14,8 +14,10 @@
 // Under MPI (`mpiexec -n P`, DistributedTrainer) a checkpoint is one directory with one part per
 // rank and a manifest (docs/distributed.md, "Checkpoints"):
 //   part-<rank>.bin  magic "ROTORDCP", u32 version, u32 rank, u32 ranks, u32 iterations done,
-//                    u64 blocks, then per block (the rank's own block order) u64 n and n u32
-//                    topics
+//                    u64 D and the rank's D documents' global ids (u32, increasing), u64 N and
+//                    N u32 topics: per document, its tokens' topics in the order of the
+//                    tokens sorted by word id (DistributedTrainer::local_state). Documents
+//                    are listed, not implied by the grid, because rebalancing moves them.
 //   state.json       format "rotor-lda-distributed-checkpoint": options, α, iterations done, P,
 //                    columns per slice, timer settings and budget, corpus fingerprint, and per
 //                    part its file, size and FNV-1a hash
@@ -74,7 +76,7 @@ Checkpoint read_checkpoint(const std::string& dir);
 
 /// What one rank reads of a distributed checkpoint: the shared state and its own part.
 struct DistributedCheckpoint {
-    static constexpr int kFormatVersion = 1;
+    static constexpr int kFormatVersion = 2;
     TrainOptions options;       ///< as the run was started (iterations = its target)
     std::vector<double> alpha;  ///< α_k in force
     std::uint32_t iterations_done = 0;
@@ -84,9 +86,12 @@ struct DistributedCheckpoint {
     double timer_low = 0;
     double timer_high = 0;
     double timer_budget = 0;  ///< the next round's budget (0 with the timer off)
+    bool rebalance = true;    ///< DistributedOptions::rebalance
+    double rebalance_tolerance = 0;
     CorpusFingerprint corpus;
-    std::string part_path;                           ///< this rank's part
-    std::vector<std::vector<TopicId>> block_topics;  ///< this rank's blocks, in its order
+    std::string part_path;        ///< this rank's part
+    std::vector<DocId> docs;      ///< this rank's documents, global ids, increasing
+    std::vector<TopicId> topics;  ///< their tokens' topics (LocalDocs' order)
 };
 
 /// Collective: writes `trainer`'s state to `dir` (layout above), replacing the checkpoint there

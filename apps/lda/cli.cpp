@@ -271,6 +271,8 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
             f.options.iterations = target;
             f.dist.columns_per_slice = resume->columns_per_slice;
             f.dist.timer = resume->timer;
+            f.dist.rebalance = resume->rebalance;
+            f.dist.rebalance_tolerance = resume->rebalance_tolerance;
             if (resume->timer) {
                 f.dist.timer_params.low = resume->timer_low;
                 f.dist.timer_params.high = resume->timer_high;
@@ -312,9 +314,10 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
         if (resume) trainer->set_alpha(resume->alpha);  // the same values on every rank
     });
     if (resume) {
-        trainer->restore(resume->block_topics, resume->iterations_done, resume->timer_budget,
-                         resume->part_path);  // agreed on failure
-        resume->block_topics = {};
+        trainer->restore(loaded->corpus, resume->docs, resume->topics, resume->iterations_done,
+                         resume->timer_budget, resume->part_path);  // agreed on failure
+        resume->docs = {};
+        resume->topics = {};
         if (!f.quiet) {
             // The restored state's log-likelihood: the one the run recorded at that iteration.
             const lda::LogLikelihood ll = trainer->evaluate();
@@ -425,6 +428,12 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
         ->capture_default_str();
     c->add_option("--timer-high", f->dist.timer_params.high,
                   "MPI only: the budget halves when a round processed more than this ratio")
+        ->capture_default_str();
+    c->add_flag("--rebalance,!--no-rebalance", f->dist.rebalance,
+                "MPI only: move documents between ranks to follow their measured speeds (default "
+                "on)");
+    c->add_option("--rebalance-tolerance", f->dist.rebalance_tolerance,
+                  "MPI only: move documents once a rank holds more than 1 + this of its share")
         ->capture_default_str();
     c->add_option("--simulate-straggler", f->straggler,
                   "MPI only: RANK:FACTOR makes one rank's sampling FACTOR times slower");

@@ -37,6 +37,15 @@ constexpr std::uint64_t kRowStream = 0x44524f57;     // "DROW": doc groups insid
 constexpr std::uint64_t kRankStream = 0x4452414e;    // "DRAN": docs across ranks
 /// First word of every slice message, then the slice id, then pack_rows' output.
 constexpr std::uint32_t kSliceMagic = 0x534c4943;  // "SLIC"
+/// First word of every message of moving documents, then the doc count, then per doc its
+/// global id, its length n, n word ids and n topics.
+constexpr std::uint32_t kDocsMagic = 0x444f4353;  // "DOCS"
+/// Point-to-point tag of the documents' messages (the ring uses kRingTagBase + 0/1).
+constexpr int kMigrateTag = comm::kRingTagBase + 2;
+/// Iterations of speed measurements a rebalancing decision needs (after the start or the last
+/// move), and how many recent ones it takes the median of.
+constexpr std::size_t kMinSpeedSamples = 2;
+constexpr std::size_t kMaxSpeedSamples = 3;
 /// How often the driving thread lets MPI progress a rotation while the workers sample.
 constexpr auto kProgressPeriod = std::chrono::microseconds(500);
 
@@ -114,6 +123,8 @@ void DistributedOptions::validate(int ranks) const {
     if (!(straggler_factor >= 1) || !std::isfinite(straggler_factor))
         throw ConfigError("--simulate-straggler", "the slow-down factor must be >= 1");
     if (columns_per_slice < 0) throw ConfigError("columns_per_slice", "must be >= 0");
+    if (!(rebalance_tolerance > 0) || !std::isfinite(rebalance_tolerance))
+        throw ConfigError("--rebalance-tolerance", "must be > 0");
 }
 
 void parse_straggler(const std::string& text, DistributedOptions& options) {
@@ -215,7 +226,7 @@ DistributedTrainer::DistributedTrainer(const core::Corpus& corpus, const TrainOp
         for (DocId d : rank_docs_[q])
             for (WordId w : corpus.doc(d)) ++word_rank_w[static_cast<std::size_t>(w) * ranks_ + q];
     const auto slices = sched::partition_cols_balanced(word_rank_w, ranks_, num_slices());
-    std::vector<std::uint32_t> col_of_word(num_words_, 0);
+    col_of_word_.assign(num_words_, 0);
     slice_words_.resize(num_slices());
     for (int s = 0; s < num_slices(); ++s) {
         const auto& members = slices.members[s];
@@ -224,7 +235,7 @@ DistributedTrainer::DistributedTrainer(const core::Corpus& corpus, const TrainOp
         for (std::uint32_t w : members) weights.push_back(word_w[w]);
         const auto sub = sched::partition_cols_greedy(weights, cols_per_slice_);
         for (std::size_t i = 0; i < members.size(); ++i)
-            col_of_word[members[i]] =
+            col_of_word_[members[i]] =
                 static_cast<std::uint32_t>(s * cols_per_slice_) + sub.group_of[i];
         slice_words_[s].assign(members.begin(), members.end());
         std::sort(slice_words_[s].begin(), slice_words_[s].end());
@@ -233,7 +244,7 @@ DistributedTrainer::DistributedTrainer(const core::Corpus& corpus, const TrainOp
     const auto rows = sched::partition_rows(
         local_len, side_,
         Rng::from({options_.seed, kRowStream, static_cast<std::uint64_t>(rank_)}).next());
-    blocks_ = build_blocks(local_offsets, local_words, rows.group_of, col_of_word,
+    blocks_ = build_blocks(local_offsets, local_words, rows.group_of, col_of_word_,
                            static_cast<std::uint32_t>(side_));
     init_topics(blocks_, k_count,
                 Rng::from({options_.seed, kInitStream, static_cast<std::uint64_t>(rank_)}).next());
@@ -248,6 +259,7 @@ DistributedTrainer::DistributedTrainer(const core::Corpus& corpus, const TrainOp
     local_totals_.assign(threads, std::vector<TotalCount>(k_count, 0));
     scheduler_ = std::make_unique<sched::BlockScheduler>(side_);
     if (dist_.timer) timer_.emplace(dist_.timer_params);
+    speed_history_.resize(ranks_);
     if (options_.record_schedule) {
         // One time origin for every rank's timeline (to within the barrier's latency).
         comm_.barrier();
@@ -336,47 +348,367 @@ void DistributedTrainer::init_word_topic() {
     }
 }
 
-void DistributedTrainer::restore(const std::vector<std::vector<TopicId>>& block_topics,
-                                 std::uint32_t iterations_done, double timer_budget,
-                                 const std::string& source) {
+void DistributedTrainer::restore(const core::Corpus& corpus, const std::vector<DocId>& docs,
+                                 const std::vector<TopicId>& topics, std::uint32_t iterations_done,
+                                 double timer_budget, const std::string& source) {
     const std::uint32_t k_count = options_.params.num_topics;
     std::vector<std::int64_t> lo{static_cast<std::int64_t>(iterations_done)};
     std::vector<std::int64_t> hi = lo;
     comm_.allreduce_min(lo);
     comm_.allreduce_max(hi);
+    LocalDocs next;
     // Checked on every rank before any change; one rank's mismatch stops every rank alike.
     run_agreed(comm_, [&] {
         if (lo[0] != hi[0])
             throw InputError(
                 source, fmt::format("the ranks' parts are of iterations {} to {}", lo[0], hi[0]));
-        if (block_topics.size() != blocks_.size())
-            throw InputError(source, fmt::format("rank {} has {} blocks, this run's has {}", rank_,
-                                                 block_topics.size(), blocks_.size()));
-        for (std::size_t b = 0; b < blocks_.size(); ++b) {
-            if (block_topics[b].size() != blocks_[b].topics.size())
-                throw InputError(
-                    source, fmt::format("block {} of rank {} has {} tokens, this run's has {}", b,
-                                        rank_, block_topics[b].size(), blocks_[b].topics.size()));
-            for (TopicId k : block_topics[b])
-                if (k >= k_count)
-                    throw InputError(source,
-                                     fmt::format("topic {} out of range [0, {})", k, k_count));
+        if (corpus.num_docs() != num_docs_ || corpus.num_words() != num_words_ ||
+            corpus.num_tokens() != num_tokens_)
+            throw InputError(source, "restored against another corpus than the trainer's");
+        std::uint64_t tokens = 0;
+        for (std::size_t i = 0; i < docs.size(); ++i) {
+            if (docs[i] >= num_docs_ || (i > 0 && docs[i] <= docs[i - 1]))
+                throw InputError(source, fmt::format("rank {}: document ids are not increasing "
+                                                     "ids below {} (entry {}: {})",
+                                                     rank_, num_docs_, i, docs[i]));
+            tokens += corpus.doc_length(docs[i]);
         }
+        if (tokens != topics.size())
+            throw InputError(source, fmt::format("rank {}: {} topics for documents of {} tokens",
+                                                 rank_, topics.size(), tokens));
+        for (TopicId k : topics)
+            if (k >= k_count)
+                throw InputError(source, fmt::format("topic {} out of range [0, {})", k, k_count));
         if (timer_ && !(timer_budget > 0 && std::isfinite(timer_budget)))
             throw InputError(source, fmt::format("timer budget {} is not > 0", timer_budget));
+        next.docs = docs;
+        next.offsets.reserve(docs.size() + 1);
+        next.words.reserve(tokens);
+        for (DocId d : docs) {
+            const auto w = corpus.doc(d);
+            const std::size_t at = next.words.size();
+            next.words.insert(next.words.end(), w.begin(), w.end());
+            std::sort(next.words.begin() + static_cast<std::ptrdiff_t>(at), next.words.end());
+            next.offsets.push_back(next.words.size());
+        }
+        next.topics = topics;
     });
-    for (std::size_t b = 0; b < blocks_.size(); ++b) blocks_[b].topics = block_topics[b];
-    doc_topic_ = DocTopicTable::from_blocks(k_count, static_cast<std::uint32_t>(local_docs_.size()),
-                                            blocks_);
+    // Every document on exactly one rank: counted across ranks before anything changes.
+    std::vector<std::int64_t> count{static_cast<std::int64_t>(docs.size())};
+    comm_.allreduce_sum(count);
+    run_agreed(comm_, [&] {
+        if (count[0] != static_cast<std::int64_t>(num_docs_))
+            throw InputError(source, fmt::format("the ranks' parts hold {} documents, the corpus "
+                                                 "has {}",
+                                                 count[0], num_docs_));
+    });
+    adopt(std::move(next));
+    share_doc_lists();
     totals_ = count_topic_totals(blocks_, k_count);
     comm_.allreduce_sum(totals_);
     init_word_topic();
     iterations_done_ = iterations_done;
+    for (auto& h : speed_history_) h.clear();
+    pending_moves_.clear();
     if (timer_) {
         sched::TimerParams p = dist_.timer_params;
         p.initial_s = timer_budget;  // clamped to [min_s, max_s], as every budget is
         timer_.emplace(p);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Documents: the grid-free layout, moving them, rebalancing
+
+LocalDocs DistributedTrainer::local_state() const {
+    LocalDocs out;
+    out.docs = local_docs_;
+    const std::size_t n_docs = local_docs_.size();
+    std::vector<std::uint64_t> len(n_docs, 0);
+    for (const TokenBlock& b : blocks_)
+        for (DocId d : b.docs) ++len[d];
+    out.offsets.assign(n_docs + 1, 0);
+    for (std::size_t d = 0; d < n_docs; ++d) out.offsets[d + 1] = out.offsets[d] + len[d];
+    std::vector<std::pair<WordId, TopicId>> tokens(out.offsets[n_docs]);
+    std::vector<std::uint64_t> pos(out.offsets.begin(), out.offsets.end() - 1);
+    for (const TokenBlock& b : blocks_) {
+        for (std::size_t j = 0; j < b.num_words(); ++j) {
+            const WordId w = global_word(b, j);
+            for (auto t = b.word_offsets[j]; t < b.word_offsets[j + 1]; ++t)
+                tokens[pos[b.docs[t]]++] = {w, b.topics[t]};
+        }
+    }
+    out.words.resize(tokens.size());
+    out.topics.resize(tokens.size());
+    for (std::size_t d = 0; d < n_docs; ++d) {
+        const auto first = tokens.begin() + static_cast<std::ptrdiff_t>(out.offsets[d]);
+        const auto last = tokens.begin() + static_cast<std::ptrdiff_t>(out.offsets[d + 1]);
+        std::sort(first, last);
+        for (auto it = first; it != last; ++it) {
+            const auto i = static_cast<std::size_t>(it - tokens.begin());
+            out.words[i] = it->first;
+            out.topics[i] = it->second;
+        }
+    }
+    return out;
+}
+
+void DistributedTrainer::adopt(LocalDocs docs) {
+    const std::uint32_t k_count = options_.params.num_topics;
+    const std::size_t n_docs = docs.docs.size();
+    std::vector<std::uint64_t> len(n_docs);
+    for (std::size_t d = 0; d < n_docs; ++d) len[d] = docs.offsets[d + 1] - docs.offsets[d];
+    const auto rows = sched::partition_rows(
+        len, side_,
+        Rng::from({options_.seed, kRowStream, static_cast<std::uint64_t>(rank_)}).next());
+    std::vector<TokenBlock> blocks = build_blocks(docs.offsets, docs.words, rows.group_of,
+                                                  col_of_word_, static_cast<std::uint32_t>(side_));
+    // A doc's tokens of one word are adjacent in its block (build_blocks) and in `docs` (sorted
+    // by word): the topics of each (word, doc) run are copied over in order.
+    for (TokenBlock& b : blocks) {
+        for (std::size_t j = 0; j < b.num_words(); ++j) {
+            const WordId w = global_word(b, j);
+            auto t = b.word_offsets[j];
+            while (t < b.word_offsets[j + 1]) {
+                const DocId d = b.docs[t];
+                const auto first =
+                    docs.words.begin() + static_cast<std::ptrdiff_t>(docs.offsets[d]);
+                const auto last =
+                    docs.words.begin() + static_cast<std::ptrdiff_t>(docs.offsets[d + 1]);
+                auto src =
+                    static_cast<std::size_t>(std::lower_bound(first, last, w) - docs.words.begin());
+                for (; t < b.word_offsets[j + 1] && b.docs[t] == d; ++t) {
+                    ROTOR_ASSERT(src < docs.offsets[d + 1] && docs.words[src] == w,
+                                 "adopt: a token without its topic");
+                    b.topics[t] = docs.topics[src++];
+                }
+            }
+        }
+    }
+    blocks_ = std::move(blocks);
+    local_docs_ = std::move(docs.docs);
+    local_tokens_ = docs.offsets[n_docs];
+    doc_topic_ = DocTopicTable::from_blocks(k_count, static_cast<std::uint32_t>(n_docs), blocks_);
+}
+
+void DistributedTrainer::share_doc_lists() {
+    const auto all = comm_.allgather(std::as_bytes(std::span<const DocId>(local_docs_)));
+    std::vector<std::uint8_t> seen(num_docs_, 0);
+    std::uint64_t count = 0;
+    for (int q = 0; q < ranks_; ++q) {
+        if (all[q].size() % sizeof(DocId) != 0)
+            throw CommError(rank_, fmt::format("document list of rank {}: bad size", q));
+        rank_docs_[q].resize(all[q].size() / sizeof(DocId));
+        if (!all[q].empty()) std::memcpy(rank_docs_[q].data(), all[q].data(), all[q].size());
+        for (DocId d : rank_docs_[q]) {
+            if (d >= num_docs_ || seen[d] != 0)
+                throw CommError(rank_, fmt::format("document {} of rank {} is out of range or "
+                                                   "on two ranks",
+                                                   d, q));
+            seen[d] = 1;
+            ++count;
+        }
+    }
+    if (count != num_docs_)
+        throw CommError(rank_, fmt::format("the ranks hold {} of {} documents", count, num_docs_));
+}
+
+std::vector<DocTransfer> plan_rebalance(std::span<const std::uint64_t> tokens,
+                                        std::span<const double> speeds, double tolerance,
+                                        double min_share) {
+    const std::size_t ranks = tokens.size();
+    ROTOR_ASSERT(speeds.size() == ranks, "plan_rebalance: one speed per rank");
+    if (ranks < 2) return {};
+    const double total_speed = std::accumulate(speeds.begin(), speeds.end(), 0.0);
+    const std::uint64_t total = std::accumulate(tokens.begin(), tokens.end(), std::uint64_t{0});
+    if (!(total_speed > 0) || total == 0) return {};
+    std::vector<double> share(ranks);
+    for (std::size_t q = 0; q < ranks; ++q)
+        share[q] = std::max(speeds[q] / total_speed, min_share / static_cast<double>(ranks));
+    const double share_sum = std::accumulate(share.begin(), share.end(), 0.0);
+    std::vector<std::int64_t> excess(ranks);
+    double imbalance = 0;
+    for (std::size_t q = 0; q < ranks; ++q) {
+        const double target = static_cast<double>(total) * share[q] / share_sum;
+        imbalance = std::max(imbalance, static_cast<double>(tokens[q]) / std::max(target, 1.0));
+        excess[q] = static_cast<std::int64_t>(tokens[q]) - std::llround(target);
+    }
+    if (imbalance <= 1 + tolerance) return {};
+    std::vector<DocTransfer> plan;
+    std::size_t i = 0;  // senders: excess > 0
+    std::size_t j = 0;  // receivers: excess < 0
+    for (;;) {
+        while (i < ranks && excess[i] <= 0) ++i;
+        while (j < ranks && excess[j] >= 0) ++j;
+        if (i == ranks || j == ranks) break;
+        const std::int64_t amount = std::min(excess[i], -excess[j]);
+        plan.push_back(
+            {static_cast<int>(i), static_cast<int>(j), static_cast<std::uint64_t>(amount)});
+        excess[i] -= amount;
+        excess[j] += amount;
+    }
+    return plan;
+}
+
+std::vector<DocTransfer> DistributedTrainer::decide_rebalance() {
+    for (int q = 0; q < ranks_; ++q) {
+        const RankMetrics& m = rank_metrics_[q];
+        auto& h = speed_history_[q];
+        if (m.tokens_sampled > 0 && m.compute_s > 0)
+            h.push_back(static_cast<double>(m.tokens_sampled) / m.compute_s);
+        if (h.size() > kMaxSpeedSamples) h.erase(h.begin());
+    }
+    // Rank 0 decides and broadcasts: every rank executes the very same plan.
+    std::vector<std::uint64_t> msg;
+    if (rank_ == 0) {
+        std::vector<double> speeds(ranks_);
+        std::vector<std::uint64_t> tokens(ranks_);
+        bool ready = true;
+        for (int q = 0; q < ranks_; ++q) {
+            auto h = speed_history_[q];
+            ready = ready && h.size() >= kMinSpeedSamples;
+            if (h.empty()) continue;
+            std::nth_element(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(h.size() / 2),
+                             h.end());
+            speeds[q] = h[h.size() / 2];
+            tokens[q] = rank_metrics_[q].tokens;
+        }
+        if (ready)
+            for (const DocTransfer& t : plan_rebalance(tokens, speeds, dist_.rebalance_tolerance)) {
+                msg.push_back(static_cast<std::uint64_t>(t.from));
+                msg.push_back(static_cast<std::uint64_t>(t.to));
+                msg.push_back(t.tokens);
+            }
+    }
+    std::vector<std::byte> buf(msg.size() * sizeof(std::uint64_t));
+    if (!buf.empty()) std::memcpy(buf.data(), msg.data(), buf.size());
+    comm_.broadcast(buf, 0);
+    if (buf.size() % (3 * sizeof(std::uint64_t)) != 0)
+        throw CommError(rank_, "rebalancing plan: bad size");
+    msg.resize(buf.size() / sizeof(std::uint64_t));
+    if (!buf.empty()) std::memcpy(msg.data(), buf.data(), buf.size());
+    std::vector<DocTransfer> plan;
+    for (std::size_t i = 0; i < msg.size(); i += 3) {
+        if (msg[i] >= static_cast<std::uint64_t>(ranks_) ||
+            msg[i + 1] >= static_cast<std::uint64_t>(ranks_))
+            throw CommError(rank_, "rebalancing plan: bad rank");
+        plan.push_back({static_cast<int>(msg[i]), static_cast<int>(msg[i + 1]), msg[i + 2]});
+    }
+    return plan;
+}
+
+std::uint64_t DistributedTrainer::move_documents(const std::vector<DocTransfer>& plan) {
+    for (const DocTransfer& t : plan)
+        if (t.from < 0 || t.from >= ranks_ || t.to < 0 || t.to >= ranks_ || t.from == t.to)
+            throw ConfigError("move_documents",
+                              fmt::format("bad move from rank {} to rank {}", t.from, t.to));
+    if (plan.empty()) return 0;
+    const std::uint64_t sent = migrate(plan);
+    std::vector<std::int64_t> all{static_cast<std::int64_t>(sent)};
+    comm_.allreduce_sum(all);
+    if (all[0] > 0) {
+        ++rebalances_;
+        tokens_moved_ += static_cast<std::uint64_t>(all[0]);
+    }
+    for (auto& h : speed_history_) h.clear();  // the ranks' loads changed: measure anew
+    return sent;
+}
+
+std::uint64_t DistributedTrainer::migrate(const std::vector<DocTransfer>& plan) {
+    LocalDocs mine = local_state();
+    const std::size_t n_docs = mine.docs.size();
+    const auto doc_len = [&](std::size_t d) { return mine.offsets[d + 1] - mine.offsets[d]; };
+    // Outgoing: whole docs from the back of the rank's list, as near the planned tokens as
+    // whole documents allow (a doc goes when it brings the sum closer to the plan).
+    std::vector<std::uint8_t> leaving(n_docs, 0);
+    std::vector<std::vector<std::uint32_t>> out_words;
+    std::vector<int> out_dest;
+    std::uint64_t sent_total = 0;
+    for (const DocTransfer& t : plan) {
+        if (t.from != rank_) continue;
+        std::vector<std::uint32_t> msg{kDocsMagic, 0};
+        std::uint64_t sent = 0;
+        for (std::size_t k = n_docs; k-- > 0 && sent < t.tokens;) {
+            const std::uint64_t len = doc_len(k);
+            if (leaving[k] != 0 || sent + len > t.tokens + len / 2) continue;
+            leaving[k] = 1;
+            sent += len;
+            ++msg[1];
+            msg.push_back(mine.docs[k]);
+            msg.push_back(static_cast<std::uint32_t>(len));
+            const auto first = static_cast<std::ptrdiff_t>(mine.offsets[k]);
+            const auto last = static_cast<std::ptrdiff_t>(mine.offsets[k + 1]);
+            msg.insert(msg.end(), mine.words.begin() + first, mine.words.begin() + last);
+            msg.insert(msg.end(), mine.topics.begin() + first, mine.topics.begin() + last);
+        }
+        sent_total += sent;
+        out_words.push_back(std::move(msg));
+        out_dest.push_back(t.to);
+    }
+    std::vector<std::vector<std::byte>> out_bytes;
+    for (const auto& m : out_words) out_bytes.push_back(to_bytes(m));
+    std::vector<comm::Request> requests;
+    std::vector<std::vector<std::byte>> in_bytes;
+    std::vector<int> in_src;
+    for (const DocTransfer& t : plan)
+        if (t.to == rank_) in_src.push_back(t.from);
+    in_bytes.resize(in_src.size());
+    for (std::size_t i = 0; i < in_src.size(); ++i)
+        requests.push_back(comm_.irecv(in_bytes[i], in_src[i], kMigrateTag));
+    for (std::size_t i = 0; i < out_bytes.size(); ++i)
+        requests.push_back(comm_.isend(out_bytes[i], out_dest[i], kMigrateTag));
+    for (comm::Request& r : requests) comm_.wait(r);
+
+    // The rank's new docs: the ones it keeps and the ones it received, by increasing global id.
+    struct Entry {
+        DocId doc;
+        const std::uint32_t* words;
+        const std::uint32_t* topics;
+        std::uint32_t len;
+    };
+    std::vector<Entry> entries;
+    for (std::size_t k = 0; k < n_docs; ++k)
+        if (leaving[k] == 0)
+            entries.push_back({mine.docs[k], mine.words.data() + mine.offsets[k],
+                               mine.topics.data() + mine.offsets[k],
+                               static_cast<std::uint32_t>(doc_len(k))});
+    std::vector<std::vector<std::uint32_t>> in_words(in_bytes.size());
+    const std::uint32_t k_count = options_.params.num_topics;
+    for (std::size_t i = 0; i < in_bytes.size(); ++i) {
+        from_bytes(in_bytes[i], in_words[i], rank_, "moved documents");
+        const auto& in = in_words[i];
+        const auto bad = [&](const char* what) {
+            return CommError(rank_, fmt::format("documents from rank {}: {}", in_src[i], what));
+        };
+        if (in.size() < 2 || in[0] != kDocsMagic) throw bad("bad header");
+        std::size_t pos = 2;
+        for (std::uint32_t e = 0; e < in[1]; ++e) {
+            if (in.size() - pos < 2) throw bad("truncated");
+            const DocId d = in[pos];
+            const std::uint32_t len = in[pos + 1];
+            pos += 2;
+            if (d >= num_docs_ || (in.size() - pos) / 2 < len) throw bad("bad document");
+            for (std::uint32_t x = 0; x < len; ++x)
+                if (in[pos + x] >= num_words_ || in[pos + len + x] >= k_count)
+                    throw bad("word or topic out of range");
+            entries.push_back({d, in.data() + pos, in.data() + pos + len, len});
+            pos += 2 * static_cast<std::size_t>(len);
+        }
+        if (pos != in.size()) throw bad("trailing words");
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.doc < b.doc; });
+    LocalDocs next;
+    for (const Entry& e : entries) {
+        next.docs.push_back(e.doc);
+        next.words.insert(next.words.end(), e.words, e.words + e.len);
+        next.topics.insert(next.topics.end(), e.topics, e.topics + e.len);
+        next.offsets.push_back(next.words.size());
+    }
+    mine = LocalDocs{};
+    adopt(std::move(next));
+    share_doc_lists();
+    return sent_total;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -528,6 +860,17 @@ IterationMetrics DistributedTrainer::iterate() {
     Stopwatch wall;
     Round st(threads);
     double comm_s = 0;
+    double rebalance_s = 0;
+    std::uint64_t moved_out = 0;
+    if (!pending_moves_.empty()) {
+        // Documents move before any slice does: every word row is at home and n_k is exact.
+        Stopwatch t;
+        const std::vector<DocTransfer> plan = std::move(pending_moves_);
+        pending_moves_.clear();
+        moved_out = move_documents(plan);
+        rebalance_s = t.seconds();
+        comm_s += rebalance_s;
+    }
     for (auto& local : local_totals_) local = totals_;
 
     // The pipelined two-slice ring of docs/comm.md: slot 0 travels while slot 1 is sampled and
@@ -605,6 +948,8 @@ IterationMetrics DistributedTrainer::iterate() {
         mine.iteration_s > 0 ? std::clamp(1 - st.compute_s / mine.iteration_s, 0.0, 1.0) : 0;
     mine.effective_ratio = times.effective_ratio;
     mine.load_cv = times.load_cv;
+    mine.rebalance_s = rebalance_s;
+    mine.tokens_moved_out = moved_out;
     static_assert(std::is_trivially_copyable_v<RankMetrics>);
     const auto all = comm_.allgather(std::as_bytes(std::span<const RankMetrics>(&mine, 1)));
     rank_metrics_.resize(ranks_);
@@ -614,6 +959,13 @@ IterationMetrics DistributedTrainer::iterate() {
         std::memcpy(&rank_metrics_[q], all[q].data(), sizeof(RankMetrics));
     }
     iterations_done_ = iter;
+    std::uint64_t moved_all = 0;
+    double rebalance_max = 0;
+    for (const RankMetrics& r : rank_metrics_) {
+        moved_all += r.tokens_moved_out;
+        rebalance_max = std::max(rebalance_max, r.rebalance_s);
+    }
+    if (dist_.rebalance && ranks_ > 1) pending_moves_ = decide_rebalance();
 
     IterationMetrics m;
     m.iter = iter;
@@ -624,7 +976,7 @@ IterationMetrics DistributedTrainer::iterate() {
     m.tokens_per_s = m.iteration_s > 0 ? sampled_all / m.iteration_s : 0;
     m.processed_ratio = ratio_all;
     m.s_error = err[0] / (err[1] * static_cast<double>(num_tokens_));
-    std::vector<double> compute, comm, wait, ratio, overhead;
+    std::vector<double> compute, comm, wait, ratio, overhead, tokens;
     for (const RankMetrics& r : rank_metrics_) {
         m.effective_ratio += r.effective_ratio / ranks_;
         m.load_cv += r.load_cv / ranks_;
@@ -634,6 +986,7 @@ IterationMetrics DistributedTrainer::iterate() {
         wait.push_back(r.wait_s);
         ratio.push_back(r.processed_ratio);
         overhead.push_back(r.overhead_ratio);
+        tokens.push_back(static_cast<double>(r.tokens));
     }
     const auto mean = [](const std::vector<double>& v) {
         return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
@@ -644,11 +997,14 @@ IterationMetrics DistributedTrainer::iterate() {
     m.extra.emplace_back("wait_s", mean(wait));
     m.extra.emplace_back("rank_load_cv", population_cv(compute));
     m.extra.emplace_back("timer_budget_s", timer_budget());
+    m.extra.emplace_back("tokens_moved", static_cast<double>(moved_all));
+    m.extra.emplace_back("rebalance_s", rebalance_max);
     m.extra_arrays.emplace_back("rank_processed_ratio", std::move(ratio));
     m.extra_arrays.emplace_back("rank_compute_s", std::move(compute));
     m.extra_arrays.emplace_back("rank_comm_s", std::move(comm));
     m.extra_arrays.emplace_back("rank_wait_s", std::move(wait));
     m.extra_arrays.emplace_back("rank_overhead_ratio", std::move(overhead));
+    m.extra_arrays.emplace_back("rank_tokens", std::move(tokens));
     return m;
 }
 

@@ -7,7 +7,11 @@
 // Layout on rank p of P:
 // - Docs: the corpus' docs in a seeded permutation, cut into P groups of about equal token
 //   count (sched::partition_rows); rank p keeps group p, renumbered 0..D_p-1 in increasing global
-//   order (local_docs() maps back). Its doc-topic rows are local and never travel.
+//   order (local_docs() maps back). Its doc-topic rows are local; they travel only when
+//   documents move: with --rebalance (default), once a rank's measured share of the work is off
+//   by more than the tolerance, whole documents (tokens and topics) move from ranks that are
+//   slower than their share to faster ones at the start of an iteration, and each rank rebuilds
+//   its blocks (plan_rebalance, migrate). The word rows and topic totals do not change.
 // - Words: cut into 2P slices greedily by frequency (sched::partition_cols_greedy(freq, 2P));
 //   slice s is split again into c column groups, so the rank's grid has side G = 2P·c, column
 //   s·c + j being group j of slice s. Rows: the rank's docs in G groups of equal token count.
@@ -30,6 +34,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -70,6 +75,14 @@ struct DistributedOptions {
     /// block that took t seconds, counted as compute. Sleeps end early when the timer fires.
     int straggler_rank = -1;
     double straggler_factor = 1.0;  ///< >= 1
+    /// --rebalance / --no-rebalance: move documents between ranks so that each rank's share of
+    /// the tokens follows its measured sampling speed (tokens sampled per compute second, the
+    /// median of the last iterations). Off, documents stay where the static split put them.
+    bool rebalance = true;
+    /// --rebalance-tolerance: documents move when the busiest rank, measured against its
+    /// speed-proportional share, holds more than (1 + this) times that share, i.e. when an
+    /// iteration would be predicted to take that much longer than a balanced one.
+    double rebalance_tolerance = 0.15;
     /// Column groups per slice (c); 0: sched::default_grid_side(threads).
     int columns_per_slice = 0;
     /// Test hook: called on the driving thread at the start of every iteration with (rank,
@@ -84,18 +97,49 @@ struct DistributedOptions {
 /// ConfigError("--simulate-straggler").
 void parse_straggler(const std::string& text, DistributedOptions& options);
 
+/// One move of the rebalancing plan: rank `from` sends about `tokens` tokens' worth of whole
+/// documents to rank `to`.
+struct DocTransfer {
+    int from = 0;
+    int to = 0;
+    std::uint64_t tokens = 0;
+    bool operator==(const DocTransfer&) const = default;
+};
+
+/// The moves that bring every rank's token count to its share of the measured `speeds` (tokens
+/// per second, one per rank, > 0), or none when the imbalance max_q tokens_q / target_q is at
+/// most 1 + `tolerance`. A rank's share is speed_q / Σ speed, floored at `min_share` of an even
+/// share (so a very slow rank keeps some documents and its speed stays measurable). Senders and
+/// receivers are paired greedily in rank order: at most P - 1 moves, each pair at most once.
+/// Deterministic (every rank computing it gets the same plan).
+std::vector<DocTransfer> plan_rebalance(std::span<const std::uint64_t> tokens,
+                                        std::span<const double> speeds, double tolerance,
+                                        double min_share = 0.1);
+
 /// One rank's accounting of one iteration. Seconds are wall seconds on that rank.
 struct RankMetrics {
-    std::uint64_t tokens = 0;          ///< tokens of the rank's docs
-    std::uint64_t tokens_sampled = 0;  ///< of which sampled in the iteration
-    double processed_ratio = 1;        ///< tokens_sampled / tokens (1 when tokens == 0)
-    double iteration_s = 0;            ///< the iteration's wall time on this rank
-    double compute_s = 0;              ///< inside the intra-node scheduler's rounds
-    double comm_s = 0;                 ///< packing, unpacking, posting, collectives
-    double wait_s = 0;                 ///< blocked waiting for a slice to arrive
-    double overhead_ratio = 0;         ///< 1 - compute_s / iteration_s
-    double effective_ratio = 0;        ///< Σ worker sampling seconds / (threads × iteration_s)
-    double load_cv = 0;                ///< std/mean of the rank's workers' sampling seconds
+    std::uint64_t tokens = 0;            ///< tokens of the rank's docs
+    std::uint64_t tokens_sampled = 0;    ///< of which sampled in the iteration
+    double processed_ratio = 1;          ///< tokens_sampled / tokens (1 when tokens == 0)
+    double iteration_s = 0;              ///< the iteration's wall time on this rank
+    double compute_s = 0;                ///< inside the intra-node scheduler's rounds
+    double comm_s = 0;                   ///< packing, unpacking, posting, collectives
+    double wait_s = 0;                   ///< blocked waiting for a slice to arrive
+    double overhead_ratio = 0;           ///< 1 - compute_s / iteration_s
+    double effective_ratio = 0;          ///< Σ worker sampling seconds / (threads × iteration_s)
+    double load_cv = 0;                  ///< std/mean of the rank's workers' sampling seconds
+    double rebalance_s = 0;              ///< moving documents at the start of the iteration
+    std::uint64_t tokens_moved_out = 0;  ///< tokens of the documents this rank sent away
+};
+
+/// A rank's documents with their tokens' topics, in a layout independent of the grid: docs
+/// (global ids, increasing) and, per doc, its tokens sorted by word id (ties in any order), each
+/// with its topic. Used to move documents between ranks and by checkpoints.
+struct LocalDocs {
+    std::vector<DocId> docs;
+    std::vector<std::uint64_t> offsets{0};  ///< size docs.size() + 1, into words / topics
+    std::vector<WordId> words;
+    std::vector<TopicId> topics;
 };
 
 /// Trains LDA over the ranks of `comm`. Owns the rank's blocks, doc-topic rows, its copy of the
@@ -145,18 +189,31 @@ class DistributedTrainer {
     /// Not collective: every rank must pass the same values (optimize_alpha() does).
     void set_alpha(std::vector<double> alpha);
 
-    /// Collective: continues from a checkpoint (apps/lda/checkpoint.h). `block_topics` are this
-    /// rank's tokens' topics in the order of blocks() (the grid must be the one the checkpoint
-    /// was written with: same ranks, seed, corpus and columns_per_slice); the tables are rebuilt
-    /// from them as at construction: doc rows locally, topic totals by allreduce, and each home
-    /// slice's word rows summed on its home rank (every other row zero), i.e. the state at an
-    /// iteration boundary. `timer_budget` (> 0; ignored when the timer is off) becomes the next
-    /// round's budget. The shapes, and that every rank passes the same iterations_done, are
-    /// checked first on every rank; a mismatch on any rank makes every rank throw the same
-    /// AgreedError (an InputError naming `source` of the lowest failing rank), before anything
-    /// changed.
-    void restore(const std::vector<std::vector<TopicId>>& block_topics,
-                 std::uint32_t iterations_done, double timer_budget, const std::string& source);
+    /// Collective, between iterations: moves whole documents (their tokens and topics) as `plan`
+    /// says (every rank passes the same plan; rebalancing calls it with plan_rebalance's), about
+    /// t.tokens tokens from rank t.from to rank t.to for each entry, and rebuilds each rank's
+    /// blocks and doc rows. The sampling state does not change: the same tokens keep the same
+    /// topics, so word rows, topic totals and the log-likelihood stay as they were. Returns the
+    /// tokens this rank sent. ConfigError for a rank out of range or a move to itself.
+    std::uint64_t move_documents(const std::vector<DocTransfer>& plan);
+
+    /// Collective: continues from a checkpoint (apps/lda/checkpoint.h). `docs` are the global
+    /// ids (increasing) of the documents this rank takes, any split of the corpus' documents over
+    /// the ranks (every document on exactly one rank), and `topics` their tokens' topics: per doc,
+    /// in the order of its tokens sorted by word id (local_state()'s layout); the words come from
+    /// `corpus`, the one the trainer was built from. The tables are rebuilt from them as at
+    /// construction (doc rows locally, topic totals by allreduce, each home slice's word rows
+    /// summed on its home rank), i.e. the state at an iteration boundary. `timer_budget` (> 0;
+    /// ignored when the timer is off) becomes the next round's budget. Everything is checked on
+    /// every rank first (the same iterations_done everywhere, docs valid and a partition, topic
+    /// counts, topics < K); a mismatch on any rank makes every rank throw the same AgreedError
+    /// (an InputError naming `source` of the lowest failing rank), before anything changed.
+    void restore(const core::Corpus& corpus, const std::vector<DocId>& docs,
+                 const std::vector<TopicId>& topics, std::uint32_t iterations_done,
+                 double timer_budget, const std::string& source);
+    /// This rank's documents and their tokens' topics (see LocalDocs), as a checkpoint saves them
+    /// and restore() takes them back.
+    LocalDocs local_state() const;
 
     /// Block runs of this rank recorded so far (options.record_schedule): worker = the rank's
     /// worker, col = s·c + j (group j of slice s); seconds since the trainer was constructed,
@@ -173,8 +230,13 @@ class DistributedTrainer {
     int columns_per_slice() const noexcept { return cols_per_slice_; }
     /// Words of slice s in [0, 2P), increasing.
     const std::vector<WordId>& slice_words(int s) const { return slice_words_[s]; }
-    /// Global id of each local doc (increasing).
+    /// Global id of each local doc (increasing). Changes when documents move (rebalancing).
     const std::vector<DocId>& local_docs() const noexcept { return local_docs_; }
+    /// Every rank's documents (index = rank), the same on every rank.
+    const std::vector<std::vector<DocId>>& rank_docs() const noexcept { return rank_docs_; }
+    /// Times documents moved between ranks so far, and the tokens they held in all.
+    std::uint32_t rebalances() const noexcept { return rebalances_; }
+    std::uint64_t tokens_moved() const noexcept { return tokens_moved_; }
     /// The rank's blocks, G×G, block (row, col) at row·G + col; their docs are LOCAL ids.
     const std::vector<TokenBlock>& blocks() const noexcept { return blocks_; }
     /// Rows of the local docs (local ids).
@@ -196,6 +258,19 @@ class DistributedTrainer {
     std::vector<std::byte> pack_slice(int slice);
     void unpack_slice(int slice, const std::vector<std::byte>& buf);
     void make_samplers();
+    /// Replaces this rank's documents by `docs` (blocks, doc rows, local_docs_); the word rows
+    /// and topic totals do not change (the same tokens with the same topics, on another rank).
+    void adopt(LocalDocs docs);
+    /// Collective: after every rank's adopt(), every rank learns every rank's documents and
+    /// checks that they are a partition of the corpus' documents.
+    void share_doc_lists();
+    /// Collective: the exchange of move_documents; returns the tokens this rank sent.
+    std::uint64_t migrate(const std::vector<DocTransfer>& plan);
+    /// Collective: records the last iteration's speeds; the plan for the next iteration's start
+    /// (empty: nothing moves), computed on rank 0 and broadcast.
+    std::vector<DocTransfer> decide_rebalance();
+    /// Global id of word j of block b.
+    WordId global_word(const TokenBlock& b, std::size_t j) const { return b.words[j]; }
     /// Samples the rank's tokens of `slice` with the intra-node scheduler (stopped by the timer,
     /// if on) while `in_flight` (may be null) progresses. Returns the tokens sampled.
     std::uint64_t compute(int slice, std::uint32_t iter, int phase, Round& state,
@@ -217,7 +292,8 @@ class DistributedTrainer {
     std::vector<DocId> local_docs_;              // rank_docs_[rank_]
     std::vector<std::uint64_t> all_labels_;      // every doc's label, rank 0 only
     std::vector<std::vector<WordId>> slice_words_;
-    std::vector<std::uint64_t> word_freq_;  // global word frequencies (rows' kind and capacity)
+    std::vector<std::uint32_t> col_of_word_;  // grid column of every word (slice s: s·c + j)
+    std::vector<std::uint64_t> word_freq_;    // global word frequencies (rows' kind and capacity)
     std::vector<TokenBlock> blocks_;
     DocTopicTable doc_topic_;
     WordTopicTable word_topic_;
@@ -233,6 +309,10 @@ class DistributedTrainer {
     std::vector<double> alpha_;
     Stopwatch since_start_;
     std::vector<BlockRun> schedule_;
+    std::vector<std::vector<double>> speed_history_;  // per rank, tokens/s of recent iterations
+    std::vector<DocTransfer> pending_moves_;          // to execute at the next iteration's start
+    std::uint32_t rebalances_ = 0;
+    std::uint64_t tokens_moved_ = 0;
 };
 
 /// An error every rank agreed on (Communicator::agree_on_failure): all ranks throw it with the

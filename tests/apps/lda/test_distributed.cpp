@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,7 @@
 #include "tests/apps/lda/test_distributed_cases.h"
 #include "tests/apps/lda/test_distributed_checkpoint_cases.h"
 #include "tests/apps/lda/test_distributed_flags_cases.h"
+#include "tests/apps/lda/test_distributed_rebalance_cases.h"
 
 namespace rotor::lda {
 namespace {
@@ -76,6 +78,14 @@ TEST_P(DistributedRanks, CheckpointDetectsBadParts) {
     const std::string dir = checkpoint_dir("bad", GetParam());
     comm::run_ranks(GetParam(),
                     [&](comm::Communicator& c) { case_checkpoint_detects_bad_parts(c, dir); });
+}
+
+TEST_P(DistributedRanks, MovingDocumentsKeepsTheState) {
+    const std::string dir =
+        (std::filesystem::temp_directory_path() / ("rotor-dist-move-" + std::to_string(::getpid())))
+            .string();
+    comm::run_ranks(GetParam(),
+                    [&](comm::Communicator& c) { case_move_documents_keeps_state(c, dir); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, DistributedRanks, ::testing::Values(1, 2, 3, 4));
@@ -140,6 +150,52 @@ TEST(DistributedOptions, ParsesAndValidatesStraggler) {
     }
     t.timer = false;  // not checked when the timer is off
     EXPECT_NO_THROW(t.validate(2));
+    for (double bad : {0.0, -0.1, std::nan("")}) {
+        DistributedOptions r;
+        r.rebalance_tolerance = bad;
+        EXPECT_THROW(r.validate(2), ConfigError) << bad;
+    }
+}
+
+TEST(PlanRebalance, MovesTokensToTheFasterRanks) {
+    const std::vector<std::uint64_t> even{100, 100};
+    const std::vector<double> same{1.0, 1.0};
+    EXPECT_TRUE(plan_rebalance(even, same, 0.15).empty());
+    // Rank 1 at a fifth of rank 0's speed: it should hold 1/6 of the tokens.
+    const std::vector<std::uint64_t> half{600, 600};
+    const std::vector<double> fifth{1.0, 0.2};
+    EXPECT_EQ(plan_rebalance(half, fifth, 0.15), (std::vector<DocTransfer>{{1, 0, 400}}));
+    // Within the tolerance nothing moves; below it, the excess does.
+    const std::vector<std::uint64_t> near{110, 90};
+    EXPECT_TRUE(plan_rebalance(near, same, 0.15).empty());
+    EXPECT_EQ(plan_rebalance(near, same, 0.05), (std::vector<DocTransfer>{{0, 1, 10}}));
+    // A rank measured at (almost) no speed keeps a tenth of an even share.
+    const std::vector<std::uint64_t> five{500, 500};
+    const std::vector<double> stalled{1.0, 0.0};
+    EXPECT_EQ(plan_rebalance(five, stalled, 0.15), (std::vector<DocTransfer>{{1, 0, 452}}));
+    // One rank: nothing to balance.
+    EXPECT_TRUE(
+        plan_rebalance(std::vector<std::uint64_t>{7}, std::vector<double>{1.0}, 0.15).empty());
+}
+
+TEST(PlanRebalance, PairsSendersAndReceiversOnce) {
+    const std::vector<std::uint64_t> tokens{300, 300, 300, 300};
+    const std::vector<double> speeds{2.0, 1.0, 0.5, 2.5};
+    const auto plan = plan_rebalance(tokens, speeds, 0.15);
+    ASSERT_FALSE(plan.empty());
+    EXPECT_LE(plan.size(), tokens.size() - 1);
+    std::vector<std::int64_t> after(tokens.begin(), tokens.end());
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+        EXPECT_NE(plan[i].from, plan[i].to);
+        EXPECT_GT(plan[i].tokens, 0u);
+        for (std::size_t j = 0; j < i; ++j)
+            EXPECT_FALSE(plan[j].from == plan[i].from && plan[j].to == plan[i].to);
+        after[plan[i].from] -= static_cast<std::int64_t>(plan[i].tokens);
+        after[plan[i].to] += static_cast<std::int64_t>(plan[i].tokens);
+    }
+    // Each rank ends at its speed-proportional share, to rounding.
+    for (std::size_t q = 0; q < tokens.size(); ++q)
+        EXPECT_NEAR(static_cast<double>(after[q]), 1200.0 * speeds[q] / 6.0, 1.0) << q;
 }
 
 TEST(DistributedTrainer, RejectsDeterministicMode) {

@@ -198,6 +198,7 @@ inline void case_straggler_with_timer(comm::Communicator& comm, bool compare_ran
     d.timer_params.max_s = 0.01;
     d.straggler_rank = comm.size() - 1;
     d.straggler_factor = 10;
+    d.rebalance = false;  // the timer alone: documents stay where they are
     DistributedTrainer t(corpus, dist_train_options(8), d, rt, comm);
     std::vector<double> ratio_sum(comm.size(), 0.0);
     constexpr int kIterations = 6;

@@ -73,19 +73,17 @@ inline void case_checkpoint_restores_exact_state(comm::Communicator& comm, const
     EXPECT_EQ(c->columns_per_slice, t1.columns_per_slice());
     EXPECT_FALSE(c->timer);
     EXPECT_TRUE(c->corpus == print);
-    EXPECT_EQ(c->block_topics.size(), t1.blocks().size());
-    bool same_topics = c->block_topics.size() == t1.blocks().size();
-    for (std::size_t b = 0; same_topics && b < t1.blocks().size(); ++b)
-        same_topics = c->block_topics[b] == t1.blocks()[b].topics;
-    EXPECT_TRUE(same_topics) << "rank " << comm.rank();
+    const LocalDocs saved = t1.local_state();
+    EXPECT_EQ(c->docs, t1.local_docs());
+    EXPECT_TRUE(c->topics == saved.topics) << "rank " << comm.rank();
 
-    // Another runtime width: the grid comes from the checkpoint's columns per slice.
+    // Another runtime width and another grid: the parts list documents, not blocks.
     sched::Runtime rt2(threads == 1 ? 2 : 1, sched::PinMode::kNone);
     DistributedOptions d2 = d;
-    d2.columns_per_slice = c->columns_per_slice;
+    d2.columns_per_slice = c->columns_per_slice + 1;
     DistributedTrainer t2(corpus, c->options, d2, rt2, comm);
     t2.set_alpha(c->alpha);
-    t2.restore(c->block_topics, c->iterations_done, c->timer_budget, c->part_path);
+    t2.restore(corpus, c->docs, c->topics, c->iterations_done, c->timer_budget, c->part_path);
     EXPECT_EQ(t2.iterations_done(), 3u);
     EXPECT_EQ(t2.alpha(), alpha);
     EXPECT_EQ(t2.topic_totals(), t1.topic_totals());
@@ -146,7 +144,7 @@ inline void case_checkpoint_keeps_timer_budget(comm::Communicator& comm, const s
     DistributedOptions d2 = d;
     d2.columns_per_slice = c->columns_per_slice;
     DistributedTrainer t2(corpus, c->options, d2, rt, comm);
-    t2.restore(c->block_topics, c->iterations_done, c->timer_budget, c->part_path);
+    t2.restore(corpus, c->docs, c->topics, c->iterations_done, c->timer_budget, c->part_path);
     EXPECT_EQ(t2.timer_budget(), budget);
     EXPECT_EQ(t2.iterations_done(), 2u);
     expect_consistent_across_ranks(t2, comm, corpus);
@@ -157,7 +155,8 @@ inline void case_checkpoint_keeps_timer_budget(comm::Communicator& comm, const s
 
 /// A checkpoint that is not whole is refused on every rank with an error naming the file: a
 /// truncated, a corrupt (one byte flipped) or a missing part of the last rank, another number of
-/// ranks, a single-process reader, and a restore into a grid of another shape.
+/// ranks, a single-process reader, and parts that do not fit the corpus (a topic short, a topic
+/// out of range, a document missing).
 inline void case_checkpoint_detects_bad_parts(comm::Communicator& comm, const std::string& dir) {
     namespace fs = std::filesystem;
     const auto corpus = small_corpus(4, 120, 200);
@@ -223,22 +222,37 @@ inline void case_checkpoint_detects_bad_parts(comm::Communicator& comm, const st
     }
     EXPECT_TRUE(single_refused);
 
-    // A grid of another shape (another columns per slice): every rank refuses alike.
+    // Parts that do not fit the corpus: every rank refuses alike, before anything changed.
     const auto c = read_agreed(comm, dir);
     EXPECT_TRUE(c.has_value());
     if (c) {
-        DistributedOptions d2 = d;
-        d2.columns_per_slice = c->columns_per_slice + 1;
-        DistributedTrainer t2(corpus, c->options, d2, rt, comm);
-        std::string error;
-        try {
-            t2.restore(c->block_topics, c->iterations_done, c->timer_budget, c->part_path);
-        } catch (const AgreedError& e) {
-            error = e.what();
+        const auto refused = [&](const char* what, std::vector<DocId> docs,
+                                 std::vector<TopicId> topics, const std::string& expect) {
+            DistributedTrainer t2(corpus, c->options, d, rt, comm);
+            std::string error;
+            try {
+                t2.restore(corpus, docs, topics, c->iterations_done, c->timer_budget, c->part_path);
+            } catch (const AgreedError& e) {
+                error = e.what();
+            }
+            EXPECT_NE(error.find(expect), std::string::npos) << what << ": " << error;
+            EXPECT_EQ(t2.iterations_done(), 0u) << what;
+            expect_consistent_across_ranks(t2, comm, corpus);
+        };
+        const bool is_last = comm.rank() == last;
+        std::vector<TopicId> short_topics = c->topics;
+        if (is_last && !short_topics.empty()) short_topics.pop_back();
+        refused("a topic short", c->docs, short_topics, "topics for documents of");
+        std::vector<TopicId> bad_topic = c->topics;
+        if (is_last && !bad_topic.empty()) bad_topic.back() = 8;
+        refused("topic out of range", c->docs, bad_topic, "out of range");
+        std::vector<DocId> fewer = c->docs;
+        std::vector<TopicId> fewer_topics = c->topics;
+        if (is_last && !fewer.empty()) {
+            fewer_topics.resize(fewer_topics.size() - corpus.doc_length(fewer.back()));
+            fewer.pop_back();
         }
-        EXPECT_NE(error.find("blocks"), std::string::npos) << error;
-        EXPECT_EQ(t2.iterations_done(), 0u);
-        expect_consistent_across_ranks(t2, comm, corpus);
+        refused("a document missing", fewer, fewer_topics, "documents, the corpus has");
     }
     comm.barrier();
     if (comm.rank() == 0) fs::remove_all(dir);

@@ -12,6 +12,7 @@
 #include "tests/apps/lda/test_distributed_cases.h"
 #include "tests/apps/lda/test_distributed_checkpoint_cases.h"
 #include "tests/apps/lda/test_distributed_flags_cases.h"
+#include "tests/apps/lda/test_distributed_rebalance_cases.h"
 #include "tests/comm/mpi_test_env.h"
 
 namespace rotor::lda {
@@ -37,6 +38,12 @@ TEST(DistributedMpi, StragglerWithTimerReportsLowerRatio) {
     case_straggler_with_timer(*c, true);
 }
 
+TEST(DistributedMpi, RebalancingMovesDocumentsOffAStraggler) {
+    auto c = world();
+    if (c->size() < 2) GTEST_SKIP() << "needs two ranks";
+    case_rebalance_follows_straggler(*c);
+}
+
 TEST(DistributedMpi, AgreedFailureReachesEveryRank) { case_agreed_failure(*world()); }
 
 TEST(DistributedMpi, HeldoutMatchesGatheredModel) { case_heldout_matches_gathered_model(*world()); }
@@ -60,6 +67,11 @@ TEST(DistributedMpi, CheckpointRestoresExactState) {
 TEST(DistributedMpi, CheckpointRestoresExactStateTwoThreads) {
     auto c = world();
     case_checkpoint_restores_exact_state(*c, shared_temp_path(*c, "ckpt-exact2"), 2);
+}
+
+TEST(DistributedMpi, MovingDocumentsKeepsTheState) {
+    auto c = world();
+    case_move_documents_keeps_state(*c, shared_temp_path(*c, "move"));
 }
 
 TEST(DistributedMpi, CheckpointKeepsTimerBudget) {
