@@ -57,14 +57,18 @@ inline void case_move_documents_keeps_state(comm::Communicator& comm, const std:
     if (ranks > 1) {
         EXPECT_EQ(t.rebalances(), 1u);
         EXPECT_GT(t.tokens_moved(), 0u);
-        if (comm.rank() == last) EXPECT_NE(t.local_docs(), docs_before);
+        if (comm.rank() == last) {
+            EXPECT_NE(t.local_docs(), docs_before);
+        }
     } else {
         EXPECT_EQ(t.rebalances(), 0u);
         EXPECT_EQ(t.local_docs(), docs_before);
     }
     EXPECT_TRUE(std::is_sorted(t.local_docs().begin(), t.local_docs().end()));
-    ASSERT_EQ(t.rank_docs().size(), static_cast<std::size_t>(ranks));
-    EXPECT_EQ(t.rank_docs()[comm.rank()], t.local_docs());
+    EXPECT_EQ(t.rank_docs().size(), static_cast<std::size_t>(ranks));
+    if (t.rank_docs().size() == static_cast<std::size_t>(ranks)) {
+        EXPECT_EQ(t.rank_docs()[comm.rank()], t.local_docs());
+    }
     expect_consistent_across_ranks(t, comm, corpus);
     EXPECT_NEAR(t.evaluate().loglik, ll0, 1e-9 * std::abs(ll0));
     const LdaModel m1 = t.gather_model({}, "synthetic");
