@@ -29,6 +29,9 @@ CONFIGS = {
     "2x1-timer": (2, 1, []),
     "2x1-timer-straggler5": (2, 1, ["--simulate-straggler", "1:5"]),
     "2x1-notimer-straggler5": (2, 1, ["--no-timer", "--simulate-straggler", "1:5"]),
+    "2x1-timer-straggler5-static": (2, 1, ["--simulate-straggler", "1:5", "--no-rebalance"]),
+    "2x1-notimer-straggler5-static": (2, 1, ["--no-timer", "--simulate-straggler", "1:5",
+                                             "--no-rebalance"]),
 }
 
 

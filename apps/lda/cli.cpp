@@ -338,6 +338,13 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
             m.extra.emplace_back("heldout_loglik_per_token", r.loglik_per_token());
             m.extra.emplace_back("heldout_perplexity", r.perplexity());
         }
+        if (f.coherence_top > 0) {
+            // The top words come to rank 0, which has the corpus; the other ranks go on.
+            const auto top = trainer->top_words(f.coherence_top);
+            if (world.rank() == 0)
+                m.extra.emplace_back("coherence_umass",
+                                     lda::umass_coherence(loaded->corpus, top).mean);
+        }
     };
     hooks.after_iteration = [&](const lda::IterationMetrics& m) {
         // Minka's update every N sweeps from all ranks' histograms; the same α on every rank.

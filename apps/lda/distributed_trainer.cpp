@@ -1167,6 +1167,63 @@ HeldoutResult DistributedTrainer::evaluate_heldout(const HeldoutEvaluator& heldo
     return result;
 }
 
+std::vector<std::vector<WordId>> DistributedTrainer::top_words(std::size_t top) {
+    const std::uint32_t k_count = options_.params.num_topics;
+    // Per topic a min-heap of (count, word) of size `top`, as lda::top_words keeps.
+    using Entry = std::pair<Count, WordId>;
+    const auto better = [](const Entry& a, const Entry& b) {
+        return a.first != b.first ? a.first > b.first : a.second < b.second;
+    };
+    std::vector<std::vector<Entry>> heaps(k_count);
+    const auto offer = [&](TopicId k, Entry e) {
+        auto& h = heaps[k];
+        if (h.size() < top) {
+            h.push_back(e);
+            std::push_heap(h.begin(), h.end(), better);
+        } else if (top > 0 && better(e, h.front())) {
+            std::pop_heap(h.begin(), h.end(), better);
+            h.back() = e;
+            std::push_heap(h.begin(), h.end(), better);
+        }
+    };
+    for (int slot = 0; slot < 2; ++slot)
+        for (WordId w : slice_words_[2 * rank_ + slot])
+            word_topic_.for_each_nonzero(w, [&](TopicId k, Count n) { offer(k, {n, w}); });
+    // Message: per topic m, then m (count, word) pairs.
+    scratch_.clear();
+    for (TopicId k = 0; k < k_count; ++k) {
+        scratch_.push_back(static_cast<std::uint32_t>(heaps[k].size()));
+        for (const Entry& e : heaps[k]) {
+            scratch_.push_back(e.first);
+            scratch_.push_back(e.second);
+        }
+    }
+    const auto parts = comm_.gather(to_bytes(scratch_), 0);
+    std::vector<std::vector<WordId>> out;
+    if (rank_ != 0) return out;
+    for (auto& h : heaps) h.clear();
+    std::vector<std::uint32_t> in;
+    for (int q = 0; q < ranks_; ++q) {
+        from_bytes(parts[q], in, rank_, "top words");
+        std::size_t pos = 0;
+        for (TopicId k = 0; k < k_count; ++k) {
+            if (pos >= in.size()) throw CommError(rank_, "top words: truncated message");
+            const std::uint32_t m = in[pos++];
+            if (m > top || in.size() - pos < 2 * static_cast<std::size_t>(m))
+                throw CommError(rank_, "top words: bad topic entry");
+            for (std::uint32_t i = 0; i < m; ++i) offer(k, {in[pos + 2 * i], in[pos + 2 * i + 1]});
+            pos += 2 * static_cast<std::size_t>(m);
+        }
+        if (pos != in.size()) throw CommError(rank_, "top words: trailing words");
+    }
+    out.resize(k_count);
+    for (TopicId k = 0; k < k_count; ++k) {
+        std::sort(heaps[k].begin(), heaps[k].end(), better);
+        for (const Entry& e : heaps[k]) out[k].push_back(e.second);
+    }
+    return out;
+}
+
 DocTopicHistograms DistributedTrainer::doc_topic_histograms() {
     const std::uint32_t k_count = options_.params.num_topics;
     DocTopicHistograms h = lda::doc_topic_histograms(doc_topic_);

@@ -177,6 +177,11 @@ class DistributedTrainer {
     /// broadcasts the result: equal on every rank. Memory: one gathered message of those rows
     /// on rank 0; nothing on the others.
     HeldoutResult evaluate_heldout(const HeldoutEvaluator& heldout);
+    /// Collective: each topic's `top` words by count n_wk (ties: lower word id first), most
+    /// frequent first, on rank 0 (empty on the others): what lda::top_words gives on the
+    /// gathered model, without gathering it. Every rank keeps the top of its home slices' rows
+    /// per topic; rank 0 merges them (K·top entries per rank on the wire).
+    std::vector<std::vector<WordId>> top_words(std::size_t top);
     /// Collective: the doc-topic histograms of every rank's docs, summed; equal on every rank.
     DocTopicHistograms doc_topic_histograms();
     /// Collective (--optimize-alpha): Minka's update of an asymmetric α from the histograms of

@@ -35,6 +35,11 @@ TEST_P(DistributedRanks, GatheredModelIsWhole) {
     comm::run_ranks(GetParam(), [](comm::Communicator& c) { case_gather_model(c); });
 }
 
+TEST_P(DistributedRanks, TopWordsMatchGatheredModel) {
+    comm::run_ranks(GetParam(),
+                    [](comm::Communicator& c) { case_top_words_match_gathered_model(c); });
+}
+
 TEST_P(DistributedRanks, AgreedFailureReachesEveryRank) {
     comm::run_ranks(GetParam(), [](comm::Communicator& c) { case_agreed_failure(c); });
 }

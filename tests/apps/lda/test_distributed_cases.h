@@ -253,6 +253,29 @@ inline void case_gather_model(comm::Communicator& comm) {
     }
 }
 
+/// top_words merges every rank's best rows into what lda::top_words gives on the gathered model.
+inline void case_top_words_match_gathered_model(comm::Communicator& comm) {
+    const auto corpus = small_corpus(4, 120, 200);
+    sched::Runtime rt(1, sched::PinMode::kNone);
+    DistributedTrainer t(corpus, dist_train_options(8), no_timer(), rt, comm);
+    t.iterate();
+    t.iterate();
+    for (std::size_t top : {std::size_t{1}, std::size_t{7}, std::size_t{500}}) {
+        const auto got = t.top_words(top);
+        const LdaModel model = t.gather_model({}, "synthetic");
+        if (comm.rank() != 0) {
+            EXPECT_TRUE(got.empty());
+            continue;
+        }
+        std::vector<std::vector<WordId>> want;
+        for (const auto& s : lda::top_words(model, top)) {
+            want.emplace_back();
+            for (const auto& [w, p] : s.words) want.back().push_back(w);
+        }
+        EXPECT_EQ(got, want) << "top " << top;
+    }
+}
+
 /// A failure on one rank (bad input) is agreed: every rank throws AgreedError with that rank's
 /// message and exit code.
 inline void case_agreed_failure(comm::Communicator& comm) {

@@ -116,6 +116,19 @@ TEST_P(DistributedCli, HeldoutEqualsEvalOfSavedModelAndAlphaIsSaved) {
                 eval.at("heldout_perplexity").get<double>(),
                 1e-9 * eval.at("heldout_perplexity").get<double>());
 
+    // --coherence-top (default 10) under MPI: the last evaluation's mean equals `rotor lda
+    // coherence` on the saved model (its last line: "mean<TAB>value", four decimals).
+    for (int iter : {3, 6}) ASSERT_TRUE(records.at(iter).contains("coherence_umass")) << iter;
+    const Outcome c = run(kRotor + " lda coherence --model " + path("model") + " --corpus " +
+                          kTrain + " --top 10");
+    ASSERT_EQ(c.code, 0) << c.out;
+    const std::string tag = "\nmean\t";
+    const auto at = c.out.find(tag);
+    ASSERT_NE(at, std::string::npos) << c.out;
+    EXPECT_NEAR(records.at(6).at("coherence_umass").get<double>(),
+                std::stod(c.out.substr(at + tag.size())), 0.00006)
+        << c.out;
+
     std::ifstream params(path("model/params.json"));
     const auto p = nlohmann::json::parse(params);
     const auto alpha = p.at("alpha").get<std::vector<double>>();

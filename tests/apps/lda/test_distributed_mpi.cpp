@@ -44,6 +44,8 @@ TEST(DistributedMpi, RebalancingMovesDocumentsOffAStraggler) {
     case_rebalance_follows_straggler(*c);
 }
 
+TEST(DistributedMpi, TopWordsMatchGatheredModel) { case_top_words_match_gathered_model(*world()); }
+
 TEST(DistributedMpi, AgreedFailureReachesEveryRank) { case_agreed_failure(*world()); }
 
 TEST(DistributedMpi, HeldoutMatchesGatheredModel) { case_heldout_matches_gathered_model(*world()); }
