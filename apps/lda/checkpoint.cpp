@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -323,13 +324,56 @@ void write_distributed_checkpoint(const std::string& dir, const DistributedTrain
     });
 }
 
+namespace {
+
+/// Reads and checks part `q` of a checkpoint of `c.ranks` ranks: its size and hash against the
+/// manifest, its header, then its documents and topics.
+void read_part(const DistributedCheckpoint& c, int q, std::vector<DocId>& docs,
+               std::vector<TopicId>& topics) {
+    namespace fs = std::filesystem;
+    const std::string& path = c.part_paths[static_cast<std::size_t>(q)];
+    if (!fs::exists(path)) throw InputError(path, fmt::format("the part of rank {} is missing", q));
+    const std::string bytes = read_whole(path);
+    if (bytes.size() != c.part_bytes[static_cast<std::size_t>(q)])
+        throw InputError(path,
+                         fmt::format("has {} bytes, state.json says {}: the part is not "
+                                     "whole",
+                                     bytes.size(), c.part_bytes[static_cast<std::size_t>(q)]));
+    if (fnv1a(std::as_bytes(std::span<const char>(bytes))) !=
+        c.part_hashes[static_cast<std::size_t>(q)])
+        throw InputError(path, "checksum differs from state.json's: the part is corrupt");
+    ByteReader in(bytes, path);
+    char magic[8];
+    in.take(magic, 8, "header");
+    if (std::memcmp(magic, kPartMagic, 8) != 0) throw InputError(path, "wrong magic");
+    std::uint32_t head[4] = {0, 0, 0, 0};  // version, rank, ranks, iterations done
+    in.take(head, sizeof head, "header");
+    if (head[0] != kPartVersion) throw InputError(path, "unsupported version");
+    if (head[1] != static_cast<std::uint32_t>(q) || head[2] != static_cast<std::uint32_t>(c.ranks))
+        throw InputError(path, fmt::format("is rank {} of {}, expected rank {} of {}", head[1],
+                                           head[2], q, c.ranks));
+    if (head[3] != c.iterations_done)
+        throw InputError(path, fmt::format("is of iteration {}, state.json of iteration {}",
+                                           head[3], c.iterations_done));
+    std::uint64_t n = 0;
+    in.take(&n, 8, "header");
+    if (n > in.remaining() / sizeof(DocId))
+        throw InputError(path, "truncated inside the documents");
+    docs.resize(n);
+    in.take(docs.data(), n * sizeof(DocId), "documents");
+    in.take(&n, 8, "topics header");
+    if (n > in.remaining() / sizeof(TopicId)) throw InputError(path, "truncated inside the topics");
+    topics.resize(n);
+    in.take(topics.data(), n * sizeof(TopicId), "topics");
+    if (in.remaining() != 0) throw InputError(path, "trailing bytes after the topics");
+}
+
+}  // namespace
+
 DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int rank, int ranks) {
     namespace fs = std::filesystem;
     const std::string state_path = (fs::path(dir) / "state.json").string();
     DistributedCheckpoint c;
-    std::string file;
-    std::uint64_t part_bytes = 0;
-    std::uint64_t part_hash = 0;
     try {
         const auto j = nlohmann::json::parse(read_whole(state_path));
         const std::string format = j.at("format").get<std::string>();
@@ -343,11 +387,7 @@ DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int ra
         if (j.at("format_version").get<int>() != DistributedCheckpoint::kFormatVersion)
             throw InputError(state_path, "unsupported checkpoint format_version");
         c.ranks = j.at("ranks").get<int>();
-        if (c.ranks != ranks)
-            throw InputError(state_path,
-                             fmt::format("was written by {} ranks, this job has {}: resume it "
-                                         "with mpiexec -n {}",
-                                         c.ranks, ranks, c.ranks));
+        if (c.ranks < 1) throw InputError(state_path, "ranks must be at least 1");
         c.columns_per_slice = j.at("columns_per_slice").get<int>();
         get_run_fields(j, c.options, c.alpha, c.iterations_done);
         c.options.eval_every = j.at("eval_every").get<std::uint32_t>();
@@ -359,13 +399,19 @@ DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int ra
         c.rebalance_tolerance = j.at("rebalance_tolerance").get<double>();
         c.corpus = corpus_from_json(j.at("corpus"));
         const auto& parts = j.at("parts");
-        if (!parts.is_array() || parts.size() != static_cast<std::size_t>(ranks))
+        if (!parts.is_array() || parts.size() != static_cast<std::size_t>(c.ranks))
             throw InputError(state_path, fmt::format("lists {} parts for {} ranks",
-                                                     parts.is_array() ? parts.size() : 0, ranks));
-        const auto& part = parts.at(static_cast<std::size_t>(rank));
-        file = part.at("file").get<std::string>();
-        part_bytes = part.at("bytes").get<std::uint64_t>();
-        part_hash = part.at("fnv1a").get<std::uint64_t>();
+                                                     parts.is_array() ? parts.size() : 0, c.ranks));
+        for (int q = 0; q < c.ranks; ++q) {
+            const auto& part = parts.at(static_cast<std::size_t>(q));
+            const std::string file = part.at("file").get<std::string>();
+            if (file != part_name(q))
+                throw InputError(state_path, fmt::format("part {} is named '{}', expected '{}'", q,
+                                                         file, part_name(q)));
+            c.part_paths.push_back((fs::path(dir) / file).string());
+            c.part_bytes.push_back(part.at("bytes").get<std::uint64_t>());
+            c.part_hashes.push_back(part.at("fnv1a").get<std::uint64_t>());
+        }
     } catch (const nlohmann::json::exception& e) {
         throw InputError(state_path, fmt::format("bad checkpoint state: {}", e.what()));
     }
@@ -374,46 +420,59 @@ DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int ra
                          "inconsistent checkpoint state (alpha size or columns per slice)");
     if (c.timer && !(c.timer_budget > 0))
         throw InputError(state_path, "inconsistent checkpoint state (timer budget)");
-    if (file != part_name(rank))
-        throw InputError(state_path, fmt::format("part {} is named '{}', expected '{}'", rank, file,
-                                                 part_name(rank)));
-
-    c.part_path = (fs::path(dir) / file).string();
-    const std::string& path = c.part_path;
-    if (!fs::exists(path))
-        throw InputError(path, fmt::format("the part of rank {} is missing", rank));
-    const std::string bytes = read_whole(path);
-    if (bytes.size() != part_bytes)
-        throw InputError(path, fmt::format("has {} bytes, state.json says {}: the part is not "
-                                           "whole",
-                                           bytes.size(), part_bytes));
-    if (fnv1a(std::as_bytes(std::span<const char>(bytes))) != part_hash)
-        throw InputError(path, "checksum differs from state.json's: the part is corrupt");
-    ByteReader in(bytes, path);
-    char magic[8];
-    in.take(magic, 8, "header");
-    if (std::memcmp(magic, kPartMagic, 8) != 0) throw InputError(path, "wrong magic");
-    std::uint32_t head[4] = {0, 0, 0, 0};  // version, rank, ranks, iterations done
-    in.take(head, sizeof head, "header");
-    if (head[0] != kPartVersion) throw InputError(path, "unsupported version");
-    if (head[1] != static_cast<std::uint32_t>(rank) || head[2] != static_cast<std::uint32_t>(ranks))
-        throw InputError(path, fmt::format("is rank {} of {}, expected rank {} of {}", head[1],
-                                           head[2], rank, ranks));
-    if (head[3] != c.iterations_done)
-        throw InputError(path, fmt::format("is of iteration {}, state.json of iteration {}",
-                                           head[3], c.iterations_done));
-    std::uint64_t n = 0;
-    in.take(&n, 8, "header");
-    if (n > in.remaining() / sizeof(DocId))
-        throw InputError(path, "truncated inside the documents");
-    c.docs.resize(n);
-    in.take(c.docs.data(), n * sizeof(DocId), "documents");
-    in.take(&n, 8, "topics header");
-    if (n > in.remaining() / sizeof(TopicId)) throw InputError(path, "truncated inside the topics");
-    c.topics.resize(n);
-    in.take(c.topics.data(), n * sizeof(TopicId), "topics");
-    if (in.remaining() != 0) throw InputError(path, "trailing bytes after the topics");
+    if (c.ranks == ranks) {
+        c.part_path = c.part_paths[static_cast<std::size_t>(rank)];
+        read_part(c, rank, c.docs, c.topics);
+    } else {
+        c.part_path = state_path;
+    }
     return c;
+}
+
+void read_distributed_parts(DistributedCheckpoint& c, const core::Corpus& corpus,
+                            std::span<const DocId> wanted) {
+    // Where each wanted document's topics go in the result.
+    constexpr std::uint64_t kNone = ~std::uint64_t{0};
+    std::vector<std::uint64_t> at(corpus.num_docs(), kNone);
+    std::uint64_t tokens = 0;
+    for (std::size_t i = 0; i < wanted.size(); ++i) {
+        ROTOR_ASSERT(wanted[i] < corpus.num_docs() && (i == 0 || wanted[i] > wanted[i - 1]),
+                     "read_distributed_parts: wanted documents must be increasing ids");
+        at[wanted[i]] = tokens;
+        tokens += corpus.doc_length(wanted[i]);
+    }
+    std::vector<TopicId> out(tokens);
+    std::vector<std::uint8_t> found(corpus.num_docs(), 0);
+    std::vector<DocId> docs;
+    std::vector<TopicId> topics;
+    for (int q = 0; q < c.ranks; ++q) {
+        read_part(c, q, docs, topics);
+        const std::string& path = c.part_paths[static_cast<std::size_t>(q)];
+        std::uint64_t pos = 0;
+        for (DocId d : docs) {
+            if (d >= corpus.num_docs())
+                throw InputError(path, fmt::format("document {} is not in the corpus", d));
+            if (found[d] != 0)
+                throw InputError(path, fmt::format("document {} is listed twice", d));
+            found[d] = 1;
+            const std::uint64_t len = corpus.doc_length(d);
+            if (topics.size() - pos < len)
+                throw InputError(path, "fewer topics than its documents have tokens");
+            if (at[d] != kNone)
+                std::copy_n(topics.begin() + static_cast<std::ptrdiff_t>(pos), len,
+                            out.begin() + static_cast<std::ptrdiff_t>(at[d]));
+            pos += len;
+        }
+        if (pos != topics.size())
+            throw InputError(path, "more topics than its documents have tokens");
+    }
+    for (DocId d : wanted)
+        if (found[d] == 0)
+            throw InputError(c.part_paths.empty() ? std::string("checkpoint") : c.part_paths[0],
+                             fmt::format("document {} is in no part", d));
+    c.docs.assign(wanted.begin(), wanted.end());
+    c.topics = std::move(out);
+    c.part_path = c.part_paths.empty() ? std::string() : c.part_paths[0];
 }
 
 }  // namespace rotor::lda

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -89,7 +90,11 @@ struct DistributedCheckpoint {
     bool rebalance = true;    ///< DistributedOptions::rebalance
     double rebalance_tolerance = 0;
     CorpusFingerprint corpus;
-    std::string part_path;        ///< this rank's part
+    std::string part_path;  ///< this rank's part (named in errors of restore)
+    /// Every part's path, size and FNV-1a hash, as the manifest lists them.
+    std::vector<std::string> part_paths;
+    std::vector<std::uint64_t> part_bytes;
+    std::vector<std::uint64_t> part_hashes;
     std::vector<DocId> docs;      ///< this rank's documents, global ids, increasing
     std::vector<TopicId> topics;  ///< their tokens' topics (LocalDocs' order)
 };
@@ -102,11 +107,20 @@ struct DistributedCheckpoint {
 void write_distributed_checkpoint(const std::string& dir, const DistributedTrainer& trainer,
                                   const TrainOptions& options, const DistributedOptions& dist,
                                   const CorpusFingerprint& corpus, comm::Communicator& comm);
-/// Reads `dir`'s manifest and the part of `rank` of a job of `ranks` ranks. Not collective:
-/// every rank calls it, the caller agrees on failures (run_agreed). Throws InputError naming the
-/// file: not a distributed checkpoint (a single-process one says so), written by another number
-/// of ranks (naming both counts), a part missing, truncated, of another size or hash than the
+/// Reads `dir`'s manifest and, when the checkpoint was written by `ranks` ranks, the part of
+/// `rank` (docs, topics). Written by another number of ranks, docs and topics stay empty: the
+/// caller builds its trainer (whose static split says which documents this rank takes) and calls
+/// read_distributed_parts. Not collective: every rank calls it, the caller agrees on failures
+/// (run_agreed). Throws InputError naming the file: not a distributed checkpoint (a
+/// single-process one says so), a part missing, truncated, of another size or hash than the
 /// manifest says, or disagreeing with it on the rank, ranks or iteration.
 DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int rank, int ranks);
+/// Resuming with another number of ranks: reads every part of `c` (one at a time, each checked
+/// as above) and keeps the topics of the documents `wanted` (increasing global ids, e.g. the new
+/// trainer's local_docs()), in restore()'s layout. Throws InputError naming the part for a
+/// document listed twice or not in `corpus`, topics that do not match the documents' lengths,
+/// or a wanted document in no part.
+void read_distributed_parts(DistributedCheckpoint& c, const core::Corpus& corpus,
+                            std::span<const DocId> wanted);
 
 }  // namespace rotor::lda

@@ -312,6 +312,10 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
         trainer = std::make_unique<lda::DistributedTrainer>(loaded->corpus, f.options, f.dist,
                                                             *runtime, world);
         if (resume) trainer->set_alpha(resume->alpha);  // the same values on every rank
+        // Written by another number of ranks: this rank takes the documents of its static split
+        // from whichever parts hold them.
+        if (resume && resume->ranks != world.size())
+            lda::read_distributed_parts(*resume, loaded->corpus, trainer->local_docs());
     });
     if (resume) {
         trainer->restore(loaded->corpus, resume->docs, resume->topics, resume->iterations_done,
@@ -322,8 +326,12 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
             // The restored state's log-likelihood: the one the run recorded at that iteration.
             const lda::LogLikelihood ll = trainer->evaluate();
             if (world.rank() == 0)
-                fmt::print("rotor: resumed {} at iteration {} (loglik {:.17g})\n", f.resume,
-                           trainer->iterations_done(), ll.loglik);
+                fmt::print("rotor: resumed {} at iteration {} (loglik {:.17g}){}\n", f.resume,
+                           trainer->iterations_done(), ll.loglik,
+                           resume->ranks != world.size()
+                               ? fmt::format(", written by {} ranks, now on {}", resume->ranks,
+                                             world.size())
+                               : "");
         }
     }
     lda::TerminalReporter terminal(stdout);

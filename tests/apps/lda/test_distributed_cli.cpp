@@ -282,30 +282,35 @@ TEST_P(DistributedCli, ResumedRunStartsFromTheCheckpointedState) {
     expect_consistent_model(path("model3"));
 }
 
-// Resuming with another number of ranks (or in a single process) fails on every rank with one
-// message naming both counts, a non-zero exit, and nothing written.
-TEST_P(DistributedCli, ResumeWithOtherRankCountFailsClearly) {
+// Resuming with another number of ranks redistributes the documents: each rank takes the ones
+// of its static split from whichever parts hold them, and the run starts from exactly the saved
+// state (the log-likelihood the first run recorded at the checkpoint). In a single process it
+// fails with a message naming mpiexec and the count, a non-zero exit, and nothing written.
+TEST_P(DistributedCli, ResumeWithOtherRankCountRedistributesDocuments) {
     const int ranks = GetParam();
-    const Outcome r =
-        mpi_train(ranks, "--corpus " + kTrain + " -k 4 -n 2 --threads 1 -q --checkpoint-every 1" +
-                             " --checkpoint-dir " + path("ck") + " --out " + path("model"));
+    const Outcome r = mpi_train(ranks, "--corpus " + kTrain +
+                                           " -k 4 -n 3 --threads 1 -q --no-timer --eval-every 1"
+                                           " --checkpoint-every 2 --checkpoint-dir " +
+                                           path("ck") + " --metrics " + path("m1.jsonl") +
+                                           " --out " + path("model"));
     ASSERT_EQ(r.code, 0) << r.out;
+    const double ll2 = read_metrics(path("m1.jsonl")).at(2).at("loglik").get<double>();
     const int other = ranks == 2 ? 3 : 2;
-    const Outcome s =
-        mpi_train(other, "--corpus " + kTrain + " --resume " + path("ck") +
-                             " --threads 1 --checkpoint-every 1 --out " + path("resumed"));
-    EXPECT_NE(s.code, 0) << s.out;
+    const Outcome s = mpi_train(other, "--corpus " + kTrain + " --resume " + path("ck") +
+                                           " --threads 1 --out " + path("resumed"));
+    ASSERT_EQ(s.code, 0) << s.out;
     const std::string message =
-        "was written by " + std::to_string(ranks) + " ranks, this job has " + std::to_string(other);
+        "written by " + std::to_string(ranks) + " ranks, now on " + std::to_string(other);
     EXPECT_EQ(count(s.out, message), 1u) << s.out;
-    EXPECT_FALSE(fs::exists(path("resumed")));
-    EXPECT_FALSE(fs::exists(path("resumed.checkpoint")));
+    EXPECT_NEAR(resumed_loglik(s.out, 2), ll2, 1e-9 * std::abs(ll2)) << s.out;
+    EXPECT_EQ(read_json(path("resumed/params.json")).at("iterations").get<int>(), 3);
+    expect_consistent_model(path("resumed"));
 
     const Outcome single = run(kRotor + " lda train --corpus " + kTrain + " --resume " +
-                               path("ck") + " --threads 1 --out " + path("resumed"));
+                               path("ck") + " --threads 1 --out " + path("single"));
     EXPECT_NE(single.code, 0) << single.out;
     EXPECT_EQ(count(single.out, "mpiexec -n " + std::to_string(ranks)), 1u) << single.out;
-    EXPECT_FALSE(fs::exists(path("resumed")));
+    EXPECT_FALSE(fs::exists(path("single")));
 }
 
 // A part truncated, corrupt or missing is refused on every rank, naming the file, printed once.
