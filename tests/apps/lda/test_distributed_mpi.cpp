@@ -37,6 +37,8 @@ TEST(DistributedMpi, StragglerWithTimerReportsLowerRatio) {
     case_straggler_with_timer(*c, true);
 }
 
+TEST(DistributedMpi, RanksHoldOnlyTheirSlicesTables) { case_model_memory_per_slice(*world()); }
+
 TEST(DistributedMpi, AgreedFailureReachesEveryRank) { case_agreed_failure(*world()); }
 
 TEST(DistributedMpi, HeldoutMatchesGatheredModel) { case_heldout_matches_gathered_model(*world()); }
