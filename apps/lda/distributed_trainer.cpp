@@ -20,6 +20,7 @@
 #include "comm/ring.h"
 #include "core/base/rng.h"
 #include "core/base/timer.h"
+#include "core/lda/inference.h"
 #include "core/lda/sparse_lda_sampler.h"
 #include "sched/block_grid.h"
 #include "sched/block_scheduler.h"
@@ -246,6 +247,7 @@ DistributedTrainer::DistributedTrainer(const core::Corpus& corpus, const TrainOp
         Rng::from({options_.seed, kRowStream, static_cast<std::uint64_t>(rank_)}).next());
     blocks_ = build_blocks(local_offsets, local_words, rows.group_of, col_of_word_,
                            static_cast<std::uint32_t>(side_));
+    to_slice_local(blocks_);
     init_topics(blocks_, k_count,
                 Rng::from({options_.seed, kInitStream, static_cast<std::uint64_t>(rank_)}).next());
     doc_topic_ = DocTopicTable::from_blocks(k_count, static_cast<std::uint32_t>(local_docs_.size()),
@@ -289,62 +291,116 @@ DistributedTrainer::~DistributedTrainer() = default;
 
 double DistributedTrainer::timer_budget() const noexcept { return timer_ ? timer_->budget() : 0.0; }
 
-void DistributedTrainer::init_word_topic() {
-    // Rows get their kind and capacity from the GLOBAL frequency, so any slice fits on any rank.
-    const std::uint32_t k_count = options_.params.num_topics;
-    word_topic_ = WordTopicTable(k_count, word_freq_);
-    for (const TokenBlock& b : blocks_) {
-        for (std::size_t j = 0; j < b.num_words(); ++j) {
-            const auto first = b.topics.begin() + static_cast<std::ptrdiff_t>(b.word_offsets[j]);
-            const auto last = b.topics.begin() + static_cast<std::ptrdiff_t>(b.word_offsets[j + 1]);
-            word_topic_.add_tokens(b.words[j], std::span<const TopicId>(&*first, last - first));
+void DistributedTrainer::to_slice_local(std::vector<TokenBlock>& blocks) {
+    // Slices are sorted and a block's words increasing, so positions stay increasing.
+    std::vector<WordId> local_of(num_words_, 0);
+    std::size_t largest = 0;
+    for (const auto& words : slice_words_) {
+        for (std::size_t i = 0; i < words.size(); ++i) local_of[words[i]] = static_cast<WordId>(i);
+        largest = std::max(largest, words.size());
+    }
+    for (TokenBlock& b : blocks) {
+        const auto& words = slice_words_[slice_of_column(static_cast<int>(b.col))];
+        for (WordId& w : b.words) {
+            const WordId i = local_of[w];
+            ROTOR_ASSERT(i < words.size() && words[i] == w, "word outside its block's slice");
+            w = i;
         }
     }
-    // Every rank's counts of slice s are summed on its home rank s / 2, cleared elsewhere.
+    local_ids_.resize(largest);
+    std::iota(local_ids_.begin(), local_ids_.end(), WordId{0});
+}
+
+std::unique_ptr<WordTopicTable> DistributedTrainer::new_slice_table(int s) const {
+    // Rows get their kind and capacity from the GLOBAL frequency, so any slice fits on any rank.
+    const auto& words = slice_words_[s];
+    std::vector<std::uint64_t> freqs(words.size());
+    for (std::size_t i = 0; i < words.size(); ++i) freqs[i] = word_freq_[words[i]];
+    return std::make_unique<WordTopicTable>(options_.params.num_topics, freqs);
+}
+
+Count DistributedTrainer::word_count(WordId w, TopicId k) const {
+    for (int s = 0; s < num_slices(); ++s) {
+        if (!held_[s]) continue;
+        const auto& words = slice_words_[s];
+        const auto it = std::lower_bound(words.begin(), words.end(), w);
+        if (it != words.end() && *it == w)
+            return held_[s]->get(static_cast<WordId>(it - words.begin()), k);
+    }
+    return 0;
+}
+
+std::size_t DistributedTrainer::model_bytes() const {
+    std::size_t bytes = 0;
+    for (const auto& table : held_)
+        if (table) bytes += table->memory_bytes();
+    return bytes;
+}
+
+void DistributedTrainer::init_word_topic() {
+    const std::uint32_t k_count = options_.params.num_topics;
+    held_.clear();
+    held_.resize(num_slices());
+    // Every rank's counts of slice s are summed on its home rank s / 2, which alone then holds
+    // slice s' table. One slice at a time: at most one temporary slice table on top of the
+    // held ones.
     std::vector<Count> acc(k_count, 0);
     std::vector<std::uint32_t> merged;
     std::vector<std::vector<std::uint32_t>> parts;
     for (int s = 0; s < num_slices(); ++s) {
         const int home = s / 2;
-        const auto& words = slice_words_[s];
-        scratch_.clear();
-        word_topic_.pack_rows(words, scratch_);
-        const auto gathered = comm_.gather(to_bytes(scratch_), home);
-        if (rank_ == home) {
-            parts.resize(gathered.size());
-            for (std::size_t q = 0; q < gathered.size(); ++q)
-                from_bytes(gathered[q], parts[q], rank_, "initial counts");
-            std::vector<std::size_t> pos(parts.size(), 0);
-            merged.clear();
-            std::vector<TopicId> nz;
-            for (std::size_t i = 0; i < words.size(); ++i) {
-                nz.clear();
-                for (std::size_t q = 0; q < parts.size(); ++q) {
-                    const auto& in = parts[q];
-                    if (pos[q] >= in.size()) throw CommError(rank_, "initial counts: truncated");
-                    const std::uint32_t m = in[pos[q]++];
-                    if (in.size() - pos[q] < 2 * static_cast<std::size_t>(m))
-                        throw CommError(rank_, "initial counts: truncated row");
-                    for (std::uint32_t e = 0; e < m; ++e) {
-                        const TopicId k = in[pos[q] + 2 * e];
-                        if (k >= k_count) throw CommError(rank_, "initial counts: bad topic");
-                        if (acc[k] == 0) nz.push_back(k);
-                        acc[k] += in[pos[q] + 2 * e + 1];
+        const auto ids = slice_ids(s);
+        {
+            const std::unique_ptr<WordTopicTable> mine = new_slice_table(s);
+            for (int row = 0; row < side_; ++row) {
+                for (int j = 0; j < cols_per_slice_; ++j) {
+                    const TokenBlock& b =
+                        blocks_[static_cast<std::size_t>(row) * side_ +
+                                static_cast<std::size_t>(s) * cols_per_slice_ + j];
+                    for (std::size_t i = 0; i < b.num_words(); ++i) {
+                        const std::span<const TopicId> topics(b.topics);
+                        mine->add_tokens(b.words[i],
+                                         topics.subspan(b.word_offsets[i],
+                                                        b.word_offsets[i + 1] - b.word_offsets[i]));
                     }
-                    pos[q] += 2 * static_cast<std::size_t>(m);
-                }
-                merged.push_back(static_cast<std::uint32_t>(nz.size()));
-                for (TopicId k : nz) {
-                    merged.push_back(k);
-                    merged.push_back(acc[k]);
-                    acc[k] = 0;
                 }
             }
-            word_topic_.unpack_rows(words, merged);
-        } else {
-            const std::vector<std::uint32_t> zeros(words.size(), 0);
-            word_topic_.unpack_rows(words, zeros);
+            scratch_.clear();
+            mine->pack_rows(ids, scratch_);
         }
+        const auto gathered = comm_.gather(to_bytes(scratch_), home);
+        if (rank_ != home) continue;
+        parts.resize(gathered.size());
+        for (std::size_t q = 0; q < gathered.size(); ++q)
+            from_bytes(gathered[q], parts[q], rank_, "initial counts");
+        std::vector<std::size_t> pos(parts.size(), 0);
+        merged.clear();
+        std::vector<TopicId> nz;
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            nz.clear();
+            for (std::size_t q = 0; q < parts.size(); ++q) {
+                const auto& in = parts[q];
+                if (pos[q] >= in.size()) throw CommError(rank_, "initial counts: truncated");
+                const std::uint32_t m = in[pos[q]++];
+                if (in.size() - pos[q] < 2 * static_cast<std::size_t>(m))
+                    throw CommError(rank_, "initial counts: truncated row");
+                for (std::uint32_t e = 0; e < m; ++e) {
+                    const TopicId k = in[pos[q] + 2 * e];
+                    if (k >= k_count) throw CommError(rank_, "initial counts: bad topic");
+                    if (acc[k] == 0) nz.push_back(k);
+                    acc[k] += in[pos[q] + 2 * e + 1];
+                }
+                pos[q] += 2 * static_cast<std::size_t>(m);
+            }
+            merged.push_back(static_cast<std::uint32_t>(nz.size()));
+            for (TopicId k : nz) {
+                merged.push_back(k);
+                merged.push_back(acc[k]);
+                acc[k] = 0;
+            }
+        }
+        held_[s] = new_slice_table(s);
+        held_[s]->unpack_rows(ids, merged);
     }
 }
 
@@ -464,10 +520,11 @@ void DistributedTrainer::adopt(LocalDocs docs) {
     std::vector<TokenBlock> blocks = build_blocks(docs.offsets, docs.words, rows.group_of,
                                                   col_of_word_, static_cast<std::uint32_t>(side_));
     // A doc's tokens of one word are adjacent in its block (build_blocks) and in `docs` (sorted
-    // by word): the topics of each (word, doc) run are copied over in order.
+    // by word): the topics of each (word, doc) run are copied over in order. The blocks' words
+    // are still global ids here; to_slice_local renumbers them after.
     for (TokenBlock& b : blocks) {
         for (std::size_t j = 0; j < b.num_words(); ++j) {
-            const WordId w = global_word(b, j);
+            const WordId w = b.words[j];
             auto t = b.word_offsets[j];
             while (t < b.word_offsets[j + 1]) {
                 const DocId d = b.docs[t];
@@ -485,6 +542,7 @@ void DistributedTrainer::adopt(LocalDocs docs) {
             }
         }
     }
+    to_slice_local(blocks);
     blocks_ = std::move(blocks);
     local_docs_ = std::move(docs.docs);
     local_tokens_ = docs.offsets[n_docs];
@@ -715,16 +773,14 @@ std::uint64_t DistributedTrainer::migrate(const std::vector<DocTransfer>& plan) 
 // Slices on the wire
 
 std::vector<std::byte> DistributedTrainer::pack_slice(int slice) {
-    const auto& words = slice_words_[slice];
+    ROTOR_ASSERT(held_[slice] != nullptr, "packing a slice this rank does not hold");
     scratch_.clear();
     scratch_.push_back(kSliceMagic);
     scratch_.push_back(static_cast<std::uint32_t>(slice));
-    word_topic_.pack_rows(words, scratch_);
+    held_[slice]->pack_rows(slice_ids(slice), scratch_);
     std::vector<std::byte> out = to_bytes(scratch_);
-    // The rows now travel: this rank no longer holds them, and keeps them zero (so that a
-    // rank only ever reads rows of the slices it holds, and evaluation counts each row once).
-    const std::vector<std::uint32_t> zeros(words.size(), 0);
-    word_topic_.unpack_rows(words, zeros);
+    // The rows now travel: this rank no longer holds them, and frees their table.
+    held_[slice].reset();
     return out;
 }
 
@@ -736,15 +792,18 @@ void DistributedTrainer::unpack_slice(int slice, const std::vector<std::byte>& b
         throw CommError(rank_,
                         fmt::format("expected slice {}, received slice {}", slice, scratch_[1]));
     const auto body = std::span<const std::uint32_t>(scratch_).subspan(2);
+    std::unique_ptr<WordTopicTable> table = new_slice_table(slice);
     std::size_t used = 0;
     try {
-        used = word_topic_.unpack_rows(slice_words_[slice], body);
+        used = table->unpack_rows(slice_ids(slice), body);
     } catch (const InputError& e) {
         throw CommError(rank_, fmt::format("slice {}: {}", slice, e.what()));
     }
     if (used != body.size())
         throw CommError(rank_,
                         fmt::format("slice {}: {} trailing words", slice, body.size() - used));
+    held_[slice] = std::move(table);
+    peak_model_bytes_ = std::max(peak_model_bytes_, model_bytes());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -761,6 +820,8 @@ std::uint64_t DistributedTrainer::compute(int slice, std::uint32_t iter, int pha
     const double extra = dist_.straggler_factor - 1;
     std::vector<std::uint64_t> sampled(runtime_.threads(), 0);
     std::mutex record_mutex;
+    ROTOR_ASSERT(held_[slice] != nullptr, "sampling a slice this rank does not hold");
+    WordTopicTable& word_topic = *held_[slice];
 
     const auto worker = [&](int w) {
         sched::WorkerClock& clock = st.clocks.clock(w);
@@ -783,7 +844,7 @@ std::uint64_t DistributedTrainer::compute(int slice, std::uint32_t iter, int pha
                 Stopwatch block_watch;
                 Rng rng = Rng::from(
                     {options_.seed, kSampleStream, iter, static_cast<std::uint64_t>(rank_), id});
-                n = sampler.sample_block(blocks_[id], doc_topic_, word_topic_, local, rng, &stop);
+                n = sampler.sample_block(blocks_[id], doc_topic_, word_topic, local, rng, &stop);
                 if (slow) slow_down(extra * block_watch.seconds(), stop);
             }
             if (options_.record_schedule) {
@@ -872,6 +933,7 @@ IterationMetrics DistributedTrainer::iterate() {
         comm_s += rebalance_s;
     }
     for (auto& local : local_totals_) local = totals_;
+    peak_model_bytes_ = model_bytes();
 
     // The pipelined two-slice ring of docs/comm.md: slot 0 travels while slot 1 is sampled and
     // the other way round. After j rotations slot `slot` holds the slice of rank p - j.
@@ -950,6 +1012,7 @@ IterationMetrics DistributedTrainer::iterate() {
     mine.load_cv = times.load_cv;
     mine.rebalance_s = rebalance_s;
     mine.tokens_moved_out = moved_out;
+    mine.model_bytes = peak_model_bytes_;
     static_assert(std::is_trivially_copyable_v<RankMetrics>);
     const auto all = comm_.allgather(std::as_bytes(std::span<const RankMetrics>(&mine, 1)));
     rank_metrics_.resize(ranks_);
@@ -976,7 +1039,7 @@ IterationMetrics DistributedTrainer::iterate() {
     m.tokens_per_s = m.iteration_s > 0 ? sampled_all / m.iteration_s : 0;
     m.processed_ratio = ratio_all;
     m.s_error = err[0] / (err[1] * static_cast<double>(num_tokens_));
-    std::vector<double> compute, comm, wait, ratio, overhead, tokens;
+    std::vector<double> compute, comm, wait, ratio, overhead, tokens, model;
     for (const RankMetrics& r : rank_metrics_) {
         m.effective_ratio += r.effective_ratio / ranks_;
         m.load_cv += r.load_cv / ranks_;
@@ -987,6 +1050,7 @@ IterationMetrics DistributedTrainer::iterate() {
         ratio.push_back(r.processed_ratio);
         overhead.push_back(r.overhead_ratio);
         tokens.push_back(static_cast<double>(r.tokens));
+        model.push_back(static_cast<double>(r.model_bytes));
     }
     const auto mean = [](const std::vector<double>& v) {
         return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
@@ -999,24 +1063,29 @@ IterationMetrics DistributedTrainer::iterate() {
     m.extra.emplace_back("timer_budget_s", timer_budget());
     m.extra.emplace_back("tokens_moved", static_cast<double>(moved_all));
     m.extra.emplace_back("rebalance_s", rebalance_max);
+    m.extra.emplace_back("model_bytes_max", *std::max_element(model.begin(), model.end()));
     m.extra_arrays.emplace_back("rank_processed_ratio", std::move(ratio));
     m.extra_arrays.emplace_back("rank_compute_s", std::move(compute));
     m.extra_arrays.emplace_back("rank_comm_s", std::move(comm));
     m.extra_arrays.emplace_back("rank_wait_s", std::move(wait));
     m.extra_arrays.emplace_back("rank_overhead_ratio", std::move(overhead));
     m.extra_arrays.emplace_back("rank_tokens", std::move(tokens));
+    m.extra_arrays.emplace_back("rank_model_bytes", std::move(model));
     return m;
 }
 
 LogLikelihood DistributedTrainer::evaluate() {
-    // Between iterations rank p holds exactly its home slices and every other row is zero, so
-    // summing the word part over all rows of all ranks counts each slice once.
+    // Between iterations rank p holds exactly its home slices, so summing the word part over
+    // the held tables of all ranks counts each slice once.
     std::vector<double> parts(2, 0.0);
-    parts[0] =
-        detail::ordered_parallel_sum(runtime_, num_words_, [&](std::uint64_t b, std::uint64_t e) {
-            return likelihood_.word_part(word_topic_, static_cast<WordId>(b),
-                                         static_cast<WordId>(e));
-        });
+    for (int s = 0; s < num_slices(); ++s) {
+        if (!held_[s]) continue;
+        const WordTopicTable& table = *held_[s];
+        parts[0] += detail::ordered_parallel_sum(
+            runtime_, table.num_words(), [&](std::uint64_t b, std::uint64_t e) {
+                return likelihood_.word_part(table, static_cast<WordId>(b), static_cast<WordId>(e));
+            });
+    }
     parts[1] = detail::ordered_parallel_sum(
         runtime_, doc_topic_.num_docs(), [&](std::uint64_t b, std::uint64_t e) {
             return likelihood_.doc_part(doc_topic_, static_cast<DocId>(b), static_cast<DocId>(e));
@@ -1050,8 +1119,11 @@ void DistributedTrainer::train(Reporter& reporter, const TrainHooks& hooks,
 LdaModel DistributedTrainer::gather_model(std::vector<std::string> vocab, std::string corpus_path) {
     // Word rows of the home slices, then doc rows in local order.
     scratch_.clear();
-    for (int slot = 0; slot < 2; ++slot)
-        word_topic_.pack_rows(slice_words_[2 * rank_ + slot], scratch_);
+    for (int slot = 0; slot < 2; ++slot) {
+        const int s = 2 * rank_ + slot;
+        ROTOR_ASSERT(held_[s] != nullptr, "a home slice is not held between iterations");
+        held_[s]->pack_rows(slice_ids(s), scratch_);
+    }
     const auto words_in = comm_.gather(to_bytes(scratch_), 0);
     scratch_.clear();
     for (DocId d = 0; d < doc_topic_.num_docs(); ++d) {
@@ -1104,59 +1176,81 @@ LdaModel DistributedTrainer::gather_model(std::vector<std::string> vocab, std::s
 
 HeldoutResult DistributedTrainer::evaluate_heldout(const HeldoutEvaluator& heldout) {
     const std::span<const WordId> wanted = heldout.words();  // ascending
-    // The held-out words of rank q's home slices, in the order both sides agree on.
-    const auto home_words = [&](int q) {
+    // The slice-local ids of the held-out words of slice s (both sides agree on the order).
+    const auto wanted_ids = [&](int s) {
+        const auto& sw = slice_words_[s];
         std::vector<WordId> out;
-        for (int slot = 0; slot < 2; ++slot) {
-            const auto& sw = slice_words_[2 * q + slot];
-            std::set_intersection(sw.begin(), sw.end(), wanted.begin(), wanted.end(),
-                                  std::back_inserter(out));
+        std::size_t j = 0;
+        for (std::size_t i = 0; i < sw.size() && j < wanted.size(); ++i) {
+            while (j < wanted.size() && wanted[j] < sw[i]) ++j;
+            if (j < wanted.size() && wanted[j] == sw[i]) out.push_back(static_cast<WordId>(i));
         }
         return out;
     };
+    // Every rank (rank 0 too) sends the held-out rows of its home slices.
     scratch_.clear();
-    if (rank_ != 0) word_topic_.pack_rows(home_words(rank_), scratch_);
+    for (int slot = 0; slot < 2; ++slot) {
+        const int s = 2 * rank_ + slot;
+        ROTOR_ASSERT(held_[s] != nullptr, "a home slice is not held between iterations");
+        held_[s]->pack_rows(wanted_ids(s), scratch_);
+    }
     const auto rows_in = comm_.gather(to_bytes(scratch_), 0);
 
     HeldoutResult result;
     if (rank_ == 0) {
-        // Rows of slices rank 0 does not hold are zero between iterations: borrow them there.
-        std::vector<WordId> borrowed;
-        const auto give_back = [&] {
-            const std::vector<std::uint32_t> zeros(borrowed.size(), 0);
-            word_topic_.unpack_rows(borrowed, zeros);
+        // φ of the held-out words only (V = the global W), rows appended in increasing word id;
+        // each row's cells in the order its table keeps them, as phi_from_table reads them.
+        const std::uint32_t k_count = options_.params.num_topics;
+        struct RowAt {
+            WordId word;
+            int rank;
+            std::size_t pos;  // of the row's nonzero count in that rank's message
         };
-        try {
-            std::vector<std::uint32_t> in;
-            for (int q = 1; q < ranks_; ++q) {
-                const std::vector<WordId> words = home_words(q);
-                from_bytes(rows_in[q], in, rank_, "held-out rows");
-                std::size_t used = 0;
-                try {
-                    used = word_topic_.unpack_rows(words, in);
-                } catch (const InputError& e) {
-                    throw CommError(rank_,
-                                    fmt::format("held-out rows of rank {}: {}", q, e.what()));
+        std::vector<std::vector<std::uint32_t>> in(ranks_);
+        std::vector<RowAt> at;
+        at.reserve(wanted.size());
+        for (int q = 0; q < ranks_; ++q) {
+            from_bytes(rows_in[q], in[q], rank_, "held-out rows");
+            std::size_t pos = 0;
+            for (int slot = 0; slot < 2; ++slot) {
+                const int s = 2 * q + slot;
+                for (WordId i : wanted_ids(s)) {
+                    if (pos >= in[q].size() ||
+                        in[q].size() - pos - 1 < 2 * static_cast<std::size_t>(in[q][pos]))
+                        throw CommError(rank_,
+                                        fmt::format("held-out rows of rank {}: truncated", q));
+                    at.push_back({slice_words_[s][i], q, pos});
+                    pos += 1 + 2 * static_cast<std::size_t>(in[q][pos]);
                 }
-                borrowed.insert(borrowed.end(), words.begin(), words.end());
-                if (used != in.size())
-                    throw CommError(rank_,
-                                    fmt::format("held-out rows of rank {}: {} trailing words", q,
-                                                in.size() - used));
             }
-            LdaParams p = options_.params;
-            p.alpha_per_topic = alpha_;
-            const RangeLoop loop = [this](
-                                       std::int64_t b, std::int64_t e,
-                                       const std::function<void(std::int64_t, std::int64_t)>& fn) {
-                runtime_.parallel_for(b, e, fn);
-            };
-            result = heldout.evaluate(word_topic_, totals_, p, loop);
-        } catch (...) {
-            give_back();
-            throw;
+            if (pos != in[q].size())
+                throw CommError(rank_, fmt::format("held-out rows of rank {}: {} trailing words", q,
+                                                   in[q].size() - pos));
         }
-        give_back();
+        std::sort(at.begin(), at.end(),
+                  [](const RowAt& a, const RowAt& b) { return a.word < b.word; });
+        const std::vector<double> totals(totals_.begin(), totals_.end());
+        TopicWordDistribution phi(num_words_, totals, options_.params.beta);
+        std::vector<std::pair<TopicId, double>> row;
+        for (const RowAt& r : at) {
+            const auto& msg = in[r.rank];
+            const std::uint32_t m = msg[r.pos];
+            row.clear();
+            for (std::uint32_t e = 0; e < m; ++e) {
+                const TopicId k = msg[r.pos + 1 + 2 * e];
+                const Count c = msg[r.pos + 2 + 2 * e];
+                if (k >= k_count || c == 0)
+                    throw CommError(rank_,
+                                    fmt::format("held-out rows of rank {}: bad cell", r.rank));
+                row.emplace_back(k, static_cast<double>(c));
+            }
+            phi.append_row(r.word, row);
+        }
+        const RangeLoop loop = [this](std::int64_t b, std::int64_t e,
+                                      const std::function<void(std::int64_t, std::int64_t)>& fn) {
+            runtime_.parallel_for(b, e, fn);
+        };
+        result = heldout.evaluate(phi, alpha_, loop);
     }
     static_assert(std::is_trivially_copyable_v<HeldoutResult>);
     std::vector<std::byte> buf(sizeof(HeldoutResult));
@@ -1186,9 +1280,15 @@ std::vector<std::vector<WordId>> DistributedTrainer::top_words(std::size_t top) 
             std::push_heap(h.begin(), h.end(), better);
         }
     };
-    for (int slot = 0; slot < 2; ++slot)
-        for (WordId w : slice_words_[2 * rank_ + slot])
-            word_topic_.for_each_nonzero(w, [&](TopicId k, Count n) { offer(k, {n, w}); });
+    for (int slot = 0; slot < 2; ++slot) {
+        const int slice = 2 * rank_ + slot;
+        ROTOR_ASSERT(held_[slice] != nullptr, "a home slice is not held between iterations");
+        const auto& words = slice_words_[slice];
+        for (std::size_t i = 0; i < words.size(); ++i)
+            held_[slice]->for_each_nonzero(static_cast<WordId>(i), [&](TopicId k, Count n) {
+                offer(k, {n, words[i]});
+            });
+    }
     // Message: per topic m, then m (count, word) pairs.
     scratch_.clear();
     for (TopicId k = 0; k < k_count; ++k) {

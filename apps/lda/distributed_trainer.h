@@ -18,8 +18,16 @@
 // - Slices 2p and 2p+1 are "home" on rank p: held there between iterations. In an iteration
 //   rank p samples each of the 2P slices once (reset_columns to the held slice's c columns)
 //   while the other held slice travels (comm::RingRotator, tags kRingTagBase + 0/1).
-// - Word-topic rows travel with their slice (WordTopicTable::pack_rows); rows of slices a rank
-//   does not hold are zero in its table.
+// - Word-topic rows: one WordTopicTable per slice, over that slice's words only, indexed by
+//   SLICE-LOCAL id (a word's position in slice_words(s)); rows sized by the words' GLOBAL
+//   frequencies, so a slice's table has the same layout on every rank. A rank has tables only
+//   for the slices it holds: pack_slice packs a table into the ring message and frees it,
+//   unpack_slice builds the arriving slice's table. Model memory per rank is therefore about
+//   2/(2P) of the whole table between iterations (its two home slices), one slice while a slice
+//   travels, instead of the whole W x K table.
+// - Blocks hold slice-local word ids too (block column s·c + j: ids into slice_words(s)); the
+//   sampler indexes the sampled slice's table with them and needs no global id (V of Vβ is the
+//   global W).
 // - Topic totals n_k: every worker of every rank samples with a private copy; at the end of the
 //   iteration the deltas are summed exactly with allreduce (s_error is STRADS' Δ_t over all
 //   workers of all ranks).
@@ -130,6 +138,9 @@ struct RankMetrics {
     double load_cv = 0;                  ///< std/mean of the rank's workers' sampling seconds
     double rebalance_s = 0;              ///< moving documents at the start of the iteration
     std::uint64_t tokens_moved_out = 0;  ///< tokens of the documents this rank sent away
+    /// Most bytes of word-topic tables held at once in the iteration (DistributedTrainer::
+    /// model_bytes(), sampled at its start and after each slice arrived).
+    std::uint64_t model_bytes = 0;
 };
 
 /// A rank's documents with their tokens' topics, in a layout independent of the grid: docs
@@ -142,8 +153,8 @@ struct LocalDocs {
     std::vector<TopicId> topics;
 };
 
-/// Trains LDA over the ranks of `comm`. Owns the rank's blocks, doc-topic rows, its copy of the
-/// word-topic table (only held slices' rows are nonzero) and the per-worker topic totals.
+/// Trains LDA over the ranks of `comm`. Owns the rank's blocks, doc-topic rows, the word-topic
+/// tables of the slices it holds and the per-worker topic totals.
 class DistributedTrainer {
   public:
     /// Collective. Every rank passes the same whole corpus (each keeps only its docs), options
@@ -171,11 +182,12 @@ class DistributedTrainer {
 
     /// Collective: held-out document completion (--heldout) of the current state, the same
     /// numbers the single-node trainer reports for the same counts and α. Every rank passes an
-    /// evaluator of the same held-out corpus. Rank 0 borrows the rows of heldout.words() from
-    /// their home ranks into its own table (which holds only its home slices between
-    /// iterations), evaluates with its runtime's workers, zeroes the borrowed rows again and
-    /// broadcasts the result: equal on every rank. Memory: one gathered message of those rows
-    /// on rank 0; nothing on the others.
+    /// evaluator of the same held-out corpus. Every rank sends rank 0 the rows of heldout.words()
+    /// that lie in its home slices (one gather); rank 0 builds φ of those words only
+    /// (TopicWordDistribution over the global W), evaluates with its runtime's workers and
+    /// broadcasts the result: equal on every rank. Memory on rank 0: the gathered rows, φ of
+    /// the held-out words and 8 bytes per vocabulary word (φ's row offsets); nothing on the
+    /// others.
     HeldoutResult evaluate_heldout(const HeldoutEvaluator& heldout);
     /// Collective: each topic's `top` words by count n_wk (ties: lower word id first), most
     /// frequent first, on rank 0 (empty on the others): what lda::top_words gives on the
@@ -242,12 +254,22 @@ class DistributedTrainer {
     /// Times documents moved between ranks so far, and the tokens they held in all.
     std::uint32_t rebalances() const noexcept { return rebalances_; }
     std::uint64_t tokens_moved() const noexcept { return tokens_moved_; }
-    /// The rank's blocks, G×G, block (row, col) at row·G + col; their docs are LOCAL ids.
+    /// The rank's blocks, G×G, block (row, col) at row·G + col; their docs are LOCAL ids and
+    /// their words SLICE-LOCAL ids: word i of a block of column col is
+    /// slice_words(slice_of_column(col))[i].
     const std::vector<TokenBlock>& blocks() const noexcept { return blocks_; }
+    /// The slice of grid column `col` (col / columns_per_slice()).
+    int slice_of_column(int col) const noexcept { return col / cols_per_slice_; }
     /// Rows of the local docs (local ids).
     const DocTopicTable& doc_topic() const noexcept { return doc_topic_; }
-    /// Between iterations: exact rows of the home slices 2p, 2p+1; every other row is zero.
-    const WordTopicTable& word_topic() const noexcept { return word_topic_; }
+    /// The word-topic table of slice s (rows indexed by slice-local id, as slice_words(s)), or
+    /// null when this rank does not hold slice s. Between iterations exactly the home slices
+    /// 2p, 2p+1 are held, with exact rows.
+    const WordTopicTable* slice_table(int s) const { return held_[s].get(); }
+    /// n_wk for a GLOBAL word id, or 0 when this rank does not hold w's slice. O(2P + log W).
+    Count word_count(WordId w, TopicId k) const;
+    /// Bytes of the word-topic tables this rank holds now (WordTopicTable::memory_bytes summed).
+    std::size_t model_bytes() const;
     const std::vector<TotalCount>& topic_totals() const noexcept { return totals_; }
     std::uint32_t iterations_done() const noexcept { return iterations_done_; }
     std::uint64_t num_tokens() const noexcept { return num_tokens_; }
@@ -260,6 +282,15 @@ class DistributedTrainer {
   private:
     struct Round;
     void init_word_topic();
+    /// Renumbers the words of every block of column s·c + j to their positions in
+    /// slice_words_[s] (blocks come from build_blocks with global word ids).
+    void to_slice_local(std::vector<TokenBlock>& blocks);
+    /// An empty table for slice s: rows sized by the global frequencies of its words.
+    std::unique_ptr<WordTopicTable> new_slice_table(int s) const;
+    /// 0, 1, ..., |slice s| - 1: the slice-local ids of all of slice s' words.
+    std::span<const WordId> slice_ids(int s) const {
+        return std::span<const WordId>(local_ids_).first(slice_words_[s].size());
+    }
     std::vector<std::byte> pack_slice(int slice);
     void unpack_slice(int slice, const std::vector<std::byte>& buf);
     void make_samplers();
@@ -274,8 +305,10 @@ class DistributedTrainer {
     /// Collective: records the last iteration's speeds; the plan for the next iteration's start
     /// (empty: nothing moves), computed on rank 0 and broadcast.
     std::vector<DocTransfer> decide_rebalance();
-    /// Global id of word j of block b.
-    WordId global_word(const TokenBlock& b, std::size_t j) const { return b.words[j]; }
+    /// Global id of word j of block b (whose words are slice-local ids).
+    WordId global_word(const TokenBlock& b, std::size_t j) const {
+        return slice_words_[slice_of_column(static_cast<int>(b.col))][b.words[j]];
+    }
     /// Samples the rank's tokens of `slice` with the intra-node scheduler (stopped by the timer,
     /// if on) while `in_flight` (may be null) progresses. Returns the tokens sampled.
     std::uint64_t compute(int slice, std::uint32_t iter, int phase, Round& state,
@@ -301,7 +334,9 @@ class DistributedTrainer {
     std::vector<std::uint64_t> word_freq_;    // global word frequencies (rows' kind and capacity)
     std::vector<TokenBlock> blocks_;
     DocTopicTable doc_topic_;
-    WordTopicTable word_topic_;
+    std::vector<std::unique_ptr<WordTopicTable>> held_;  // per slice; null when not held
+    std::vector<WordId> local_ids_;                      // 0, 1, ..., largest slice size - 1
+    std::size_t peak_model_bytes_ = 0;                   // most model_bytes() this iteration
     std::vector<TotalCount> totals_;
     std::vector<std::unique_ptr<Sampler>> samplers_;     // one per worker
     std::vector<std::vector<TotalCount>> local_totals_;  // one per worker

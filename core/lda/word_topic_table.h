@@ -13,11 +13,13 @@
 
 namespace rotor::lda {
 
-/// n_wk for W words and K topics. A word of frequency f (its number of tokens) gets a DENSE row
-/// of K uint32 counts when 2 * min(K, f) >= K, i.e. when a sparse row of (topic, count) pairs of
-/// capacity min(K, f) would take as much memory as the dense row; otherwise a SPARSE row
-/// (unordered pairs, capacity min(K, f)). The switch follows from f alone: nothing to tune.
-/// Rows come from two cache-line-aligned pools, each row on its own cache lines.
+/// n_wk for W words and K topics (the whole vocabulary, or, in the distributed trainer, the words
+/// of one slice renumbered 0..W-1, with their global frequencies). A word of frequency f (its
+/// number of tokens) gets a DENSE row of K uint32 counts when 2 * min(K, f) >= K, i.e. when a
+/// sparse row of (topic, count) pairs of capacity min(K, f) would take as much memory as the dense
+/// row; otherwise a SPARSE row (unordered pairs, capacity min(K, f)). The switch follows from f
+/// alone: nothing to tune. Rows come from two cache-line-aligned pools, each row on its own cache
+/// lines.
 ///
 /// Memory: sum over dense words of 4K bytes, over sparse words of 8 * (1 + min(K, f)) bytes,
 /// each rounded up to 64; plus 16 bytes of row metadata per word.

@@ -99,6 +99,10 @@ TEST(Distributed, TwoThreadsPerRankStayConsistent) {
     comm::run_ranks(2, [](comm::Communicator& c) { case_counts_consistent(c, 2); });
 }
 
+TEST(Distributed, FourRanksHoldOnlyTheirSlicesTables) {
+    comm::run_ranks(4, [](comm::Communicator& c) { case_model_memory_per_slice(c); });
+}
+
 TEST(Distributed, LoglikWithinHalfPercentOfSingleNode) {
 #if defined(__SANITIZE_THREAD__)
     // A statistical check (about 20 s instrumented) on the code paths the other tests run here.

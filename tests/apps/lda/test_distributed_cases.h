@@ -36,11 +36,12 @@ inline DistributedOptions no_timer() {
 }
 
 /// Collective. Recounts every table from the ranks' token assignments (summed over ranks with
-/// allreduce) and compares: local doc rows, home-slice word rows (others must be zero), topic
-/// totals, and the corpus' doc lengths and word frequencies.
+/// allreduce) and compares: local doc rows, home-slice word rows (exactly the home slices'
+/// tables are held, and they hold exactly those words), topic totals, and the corpus' doc
+/// lengths and word frequencies.
 inline void expect_consistent_across_ranks(const DistributedTrainer& t, comm::Communicator& comm,
                                            const core::Corpus& corpus) {
-    const std::uint32_t k_count = t.word_topic().num_topics();
+    const auto k_count = static_cast<std::uint32_t>(t.topic_totals().size());
     const WordId w_count = corpus.num_words();
     const auto& local_docs = t.local_docs();
     std::vector<std::int64_t> wk(static_cast<std::size_t>(w_count) * k_count, 0);
@@ -48,14 +49,21 @@ inline void expect_consistent_across_ranks(const DistributedTrainer& t, comm::Co
     std::vector<std::int64_t> dk(local_docs.size() * k_count, 0);
     std::int64_t bad_tokens = 0;
     for (const TokenBlock& b : t.blocks()) {
+        // Block words are slice-local: positions in the slice of the block's column.
+        const auto& slice = t.slice_words(t.slice_of_column(static_cast<int>(b.col)));
         for (std::size_t j = 0; j < b.num_words(); ++j) {
+            if (b.words[j] >= slice.size() || (j > 0 && b.words[j] <= b.words[j - 1])) {
+                bad_tokens += static_cast<std::int64_t>(b.word_offsets[j + 1] - b.word_offsets[j]);
+                continue;
+            }
+            const WordId w = slice[b.words[j]];
             for (auto i = b.word_offsets[j]; i < b.word_offsets[j + 1]; ++i) {
                 const TopicId z = b.topics[i];
                 if (z >= k_count || b.docs[i] >= local_docs.size()) {
                     ++bad_tokens;
                     continue;
                 }
-                ++wk[static_cast<std::size_t>(b.words[j]) * k_count + z];
+                ++wk[static_cast<std::size_t>(w) * k_count + z];
                 ++dk[static_cast<std::size_t>(b.docs[i]) * k_count + z];
                 ++nk[z];
                 ++nk[k_count];
@@ -83,7 +91,20 @@ inline void expect_consistent_across_ranks(const DistributedTrainer& t, comm::Co
     std::vector<TotalCount> totals(nk.begin(), nk.begin() + k_count);
     EXPECT_EQ(t.topic_totals(), totals) << "rank " << comm.rank();
 
-    // Home slices hold exact rows; every other row is zero on this rank.
+    // Exactly the home slices' tables are held, over their words, and their model_bytes.
+    std::size_t held_bytes = 0;
+    for (int s = 0; s < t.num_slices(); ++s) {
+        const bool home = s / 2 == comm.rank();
+        const WordTopicTable* table = t.slice_table(s);
+        EXPECT_EQ(table != nullptr, home) << "rank " << comm.rank() << " slice " << s;
+        if (table == nullptr) continue;
+        EXPECT_EQ(table->num_words(), t.slice_words(s).size()) << "slice " << s;
+        EXPECT_EQ(table->num_topics(), k_count);
+        held_bytes += table->memory_bytes();
+    }
+    EXPECT_EQ(t.model_bytes(), held_bytes) << "rank " << comm.rank();
+
+    // Home slices hold exact rows; every other word counts 0 on this rank.
     std::vector<std::uint8_t> home(w_count, 0);
     for (int slot = 0; slot < 2; ++slot)
         for (WordId w : t.slice_words(2 * comm.rank() + slot)) home[w] = 1;
@@ -94,7 +115,7 @@ inline void expect_consistent_across_ranks(const DistributedTrainer& t, comm::Co
         std::int64_t sum = 0;
         for (TopicId k = 0; k < k_count; ++k) {
             const std::int64_t expect = home[w] ? wk[static_cast<std::size_t>(w) * k_count + k] : 0;
-            if (t.word_topic().get(w, k) != expect) ++word_mismatch;
+            if (t.word_count(w, k) != expect) ++word_mismatch;
             sum += wk[static_cast<std::size_t>(w) * k_count + k];
         }
         if (sum != freq[w]) ++freq_mismatch;
@@ -132,6 +153,64 @@ inline void case_counts_consistent(comm::Communicator& comm, int threads = 1) {
         }
         expect_consistent_across_ranks(t, comm, corpus);
     }
+}
+
+/// Collective. Each rank holds word-topic tables of its slices only: model_bytes() is the sum of
+/// its two home slices' tables, after construction and after iterations; with 4 or more ranks it
+/// is below half of one whole-corpus table, and the ranks' sum stays that table's size (rows
+/// and pools are the same, only per-table overhead could differ). The iteration metrics report
+/// every rank's peak and their maximum.
+inline void case_model_memory_per_slice(comm::Communicator& comm) {
+    SyntheticSpec spec;
+    spec.num_docs = 600;
+    spec.vocab_size = 1200;
+    spec.num_topics = 8;
+    spec.mean_doc_length = 80;
+    spec.seed = 5;
+    const auto corpus = to_corpus(make_synthetic_corpus(spec), spec.vocab_size);
+    constexpr std::uint32_t kTopics = 32;
+    sched::Runtime rt(1, sched::PinMode::kNone);
+    DistributedTrainer t(corpus, dist_train_options(kTopics), no_timer(), rt, comm);
+    const auto freq = corpus.word_frequencies();
+    const std::vector<std::uint64_t> freq_u(freq.begin(), freq.end());
+    const auto whole = static_cast<double>(WordTopicTable(kTopics, freq_u).memory_bytes());
+    const double bound = comm.size() >= 4 ? 0.5 : 1.0;
+    const auto check = [&](const char* when) {
+        std::size_t home = 0;
+        for (int slot = 0; slot < 2; ++slot) {
+            const WordTopicTable* table = t.slice_table(2 * comm.rank() + slot);
+            EXPECT_NE(table, nullptr) << when;
+            if (table != nullptr) home += table->memory_bytes();
+        }
+        EXPECT_EQ(t.model_bytes(), home) << when << ", rank " << comm.rank();
+        EXPECT_LE(static_cast<double>(t.model_bytes()), bound * whole)
+            << when << ", rank " << comm.rank() << " of " << comm.size();
+        std::vector<std::int64_t> sum{static_cast<std::int64_t>(t.model_bytes())};
+        comm.allreduce_sum(sum);
+        EXPECT_NEAR(static_cast<double>(sum[0]), whole, 0.01 * whole) << when;
+    };
+    check("after construction");
+    for (int i = 0; i < 2; ++i) {
+        const IterationMetrics m = t.iterate();
+        check("after an iteration");
+        const std::vector<double>* per_rank = nullptr;
+        for (const auto& [key, values] : m.extra_arrays)
+            if (key == "rank_model_bytes") per_rank = &values;
+        double max_reported = -1;
+        for (const auto& [key, value] : m.extra)
+            if (key == "model_bytes_max") max_reported = value;
+        EXPECT_NE(per_rank, nullptr);
+        if (per_rank == nullptr) continue;
+        EXPECT_EQ(per_rank->size(), static_cast<std::size_t>(comm.size()));
+        if (per_rank->size() != static_cast<std::size_t>(comm.size())) continue;
+        // The peak includes the start of the iteration, when the home slices are held.
+        EXPECT_GE((*per_rank)[comm.rank()], static_cast<double>(t.model_bytes()));
+        EXPECT_LE((*per_rank)[comm.rank()], bound * whole);
+        EXPECT_EQ(max_reported, *std::max_element(per_rank->begin(), per_rank->end()));
+        EXPECT_EQ(static_cast<double>(t.rank_metrics()[comm.rank()].model_bytes),
+                  (*per_rank)[comm.rank()]);
+    }
+    expect_consistent_across_ranks(t, comm, corpus);
 }
 
 /// The log-likelihood after N iterations is within 0.5% of the single-node trainer's on the same

@@ -96,8 +96,7 @@ inline void case_checkpoint_restores_exact_state(comm::Communicator& comm, const
     EXPECT_EQ(doc_diff, 0) << "rank " << comm.rank();
     std::int64_t word_diff = 0;
     for (WordId w = 0; w < corpus.num_words(); ++w)
-        for (TopicId k = 0; k < 8; ++k)
-            word_diff += t1.word_topic().get(w, k) != t2.word_topic().get(w, k);
+        for (TopicId k = 0; k < 8; ++k) word_diff += t1.word_count(w, k) != t2.word_count(w, k);
     EXPECT_EQ(word_diff, 0) << "rank " << comm.rank();
     expect_consistent_across_ranks(t2, comm, corpus);
     const double ll2 = t2.evaluate().loglik;

@@ -46,6 +46,8 @@ TEST(DistributedMpi, RebalancingMovesDocumentsOffAStraggler) {
 
 TEST(DistributedMpi, TopWordsMatchGatheredModel) { case_top_words_match_gathered_model(*world()); }
 
+TEST(DistributedMpi, RanksHoldOnlyTheirSlicesTables) { case_model_memory_per_slice(*world()); }
+
 TEST(DistributedMpi, AgreedFailureReachesEveryRank) { case_agreed_failure(*world()); }
 
 TEST(DistributedMpi, HeldoutMatchesGatheredModel) { case_heldout_matches_gathered_model(*world()); }
