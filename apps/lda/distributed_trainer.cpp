@@ -43,10 +43,12 @@ constexpr std::uint32_t kSliceMagic = 0x534c4943;  // "SLIC"
 constexpr std::uint32_t kDocsMagic = 0x444f4353;  // "DOCS"
 /// Point-to-point tag of the documents' messages (the ring uses kRingTagBase + 0/1).
 constexpr int kMigrateTag = comm::kRingTagBase + 2;
-/// Iterations of speed measurements a rebalancing decision needs (after the start or the last
-/// move), and how many recent ones it takes the median of.
-constexpr std::size_t kMinSpeedSamples = 2;
-constexpr std::size_t kMaxSpeedSamples = 3;
+/// Rebalancing decides on the median of each rank's last kSpeedSamples iteration speeds (after
+/// the start or the last move). Before that many are in, one iteration's speeds suffice for a
+/// gross imbalance (more than 1 + kQuickTolerance, e.g. a straggler), so that one is fixed
+/// early, while the few-percent differences of a noisy machine wait for the median.
+constexpr std::size_t kSpeedSamples = 3;
+constexpr double kQuickTolerance = 0.5;
 /// How often the driving thread lets MPI progress a rotation while the workers sample.
 constexpr auto kProgressPeriod = std::chrono::microseconds(500);
 
@@ -262,6 +264,7 @@ DistributedTrainer::DistributedTrainer(const core::Corpus& corpus, const TrainOp
     scheduler_ = std::make_unique<sched::BlockScheduler>(side_);
     if (dist_.timer) timer_.emplace(dist_.timer_params);
     speed_history_.resize(ranks_);
+    last_iteration_ = options_.iterations;
     if (options_.record_schedule) {
         // One time origin for every rank's timeline (to within the barrier's latency).
         comm_.barrier();
@@ -571,26 +574,46 @@ void DistributedTrainer::share_doc_lists() {
         throw CommError(rank_, fmt::format("the ranks hold {} of {} documents", count, num_docs_));
 }
 
-std::vector<DocTransfer> plan_rebalance(std::span<const std::uint64_t> tokens,
-                                        std::span<const double> speeds, double tolerance,
-                                        double min_share) {
+namespace {
+
+/// Each rank's target token count for plan_rebalance / rebalance_imbalance (empty when there is
+/// nothing to balance).
+std::vector<double> rebalance_targets(std::span<const std::uint64_t> tokens,
+                                      std::span<const double> speeds, double min_share) {
     const std::size_t ranks = tokens.size();
-    ROTOR_ASSERT(speeds.size() == ranks, "plan_rebalance: one speed per rank");
-    if (ranks < 2) return {};
+    ROTOR_ASSERT(speeds.size() == ranks, "rebalancing: one speed per rank");
     const double total_speed = std::accumulate(speeds.begin(), speeds.end(), 0.0);
     const std::uint64_t total = std::accumulate(tokens.begin(), tokens.end(), std::uint64_t{0});
-    if (!(total_speed > 0) || total == 0) return {};
+    if (ranks < 2 || !(total_speed > 0) || total == 0) return {};
     std::vector<double> share(ranks);
     for (std::size_t q = 0; q < ranks; ++q)
         share[q] = std::max(speeds[q] / total_speed, min_share / static_cast<double>(ranks));
     const double share_sum = std::accumulate(share.begin(), share.end(), 0.0);
+    for (double& x : share) x = static_cast<double>(total) * x / share_sum;
+    return share;
+}
+
+}  // namespace
+
+double rebalance_imbalance(std::span<const std::uint64_t> tokens, std::span<const double> speeds,
+                           double min_share) {
+    const std::vector<double> target = rebalance_targets(tokens, speeds, min_share);
+    double imbalance = 1;
+    for (std::size_t q = 0; q < target.size(); ++q)
+        imbalance = std::max(imbalance, static_cast<double>(tokens[q]) / std::max(target[q], 1.0));
+    return imbalance;
+}
+
+std::vector<DocTransfer> plan_rebalance(std::span<const std::uint64_t> tokens,
+                                        std::span<const double> speeds, double tolerance,
+                                        double min_share) {
+    const std::vector<double> target = rebalance_targets(tokens, speeds, min_share);
+    if (target.empty()) return {};
+    const std::size_t ranks = tokens.size();
     std::vector<std::int64_t> excess(ranks);
-    double imbalance = 0;
-    for (std::size_t q = 0; q < ranks; ++q) {
-        const double target = static_cast<double>(total) * share[q] / share_sum;
-        imbalance = std::max(imbalance, static_cast<double>(tokens[q]) / std::max(target, 1.0));
-        excess[q] = static_cast<std::int64_t>(tokens[q]) - std::llround(target);
-    }
+    for (std::size_t q = 0; q < ranks; ++q)
+        excess[q] = static_cast<std::int64_t>(tokens[q]) - std::llround(target[q]);
+    const double imbalance = rebalance_imbalance(tokens, speeds, min_share);
     if (imbalance <= 1 + tolerance) return {};
     std::vector<DocTransfer> plan;
     std::size_t i = 0;  // senders: excess > 0
@@ -608,31 +631,51 @@ std::vector<DocTransfer> plan_rebalance(std::span<const std::uint64_t> tokens,
     return plan;
 }
 
-std::vector<DocTransfer> DistributedTrainer::decide_rebalance() {
-    for (int q = 0; q < ranks_; ++q) {
-        const RankMetrics& m = rank_metrics_[q];
-        auto& h = speed_history_[q];
-        if (m.tokens_sampled > 0 && m.compute_s > 0)
-            h.push_back(static_cast<double>(m.tokens_sampled) / m.compute_s);
-        if (h.size() > kMaxSpeedSamples) h.erase(h.begin());
+std::vector<DocTransfer> DistributedTrainer::decide_rebalance(bool moved) {
+    // The iteration right after a move runs on freshly built blocks (first touch of their
+    // pages): its speeds say little about the next ones, so it is not recorded.
+    if (!moved) {
+        for (int q = 0; q < ranks_; ++q) {
+            const RankMetrics& m = rank_metrics_[q];
+            auto& h = speed_history_[q];
+            if (m.tokens_sampled > 0 && m.compute_s > 0)
+                h.push_back(static_cast<double>(m.tokens_sampled) / m.compute_s);
+            if (h.size() > kSpeedSamples) h.erase(h.begin());
+        }
     }
     // Rank 0 decides and broadcasts: every rank executes the very same plan.
     std::vector<std::uint64_t> msg;
-    if (rank_ == 0) {
+    const std::uint32_t remaining =
+        last_iteration_ > iterations_done_ ? last_iteration_ - iterations_done_ : 0;
+    if (rank_ == 0 && remaining > 0) {
         std::vector<double> speeds(ranks_);
         std::vector<std::uint64_t> tokens(ranks_);
-        bool ready = true;
+        bool ready = true;  // every rank measured at least once
+        bool full = true;   // every rank measured kSpeedSamples times
+        double iteration_s = 0;
         for (int q = 0; q < ranks_; ++q) {
             auto h = speed_history_[q];
-            ready = ready && h.size() >= kMinSpeedSamples;
+            ready = ready && !h.empty();
+            full = full && h.size() >= kSpeedSamples;
+            iteration_s = std::max(iteration_s, rank_metrics_[q].iteration_s);
             if (h.empty()) continue;
             std::nth_element(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(h.size() / 2),
                              h.end());
             speeds[q] = h[h.size() / 2];
             tokens[q] = rank_metrics_[q].tokens;
         }
-        if (ready)
-            for (const DocTransfer& t : plan_rebalance(tokens, speeds, dist_.rebalance_tolerance)) {
+        // One iteration's speeds only before the first move, and only for a gross imbalance.
+        const bool quick = ready && !full && rebalances_ == 0;
+        const double tolerance = quick ? std::max(dist_.rebalance_tolerance, kQuickTolerance)
+                                       : dist_.rebalance_tolerance;
+        // Worth it only if the iterations left gain more than twice what the move costs: about
+        // the time of the last move, or of one iteration before the first (a move rebuilds the
+        // blocks, about as much work as a sweep).
+        const double imbalance = ready ? rebalance_imbalance(tokens, speeds) : 1.0;
+        const double gain = iteration_s * (1 - 1 / imbalance) * remaining;
+        const double cost = rebalances_ > 0 ? last_move_s_ : iteration_s;
+        if ((full || quick) && gain > 2 * cost)
+            for (const DocTransfer& t : plan_rebalance(tokens, speeds, tolerance)) {
                 msg.push_back(static_cast<std::uint64_t>(t.from));
                 msg.push_back(static_cast<std::uint64_t>(t.to));
                 msg.push_back(t.tokens);
@@ -1028,7 +1071,8 @@ IterationMetrics DistributedTrainer::iterate() {
         moved_all += r.tokens_moved_out;
         rebalance_max = std::max(rebalance_max, r.rebalance_s);
     }
-    if (dist_.rebalance && ranks_ > 1) pending_moves_ = decide_rebalance();
+    if (moved_all > 0) last_move_s_ = rebalance_max;
+    if (dist_.rebalance && ranks_ > 1) pending_moves_ = decide_rebalance(moved_all > 0);
 
     IterationMetrics m;
     m.iter = iter;
@@ -1098,6 +1142,7 @@ void DistributedTrainer::train(Reporter& reporter, const TrainHooks& hooks,
                                std::uint32_t last_iteration) {
     const std::uint32_t last =
         last_iteration > 0 ? last_iteration : iterations_done_ + options_.iterations;
+    last_iteration_ = last;
     if (rank_ == 0) {
         reporter.on_start(fmt::format(
             "{} tokens, {} docs, {} words; K = {}, alpha = {:g}, beta = {:g}; {} ranks x {} "

@@ -89,8 +89,9 @@ struct DistributedOptions {
     bool rebalance = true;
     /// --rebalance-tolerance: documents move when the busiest rank, measured against its
     /// speed-proportional share, holds more than (1 + this) times that share, i.e. when an
-    /// iteration would be predicted to take that much longer than a balanced one.
-    double rebalance_tolerance = 0.15;
+    /// iteration would be predicted to take that much longer than a balanced one (and when the
+    /// iterations left gain more than twice what the move costs).
+    double rebalance_tolerance = 0.25;
     /// Column groups per slice (c); 0: sched::default_grid_side(threads).
     int columns_per_slice = 0;
     /// Test hook: called on the driving thread at the start of every iteration with (rank,
@@ -123,6 +124,10 @@ struct DocTransfer {
 std::vector<DocTransfer> plan_rebalance(std::span<const std::uint64_t> tokens,
                                         std::span<const double> speeds, double tolerance,
                                         double min_share = 0.1);
+/// max_q tokens_q / target_q for the targets plan_rebalance aims at (>= 1; 1 for one rank): how
+/// much longer than a balanced one an iteration is predicted to take.
+double rebalance_imbalance(std::span<const std::uint64_t> tokens, std::span<const double> speeds,
+                           double min_share = 0.1);
 
 /// One rank's accounting of one iteration. Seconds are wall seconds on that rank.
 struct RankMetrics {
@@ -302,9 +307,10 @@ class DistributedTrainer {
     void share_doc_lists();
     /// Collective: the exchange of move_documents; returns the tokens this rank sent.
     std::uint64_t migrate(const std::vector<DocTransfer>& plan);
-    /// Collective: records the last iteration's speeds; the plan for the next iteration's start
-    /// (empty: nothing moves), computed on rank 0 and broadcast.
-    std::vector<DocTransfer> decide_rebalance();
+    /// Collective: records the last iteration's speeds (unless documents `moved` at its start);
+    /// the plan for the next iteration's start (empty: nothing moves), computed on rank 0 and
+    /// broadcast.
+    std::vector<DocTransfer> decide_rebalance(bool moved);
     /// Global id of word j of block b (whose words are slice-local ids).
     WordId global_word(const TokenBlock& b, std::size_t j) const {
         return slice_words_[slice_of_column(static_cast<int>(b.col))][b.words[j]];
@@ -353,6 +359,8 @@ class DistributedTrainer {
     std::vector<DocTransfer> pending_moves_;          // to execute at the next iteration's start
     std::uint32_t rebalances_ = 0;
     std::uint64_t tokens_moved_ = 0;
+    double last_move_s_ = 0;            // the slowest rank's time for the last move
+    std::uint32_t last_iteration_ = 0;  // train()'s target (options' iterations until called)
 };
 
 /// An error every rank agreed on (Communicator::agree_on_failure): all ranks throw it with the

@@ -182,6 +182,10 @@ TEST(PlanRebalance, MovesTokensToTheFasterRanks) {
     const std::vector<std::uint64_t> five{500, 500};
     const std::vector<double> stalled{1.0, 0.0};
     EXPECT_EQ(plan_rebalance(five, stalled, 0.15), (std::vector<DocTransfer>{{1, 0, 452}}));
+    // The imbalance is the busiest rank's tokens over its target.
+    EXPECT_DOUBLE_EQ(rebalance_imbalance(half, fifth), 3.0);
+    EXPECT_DOUBLE_EQ(rebalance_imbalance(even, same), 1.0);
+    EXPECT_NEAR(rebalance_imbalance(near, same), 1.1, 1e-12);
     // One rank: nothing to balance.
     EXPECT_TRUE(
         plan_rebalance(std::vector<std::uint64_t>{7}, std::vector<double>{1.0}, 0.15).empty());
