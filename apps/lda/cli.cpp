@@ -120,7 +120,8 @@ std::uint64_t parse_bytes(const std::string& text, const char* key) {
 
 std::string human_bytes(std::uint64_t b) {
     if (b >= (1ULL << 30)) return fmt::format("{:.1f} GiB", b / double(1ULL << 30));
-    return fmt::format("{:.1f} MiB", b / double(1ULL << 20));
+    if (b >= (1ULL << 20)) return fmt::format("{:.1f} MiB", b / double(1ULL << 20));
+    return fmt::format("{:.1f} KiB", b / double(1ULL << 10));
 }
 
 std::uint64_t physical_memory() {
@@ -247,6 +248,19 @@ void run_train(TrainFlags& f) {
 
 /// `mpiexec -n P rotor lda train ...` with P > 1 (docs/distributed.md). Failures before and after
 /// training are agreed by all ranks (lda::AgreedError); one during training ends the job in main.
+/// Collective: how many ranks of `world` run on this host (by host name), this one included.
+int ranks_on_this_host(comm::Communicator& world) {
+    char name[256] = {};
+    const bool known = ::gethostname(name, sizeof name - 1) == 0;
+    const std::string mine = known ? std::string(name) : std::string();
+    const auto all = world.allgather(std::as_bytes(std::span<const char>(mine)));
+    if (!known) return world.size();  // unknown: assume every rank is here
+    int same = 0;
+    for (const auto& other : all)
+        same += std::string(reinterpret_cast<const char*>(other.data()), other.size()) == mine;
+    return std::max(same, 1);
+}
+
 void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
     std::optional<core::LoadedCorpus> loaded;
     std::optional<sched::Runtime> runtime;
@@ -256,6 +270,8 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
     // --resume: every rank reads the shared state and its own part (apps/lda/checkpoint.h).
     std::optional<lda::DistributedCheckpoint> resume;
     lda::CorpusFingerprint print;
+    // Ranks sharing this host share its memory: the default --max-memory is their share of it.
+    const int host_ranks = ranks_on_this_host(world);
     lda::run_agreed(world, [&] {
         if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
         if (f.threads < 0) throw ConfigError("--threads", "must be at least 1 (0: all cores)");
@@ -303,6 +319,36 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
         // when ranks run on separate nodes or NUMA domains.
         const int hw = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
         const int threads = f.threads > 0 ? f.threads : std::max(1, hw / world.size());
+        // Memory plan per rank (every rank computes the same): refuse before allocating, and
+        // let rebalancing give no rank more tokens than the limit allows.
+        const core::Corpus& corpus = loaded->corpus;
+        std::uint64_t longest = 0;
+        for (DocId d = 0; d < corpus.num_docs(); ++d)
+            longest = std::max<std::uint64_t>(longest, corpus.doc_length(d));
+        const std::uint64_t share = corpus.num_tokens() / world.size() + longest;
+        const auto estimate = [&](std::uint64_t tokens) {
+            return lda::DistributedTrainer::estimate_memory(corpus, f.options, world.size(),
+                                                            threads, tokens);
+        };
+        const std::uint64_t need = estimate(share);
+        const std::uint64_t limit = f.max_memory.empty()
+                                        ? physical_memory() / 10 * 9 / host_ranks
+                                        : parse_bytes(f.max_memory, "--max-memory");
+        if (limit > 0 && need > limit)
+            throw ConfigError("--max-memory",
+                              fmt::format("each rank needs about {} but the limit is {}; use "
+                                          "more ranks, fewer topics (--topics), or raise "
+                                          "--max-memory (per rank under mpiexec)",
+                                          human_bytes(need), human_bytes(limit)));
+        if (limit > 0 && corpus.num_tokens() > 0) {
+            const std::uint64_t base = estimate(0);
+            const double per_token = static_cast<double>(estimate(corpus.num_tokens()) - base) /
+                                     static_cast<double>(corpus.num_tokens());
+            if (per_token > 0)
+                f.dist.max_rank_tokens = std::max<std::uint64_t>(
+                    share,
+                    static_cast<std::uint64_t>(static_cast<double>(limit - base) / per_token));
+        }
         runtime.emplace(threads, f.no_pin ? sched::PinMode::kNone : sched::PinMode::kPu);
         if (world.rank() == 0 && !f.metrics.empty())
             metrics = std::make_unique<lda::JsonLinesReporter>(f.metrics);

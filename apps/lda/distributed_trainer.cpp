@@ -49,6 +49,8 @@ constexpr int kMigrateTag = comm::kRingTagBase + 2;
 /// early, while the few-percent differences of a noisy machine wait for the median.
 constexpr std::size_t kSpeedSamples = 3;
 constexpr double kQuickTolerance = 0.5;
+/// No rank's rebalancing target drops below this fraction of an even share.
+constexpr double kMinShare = 0.1;
 /// How often the driving thread lets MPI progress a rotation while the workers sample.
 constexpr auto kProgressPeriod = std::chrono::microseconds(500);
 
@@ -291,6 +293,39 @@ void DistributedTrainer::set_alpha(std::vector<double> alpha) {
 }
 
 DistributedTrainer::~DistributedTrainer() = default;
+
+std::uint64_t DistributedTrainer::estimate_memory(const core::Corpus& corpus,
+                                                  const TrainOptions& options, int ranks,
+                                                  int threads, std::uint64_t rank_tokens) {
+    const std::uint64_t k = options.params.num_topics;
+    const std::uint64_t n = std::max<std::uint64_t>(corpus.num_tokens(), 1);
+    const auto p = static_cast<std::uint64_t>(std::max(ranks, 1));
+    std::uint64_t bytes = 0;
+    // Blocks: doc and topic per token, the word lists (at most one entry per token) and
+    // build_blocks' temporary 4 bytes per token; while documents move, the grid-free copy (word
+    // and topic per token, 8 more while sorting) and the new blocks beside the old.
+    bytes += rank_tokens * (sizeof(DocId) + sizeof(TopicId) + 4);
+    bytes +=
+        std::min<std::uint64_t>(rank_tokens, static_cast<std::uint64_t>(corpus.num_words()) * 64) *
+        12;
+    bytes += rank_tokens * (8 + 8 + sizeof(DocId) + sizeof(TopicId));
+    // Doc rows: the rank's share, by tokens, of every doc's row (as the single-node estimate).
+    std::uint64_t doc_rows = 0;
+    for (DocId d = 0; d < corpus.num_docs(); ++d) {
+        const std::uint64_t cells = 8 * (1 + std::min<std::uint64_t>(k, corpus.doc_length(d)));
+        doc_rows += (cells + 63) / 64 * 64 + 8;
+    }
+    bytes += static_cast<std::uint64_t>(static_cast<double>(doc_rows) *
+                                        static_cast<double>(rank_tokens) / static_cast<double>(n));
+    // Model: the held slices (about 1/P of the table) and the ring's messages (up to as much).
+    const auto freq = corpus.word_frequencies();
+    const std::vector<std::uint64_t> f(freq.begin(), freq.end());
+    bytes += 2 * WordTopicTable::bytes_for(options.params.num_topics, f) / p;
+    // Per-worker topic totals, the global copy and the samplers' scratch.
+    bytes += k * 8 * (2 + static_cast<std::uint64_t>(threads)) +
+             k * 40 * static_cast<std::uint64_t>(threads);
+    return bytes;
+}
 
 double DistributedTrainer::timer_budget() const noexcept { return timer_ ? timer_->budget() : 0.0; }
 
@@ -579,7 +614,8 @@ namespace {
 /// Each rank's target token count for plan_rebalance / rebalance_imbalance (empty when there is
 /// nothing to balance).
 std::vector<double> rebalance_targets(std::span<const std::uint64_t> tokens,
-                                      std::span<const double> speeds, double min_share) {
+                                      std::span<const double> speeds, double min_share,
+                                      std::uint64_t max_tokens) {
     const std::size_t ranks = tokens.size();
     ROTOR_ASSERT(speeds.size() == ranks, "rebalancing: one speed per rank");
     const double total_speed = std::accumulate(speeds.begin(), speeds.end(), 0.0);
@@ -589,15 +625,38 @@ std::vector<double> rebalance_targets(std::span<const std::uint64_t> tokens,
     for (std::size_t q = 0; q < ranks; ++q)
         share[q] = std::max(speeds[q] / total_speed, min_share / static_cast<double>(ranks));
     const double share_sum = std::accumulate(share.begin(), share.end(), 0.0);
-    for (double& x : share) x = static_cast<double>(total) * x / share_sum;
-    return share;
+    std::vector<double> target(ranks);
+    for (std::size_t q = 0; q < ranks; ++q)
+        target[q] = static_cast<double>(total) * share[q] / share_sum;
+    const double cap = static_cast<double>(max_tokens);
+    if (max_tokens == 0 || cap * static_cast<double>(ranks) < static_cast<double>(total))
+        return target;
+    // Water-filling: ranks over the cap are held at it, their excess shared out by the others'
+    // shares, until none is over (at most P rounds).
+    std::vector<std::uint8_t> capped(ranks, 0);
+    for (std::size_t round = 0; round < ranks; ++round) {
+        double excess = 0;
+        double free_share = 0;
+        for (std::size_t q = 0; q < ranks; ++q) {
+            if (target[q] > cap) {
+                excess += target[q] - cap;
+                target[q] = cap;
+                capped[q] = 1;
+            }
+            if (capped[q] == 0) free_share += share[q];
+        }
+        if (excess <= 0 || free_share <= 0) break;
+        for (std::size_t q = 0; q < ranks; ++q)
+            if (capped[q] == 0) target[q] += excess * share[q] / free_share;
+    }
+    return target;
 }
 
 }  // namespace
 
 double rebalance_imbalance(std::span<const std::uint64_t> tokens, std::span<const double> speeds,
-                           double min_share) {
-    const std::vector<double> target = rebalance_targets(tokens, speeds, min_share);
+                           double min_share, std::uint64_t max_tokens) {
+    const std::vector<double> target = rebalance_targets(tokens, speeds, min_share, max_tokens);
     double imbalance = 1;
     for (std::size_t q = 0; q < target.size(); ++q)
         imbalance = std::max(imbalance, static_cast<double>(tokens[q]) / std::max(target[q], 1.0));
@@ -606,14 +665,14 @@ double rebalance_imbalance(std::span<const std::uint64_t> tokens, std::span<cons
 
 std::vector<DocTransfer> plan_rebalance(std::span<const std::uint64_t> tokens,
                                         std::span<const double> speeds, double tolerance,
-                                        double min_share) {
-    const std::vector<double> target = rebalance_targets(tokens, speeds, min_share);
+                                        double min_share, std::uint64_t max_tokens) {
+    const std::vector<double> target = rebalance_targets(tokens, speeds, min_share, max_tokens);
     if (target.empty()) return {};
     const std::size_t ranks = tokens.size();
     std::vector<std::int64_t> excess(ranks);
     for (std::size_t q = 0; q < ranks; ++q)
         excess[q] = static_cast<std::int64_t>(tokens[q]) - std::llround(target[q]);
-    const double imbalance = rebalance_imbalance(tokens, speeds, min_share);
+    const double imbalance = rebalance_imbalance(tokens, speeds, min_share, max_tokens);
     if (imbalance <= 1 + tolerance) return {};
     std::vector<DocTransfer> plan;
     std::size_t i = 0;  // senders: excess > 0
@@ -671,11 +730,13 @@ std::vector<DocTransfer> DistributedTrainer::decide_rebalance(bool moved) {
         // Worth it only if the iterations left gain more than twice what the move costs: about
         // the time of the last move, or of one iteration before the first (a move rebuilds the
         // blocks, about as much work as a sweep).
-        const double imbalance = ready ? rebalance_imbalance(tokens, speeds) : 1.0;
+        const double imbalance =
+            ready ? rebalance_imbalance(tokens, speeds, kMinShare, dist_.max_rank_tokens) : 1.0;
         const double gain = iteration_s * (1 - 1 / imbalance) * remaining;
         const double cost = rebalances_ > 0 ? last_move_s_ : iteration_s;
         if ((full || quick) && gain > 2 * cost)
-            for (const DocTransfer& t : plan_rebalance(tokens, speeds, tolerance)) {
+            for (const DocTransfer& t :
+                 plan_rebalance(tokens, speeds, tolerance, kMinShare, dist_.max_rank_tokens)) {
                 msg.push_back(static_cast<std::uint64_t>(t.from));
                 msg.push_back(static_cast<std::uint64_t>(t.to));
                 msg.push_back(t.tokens);

@@ -92,6 +92,9 @@ struct DistributedOptions {
     /// iteration would be predicted to take that much longer than a balanced one (and when the
     /// iterations left gain more than twice what the move costs).
     double rebalance_tolerance = 0.25;
+    /// Most tokens rebalancing may give one rank (0: no limit); the CLI derives it from
+    /// --max-memory with DistributedTrainer::estimate_memory.
+    std::uint64_t max_rank_tokens = 0;
     /// Column groups per slice (c); 0: sched::default_grid_side(threads).
     int columns_per_slice = 0;
     /// Test hook: called on the driving thread at the start of every iteration with (rank,
@@ -121,13 +124,15 @@ struct DocTransfer {
 /// share (so a very slow rank keeps some documents and its speed stays measurable). Senders and
 /// receivers are paired greedily in rank order: at most P - 1 moves, each pair at most once.
 /// Deterministic (every rank computing it gets the same plan).
+/// With `max_tokens` > 0 no target exceeds it (the excess goes to the other ranks by their
+/// shares), unless the ranks together cannot hold the tokens at that limit.
 std::vector<DocTransfer> plan_rebalance(std::span<const std::uint64_t> tokens,
                                         std::span<const double> speeds, double tolerance,
-                                        double min_share = 0.1);
+                                        double min_share = 0.1, std::uint64_t max_tokens = 0);
 /// max_q tokens_q / target_q for the targets plan_rebalance aims at (>= 1; 1 for one rank): how
 /// much longer than a balanced one an iteration is predicted to take.
 double rebalance_imbalance(std::span<const std::uint64_t> tokens, std::span<const double> speeds,
-                           double min_share = 0.1);
+                           double min_share = 0.1, std::uint64_t max_tokens = 0);
 
 /// One rank's accounting of one iteration. Seconds are wall seconds on that rank.
 struct RankMetrics {
@@ -169,6 +174,14 @@ class DistributedTrainer {
                        const DistributedOptions& dist, sched::Runtime& runtime,
                        comm::Communicator& comm);
     ~DistributedTrainer();
+    /// Bytes one rank holds at its peak when it has `rank_tokens` of the corpus' tokens: its
+    /// blocks, doc rows (its share of all docs' rows), the slices' tables and messages (2/P of
+    /// the whole word-topic table: the held slices plus the ring's messages), the per-worker
+    /// totals, and while documents move, its documents twice more (the grid-free copy and the
+    /// new blocks). Estimated from the corpus' shape before anything big is allocated; the
+    /// corpus itself is not counted. Linear in rank_tokens.
+    static std::uint64_t estimate_memory(const core::Corpus& corpus, const TrainOptions& options,
+                                         int ranks, int threads, std::uint64_t rank_tokens);
     DistributedTrainer(const DistributedTrainer&) = delete;
     DistributedTrainer& operator=(const DistributedTrainer&) = delete;
 

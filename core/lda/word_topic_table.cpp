@@ -41,6 +41,22 @@ WordTopicTable::WordTopicTable(std::uint32_t num_topics, std::span<const std::ui
     sparse_pool_ = detail::AlignedBuffer<TopicCount>(sparse_cells);
 }
 
+std::uint64_t WordTopicTable::bytes_for(std::uint32_t num_topics,
+                                        std::span<const std::uint64_t> word_freqs) {
+    std::uint64_t dense_cells = 0;
+    std::uint64_t sparse_cells = 0;
+    for (std::uint64_t f : word_freqs) {
+        const std::uint64_t cap = std::min<std::uint64_t>(num_topics, f);
+        if (2 * cap >= num_topics && cap > 0) {
+            dense_cells += round_up(num_topics, kCountsPerLine);
+        } else {
+            sparse_cells += round_up(1 + cap, kCellsPerLine);
+        }
+    }
+    return dense_cells * sizeof(Count) + sparse_cells * sizeof(TopicCount) +
+           word_freqs.size() * sizeof(RowInfo);
+}
+
 WordTopicTable WordTopicTable::from_blocks(std::uint32_t num_topics, std::uint32_t num_words,
                                            std::span<const TokenBlock> blocks) {
     std::vector<std::uint64_t> freqs(num_words, 0);

@@ -30,6 +30,10 @@ class WordTopicTable {
     WordTopicTable() = default;
     /// Empty rows; word w's kind and capacity follow from word_freqs[w].
     WordTopicTable(std::uint32_t num_topics, std::span<const std::uint64_t> word_freqs);
+    /// The bytes memory_bytes() reports for WordTopicTable(num_topics, word_freqs), computed
+    /// without allocating (memory plans).
+    static std::uint64_t bytes_for(std::uint32_t num_topics,
+                                   std::span<const std::uint64_t> word_freqs);
     /// Bulk build from token assignments: frequencies and counts from the blocks.
     static WordTopicTable from_blocks(std::uint32_t num_topics, std::uint32_t num_words,
                                       std::span<const TokenBlock> blocks);

@@ -191,6 +191,46 @@ TEST(PlanRebalance, MovesTokensToTheFasterRanks) {
         plan_rebalance(std::vector<std::uint64_t>{7}, std::vector<double>{1.0}, 0.15).empty());
 }
 
+TEST(PlanRebalance, KeepsEveryRankUnderTheTokenLimit) {
+    const std::vector<std::uint64_t> half{600, 600};
+    const std::vector<double> fifth{1.0, 0.2};
+    // Rank 0 would take 1000 tokens; at most 800 fit, so rank 1 keeps 400.
+    EXPECT_EQ(plan_rebalance(half, fifth, 0.15, 0.1, 800), (std::vector<DocTransfer>{{1, 0, 200}}));
+    EXPECT_DOUBLE_EQ(rebalance_imbalance(half, fifth, 0.1, 800), 1.5);
+    // A limit the ranks cannot meet together is ignored rather than losing tokens.
+    EXPECT_EQ(plan_rebalance(half, fifth, 0.15, 0.1, 500), (std::vector<DocTransfer>{{1, 0, 400}}));
+    // Three ranks: the capped rank's excess goes to the others by their shares.
+    const std::vector<std::uint64_t> three{300, 300, 300};
+    const std::vector<double> speeds{4.0, 1.0, 1.0};
+    const auto plan = plan_rebalance(three, speeds, 0.15, 0.1, 450);
+    std::vector<std::int64_t> after(three.begin(), three.end());
+    for (const DocTransfer& t : plan) {
+        after[t.from] -= static_cast<std::int64_t>(t.tokens);
+        after[t.to] += static_cast<std::int64_t>(t.tokens);
+    }
+    EXPECT_EQ(after, (std::vector<std::int64_t>{450, 225, 225}));
+}
+
+TEST(DistributedTrainer, MemoryEstimateFollowsTokensAndRanks) {
+    const auto corpus = small_corpus();
+    TrainOptions o;
+    o.params.num_topics = 64;
+    const std::uint64_t n = corpus.num_tokens();
+    const std::uint64_t at0 = DistributedTrainer::estimate_memory(corpus, o, 2, 1, 0);
+    const std::uint64_t half = DistributedTrainer::estimate_memory(corpus, o, 2, 1, n / 2);
+    const std::uint64_t all = DistributedTrainer::estimate_memory(corpus, o, 2, 1, n);
+    EXPECT_LT(at0, half);
+    EXPECT_LT(half, all);
+    EXPECT_NEAR(static_cast<double>(half - at0), static_cast<double>(all - half),
+                0.01 * static_cast<double>(all - half));  // linear in the rank's tokens
+    // More ranks: a smaller share of the model per rank.
+    EXPECT_GT(at0, DistributedTrainer::estimate_memory(corpus, o, 4, 1, 0));
+    // At least the rank's share of the word-topic table it really holds.
+    const auto freq = corpus.word_frequencies();
+    const std::vector<std::uint64_t> f(freq.begin(), freq.end());
+    EXPECT_GE(at0, WordTopicTable::bytes_for(64, f) / 2);
+}
+
 TEST(PlanRebalance, PairsSendersAndReceiversOnce) {
     const std::vector<std::uint64_t> tokens{300, 300, 300, 300};
     const std::vector<double> speeds{2.0, 1.0, 0.5, 2.5};

@@ -139,6 +139,19 @@ TEST_P(DistributedCli, HeldoutEqualsEvalOfSavedModelAndAlphaIsSaved) {
     for (double a : alpha) EXPECT_GT(a, 0.0);
 }
 
+// --max-memory is checked per rank before anything big is allocated: every rank refuses alike,
+// the message is printed once, the exit is non-zero and no model is written.
+TEST_P(DistributedCli, MaxMemoryIsCheckedPerRank) {
+    const int ranks = GetParam();
+    const Outcome r =
+        mpi_train(ranks, "--corpus " + kTrain + " -k 4 -n 2 --threads 1 --max-memory 1K --out " +
+                             path("model"));
+    EXPECT_NE(r.code, 0) << r.out;
+    EXPECT_EQ(count(r.out, "each rank needs about"), 1u) << r.out;
+    EXPECT_EQ(count(r.out, "--max-memory"), 2u) << r.out;  // the key and the advice
+    EXPECT_FALSE(fs::exists(path("model")));
+}
+
 // --trace: one Chrome trace, one process per rank, with every rank's block runs.
 TEST_P(DistributedCli, TraceHasOneProcessPerRank) {
     const int ranks = GetParam();

@@ -84,6 +84,15 @@ TEST(WordTopicTable, DenseOnlyWhereSparseStopsSavingMemory) {
     EXPECT_EQ(t.capacity(6), K);
 }
 
+TEST(WordTopicTable, BytesForIsWhatTheTableHolds) {
+    for (std::uint32_t k : {1u, 10u, 16u, 100u, 1000u}) {
+        const std::vector<std::uint64_t> freqs = {0, 1, 4, 5, 9, 10, 17, 300, 1000, 5000};
+        EXPECT_EQ(WordTopicTable::bytes_for(k, freqs), WordTopicTable(k, freqs).memory_bytes())
+            << "K = " << k;
+    }
+    EXPECT_EQ(WordTopicTable::bytes_for(8, {}), WordTopicTable(8, {}).memory_bytes());
+}
+
 TEST(WordTopicTable, RandomOpsMatchDenseReferenceForBothKinds) {
     constexpr std::uint32_t K = 50;
     const std::vector<std::uint64_t> freqs = {3, 20, 24, 25, 60, 5000};
