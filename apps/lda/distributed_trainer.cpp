@@ -487,17 +487,15 @@ void DistributedTrainer::restore(const core::Corpus& corpus, const std::vector<D
         }
         next.topics = topics;
     });
-    // Every document on exactly one rank: counted across ranks before anything changes.
-    std::vector<std::int64_t> count{static_cast<std::int64_t>(docs.size())};
-    comm_.allreduce_sum(count);
+    // Every document on exactly one rank, checked across ranks before anything changes (every
+    // rank sees the same lists, so every rank finds the same problem).
+    std::string problem;
+    auto lists = gather_doc_lists(docs, problem);
     run_agreed(comm_, [&] {
-        if (count[0] != static_cast<std::int64_t>(num_docs_))
-            throw InputError(source, fmt::format("the ranks' parts hold {} documents, the corpus "
-                                                 "has {}",
-                                                 count[0], num_docs_));
+        if (!problem.empty()) throw InputError(source, problem);
     });
     adopt(std::move(next));
-    share_doc_lists();
+    rank_docs_ = std::move(lists);
     totals_ = count_topic_totals(blocks_, k_count);
     comm_.allreduce_sum(totals_);
     init_word_topic();
@@ -587,26 +585,39 @@ void DistributedTrainer::adopt(LocalDocs docs) {
     doc_topic_ = DocTopicTable::from_blocks(k_count, static_cast<std::uint32_t>(n_docs), blocks_);
 }
 
-void DistributedTrainer::share_doc_lists() {
-    const auto all = comm_.allgather(std::as_bytes(std::span<const DocId>(local_docs_)));
+std::vector<std::vector<DocId>> DistributedTrainer::gather_doc_lists(std::span<const DocId> mine,
+                                                                     std::string& problem) {
+    const auto all = comm_.allgather(std::as_bytes(mine));
+    std::vector<std::vector<DocId>> lists(ranks_);
     std::vector<std::uint8_t> seen(num_docs_, 0);
     std::uint64_t count = 0;
+    problem.clear();
     for (int q = 0; q < ranks_; ++q) {
         if (all[q].size() % sizeof(DocId) != 0)
             throw CommError(rank_, fmt::format("document list of rank {}: bad size", q));
-        rank_docs_[q].resize(all[q].size() / sizeof(DocId));
-        if (!all[q].empty()) std::memcpy(rank_docs_[q].data(), all[q].data(), all[q].size());
-        for (DocId d : rank_docs_[q]) {
-            if (d >= num_docs_ || seen[d] != 0)
-                throw CommError(rank_, fmt::format("document {} of rank {} is out of range or "
-                                                   "on two ranks",
-                                                   d, q));
+        lists[q].resize(all[q].size() / sizeof(DocId));
+        if (!all[q].empty()) std::memcpy(lists[q].data(), all[q].data(), all[q].size());
+        for (DocId d : lists[q]) {
+            if (d >= num_docs_ || seen[d] != 0) {
+                if (problem.empty())
+                    problem =
+                        fmt::format("document {} of rank {} is out of range or on two ranks", d, q);
+                continue;
+            }
             seen[d] = 1;
             ++count;
         }
     }
-    if (count != num_docs_)
-        throw CommError(rank_, fmt::format("the ranks hold {} of {} documents", count, num_docs_));
+    if (problem.empty() && count != num_docs_)
+        problem = fmt::format("the ranks hold {} of the corpus' {} documents", count, num_docs_);
+    return lists;
+}
+
+void DistributedTrainer::share_doc_lists() {
+    std::string problem;
+    auto lists = gather_doc_lists(local_docs_, problem);
+    if (!problem.empty()) throw CommError(rank_, problem);
+    rank_docs_ = std::move(lists);
 }
 
 namespace {

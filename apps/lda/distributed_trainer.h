@@ -315,8 +315,12 @@ class DistributedTrainer {
     /// Replaces this rank's documents by `docs` (blocks, doc rows, local_docs_); the word rows
     /// and topic totals do not change (the same tokens with the same topics, on another rank).
     void adopt(LocalDocs docs);
-    /// Collective: after every rank's adopt(), every rank learns every rank's documents and
-    /// checks that they are a partition of the corpus' documents.
+    /// Collective: every rank's `mine` (index = rank); `problem` says why they are not a
+    /// partition of the corpus' documents (empty if they are), the same on every rank.
+    std::vector<std::vector<DocId>> gather_doc_lists(std::span<const DocId> mine,
+                                                     std::string& problem);
+    /// Collective: after every rank's adopt(), every rank learns every rank's documents
+    /// (rank_docs_); CommError if they are not a partition.
     void share_doc_lists();
     /// Collective: the exchange of move_documents; returns the tokens this rank sent.
     std::uint64_t migrate(const std::vector<DocTransfer>& plan);

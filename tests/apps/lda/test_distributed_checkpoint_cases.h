@@ -156,7 +156,7 @@ inline void case_checkpoint_keeps_timer_budget(comm::Communicator& comm, const s
 /// A checkpoint that is not whole is refused on every rank with an error naming the file: a
 /// truncated, a corrupt (one byte flipped) or a missing part of the last rank, also when read
 /// by another number of ranks, a single-process reader, and parts that do not fit the corpus (a
-/// topic short, a topic out of range, a document missing).
+/// topic short, a topic out of range, a document missing, a document on two ranks).
 inline void case_checkpoint_detects_bad_parts(comm::Communicator& comm, const std::string& dir) {
     namespace fs = std::filesystem;
     const auto corpus = small_corpus(4, 120, 200);
@@ -280,7 +280,19 @@ inline void case_checkpoint_detects_bad_parts(comm::Communicator& comm, const st
             fewer_topics.resize(fewer_topics.size() - corpus.doc_length(fewer.back()));
             fewer.pop_back();
         }
-        refused("a document missing", fewer, fewer_topics, "documents, the corpus has");
+        refused("a document missing", fewer, fewer_topics, "documents");
+        if (comm.size() > 1) {
+            // The last rank claims rank 0's documents (with valid topics) instead of its own.
+            std::vector<DocId> twice = c->docs;
+            std::vector<TopicId> twice_topics = c->topics;
+            if (is_last) {
+                twice = t.rank_docs()[0];
+                std::uint64_t n = 0;
+                for (DocId doc : twice) n += corpus.doc_length(doc);
+                twice_topics.assign(n, 0);
+            }
+            refused("a document on two ranks", twice, twice_topics, "on two ranks");
+        }
     }
     comm.barrier();
     if (comm.rank() == 0) fs::remove_all(dir);
