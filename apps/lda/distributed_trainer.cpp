@@ -1380,45 +1380,29 @@ HeldoutResult DistributedTrainer::evaluate_heldout(const HeldoutEvaluator& heldo
 
 std::vector<std::vector<WordId>> DistributedTrainer::top_words(std::size_t top) {
     const std::uint32_t k_count = options_.params.num_topics;
-    // Per topic a min-heap of (count, word) of size `top`, as lda::top_words keeps.
-    using Entry = std::pair<Count, WordId>;
-    const auto better = [](const Entry& a, const Entry& b) {
-        return a.first != b.first ? a.first > b.first : a.second < b.second;
-    };
-    std::vector<std::vector<Entry>> heaps(k_count);
-    const auto offer = [&](TopicId k, Entry e) {
-        auto& h = heaps[k];
-        if (h.size() < top) {
-            h.push_back(e);
-            std::push_heap(h.begin(), h.end(), better);
-        } else if (top > 0 && better(e, h.front())) {
-            std::pop_heap(h.begin(), h.end(), better);
-            h.back() = e;
-            std::push_heap(h.begin(), h.end(), better);
-        }
-    };
+    TopCounts mine(k_count, top);
     for (int slot = 0; slot < 2; ++slot) {
         const int slice = 2 * rank_ + slot;
         ROTOR_ASSERT(held_[slice] != nullptr, "a home slice is not held between iterations");
         const auto& words = slice_words_[slice];
         for (std::size_t i = 0; i < words.size(); ++i)
-            held_[slice]->for_each_nonzero(static_cast<WordId>(i), [&](TopicId k, Count n) {
-                offer(k, {n, words[i]});
-            });
+            held_[slice]->for_each_nonzero(static_cast<WordId>(i),
+                                           [&](TopicId k, Count n) { mine.offer(k, n, words[i]); });
     }
     // Message: per topic m, then m (count, word) pairs.
     scratch_.clear();
-    for (TopicId k = 0; k < k_count; ++k) {
-        scratch_.push_back(static_cast<std::uint32_t>(heaps[k].size()));
-        for (const Entry& e : heaps[k]) {
-            scratch_.push_back(e.first);
-            scratch_.push_back(e.second);
+    for (const auto& entries : std::move(mine).take_sorted()) {
+        scratch_.push_back(static_cast<std::uint32_t>(entries.size()));
+        for (const auto& [n, w] : entries) {
+            scratch_.push_back(n);
+            scratch_.push_back(w);
         }
     }
     const auto parts = comm_.gather(to_bytes(scratch_), 0);
     std::vector<std::vector<WordId>> out;
     if (rank_ != 0) return out;
-    for (auto& h : heaps) h.clear();
+    // Every word of a global top is in its home rank's top, so merging the tops is exact.
+    TopCounts all(k_count, top);
     std::vector<std::uint32_t> in;
     for (int q = 0; q < ranks_; ++q) {
         from_bytes(parts[q], in, rank_, "top words");
@@ -1428,15 +1412,15 @@ std::vector<std::vector<WordId>> DistributedTrainer::top_words(std::size_t top) 
             const std::uint32_t m = in[pos++];
             if (m > top || in.size() - pos < 2 * static_cast<std::size_t>(m))
                 throw CommError(rank_, "top words: bad topic entry");
-            for (std::uint32_t i = 0; i < m; ++i) offer(k, {in[pos + 2 * i], in[pos + 2 * i + 1]});
+            for (std::uint32_t i = 0; i < m; ++i)
+                all.offer(k, in[pos + 2 * i], in[pos + 2 * i + 1]);
             pos += 2 * static_cast<std::size_t>(m);
         }
         if (pos != in.size()) throw CommError(rank_, "top words: trailing words");
     }
-    out.resize(k_count);
-    for (TopicId k = 0; k < k_count; ++k) {
-        std::sort(heaps[k].begin(), heaps[k].end(), better);
-        for (const Entry& e : heaps[k]) out[k].push_back(e.second);
+    for (const auto& entries : std::move(all).take_sorted()) {
+        out.emplace_back();
+        for (const auto& [n, w] : entries) out.back().push_back(w);
     }
     return out;
 }

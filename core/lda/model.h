@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/base/types.h"
@@ -73,6 +74,22 @@ struct TopicSummary {
     double share = 0;  ///< n_k / N
     std::vector<std::pair<WordId, double>> words;
 };
+/// The `top` largest counts of each of K topics with their words, ties to the lower word id: a
+/// bounded min-heap per topic, O(log top) per offer. top_words uses it, and so does the
+/// distributed trainer to merge its ranks' tops without gathering the model.
+class TopCounts {
+  public:
+    using Entry = std::pair<Count, WordId>;
+    TopCounts(std::uint32_t num_topics, std::size_t top) : top_(top), heaps_(num_topics) {}
+    void offer(TopicId k, Count count, WordId word);
+    /// Per topic, its entries most frequent first (ties: lower word first). Ends the heaps.
+    std::vector<std::vector<Entry>> take_sorted() &&;
+
+  private:
+    std::size_t top_;
+    std::vector<std::vector<Entry>> heaps_;
+};
+
 /// The `top` most probable words of each topic. O(nnz + K·top·log top).
 std::vector<TopicSummary> top_words(const LdaModel& model, std::size_t top);
 

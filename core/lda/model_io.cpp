@@ -149,36 +149,47 @@ void LdaModel::recompute_totals() {
         topic_totals[word_topic.topics[i]] += word_topic.counts[i];
 }
 
+namespace {
+
+/// Heap order: the better entry (larger count, then lower word) compares "less", so the heap's
+/// front is the worst entry kept.
+bool better(const TopCounts::Entry& a, const TopCounts::Entry& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+}
+
+}  // namespace
+
+void TopCounts::offer(TopicId k, Count count, WordId word) {
+    auto& h = heaps_[k];
+    const Entry e{count, word};
+    if (h.size() < top_) {
+        h.push_back(e);
+        std::push_heap(h.begin(), h.end(), better);
+    } else if (top_ > 0 && better(e, h.front())) {
+        std::pop_heap(h.begin(), h.end(), better);
+        h.back() = e;
+        std::push_heap(h.begin(), h.end(), better);
+    }
+}
+
+std::vector<std::vector<TopCounts::Entry>> TopCounts::take_sorted() && {
+    for (auto& h : heaps_) std::sort(h.begin(), h.end(), better);
+    return std::move(heaps_);
+}
+
 std::vector<TopicSummary> top_words(const LdaModel& model, std::size_t top) {
     const std::uint32_t k_count = model.info.num_topics;
-    // Per topic, a min-heap of (count, word) of size `top`.
-    using Entry = std::pair<Count, WordId>;
-    std::vector<std::vector<Entry>> heaps(k_count);
-    auto cmp = [](const Entry& a, const Entry& b) {
-        return a.first != b.first ? a.first > b.first : a.second < b.second;
-    };
-    for (WordId w = 0; w < model.word_topic.rows(); ++w) {
-        for (auto i = model.word_topic.offsets[w]; i < model.word_topic.offsets[w + 1]; ++i) {
-            auto& h = heaps[model.word_topic.topics[i]];
-            const Entry e{model.word_topic.counts[i], w};
-            if (h.size() < top) {
-                h.push_back(e);
-                std::push_heap(h.begin(), h.end(), cmp);
-            } else if (top > 0 && cmp(e, h.front())) {
-                std::pop_heap(h.begin(), h.end(), cmp);
-                h.back() = e;
-                std::push_heap(h.begin(), h.end(), cmp);
-            }
-        }
-    }
+    TopCounts counts(k_count, top);
+    for (WordId w = 0; w < model.word_topic.rows(); ++w)
+        for (auto i = model.word_topic.offsets[w]; i < model.word_topic.offsets[w + 1]; ++i)
+            counts.offer(model.word_topic.topics[i], model.word_topic.counts[i], w);
+    const auto sorted = std::move(counts).take_sorted();
     const double n_total = static_cast<double>(model.info.num_tokens);
     std::vector<TopicSummary> out(k_count);
     for (TopicId k = 0; k < k_count; ++k) {
-        auto& h = heaps[k];
-        std::sort(h.begin(), h.end(), cmp);
         out[k].topic = k;
         out[k].share = n_total > 0 ? model.topic_totals[k] / n_total : 0.0;
-        for (const auto& [n, w] : h) out[k].words.emplace_back(w, model.phi(k, n));
+        for (const auto& [n, w] : sorted[k]) out[k].words.emplace_back(w, model.phi(k, n));
     }
     return out;
 }

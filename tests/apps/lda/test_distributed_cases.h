@@ -29,6 +29,21 @@ inline TrainOptions dist_train_options(std::uint32_t k = 16) {
     return o;
 }
 
+/// A planted-topic corpus of `docs` documents (8 topics) for the distributed cases.
+inline core::Corpus planted_corpus(std::uint32_t docs, std::uint32_t vocab,
+                                   std::uint32_t mean_length, std::uint64_t seed) {
+    SyntheticSpec spec;
+    spec.num_docs = docs;
+    spec.vocab_size = vocab;
+    spec.num_topics = 8;
+    spec.mean_doc_length = mean_length;
+    spec.seed = seed;
+    return to_corpus(make_synthetic_corpus(spec), spec.vocab_size);
+}
+
+/// The corpus of the straggler cases: rounds of about 20k tokens per rank at two ranks.
+inline core::Corpus straggler_corpus() { return planted_corpus(1500, 1500, 100, 9); }
+
 inline DistributedOptions no_timer() {
     DistributedOptions d;
     d.timer = false;
@@ -161,13 +176,7 @@ inline void case_counts_consistent(comm::Communicator& comm, int threads = 1) {
 /// and pools are the same, only per-table overhead could differ). The iteration metrics report
 /// every rank's peak and their maximum.
 inline void case_model_memory_per_slice(comm::Communicator& comm) {
-    SyntheticSpec spec;
-    spec.num_docs = 600;
-    spec.vocab_size = 1200;
-    spec.num_topics = 8;
-    spec.mean_doc_length = 80;
-    spec.seed = 5;
-    const auto corpus = to_corpus(make_synthetic_corpus(spec), spec.vocab_size);
+    const auto corpus = planted_corpus(600, 1200, 80, 5);
     constexpr std::uint32_t kTopics = 32;
     sched::Runtime rt(1, sched::PinMode::kNone);
     DistributedTrainer t(corpus, dist_train_options(kTopics), no_timer(), rt, comm);
@@ -259,13 +268,7 @@ inline void case_loglik_matches_single_node(comm::Communicator& comm) {
 /// the smallest limit), so a healthy rank's round can wait for the straggler's job, sleep
 /// included, and under load it may then process less than the straggler.
 inline void case_straggler_with_timer(comm::Communicator& comm, bool compare_ranks) {
-    SyntheticSpec spec;
-    spec.num_docs = 1500;
-    spec.vocab_size = 1500;
-    spec.num_topics = 8;
-    spec.mean_doc_length = 100;
-    spec.seed = 9;
-    const auto corpus = to_corpus(make_synthetic_corpus(spec), spec.vocab_size);
+    const auto corpus = straggler_corpus();
     sched::Runtime rt(1, sched::PinMode::kNone);
     DistributedOptions d;
     d.timer = true;

@@ -109,19 +109,14 @@ inline void case_move_documents_keeps_state(comm::Communicator& comm, const std:
     comm.barrier();
 }
 
-/// With the last rank 10x slower and the timer off, rebalancing moves documents off it once two
-/// iterations have measured the ranks' speeds: it ends with well under an even share of the
-/// tokens, and every iteration still samples every token once with exact counts. Only with ranks
+/// With the last rank 10x slower and the timer off, rebalancing moves documents off it once the
+/// first iteration has measured the ranks' speeds (a gross imbalance): it ends with well under an
+/// even share of the tokens, and every iteration still samples every token once with exact
+/// counts. Only with ranks
 /// in separate processes (in-process ranks share oneTBB's workers, so a healthy rank can be
 /// measured as slow as the straggler).
 inline void case_rebalance_follows_straggler(comm::Communicator& comm) {
-    SyntheticSpec spec;
-    spec.num_docs = 1500;
-    spec.vocab_size = 1500;
-    spec.num_topics = 8;
-    spec.mean_doc_length = 100;
-    spec.seed = 9;
-    const auto corpus = to_corpus(make_synthetic_corpus(spec), spec.vocab_size);
+    const auto corpus = straggler_corpus();
     sched::Runtime rt(1, sched::PinMode::kNone);
     DistributedOptions d = no_timer();
     d.straggler_rank = comm.size() - 1;
