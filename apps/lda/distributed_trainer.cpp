@@ -1304,17 +1304,20 @@ HeldoutResult DistributedTrainer::evaluate_heldout(const HeldoutEvaluator& heldo
         }
         return out;
     };
-    // Every rank (rank 0 too) sends the held-out rows of its home slices.
+    // Every rank sends every rank the held-out rows of its home slices.
     scratch_.clear();
     for (int slot = 0; slot < 2; ++slot) {
         const int s = 2 * rank_ + slot;
         ROTOR_ASSERT(held_[s] != nullptr, "a home slice is not held between iterations");
         held_[s]->pack_rows(wanted_ids(s), scratch_);
     }
-    const auto rows_in = comm_.gather(to_bytes(scratch_), 0);
+    const auto rows_in = comm_.allgather(to_bytes(scratch_));
 
-    HeldoutResult result;
-    if (rank_ == 0) {
+    // Every rank builds φ of the held-out words and folds in its share of the held-out
+    // documents (contiguous, about equal in tokens); rank 0 adds the per-document results in
+    // document order, so the total does not depend on how the documents were split.
+    std::vector<HeldoutResult> mine;
+    {
         // φ of the held-out words only (V = the global W), rows appended in increasing word id;
         // each row's cells in the order its table keeps them, as phi_from_table reads them.
         const std::uint32_t k_count = options_.params.num_topics;
@@ -1367,9 +1370,36 @@ HeldoutResult DistributedTrainer::evaluate_heldout(const HeldoutEvaluator& heldo
                                       const std::function<void(std::int64_t, std::int64_t)>& fn) {
             runtime_.parallel_for(b, e, fn);
         };
-        result = heldout.evaluate(phi, alpha_, loop);
+        const core::Corpus& docs = heldout.corpus();
+        const std::uint64_t total = docs.num_tokens();
+        const auto cut = [&](int q) {
+            // The first doc whose preceding tokens reach q/P of the total.
+            if (q >= ranks_) return docs.num_docs();
+            const std::uint64_t want = total * static_cast<std::uint64_t>(q) / ranks_;
+            std::uint64_t seen = 0;
+            DocId d = 0;
+            while (d < docs.num_docs() && seen < want) seen += docs.doc_length(d++);
+            return d;
+        };
+        mine = heldout.evaluate_docs(phi, alpha_, cut(rank_), cut(rank_ + 1), loop);
     }
     static_assert(std::is_trivially_copyable_v<HeldoutResult>);
+    const auto per_rank = comm_.gather(std::as_bytes(std::span<const HeldoutResult>(mine)), 0);
+    HeldoutResult result;
+    if (rank_ == 0) {
+        std::vector<HeldoutResult> all;
+        for (int q = 0; q < ranks_; ++q) {
+            if (per_rank[q].size() % sizeof(HeldoutResult) != 0)
+                throw CommError(rank_, fmt::format("held-out results of rank {}: bad size", q));
+            const std::size_t n = per_rank[q].size() / sizeof(HeldoutResult);
+            const std::size_t at = all.size();
+            all.resize(at + n);
+            if (n > 0) std::memcpy(all.data() + at, per_rank[q].data(), per_rank[q].size());
+        }
+        if (all.size() != heldout.corpus().num_docs())
+            throw CommError(rank_, "held-out results: not one per document");
+        result = HeldoutEvaluator::sum(all);
+    }
     std::vector<std::byte> buf(sizeof(HeldoutResult));
     std::memcpy(buf.data(), &result, sizeof result);
     comm_.broadcast(buf, 0);

@@ -199,13 +199,15 @@ class DistributedTrainer {
     LdaModel gather_model(std::vector<std::string> vocab, std::string corpus_path);
 
     /// Collective: held-out document completion (--heldout) of the current state, the same
-    /// numbers the single-node trainer reports for the same counts and α. Every rank passes an
-    /// evaluator of the same held-out corpus. Every rank sends rank 0 the rows of heldout.words()
-    /// that lie in its home slices (one gather); rank 0 builds φ of those words only
-    /// (TopicWordDistribution over the global W), evaluates with its runtime's workers and
-    /// broadcasts the result: equal on every rank. Memory on rank 0: the gathered rows, φ of
-    /// the held-out words and 8 bytes per vocabulary word (φ's row offsets); nothing on the
-    /// others.
+    /// numbers the single-node trainer reports for the same counts and α (to rounding: a sparse
+    /// row's cells may come in another order). Every rank passes an evaluator of the same held-out corpus. Every rank sends every rank the rows
+    /// of heldout.words() that lie in its home slices (one allgather); each builds φ of those
+    /// words (TopicWordDistribution over the global W) and folds in its share of the held-out
+    /// documents (contiguous, about equal in tokens) with its runtime's workers; rank 0 adds the
+    /// per-document results in document order (so the split over ranks does not change the
+    /// total) and broadcasts it: equal on every rank.
+    /// Memory per rank: the gathered rows, φ of the held-out words and 8 bytes per vocabulary
+    /// word (φ's row offsets).
     HeldoutResult evaluate_heldout(const HeldoutEvaluator& heldout);
     /// Collective: each topic's `top` words by count n_wk (ties: lower word id first), most
     /// frequent first, on rank 0 (empty on the others): what lda::top_words gives on the

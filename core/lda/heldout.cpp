@@ -1,5 +1,6 @@
 #include "core/lda/heldout.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -57,24 +58,48 @@ HeldoutEvaluator::HeldoutEvaluator(core::Corpus heldout, FoldInOptions options)
 HeldoutResult HeldoutEvaluator::evaluate(const TopicWordDistribution& phi,
                                          std::span<const double> alpha,
                                          const RangeLoop& loop) const {
+    return sum(evaluate_docs(phi, alpha, 0, corpus_.num_docs(), loop));
+}
+
+std::vector<HeldoutResult> HeldoutEvaluator::evaluate_docs(const TopicWordDistribution& phi,
+                                                           std::span<const double> alpha,
+                                                           DocId begin, DocId end,
+                                                           const RangeLoop& loop) const {
     if (corpus_.num_words() > phi.num_words())
         throw ConfigError("--heldout",
                           fmt::format("the held-out corpus has {} words but the model {}",
                                       corpus_.num_words(), phi.num_words()));
     ROTOR_ASSERT(alpha.size() == phi.num_topics(), "alpha size != K");
-    // One slot per document, summed in document order afterwards: the same sum at any
+    ROTOR_ASSERT(begin <= end && end <= corpus_.num_docs(), "document range out of the corpus");
+    // One slot per document, summed in document order afterwards (sum()): the same sum at any
     // number of threads and any split of the range.
-    const DocId d_count = corpus_.num_docs();
-    std::vector<HeldoutResult> per_doc(d_count);
+    std::vector<HeldoutResult> per_doc(end - begin);
+    if (begin == end) return per_doc;
     const auto labels = corpus_.doc_labels();
-    const FoldInTables tables(phi, alpha, words_, loop);
-    loop(0, d_count, [&](std::int64_t lo, std::int64_t hi) {
+    // The fold-in tables of the range's words only (all of words() for the whole corpus).
+    std::vector<WordId> words;
+    if (begin == 0 && end == corpus_.num_docs()) {
+        words.assign(words_.begin(), words_.end());
+    } else {
+        for (DocId d = begin; d < end; ++d) {
+            const auto doc = corpus_.doc(d);
+            words.insert(words.end(), doc.begin(), doc.end());
+        }
+        std::sort(words.begin(), words.end());
+        words.erase(std::unique(words.begin(), words.end()), words.end());
+    }
+    const FoldInTables tables(phi, alpha, words, loop);
+    loop(begin, end, [&](std::int64_t lo, std::int64_t hi) {
         DocumentCompleter completer(tables);
         for (auto d = static_cast<DocId>(lo); d < static_cast<DocId>(hi); ++d) {
             Rng rng = Rng::from({options_.seed, labels[d]});
-            completer.complete(corpus_.doc(d), options_, rng, per_doc[d]);
+            completer.complete(corpus_.doc(d), options_, rng, per_doc[d - begin]);
         }
     });
+    return per_doc;
+}
+
+HeldoutResult HeldoutEvaluator::sum(std::span<const HeldoutResult> per_doc) {
     HeldoutResult total;
     for (const HeldoutResult& r : per_doc) {
         total.docs += r.docs;

@@ -77,6 +77,16 @@ class HeldoutEvaluator {
     /// Throws ConfigError("--heldout", ...) when the corpus has more words than φ.
     HeldoutResult evaluate(const TopicWordDistribution& phi, std::span<const double> alpha,
                            const RangeLoop& loop = serial_loop) const;
+    /// The per-document results of documents [begin, end) (one entry each, in order), against
+    /// φ and α as evaluate(); φ needs only the rows of those documents' words. Summing every
+    /// document's entry in document order (sum()) gives exactly what evaluate() returns, however
+    /// the documents are split (each document's generator depends on its label only): the
+    /// distributed trainer splits them over its ranks.
+    std::vector<HeldoutResult> evaluate_docs(const TopicWordDistribution& phi,
+                                             std::span<const double> alpha, DocId begin, DocId end,
+                                             const RangeLoop& loop = serial_loop) const;
+    /// The totals of per-document results, added in order.
+    static HeldoutResult sum(std::span<const HeldoutResult> per_doc);
     /// Evaluates a trainer's state: φ_kw = (n_wk+β)/(n_k+Vβ) from `word_topic` (V =
     /// word_topic.num_words()) and `topic_totals`, α from params.topic_alphas(). Reads only the
     /// rows of words(); the table must not be written meanwhile. O(Σ rows read + fold-in).
