@@ -130,6 +130,35 @@ TEST(Heldout, SameResultAtAnyThreadCount) {
     EXPECT_NE(other.evaluate(phi, alpha).loglik, serial.loglik);
 }
 
+TEST(Heldout, DocumentRangesSumToTheWholeEvaluation) {
+    const Planted p = planted();
+    const HeldoutEvaluator ev(p.heldout, FoldInOptions{20, 5, 11});
+    std::vector<std::vector<double>> blurred = p.phi;
+    for (auto& row : blurred)
+        for (double& x : row) x += 0.002;
+    const TopicWordDistribution phi = dense_phi(blurred, 300);
+    const std::vector<double> alpha = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
+    const HeldoutResult whole = ev.evaluate(phi, alpha);
+    const DocId n = p.heldout.num_docs();
+    ASSERT_GT(n, 3u);
+    // Ranges as the ranks of the distributed trainer take them, one of them empty.
+    for (const std::vector<DocId>& cuts :
+         {std::vector<DocId>{0, n}, std::vector<DocId>{0, 1, n / 2, n / 2, n},
+          std::vector<DocId>{0, n - 1, n}}) {
+        std::vector<HeldoutResult> all;
+        for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+            const auto part = ev.evaluate_docs(phi, alpha, cuts[i], cuts[i + 1], thread_loop(2));
+            EXPECT_EQ(part.size(), cuts[i + 1] - cuts[i]);
+            all.insert(all.end(), part.begin(), part.end());
+        }
+        const HeldoutResult sum = HeldoutEvaluator::sum(all);
+        EXPECT_EQ(sum.loglik, whole.loglik);  // bit for bit: per-document generators, in order
+        EXPECT_EQ(sum.scored_tokens, whole.scored_tokens);
+        EXPECT_EQ(sum.fit_tokens, whole.fit_tokens);
+        EXPECT_EQ(sum.docs, whole.docs);
+    }
+}
+
 TEST(Heldout, TableModelAndCountsSourcesAgree) {
     // Counts from the planted topics: word w gets round(200 φ_kw) tokens of topic k.
     const Planted p = planted(4, 120);
