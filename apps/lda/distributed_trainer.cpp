@@ -512,7 +512,7 @@ void DistributedTrainer::restore(const core::Corpus& corpus, const std::vector<D
 // ---------------------------------------------------------------------------------------------
 // Documents: the grid-free layout, moving them, rebalancing
 
-LocalDocs DistributedTrainer::local_state() const {
+LocalDocs DistributedTrainer::local_state(bool by_word) const {
     LocalDocs out;
     out.docs = local_docs_;
     const std::size_t n_docs = local_docs_.size();
@@ -521,25 +521,29 @@ LocalDocs DistributedTrainer::local_state() const {
         for (DocId d : b.docs) ++len[d];
     out.offsets.assign(n_docs + 1, 0);
     for (std::size_t d = 0; d < n_docs; ++d) out.offsets[d + 1] = out.offsets[d] + len[d];
-    std::vector<std::pair<WordId, TopicId>> tokens(out.offsets[n_docs]);
+    out.words.resize(out.offsets[n_docs]);
+    out.topics.resize(out.offsets[n_docs]);
     std::vector<std::uint64_t> pos(out.offsets.begin(), out.offsets.end() - 1);
     for (const TokenBlock& b : blocks_) {
         for (std::size_t j = 0; j < b.num_words(); ++j) {
             const WordId w = global_word(b, j);
-            for (auto t = b.word_offsets[j]; t < b.word_offsets[j + 1]; ++t)
-                tokens[pos[b.docs[t]]++] = {w, b.topics[t]};
+            for (auto t = b.word_offsets[j]; t < b.word_offsets[j + 1]; ++t) {
+                const std::uint64_t at = pos[b.docs[t]]++;
+                out.words[at] = w;
+                out.topics[at] = b.topics[t];
+            }
         }
     }
-    out.words.resize(tokens.size());
-    out.topics.resize(tokens.size());
+    if (!by_word) return out;
+    std::vector<std::pair<WordId, TopicId>> doc;
     for (std::size_t d = 0; d < n_docs; ++d) {
-        const auto first = tokens.begin() + static_cast<std::ptrdiff_t>(out.offsets[d]);
-        const auto last = tokens.begin() + static_cast<std::ptrdiff_t>(out.offsets[d + 1]);
-        std::sort(first, last);
-        for (auto it = first; it != last; ++it) {
-            const auto i = static_cast<std::size_t>(it - tokens.begin());
-            out.words[i] = it->first;
-            out.topics[i] = it->second;
+        doc.clear();
+        for (auto i = out.offsets[d]; i < out.offsets[d + 1]; ++i)
+            doc.emplace_back(out.words[i], out.topics[i]);
+        std::sort(doc.begin(), doc.end());
+        for (std::size_t i = 0; i < doc.size(); ++i) {
+            out.words[out.offsets[d] + i] = doc[i].first;
+            out.topics[out.offsets[d] + i] = doc[i].second;
         }
     }
     return out;
@@ -553,31 +557,10 @@ void DistributedTrainer::adopt(LocalDocs docs) {
     const auto rows = sched::partition_rows(
         len, side_,
         Rng::from({options_.seed, kRowStream, static_cast<std::uint64_t>(rank_)}).next());
-    std::vector<TokenBlock> blocks = build_blocks(docs.offsets, docs.words, rows.group_of,
-                                                  col_of_word_, static_cast<std::uint32_t>(side_));
-    // A doc's tokens of one word are adjacent in its block (build_blocks) and in `docs` (sorted
-    // by word): the topics of each (word, doc) run are copied over in order. The blocks' words
-    // are still global ids here; to_slice_local renumbers them after.
-    for (TokenBlock& b : blocks) {
-        for (std::size_t j = 0; j < b.num_words(); ++j) {
-            const WordId w = b.words[j];
-            auto t = b.word_offsets[j];
-            while (t < b.word_offsets[j + 1]) {
-                const DocId d = b.docs[t];
-                const auto first =
-                    docs.words.begin() + static_cast<std::ptrdiff_t>(docs.offsets[d]);
-                const auto last =
-                    docs.words.begin() + static_cast<std::ptrdiff_t>(docs.offsets[d + 1]);
-                auto src =
-                    static_cast<std::size_t>(std::lower_bound(first, last, w) - docs.words.begin());
-                for (; t < b.word_offsets[j + 1] && b.docs[t] == d; ++t) {
-                    ROTOR_ASSERT(src < docs.offsets[d + 1] && docs.words[src] == w,
-                                 "adopt: a token without its topic");
-                    b.topics[t] = docs.topics[src++];
-                }
-            }
-        }
-    }
+    // Each token's topic travels with it into the new blocks.
+    std::vector<TokenBlock> blocks =
+        build_blocks(docs.offsets, docs.words, rows.group_of, col_of_word_,
+                     static_cast<std::uint32_t>(side_), docs.topics);
     to_slice_local(blocks);
     blocks_ = std::move(blocks);
     local_docs_ = std::move(docs.docs);
@@ -788,7 +771,7 @@ std::uint64_t DistributedTrainer::move_documents(const std::vector<DocTransfer>&
 }
 
 std::uint64_t DistributedTrainer::migrate(const std::vector<DocTransfer>& plan) {
-    LocalDocs mine = local_state();
+    LocalDocs mine = local_state(/*by_word=*/false);  // any order: words travel with topics
     const std::size_t n_docs = mine.docs.size();
     const auto doc_len = [&](std::size_t d) { return mine.offsets[d + 1] - mine.offsets[d]; };
     // Outgoing: whole docs from the back of the rank's list, as near the planned tokens as

@@ -154,8 +154,9 @@ struct RankMetrics {
 };
 
 /// A rank's documents with their tokens' topics, in a layout independent of the grid: docs
-/// (global ids, increasing) and, per doc, its tokens sorted by word id (ties in any order), each
-/// with its topic. Used to move documents between ranks and by checkpoints.
+/// (global ids, increasing) and, per doc, its tokens (word and topic), sorted by word id (ties
+/// in any order) where a canonical order is needed (checkpoints). Used to move documents
+/// between ranks and by checkpoints.
 struct LocalDocs {
     std::vector<DocId> docs;
     std::vector<std::uint64_t> offsets{0};  ///< size docs.size() + 1, into words / topics
@@ -200,14 +201,14 @@ class DistributedTrainer {
 
     /// Collective: held-out document completion (--heldout) of the current state, the same
     /// numbers the single-node trainer reports for the same counts and α (to rounding: a sparse
-    /// row's cells may come in another order). Every rank passes an evaluator of the same held-out corpus. Every rank sends every rank the rows
-    /// of heldout.words() that lie in its home slices (one allgather); each builds φ of those
-    /// words (TopicWordDistribution over the global W) and folds in its share of the held-out
-    /// documents (contiguous, about equal in tokens) with its runtime's workers; rank 0 adds the
-    /// per-document results in document order (so the split over ranks does not change the
-    /// total) and broadcasts it: equal on every rank.
-    /// Memory per rank: the gathered rows, φ of the held-out words and 8 bytes per vocabulary
-    /// word (φ's row offsets).
+    /// row's cells may come in another order). Every rank passes an evaluator of the same held-out
+    /// corpus. Every rank sends every rank the rows of heldout.words() that lie in its home slices
+    /// (one allgather); each builds φ of those words (TopicWordDistribution over the global W) and
+    /// folds in its share of the held-out documents (contiguous, about equal in tokens) with its
+    /// runtime's workers; rank 0 adds the per-document results in document order (so the split over
+    /// ranks does not change the total) and broadcasts it: equal on every rank. Memory per rank:
+    /// the gathered rows, φ of the held-out words and 8 bytes per vocabulary word (φ's row
+    /// offsets).
     HeldoutResult evaluate_heldout(const HeldoutEvaluator& heldout);
     /// Collective: each topic's `top` words by count n_wk (ties: lower word id first), most
     /// frequent first, on rank 0 (empty on the others): what lda::top_words gives on the
@@ -248,9 +249,10 @@ class DistributedTrainer {
     void restore(const core::Corpus& corpus, const std::vector<DocId>& docs,
                  const std::vector<TopicId>& topics, std::uint32_t iterations_done,
                  double timer_budget, const std::string& source);
-    /// This rank's documents and their tokens' topics (see LocalDocs), as a checkpoint saves them
-    /// and restore() takes them back.
-    LocalDocs local_state() const;
+    /// This rank's documents and their tokens' words and topics (see LocalDocs), as a checkpoint
+    /// saves them and restore() takes them back. `by_word` false: each document's tokens in no
+    /// particular order (cheaper; moving documents sends words and topics together).
+    LocalDocs local_state(bool by_word = true) const;
 
     /// Block runs of this rank recorded so far (options.record_schedule): worker = the rank's
     /// worker, col = s·c + j (group j of slice s); seconds since the trainer was constructed,

@@ -15,8 +15,11 @@ std::size_t TokenBlock::memory_bytes() const {
 std::vector<TokenBlock> build_blocks(std::span<const std::uint64_t> doc_offsets,
                                      std::span<const WordId> word_ids,
                                      std::span<const std::uint32_t> row_of_doc,
-                                     std::span<const std::uint32_t> col_of_word, std::uint32_t L) {
+                                     std::span<const std::uint32_t> col_of_word, std::uint32_t L,
+                                     std::span<const TopicId> topics) {
     if (L == 0) throw ConfigError("--blocks", "must be at least 1");
+    ROTOR_ASSERT(topics.empty() || topics.size() == word_ids.size(),
+                 "topics must be empty or one per token");
     ROTOR_ASSERT(!doc_offsets.empty(), "doc_offsets must have D+1 entries");
     const std::size_t num_docs = doc_offsets.size() - 1;
     const std::size_t num_words = col_of_word.size();
@@ -51,11 +54,14 @@ std::vector<TokenBlock> build_blocks(std::span<const std::uint64_t> doc_offsets,
     }
     for (std::size_t w = 0; w < num_words; ++w) word_start[w + 1] += word_start[w];
     std::vector<DocId> docs_by_word(word_ids.size());
+    std::vector<TopicId> topics_by_word(topics.size());  // the payload rides along, if given
     {
         std::vector<TokenIndex> cursor(word_start.begin(), word_start.end() - 1);
         for (std::size_t d = 0; d < num_docs; ++d) {
             for (std::uint64_t i = doc_offsets[d]; i < doc_offsets[d + 1]; ++i) {
-                docs_by_word[cursor[word_ids[i]]++] = static_cast<DocId>(d);
+                const TokenIndex at = cursor[word_ids[i]]++;
+                docs_by_word[at] = static_cast<DocId>(d);
+                if (!topics.empty()) topics_by_word[at] = topics[i];
             }
         }
     }
@@ -85,7 +91,11 @@ std::vector<TokenBlock> build_blocks(std::span<const std::uint64_t> doc_offsets,
         blk.words.reserve(words_in[b]);
         blk.word_offsets.reserve(words_in[b] + 1);
         blk.docs.reserve(tokens_in[b]);
-        blk.topics.assign(tokens_in[b], 0);
+        if (topics.empty()) {
+            blk.topics.assign(tokens_in[b], 0);
+        } else {
+            blk.topics.reserve(tokens_in[b]);
+        }
     }
     // Pass 2: fill. Words are visited in increasing id, so each block's words are increasing.
     for (std::size_t w = 0; w < num_words; ++w) {
@@ -98,6 +108,7 @@ std::vector<TokenBlock> build_blocks(std::span<const std::uint64_t> doc_offsets,
                 blk.words.push_back(static_cast<WordId>(w));
             }
             blk.docs.push_back(d);
+            if (!topics.empty()) blk.topics.push_back(topics_by_word[i]);
         }
     }
     for (TokenBlock& blk : blocks) {

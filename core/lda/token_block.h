@@ -36,14 +36,17 @@ struct TokenBlock {
 /// Cuts a doc-major corpus into L*L word-major blocks; block (row, col) is at index row*L + col.
 /// doc_offsets (size D+1, doc_offsets[0] == 0, non-decreasing) and word_ids (size
 /// doc_offsets[D]) are the corpus' CSR arrays; row_of_doc (size D) gives each doc's group and
-/// col_of_word (size W) each word's group, both < L. Topics are left 0 (see init_topics).
-/// Time O(N + W + L^2), extra memory N * 4 bytes during the call.
+/// col_of_word (size W) each word's group, both < L. With `topics` empty the topics are left 0
+/// (see init_topics); otherwise `topics` (size N, one per token of word_ids) travel with their
+/// tokens into the blocks. Time O(N + W + L^2), extra memory N * 4 bytes during the call (8 with
+/// topics).
 /// Throws ConfigError("--blocks") when L == 0 and InputError when a word id is >= W or a group
 /// index is >= L; mismatched span sizes are a caller bug (assert).
 std::vector<TokenBlock> build_blocks(std::span<const std::uint64_t> doc_offsets,
                                      std::span<const WordId> word_ids,
                                      std::span<const std::uint32_t> row_of_doc,
-                                     std::span<const std::uint32_t> col_of_word, std::uint32_t L);
+                                     std::span<const std::uint32_t> col_of_word, std::uint32_t L,
+                                     std::span<const TopicId> topics = {});
 
 /// Draws every token's topic uniformly in [0, K), block b from Rng::from({seed, b}) so the
 /// result does not depend on which thread initialises which block.

@@ -58,6 +58,34 @@ TEST(BuildBlocks, EveryTokenLandsInItsBlockWordMajor) {
     EXPECT_EQ(got, expect);
 }
 
+TEST(BuildBlocks, TopicsTravelWithTheirTokens) {
+    SyntheticSpec spec;
+    spec.num_docs = 80;
+    spec.vocab_size = 60;  // small: many repeated (doc, word) pairs
+    spec.mean_doc_length = 40;
+    const SyntheticCorpus c = make_synthetic_corpus(spec);
+    constexpr std::uint32_t L = 4;
+    std::vector<std::uint32_t> row_of_doc(c.num_docs()), col_of_word(spec.vocab_size);
+    for (std::uint32_t d = 0; d < c.num_docs(); ++d) row_of_doc[d] = (d * 3) % L;
+    for (std::uint32_t w = 0; w < spec.vocab_size; ++w) col_of_word[w] = (w * 7 + 2) % L;
+    std::vector<TopicId> topics(c.word_ids.size());
+    for (std::size_t i = 0; i < topics.size(); ++i) topics[i] = static_cast<TopicId>(i * 31 % 97);
+
+    const auto blocks = build_blocks(c.doc_offsets, c.word_ids, row_of_doc, col_of_word, L, topics);
+    // Per (doc, word), the topics of its tokens, in order, from the corpus and from the blocks.
+    std::map<std::pair<DocId, WordId>, std::vector<TopicId>> expect, got;
+    for (DocId d = 0; d < c.num_docs(); ++d)
+        for (auto i = c.doc_offsets[d]; i < c.doc_offsets[d + 1]; ++i)
+            expect[{d, c.word_ids[i]}].push_back(topics[i]);
+    for (const TokenBlock& blk : blocks) {
+        ASSERT_EQ(blk.topics.size(), blk.docs.size());
+        for (std::size_t j = 0; j < blk.words.size(); ++j)
+            for (auto t = blk.word_offsets[j]; t < blk.word_offsets[j + 1]; ++t)
+                got[{blk.docs[t], blk.words[j]}].push_back(blk.topics[t]);
+    }
+    EXPECT_EQ(got, expect);  // the same topics, even in the same order (a stable sort)
+}
+
 TEST(BuildBlocks, RejectsBadPartitions) {
     const std::vector<std::uint64_t> offsets = {0, 2};
     const std::vector<WordId> words = {0, 3};
