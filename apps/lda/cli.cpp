@@ -246,8 +246,6 @@ void run_train(TrainFlags& f) {
     if (!f.quiet) fmt::print("rotor: model written to {}\n", f.out);
 }
 
-/// `mpiexec -n P rotor lda train ...` with P > 1 (docs/distributed.md). Failures before and after
-/// training are agreed by all ranks (lda::AgreedError); one during training ends the job in main.
 /// Collective: how many ranks of `world` run on this host (by host name), this one included.
 int ranks_on_this_host(comm::Communicator& world) {
     char name[256] = {};
@@ -261,6 +259,8 @@ int ranks_on_this_host(comm::Communicator& world) {
     return std::max(same, 1);
 }
 
+/// `mpiexec -n P rotor lda train ...` with P > 1 (docs/distributed.md). Failures before and after
+/// training are agreed by all ranks (lda::AgreedError); one during training ends the job in main.
 void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
     std::optional<core::LoadedCorpus> loaded;
     std::optional<sched::Runtime> runtime;
