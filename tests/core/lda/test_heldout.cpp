@@ -108,15 +108,19 @@ TEST(Heldout, TruePlantedTopicsBeatUniformAndShuffledOnes) {
     EXPECT_LT(truth.perplexity(), 0.75 * one.perplexity());
 }
 
-TEST(Heldout, SameResultAtAnyThreadCount) {
-    const Planted p = planted();
-    const HeldoutEvaluator ev(p.heldout, FoldInOptions{20, 5, 11});
-    // Planted supports are disjoint, which would leave fold-in no choice: blur them so that
-    // every token's topic is really sampled.
+/// The planted topics blurred: planted supports are disjoint, which would leave fold-in no
+/// choice; blurred, every token's topic is really sampled.
+TopicWordDistribution blurred_phi(const Planted& p) {
     std::vector<std::vector<double>> blurred = p.phi;
     for (auto& row : blurred)
         for (double& x : row) x += 0.002;
-    const TopicWordDistribution phi = dense_phi(blurred, 300);
+    return dense_phi(blurred, 300);
+}
+
+TEST(Heldout, SameResultAtAnyThreadCount) {
+    const Planted p = planted();
+    const HeldoutEvaluator ev(p.heldout, FoldInOptions{20, 5, 11});
+    const TopicWordDistribution phi = blurred_phi(p);
     const std::vector<double> alpha = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
     const HeldoutResult serial = ev.evaluate(phi, alpha);
     for (const int threads : {1, 2, 3, 7}) {
@@ -133,10 +137,7 @@ TEST(Heldout, SameResultAtAnyThreadCount) {
 TEST(Heldout, DocumentRangesSumToTheWholeEvaluation) {
     const Planted p = planted();
     const HeldoutEvaluator ev(p.heldout, FoldInOptions{20, 5, 11});
-    std::vector<std::vector<double>> blurred = p.phi;
-    for (auto& row : blurred)
-        for (double& x : row) x += 0.002;
-    const TopicWordDistribution phi = dense_phi(blurred, 300);
+    const TopicWordDistribution phi = blurred_phi(p);
     const std::vector<double> alpha = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
     const HeldoutResult whole = ev.evaluate(phi, alpha);
     const DocId n = p.heldout.num_docs();
