@@ -285,11 +285,7 @@ std::uint64_t DistributedTrainer::estimate_memory(const core::Corpus& corpus,
         12;
     bytes += rank_tokens * (8 + 8 + sizeof(DocId) + sizeof(TopicId));
     // Doc rows: the rank's share, by tokens, of every doc's row (as the single-node estimate).
-    std::uint64_t doc_rows = 0;
-    for (DocId d = 0; d < corpus.num_docs(); ++d) {
-        const std::uint64_t cells = 8 * (1 + std::min<std::uint64_t>(k, corpus.doc_length(d)));
-        doc_rows += (cells + 63) / 64 * 64 + 8;
-    }
+    const std::uint64_t doc_rows = Trainer::estimate_doc_rows(corpus, options.params.num_topics);
     bytes += static_cast<std::uint64_t>(static_cast<double>(doc_rows) *
                                         static_cast<double>(rank_tokens) / static_cast<double>(n));
     // Model: the held slices (about 1/P of the table) and the ring's messages (up to as much).

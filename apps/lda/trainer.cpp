@@ -132,20 +132,25 @@ std::uint64_t Trainer::estimate_memory(const core::Corpus& corpus, const TrainOp
     // token), and the temporary N * 4 bytes of build_blocks.
     bytes += n * (sizeof(DocId) + sizeof(TopicId)) + n * 4;
     bytes += std::min<std::uint64_t>(n, static_cast<std::uint64_t>(corpus.num_words()) * 64) * 12;
-    // Doc-topic rows: 8 bytes per (topic, count) slot, capacity min(K, length), 64-byte lines.
-    for (DocId d = 0; d < corpus.num_docs(); ++d) {
-        const std::uint64_t cells = 8 * (1 + std::min<std::uint64_t>(k, corpus.doc_length(d)));
-        bytes += (cells + 63) / 64 * 64 + 8;
-    }
+    bytes += estimate_doc_rows(corpus, options.params.num_topics);
     // Word-topic rows: dense 4K bytes, or sparse 8 * (1 + min(K, f)), whichever the table picks.
-    for (TotalCount f : corpus.word_frequencies()) {
-        const std::uint64_t cap = std::min<std::uint64_t>(k, static_cast<std::uint64_t>(f));
-        const std::uint64_t row = 2 * cap >= k ? 4 * k : 8 * (1 + cap);
-        bytes += (row + 63) / 64 * 64 + 16;
-    }
+    const auto freq = corpus.word_frequencies();
+    const std::vector<std::uint64_t> f(freq.begin(), freq.end());
+    bytes += WordTopicTable::bytes_for(options.params.num_topics, f);
     // Topic totals: the global copy, one per worker or per block, and sampler scratch.
     const std::uint64_t side = options.blocks > 0 ? options.blocks : 2 * threads;
     bytes += k * 8 * (1 + std::max<std::uint64_t>(threads, side)) + k * 40 * threads;
+    return bytes;
+}
+
+std::uint64_t Trainer::estimate_doc_rows(const core::Corpus& corpus, std::uint32_t num_topics) {
+    // 8 bytes per (topic, count) slot, capacity min(K, length), 64-byte lines.
+    std::uint64_t bytes = 0;
+    for (DocId d = 0; d < corpus.num_docs(); ++d) {
+        const std::uint64_t cells =
+            8 * (1 + std::min<std::uint64_t>(num_topics, corpus.doc_length(d)));
+        bytes += (cells + 63) / 64 * 64 + 8;
+    }
     return bytes;
 }
 

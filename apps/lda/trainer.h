@@ -195,6 +195,10 @@ class Trainer {
     /// the corpus' shape before anything big is allocated. The corpus itself is not counted.
     static std::uint64_t estimate_memory(const core::Corpus& corpus, const TrainOptions& options,
                                          int threads);
+    /// The doc-topic rows' share of estimate_memory: every doc's row of capacity min(K, length)
+    /// (8 bytes a slot, 64-byte lines, plus 8 bytes of metadata). The distributed estimate
+    /// takes a rank's share of it.
+    static std::uint64_t estimate_doc_rows(const core::Corpus& corpus, std::uint32_t num_topics);
 
     /// Replaces every token's topic (e.g. from a checkpoint) and rebuilds the tables.
     /// Throws InputError (naming `source`) when the shape does not match this run's blocks.
