@@ -1,0 +1,59 @@
+// The common train flags: registered once, parsed into the struct, with the resolved values.
+#include "train/common_flags.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+#include "core/base/error.h"
+
+namespace rotor::train {
+namespace {
+
+void parse(CLI::App& app, std::vector<std::string> args) {
+    std::reverse(args.begin(), args.end());
+    app.parse(args);
+}
+
+TEST(CommonFlags, ParsesAndResolves) {
+    CLI::App app;
+    CommonTrainFlags f;
+    f.iterations = 30;
+    add_common_train_flags(app, f, "epochs");
+    parse(app, {"--out", "m", "-n", "50", "--threads", "3", "--seed", "9", "--checkpoint-every",
+                "5", "--quiet", "--no-pin", "--eval-every", "2"});
+    EXPECT_EQ(f.out, "m");
+    EXPECT_EQ(f.iterations, 50u);
+    EXPECT_TRUE(f.iterations_set);
+    EXPECT_EQ(f.resolved_threads(), 3);
+    EXPECT_EQ(f.seed, 9u);
+    EXPECT_EQ(f.eval_every, 2u);
+    EXPECT_TRUE(f.quiet);
+    EXPECT_EQ(f.pin_mode(), sched::PinMode::kNone);
+    EXPECT_EQ(f.resolved_checkpoint_dir(), "m.checkpoint");
+    EXPECT_NE(app.help().find("Number of epochs in all"), std::string::npos);
+}
+
+TEST(CommonFlags, DefaultsAndErrors) {
+    CLI::App app;
+    CommonTrainFlags f;
+    add_common_train_flags(app, f);
+    parse(app, {"--out", "m"});
+    EXPECT_FALSE(f.iterations_set);
+    EXPECT_EQ(f.iterations, 100u);
+    EXPECT_EQ(f.pin_mode(), sched::PinMode::kPu);
+    EXPECT_EQ(f.resolved_checkpoint_dir(), "");  // no checkpoints
+    EXPECT_EQ(f.resolved_threads(),
+              std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
+    f.threads = -1;
+    EXPECT_THROW(f.resolved_threads(), ConfigError);
+    CLI::App missing;
+    CommonTrainFlags g;
+    add_common_train_flags(missing, g);
+    EXPECT_THROW(parse(missing, {"--threads", "2"}), CLI::RequiredError);
+}
+
+}  // namespace
+}  // namespace rotor::train

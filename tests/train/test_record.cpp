@@ -1,0 +1,158 @@
+// Records and reporters: keys set and replaced in order, the JSON line every model writes, the
+// progress line, and a metrics file that appears only when committed.
+#include "train/record.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sched/worker_clock.h"
+#include "train/reporter.h"
+
+namespace rotor::train {
+namespace {
+
+RecordSchema tokens_schema() {
+    RecordSchema s;
+    s.count_key = "tokens_sampled";
+    s.rate_key = "tokens_per_s";
+    s.rate_unit = "tok/s";
+    s.headline_key = "loglik_per_token";
+    s.headline_label = "loglik/token";
+    return s;
+}
+
+TEST(Record, SetReplacesAndKeepsOrder) {
+    Record r;
+    r.set("b", 1);
+    r.set("a", 2);
+    r.set("b", 3);
+    ASSERT_EQ(r.values.size(), 2u);
+    EXPECT_EQ(r.values[0].first, "b");
+    EXPECT_EQ(r.values[0].second, 3);
+    EXPECT_EQ(r.get("a"), 2);
+    EXPECT_FALSE(r.get("c").has_value());
+    r.set_array("x", {1, 2});
+    r.set_array("x", {3});
+    ASSERT_NE(r.array("x"), nullptr);
+    EXPECT_EQ(*r.array("x"), std::vector<double>{3});
+    EXPECT_EQ(r.array("y"), nullptr);
+}
+
+TEST(Record, FinishAndTimes) {
+    Record r;
+    r.processed = 50;
+    const double compute[] = {1.0, 0.5};
+    const double wait[] = {0.0, 0.25};
+    r.set_times(sched::summarize_times(compute, wait, 1.0));
+    r.finish(100);
+    EXPECT_DOUBLE_EQ(r.iteration_s, 1.0);
+    EXPECT_DOUBLE_EQ(r.per_s, 50.0);
+    EXPECT_DOUBLE_EQ(r.processed_ratio, 0.5);
+    EXPECT_DOUBLE_EQ(r.effective_ratio, 0.75);
+    ASSERT_NE(r.array("thread_wait_s"), nullptr);
+    EXPECT_EQ((*r.array("thread_wait_s"))[1], 0.25);
+    Record empty;
+    empty.finish(0);
+    EXPECT_EQ(empty.per_s, 0.0);
+    EXPECT_EQ(empty.processed_ratio, 1.0);
+}
+
+TEST(Record, JsonHasCommonAndModelKeys) {
+    Record r;
+    r.iter = 7;
+    r.time_s = 1.5;
+    r.processed = 1000;
+    r.per_s = 2000;
+    r.set("loglik", -12.5);
+    r.set("bad", std::numeric_limits<double>::quiet_NaN());
+    r.set_array("rank_tokens", {3, 4});
+    const auto j = nlohmann::json::parse(record_json(r, tokens_schema()));
+    EXPECT_EQ(j.at("iter"), 7);
+    EXPECT_EQ(j.at("time_s"), 1.5);
+    EXPECT_EQ(j.at("tokens_sampled"), 1000);
+    EXPECT_EQ(j.at("tokens_per_s"), 2000);
+    EXPECT_EQ(j.at("loglik"), -12.5);
+    EXPECT_TRUE(j.at("bad").is_null());
+    EXPECT_EQ(j.at("rank_tokens"), nlohmann::json::array({3, 4}));
+    for (const char* key :
+         {"effective_ratio", "load_cv", "overhead_ratio", "processed_ratio", "iteration_s"})
+        EXPECT_TRUE(j.contains(key)) << key;
+    EXPECT_FALSE(j.contains("units_per_s"));
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(Reporter, TerminalLineShowsHeadlineOnlyWhenSet) {
+    const std::string path = ::testing::TempDir() + "/terminal.txt";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    {
+        TerminalReporter t(f, tokens_schema());
+        t.on_start("a run");
+        Record r;
+        r.iter = 1;
+        r.time_s = 1;
+        r.iteration_s = 1;
+        r.processed = 2'500'000;
+        t.on_iteration(r, 10);
+        r.iter = 2;
+        r.time_s = 2;
+        r.set("loglik_per_token", -8.25);
+        t.on_iteration(r, 10);
+    }
+    std::fclose(f);
+    const std::string text = read_file(path);
+    EXPECT_NE(text.find("rotor: training on a run"), std::string::npos);
+    EXPECT_NE(text.find("iter  1/10"), std::string::npos) << text;
+    EXPECT_NE(text.find("2.50M tok/s"), std::string::npos) << text;
+    EXPECT_NE(text.find("loglik/token -8.2500"), std::string::npos) << text;
+    EXPECT_EQ(text.find("loglik/token", text.find("iter  1/10")),
+              text.find("loglik/token -8.2500"));
+}
+
+TEST(Reporter, JsonLinesAppearOnCommitAndTeeForwards) {
+    const std::string path = ::testing::TempDir() + "/metrics.jsonl";
+    std::filesystem::remove(path);
+    {
+        JsonLinesReporter j(path, tokens_schema());
+        TeeReporter tee;
+        tee.add(j);
+        Record r;
+        for (std::uint32_t i = 1; i <= 3; ++i) {
+            r.iter = i;
+            tee.on_iteration(r, 3);
+        }
+        EXPECT_FALSE(std::filesystem::exists(path));
+        j.commit();
+    }
+    std::ifstream in(path);
+    std::string line;
+    int lines = 0;
+    while (std::getline(in, line)) {
+        EXPECT_EQ(nlohmann::json::parse(line).at("iter"), ++lines);
+    }
+    EXPECT_EQ(lines, 3);
+}
+
+TEST(Reporter, HumanUnits) {
+    EXPECT_EQ(human_duration(4.12), "4.1s");
+    EXPECT_EQ(human_duration(185), "3m05s");
+    EXPECT_EQ(human_duration(7620), "2h07m");
+    EXPECT_EQ(human_rate(1'234'567), "1.23M");
+    EXPECT_EQ(human_rate(45'600), "45.6k");
+    EXPECT_EQ(human_rate(789), "789");
+}
+
+}  // namespace
+}  // namespace rotor::train

@@ -1,0 +1,53 @@
+#include "train/common_flags.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "core/base/error.h"
+
+namespace rotor::train {
+
+int CommonTrainFlags::resolved_threads() const {
+    if (threads < 0) throw ConfigError("--threads", "must be at least 1 (0: all cores)");
+    return threads > 0 ? threads
+                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+sched::PinMode CommonTrainFlags::pin_mode() const {
+    return no_pin ? sched::PinMode::kNone : sched::PinMode::kPu;
+}
+
+std::string CommonTrainFlags::resolved_checkpoint_dir() const {
+    if (!checkpoint_dir.empty() || checkpoint_every == 0) return checkpoint_dir;
+    return out + ".checkpoint";
+}
+
+void add_common_train_flags(CLI::App& c, CommonTrainFlags& f, const std::string& unit) {
+    c.add_option("--out", f.out, "Model directory to write")->required();
+    c.add_option("--iterations,-n", f.iterations,
+                 "Number of " + unit + " in all (a resumed run continues up to this number)")
+        ->capture_default_str()
+        ->each([&f](const std::string&) { f.iterations_set = true; });
+    c.add_option("--threads,-t", f.threads,
+                 "Worker threads (default: all cores; per rank under mpiexec)");
+    c.add_option("--seed", f.seed, "Random seed")->capture_default_str();
+    c.add_option("--metrics", f.metrics, "Write one JSON metrics record per iteration here");
+    c.add_option("--eval-every", f.eval_every, "Evaluate every N iterations (0: only at the end)")
+        ->capture_default_str();
+    c.add_flag("--no-pin", f.no_pin, "Do not pin worker threads to cores");
+    c.add_option("--checkpoint-every", f.checkpoint_every,
+                 "Write a checkpoint every N iterations (0: never)")
+        ->capture_default_str();
+    c.add_option("--checkpoint-dir", f.checkpoint_dir,
+                 "Where checkpoints go (default: <out>.checkpoint)");
+    c.add_option("--resume", f.resume,
+                 "Continue the run saved in this checkpoint directory (same input)");
+    c.add_option("--trace", f.trace,
+                 "Write the scheduler timeline (Chrome/Perfetto trace-event JSON) here");
+    c.add_option("--max-memory", f.max_memory,
+                 "Refuse to start a run needing more than this (e.g. 16G; default 90% of RAM, "
+                 "shared among the ranks on a host)");
+    c.add_flag("--quiet,-q", f.quiet, "No progress lines");
+}
+
+}  // namespace rotor::train

@@ -1,0 +1,46 @@
+// The flags every `rotor <model> train` has, registered once: threads, seed, iterations,
+// evaluation cadence, output, metrics, trace, checkpoints and resume, the memory limit, pinning
+// and quiet. A model's CLI adds its own flags beside them and copies these into its options.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "sched/runtime.h"
+
+namespace rotor::train {
+
+/// Values of the common flags. Set the defaults a model wants before add_common_train_flags
+/// (they are shown in --help).
+struct CommonTrainFlags {
+    std::string out;                 ///< --out: the model to write (required)
+    int threads = 0;                 ///< --threads: 0 = every core (per rank under mpiexec)
+    std::uint64_t seed = 1;          ///< --seed
+    std::uint32_t iterations = 100;  ///< --iterations: the total a run (or a resumed run) reaches
+    bool iterations_set = false;     ///< whether --iterations was given
+    std::uint32_t eval_every = 10;   ///< --eval-every: evaluate every N iterations (0: last only)
+    std::string metrics;             ///< --metrics: JSON-lines file, one record per iteration
+    std::string trace;               ///< --trace: Chrome trace-event timeline of the blocks
+    std::uint32_t checkpoint_every = 0;  ///< --checkpoint-every N (0: never)
+    std::string checkpoint_dir;          ///< --checkpoint-dir (default <out>.checkpoint)
+    std::string resume;                  ///< --resume DIR: continue a checkpointed run
+    std::string max_memory;              ///< --max-memory: refuse runs needing more
+    bool quiet = false;                  ///< --quiet: no progress lines
+    bool no_pin = false;                 ///< --no-pin: do not pin workers to cores
+
+    /// Worker threads to run: `threads`, or every core for 0. ConfigError("--threads") if < 0.
+    int resolved_threads() const;
+    /// kNone with --no-pin, else kPu.
+    sched::PinMode pin_mode() const;
+    /// --checkpoint-dir, or <out>.checkpoint when checkpoints are on and it is not given.
+    std::string resolved_checkpoint_dir() const;
+};
+
+/// Registers the common flags of a `train` subcommand, bound to `f` (which must outlive `c`).
+/// `unit` names one iteration in the help ("Gibbs sweeps", "epochs", ...).
+void add_common_train_flags(CLI::App& c, CommonTrainFlags& f,
+                            const std::string& unit = "iterations");
+
+}  // namespace rotor::train

@@ -1,0 +1,79 @@
+// Where training progress goes: a progress line per iteration on a terminal stream, the
+// JSON-lines metrics file (docs/user-guide.md, "Metrics"), or both. Any model's records.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/io/atomic_file.h"
+#include "train/record.h"
+
+namespace rotor::train {
+
+/// Receives progress: one call at a time, in iteration order; during back-to-back sweeps from
+/// the worker thread that completed the sweep, otherwise from the training thread.
+class Reporter {
+  public:
+    virtual ~Reporter() = default;
+    /// Once, before the first iteration: one line describing the run.
+    virtual void on_start(std::string_view /*summary*/) {}
+    virtual void on_iteration(const Record& r, std::uint32_t last_iteration) = 0;
+};
+
+/// Prints `iter 10/100  loglik/token -8.1234  1.23M tok/s  elapsed 4.1s  ETA 36.9s`. The rate is
+/// over the last kRateWindow iterations: back-to-back sweeps overlap, so one sweep's own window
+/// can be much shorter or longer than the sweep's work (the metrics file keeps every window).
+class TerminalReporter final : public Reporter {
+  public:
+    static constexpr std::size_t kRateWindow = 5;
+    TerminalReporter(std::FILE* out, RecordSchema schema) : out_(out), schema_(std::move(schema)) {}
+    void on_start(std::string_view summary) override;
+    void on_iteration(const Record& r, std::uint32_t last_iteration) override;
+
+  private:
+    std::FILE* out_;
+    RecordSchema schema_;
+    std::uint32_t first_ = 0;
+    std::deque<std::pair<std::uint64_t, double>> recent_;  ///< (processed, seconds) per iteration
+};
+
+/// Appends one record per iteration to a file written atomically: it appears under its final
+/// name when commit() is called at the end of a successful run.
+class JsonLinesReporter final : public Reporter {
+  public:
+    JsonLinesReporter(const std::string& path, RecordSchema schema)
+        : file_(path), schema_(std::move(schema)) {}
+    void on_iteration(const Record& r, std::uint32_t last_iteration) override;
+    void commit() { file_.commit(); }
+
+  private:
+    core::AtomicFile file_;
+    RecordSchema schema_;
+};
+
+/// Forwards to several reporters, in the order they were added.
+class TeeReporter final : public Reporter {
+  public:
+    void add(Reporter& r) { targets_.push_back(&r); }
+    void on_start(std::string_view summary) override {
+        for (auto* r : targets_) r->on_start(summary);
+    }
+    void on_iteration(const Record& r, std::uint32_t last) override {
+        for (auto* t : targets_) t->on_iteration(r, last);
+    }
+
+  private:
+    std::vector<Reporter*> targets_;
+};
+
+/// "4.1s", "3m05s", "2h07m".
+std::string human_duration(double seconds);
+/// "1.23M", "45.6k", "789".
+std::string human_rate(double per_second);
+
+}  // namespace rotor::train
