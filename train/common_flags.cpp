@@ -7,10 +7,11 @@
 
 namespace rotor::train {
 
-int CommonTrainFlags::resolved_threads() const {
+int CommonTrainFlags::resolved_threads(int host_ranks) const {
     if (threads < 0) throw ConfigError("--threads", "must be at least 1 (0: all cores)");
-    return threads > 0 ? threads
-                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    if (threads > 0) return threads;
+    const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    return std::max(1, cores / std::max(1, host_ranks));
 }
 
 sched::PinMode CommonTrainFlags::pin_mode() const {

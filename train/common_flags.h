@@ -30,8 +30,9 @@ struct CommonTrainFlags {
     bool quiet = false;                  ///< --quiet: no progress lines
     bool no_pin = false;                 ///< --no-pin: do not pin workers to cores
 
-    /// Worker threads to run: `threads`, or every core for 0. ConfigError("--threads") if < 0.
-    int resolved_threads() const;
+    /// Worker threads to run: `threads`, or for 0 this host's cores shared out among the
+    /// `host_ranks` processes on it. ConfigError("--threads") if < 0.
+    int resolved_threads(int host_ranks = 1) const;
     /// kNone with --no-pin, else kPu.
     sched::PinMode pin_mode() const;
     /// --checkpoint-dir, or <out>.checkpoint when checkpoints are on and it is not given.

@@ -14,8 +14,6 @@
 
 #include "apps/lda/checkpoint.h"
 #include "apps/lda/distributed_trainer.h"
-#include "apps/lda/reporters.h"
-#include "apps/lda/trace.h"
 #include "apps/lda/trainer.h"
 #include "apps/lda/use_cli.h"
 #include "comm/communicator.h"
@@ -27,29 +25,23 @@
 #include "core/lda/inference.h"
 #include "core/lda/model.h"
 #include "sched/runtime.h"
+#include "train/common_flags.h"
+#include "train/memory_plan.h"
+#include "train/reporter.h"
+#include "train/trace.h"
 
 namespace rotor::apps {
 namespace {
 
 struct TrainFlags {
-    std::string resume;
-    std::string checkpoint_dir;
-    std::uint32_t checkpoint_every = 0;
-    std::string max_memory;
-    std::string trace;
+    train::CommonTrainFlags common;  ///< threads, seed, iterations, metrics, checkpoints, ...
     std::string heldout;
     std::string heldout_vocab;
     std::uint32_t optimize_alpha = 0;
     std::size_t coherence_top = 10;
     std::string corpus;
     std::string vocab;
-    std::string out;
-    std::string metrics;
     std::string alpha;
-    int threads = 0;
-    bool iterations_set = false;
-    bool quiet = false;
-    bool no_pin = false;
     lda::TrainOptions options;
     lda::DistributedOptions dist;  ///< only with more than one MPI rank
     std::string straggler;
@@ -84,104 +76,60 @@ void parse_alpha(const std::string& text, lda::LdaParams& p) {
     }
 }
 
-/// Parses a size such as 512M, 16G, 1.5T or a plain byte count.
-std::uint64_t parse_bytes(const std::string& text, const char* key) {
-    std::size_t used = 0;
-    double v = 0;
-    try {
-        v = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    double unit = 1;
-    if (used > 0 && used + 1 == text.size()) {
-        switch (std::toupper(static_cast<unsigned char>(text.back()))) {
-            case 'K':
-                unit = 1024.0;
-                break;
-            case 'M':
-                unit = 1024.0 * 1024;
-                break;
-            case 'G':
-                unit = 1024.0 * 1024 * 1024;
-                break;
-            case 'T':
-                unit = 1024.0 * 1024 * 1024 * 1024;
-                break;
-            default:
-                used = 0;
-        }
-        if (used) ++used;
-    }
-    if (used == 0 || used != text.size() || !(v > 0))
-        throw ConfigError(key, fmt::format("'{}' is not a size (e.g. 512M, 16G)", text));
-    return static_cast<std::uint64_t>(v * unit);
-}
-
-std::string human_bytes(std::uint64_t b) {
-    if (b >= (1ULL << 30)) return fmt::format("{:.1f} GiB", b / double(1ULL << 30));
-    if (b >= (1ULL << 20)) return fmt::format("{:.1f} MiB", b / double(1ULL << 20));
-    return fmt::format("{:.1f} KiB", b / double(1ULL << 10));
-}
-
-std::uint64_t physical_memory() {
-    const long pages = sysconf(_SC_PHYS_PAGES);
-    const long page = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * page : 0;
+/// The common flags' values that live in the trainer's options.
+void apply_common(TrainFlags& f) {
+    f.options.iterations = f.common.iterations;
+    f.options.seed = f.common.seed;
+    f.options.eval_every = f.common.eval_every;
+    f.options.record_schedule = !f.common.trace.empty();
 }
 
 void run_train(TrainFlags& f) {
+    apply_common(f);
     if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
-    if (f.threads < 0) throw ConfigError("--threads", "must be at least 1 (0: all cores)");
-    const int threads = f.threads > 0
-                            ? f.threads
-                            : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    const int threads = f.common.resolved_threads();
 
     std::optional<lda::Checkpoint> resume;
-    if (!f.resume.empty()) {
+    if (!f.common.resume.empty()) {
         // The run's settings come from the checkpoint; only --iterations (the total) may change.
-        resume = lda::read_checkpoint(f.resume);
+        resume = lda::read_checkpoint(f.common.resume);
         const std::uint32_t target =
-            f.iterations_set ? f.options.iterations : resume->options.iterations;
+            f.common.iterations_set ? f.options.iterations : resume->options.iterations;
         f.options = resume->options;
         f.options.iterations = target;
     }
-    f.options.record_schedule = !f.trace.empty();
+    f.options.record_schedule = !f.common.trace.empty();
     f.options.validate();
-    if (f.checkpoint_every > 0 && f.checkpoint_dir.empty())
-        f.checkpoint_dir = f.out + ".checkpoint";
-    if (f.checkpoint_every > 0) lda::remove_stale_temporaries(f.checkpoint_dir);
+    const std::string checkpoint_dir = f.common.resolved_checkpoint_dir();
+    if (f.common.checkpoint_every > 0) lda::remove_stale_temporaries(checkpoint_dir);
 
     core::LoadedCorpus loaded = core::load_corpus(f.corpus, f.vocab);
     const lda::CorpusFingerprint print = lda::fingerprint(loaded.corpus);
     if (resume && !(resume->corpus == print))
-        throw ConfigError("--resume",
-                          fmt::format("{} was made on another corpus than {}", f.resume, f.corpus));
+        throw ConfigError("--resume", fmt::format("{} was made on another corpus than {}",
+                                                  f.common.resume, f.corpus));
 
     // Memory plan: refuse before allocating rather than fail (or swap) half-way.
     const std::uint64_t need = lda::Trainer::estimate_memory(loaded.corpus, f.options, threads);
-    const std::uint64_t limit = f.max_memory.empty() ? physical_memory() / 10 * 9
-                                                     : parse_bytes(f.max_memory, "--max-memory");
-    if (limit > 0 && need > limit)
-        throw ConfigError("--max-memory",
-                          fmt::format("this run needs about {} but the limit is {}; use fewer "
-                                      "topics (--topics), a smaller corpus, or raise --max-memory",
-                                      human_bytes(need), human_bytes(limit)));
+    train::check_memory(need, train::memory_limit(f.common.max_memory),
+                        "use fewer topics (--topics), a smaller corpus, or raise --max-memory");
 
-    std::unique_ptr<lda::JsonLinesReporter> metrics;
-    if (!f.metrics.empty()) metrics = std::make_unique<lda::JsonLinesReporter>(f.metrics);
+    std::unique_ptr<train::JsonLinesReporter> metrics;
+    if (!f.common.metrics.empty())
+        metrics =
+            std::make_unique<train::JsonLinesReporter>(f.common.metrics, lda::record_schema());
 
-    sched::Runtime runtime(threads, f.no_pin ? sched::PinMode::kNone : sched::PinMode::kPu);
+    sched::Runtime runtime(threads, f.common.pin_mode());
     lda::Trainer trainer(loaded.corpus, f.options, runtime);
     if (resume) {
         trainer.set_alpha(resume->alpha);
-        trainer.restore(resume->block_topics, resume->iterations_done, f.resume);
+        trainer.restore(resume->block_topics, resume->iterations_done, f.common.resume);
     }
-    lda::TerminalReporter terminal(stdout);
-    lda::TeeReporter tee;
-    if (!f.quiet) tee.add(terminal);
+    train::TerminalReporter terminal(stdout, lda::record_schema());
+    train::TeeReporter tee;
+    if (!f.common.quiet) tee.add(terminal);
     if (metrics) tee.add(*metrics);
-    lda::TrainHooks hooks;
+    train::Hooks hooks;
     // Held-out document completion at every evaluation (docs/evaluation.md), on the training
     // vocabulary; parallel over documents, the same at any thread count.
     std::optional<lda::HeldoutEvaluator> heldout;
@@ -197,14 +145,14 @@ void run_train(TrainFlags& f) {
                                         const std::function<void(std::int64_t, std::int64_t)>& fn) {
         runtime.parallel_for(b, e, fn);
     };
-    hooks.on_evaluate = [&](lda::IterationMetrics& m) {
+    hooks.on_evaluate = [&](train::Record& m) {
         if (heldout) {
             lda::LdaParams p = f.options.params;
             p.alpha_per_topic = trainer.alpha();
             const lda::HeldoutResult r =
                 heldout->evaluate(trainer.word_topic(), trainer.topic_totals(), p, parallel);
-            m.extra.emplace_back("heldout_loglik_per_token", r.loglik_per_token());
-            m.extra.emplace_back("heldout_perplexity", r.perplexity());
+            m.set("heldout_loglik_per_token", r.loglik_per_token());
+            m.set("heldout_perplexity", r.perplexity());
         }
         if (f.coherence_top > 0) {
             const lda::LdaModel snapshot = trainer.to_model({}, f.corpus);
@@ -213,25 +161,25 @@ void run_train(TrainFlags& f) {
                 top.emplace_back();
                 for (const auto& [w, p] : t.words) top.back().push_back(w);
             }
-            m.extra.emplace_back("coherence_umass", lda::umass_coherence(loaded.corpus, top).mean);
+            m.set("coherence_umass", lda::umass_coherence(loaded.corpus, top).mean);
         }
     };
-    hooks.after_iteration = [&](const lda::IterationMetrics& m) {
+    hooks.after_iteration = [&](const train::Record& m) {
         // Minka's fixed-point update of an asymmetric α every N sweeps, as Mallet does.
         if (f.optimize_alpha > 0 && m.iter % f.optimize_alpha == 0) {
             const auto r = lda::optimize_alpha(lda::doc_topic_histograms(trainer.doc_topic()),
                                                trainer.alpha());
             if (r.updated) trainer.set_alpha(r.alpha);
         }
-        if (f.checkpoint_every > 0 && m.iter % f.checkpoint_every == 0 &&
+        if (f.common.checkpoint_every > 0 && m.iter % f.common.checkpoint_every == 0 &&
             m.iter < f.options.iterations)
-            lda::write_checkpoint(f.checkpoint_dir, trainer, f.options, print);
+            lda::write_checkpoint(checkpoint_dir, trainer, f.options, print);
     };
     // Sweeps run back to back, without a barrier, except before the iterations whose hook reads
     // or changes the state.
     hooks.needs_state = [&](std::uint32_t iter) {
         return (f.optimize_alpha > 0 && iter % f.optimize_alpha == 0) ||
-               (f.checkpoint_every > 0 && iter % f.checkpoint_every == 0);
+               (f.common.checkpoint_every > 0 && iter % f.common.checkpoint_every == 0);
     };
     if (trainer.iterations_done() < f.options.iterations)
         trainer.train(tee, hooks, f.options.iterations);
@@ -240,49 +188,38 @@ void run_train(TrainFlags& f) {
     if (loaded.vocab) {
         for (WordId w = 0; w < loaded.vocab->size(); ++w) vocab.emplace_back(loaded.vocab->word(w));
     }
-    lda::save_model(trainer.to_model(std::move(vocab), f.corpus), f.out);
+    lda::save_model(trainer.to_model(std::move(vocab), f.corpus), f.common.out);
     if (metrics) metrics->commit();
-    if (!f.trace.empty()) lda::write_chrome_trace(f.trace, trainer.schedule(), threads);
-    if (!f.quiet) fmt::print("rotor: model written to {}\n", f.out);
-}
-
-/// Collective: how many ranks of `world` run on this host (by host name), this one included.
-int ranks_on_this_host(comm::Communicator& world) {
-    char name[256] = {};
-    const bool known = ::gethostname(name, sizeof name - 1) == 0;
-    const std::string mine = known ? std::string(name) : std::string();
-    const auto all = world.allgather(std::as_bytes(std::span<const char>(mine)));
-    if (!known) return world.size();  // unknown: assume every rank is here
-    int same = 0;
-    for (const auto& other : all)
-        same += std::string(reinterpret_cast<const char*>(other.data()), other.size()) == mine;
-    return std::max(same, 1);
+    if (!f.common.trace.empty())
+        train::write_chrome_trace(f.common.trace, trainer.schedule(), threads, "rotor lda train");
+    if (!f.common.quiet) fmt::print("rotor: model written to {}\n", f.common.out);
 }
 
 /// `mpiexec -n P rotor lda train ...` with P > 1 (docs/distributed.md). Failures before and after
 /// training are agreed by all ranks (lda::AgreedError); one during training ends the job in main.
 void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
+    apply_common(f);
+    const std::string checkpoint_dir = f.common.resolved_checkpoint_dir();
     std::optional<core::LoadedCorpus> loaded;
     std::optional<sched::Runtime> runtime;
-    std::unique_ptr<lda::JsonLinesReporter> metrics;
+    std::unique_ptr<train::JsonLinesReporter> metrics;
     // Every rank holds the held-out corpus; rank 0 evaluates it (DistributedTrainer).
     std::optional<lda::HeldoutEvaluator> heldout;
     // --resume: every rank reads the shared state and its own part (apps/lda/checkpoint.h).
     std::optional<lda::DistributedCheckpoint> resume;
     lda::CorpusFingerprint print;
     // Ranks sharing this host share its memory: the default --max-memory is their share of it.
-    const int host_ranks = ranks_on_this_host(world);
+    const int host_ranks = train::ranks_on_this_host(world);
     lda::run_agreed(world, [&] {
         if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
-        if (f.threads < 0) throw ConfigError("--threads", "must be at least 1 (0: all cores)");
         if (!f.straggler.empty()) lda::parse_straggler(f.straggler, f.dist);
-        if (!f.resume.empty()) {
+        if (!f.common.resume.empty()) {
             // As with one process, the run's settings come from the checkpoint (the grid's
             // columns per slice and the timer's too, so that every rank's blocks are the ones
             // saved); only --iterations (the total) may change.
-            resume = lda::read_distributed_checkpoint(f.resume, world.rank(), world.size());
+            resume = lda::read_distributed_checkpoint(f.common.resume, world.rank(), world.size());
             const std::uint32_t target =
-                f.iterations_set ? f.options.iterations : resume->options.iterations;
+                f.common.iterations_set ? f.options.iterations : resume->options.iterations;
             f.options = resume->options;
             f.options.iterations = target;
             f.dist.columns_per_slice = resume->columns_per_slice;
@@ -295,19 +232,17 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
                 f.dist.timer_params.initial_s = resume->timer_budget;
             }
         }
-        f.options.record_schedule = !f.trace.empty();
+        f.options.record_schedule = !f.common.trace.empty();
         f.options.validate();
         f.dist.validate(world.size());
-        if (f.checkpoint_every > 0 && f.checkpoint_dir.empty())
-            f.checkpoint_dir = f.out + ".checkpoint";
         // Rank 0 alone builds checkpoint directories, so it alone clears what killed runs left.
-        if (f.checkpoint_every > 0 && world.rank() == 0)
-            lda::remove_stale_temporaries(f.checkpoint_dir);
+        if (f.common.checkpoint_every > 0 && world.rank() == 0)
+            lda::remove_stale_temporaries(checkpoint_dir);
         loaded.emplace(core::load_corpus(f.corpus, f.vocab));
-        if (f.checkpoint_every > 0 || resume) print = lda::fingerprint(loaded->corpus);
+        if (f.common.checkpoint_every > 0 || resume) print = lda::fingerprint(loaded->corpus);
         if (resume && !(resume->corpus == print))
             throw ConfigError("--resume", fmt::format("{} was made on another corpus than {}",
-                                                      f.resume, f.corpus));
+                                                      f.common.resume, f.corpus));
         if (!f.heldout.empty()) {
             core::LoadedCorpus h = core::load_corpus(f.heldout, f.heldout_vocab);
             lda::MappedCorpus mapped = lda::map_to_model(h.corpus, h.vocab ? &*h.vocab : nullptr,
@@ -315,10 +250,8 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
                                                          loaded->corpus.num_words(), f.heldout);
             heldout.emplace(std::move(mapped.corpus), lda::FoldInOptions{});
         }
-        // Default: the cores shared out among the ranks (one node); give --threads per rank
-        // when ranks run on separate nodes or NUMA domains.
-        const int hw = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-        const int threads = f.threads > 0 ? f.threads : std::max(1, hw / world.size());
+        // Default: each host's cores shared out among the ranks on it.
+        const int threads = f.common.resolved_threads(host_ranks);
         // Memory plan per rank (every rank computes the same): refuse before allocating, and
         // let rebalancing give no rank more tokens than the limit allows.
         const core::Corpus& corpus = loaded->corpus;
@@ -331,15 +264,11 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
                                                             threads, tokens);
         };
         const std::uint64_t need = estimate(share);
-        const std::uint64_t limit = f.max_memory.empty()
-                                        ? physical_memory() / 10 * 9 / host_ranks
-                                        : parse_bytes(f.max_memory, "--max-memory");
-        if (limit > 0 && need > limit)
-            throw ConfigError("--max-memory",
-                              fmt::format("each rank needs about {} but the limit is {}; use "
-                                          "more ranks, fewer topics (--topics), or raise "
-                                          "--max-memory (per rank under mpiexec)",
-                                          human_bytes(need), human_bytes(limit)));
+        const std::uint64_t limit = train::memory_limit(f.common.max_memory, host_ranks);
+        train::check_memory(need, limit,
+                            "use more ranks, fewer topics (--topics), or raise --max-memory (per "
+                            "rank under mpiexec)",
+                            true);
         if (limit > 0 && corpus.num_tokens() > 0) {
             const std::uint64_t base = estimate(0);
             const double per_token = static_cast<double>(estimate(corpus.num_tokens()) - base) /
@@ -349,9 +278,10 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
                     share,
                     static_cast<std::uint64_t>(static_cast<double>(limit - base) / per_token));
         }
-        runtime.emplace(threads, f.no_pin ? sched::PinMode::kNone : sched::PinMode::kPu);
-        if (world.rank() == 0 && !f.metrics.empty())
-            metrics = std::make_unique<lda::JsonLinesReporter>(f.metrics);
+        runtime.emplace(threads, f.common.pin_mode());
+        if (world.rank() == 0 && !f.common.metrics.empty())
+            metrics =
+                std::make_unique<train::JsonLinesReporter>(f.common.metrics, lda::record_schema());
     });
     std::unique_ptr<lda::DistributedTrainer> trainer;
     lda::run_agreed(world, [&] {
@@ -368,45 +298,45 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
                          resume->timer_budget, resume->part_path);  // agreed on failure
         resume->docs = {};
         resume->topics = {};
-        if (!f.quiet) {
+        if (!f.common.quiet) {
             // The restored state's log-likelihood: the one the run recorded at that iteration.
             const lda::LogLikelihood ll = trainer->evaluate();
             if (world.rank() == 0)
-                fmt::print("rotor: resumed {} at iteration {} (loglik {:.17g}){}\n", f.resume,
-                           trainer->iterations_done(), ll.loglik,
+                fmt::print("rotor: resumed {} at iteration {} (loglik {:.17g}){}\n",
+                           f.common.resume, trainer->iterations_done(), ll.loglik,
                            resume->ranks != world.size()
                                ? fmt::format(", written by {} ranks, now on {}", resume->ranks,
                                              world.size())
                                : "");
         }
     }
-    lda::TerminalReporter terminal(stdout);
-    lda::TeeReporter tee;
-    if (!f.quiet && world.rank() == 0) tee.add(terminal);
+    train::TerminalReporter terminal(stdout, lda::record_schema());
+    train::TeeReporter tee;
+    if (!f.common.quiet && world.rank() == 0) tee.add(terminal);
     if (metrics) tee.add(*metrics);
-    // The hooks run on every rank in the same order (run_sweeps), so their collectives match.
-    lda::TrainHooks hooks;
-    hooks.on_evaluate = [&](lda::IterationMetrics& m) {
+    // The hooks run on every rank in the same order (train::run_iterations), so their collectives
+    // match.
+    train::Hooks hooks;
+    hooks.on_evaluate = [&](train::Record& m) {
         if (heldout) {
             const lda::HeldoutResult r = trainer->evaluate_heldout(*heldout);
-            m.extra.emplace_back("heldout_loglik_per_token", r.loglik_per_token());
-            m.extra.emplace_back("heldout_perplexity", r.perplexity());
+            m.set("heldout_loglik_per_token", r.loglik_per_token());
+            m.set("heldout_perplexity", r.perplexity());
         }
         if (f.coherence_top > 0) {
             // The top words come to rank 0, which has the corpus; the other ranks go on.
             const auto top = trainer->top_words(f.coherence_top);
             if (world.rank() == 0)
-                m.extra.emplace_back("coherence_umass",
-                                     lda::umass_coherence(loaded->corpus, top).mean);
+                m.set("coherence_umass", lda::umass_coherence(loaded->corpus, top).mean);
         }
     };
-    hooks.after_iteration = [&](const lda::IterationMetrics& m) {
+    hooks.after_iteration = [&](const train::Record& m) {
         // Minka's update every N sweeps from all ranks' histograms; the same α on every rank.
         if (f.optimize_alpha > 0 && m.iter % f.optimize_alpha == 0) trainer->optimize_alpha();
         // Every rank writes its part; a failure on any rank is agreed (AgreedError everywhere).
-        if (f.checkpoint_every > 0 && m.iter % f.checkpoint_every == 0 &&
+        if (f.common.checkpoint_every > 0 && m.iter % f.common.checkpoint_every == 0 &&
             m.iter < f.options.iterations)
-            lda::write_distributed_checkpoint(f.checkpoint_dir, *trainer, f.options, f.dist, print,
+            lda::write_distributed_checkpoint(checkpoint_dir, *trainer, f.options, f.dist, print,
                                               world);
     };
     if (trainer->iterations_done() < f.options.iterations)
@@ -418,15 +348,17 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
             vocab.emplace_back(loaded->vocab->word(w));
     }
     lda::LdaModel model = trainer->gather_model(std::move(vocab), f.corpus);
-    std::vector<std::vector<lda::BlockRun>> timeline;
-    if (!f.trace.empty()) timeline = trainer->gather_schedule();
+    std::vector<std::vector<train::BlockRun>> timeline;
+    if (!f.common.trace.empty()) timeline = trainer->gather_schedule();
     lda::run_agreed(world, [&] {
         if (world.rank() != 0) return;
-        lda::save_model(model, f.out);
+        lda::save_model(model, f.common.out);
         if (metrics) metrics->commit();
-        if (!f.trace.empty()) lda::write_chrome_trace_ranks(f.trace, timeline, runtime->threads());
+        if (!f.common.trace.empty())
+            train::write_chrome_trace_ranks(f.common.trace, timeline, runtime->threads());
     });
-    if (!f.quiet && world.rank() == 0) fmt::print("rotor: model written to {}\n", f.out);
+    if (!f.common.quiet && world.rank() == 0)
+        fmt::print("rotor: model written to {}\n", f.common.out);
 }
 
 void add_train(CLI::App& lda, comm::Communicator* world) {
@@ -436,34 +368,19 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
                   "Training corpus: rotor binary corpus, or UCI docword.txt[.gz]")
         ->required();
     c->add_option("--vocab", f->vocab, "Vocabulary file (default: beside the corpus, if any)");
-    c->add_option("--out", f->out, "Model directory to write")->required();
     c->add_option("--topics,-k", f->options.params.num_topics, "Number of topics K")
         ->capture_default_str();
-    c->add_option("--iterations,-n", f->options.iterations,
-                  "Gibbs sweeps in all (a resumed run continues up to this number)")
-        ->capture_default_str()
-        ->each([f](const std::string&) { f->iterations_set = true; });
-    c->add_option("--threads,-t", f->threads, "Worker threads (default: all cores)");
     c->add_option("--alpha", f->alpha,
                   "Doc-topic prior: one value (default 50/K) or K comma-separated values");
     c->add_option("--beta", f->options.params.beta, "Topic-word prior")->capture_default_str();
-    c->add_option("--seed", f->options.seed, "Random seed")->capture_default_str();
     c->add_option("--blocks", f->options.blocks,
                   "Grid side L (default: ceil(sqrt(2)*threads); 16 with --deterministic)");
-    c->add_option("--metrics", f->metrics, "Write one JSON metrics record per iteration here");
-    c->add_option("--eval-every", f->options.eval_every,
-                  "Compute the log-likelihood every N iterations (0: only at the end)")
-        ->capture_default_str();
     c->add_flag("--deterministic", f->options.deterministic,
                 "Diagonal sweeps: the same seed gives the same model at any thread count");
-    c->add_flag("--no-pin", f->no_pin, "Do not pin worker threads to cores");
-    c->add_option("--checkpoint-every", f->checkpoint_every,
-                  "Write a checkpoint every N iterations (0: never)")
-        ->capture_default_str();
-    c->add_option("--checkpoint-dir", f->checkpoint_dir,
-                  "Where checkpoints go (default: <out>.checkpoint)");
-    c->add_option("--resume", f->resume,
-                  "Continue the run saved in this checkpoint directory (same corpus)");
+    f->common.iterations = f->options.iterations;
+    f->common.seed = f->options.seed;
+    f->common.eval_every = f->options.eval_every;
+    train::add_common_train_flags(*c, f->common, "Gibbs sweeps");
     c->add_option("--heldout", f->heldout,
                   "Held-out corpus: log its document-completion perplexity at every evaluation");
     c->add_option("--heldout-vocab", f->heldout_vocab,
@@ -474,11 +391,6 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
     c->add_option("--coherence-top", f->coherence_top,
                   "Words per topic for the UMass coherence metric (0: do not compute)")
         ->capture_default_str();
-    c->add_option("--trace", f->trace,
-                  "Write the scheduler timeline (Chrome/Perfetto trace-event JSON) here");
-    c->add_option("--max-memory", f->max_memory,
-                  "Refuse to start a run needing more than this (e.g. 16G; default 90% of RAM)");
-    c->add_flag("--quiet,-q", f->quiet, "No progress lines");
     c->add_flag("--timer,!--no-timer", f->dist.timer,
                 "MPI only: stop each round's compute after a tuned time budget (default on)");
     c->add_option("--timer-init", f->dist.timer_params.initial_s,

@@ -624,7 +624,7 @@ std::uint64_t DistributedTrainer::compute(int slice, std::uint32_t iter, int pha
     return total;
 }
 
-IterationMetrics DistributedTrainer::iterate() {
+train::Record DistributedTrainer::iterate() {
     const std::uint32_t iter = iterations_done_ + 1;
     if (dist_.on_iteration_start) dist_.on_iteration_start(rank_, iter);
     const int threads = runtime_.threads();
@@ -742,15 +742,15 @@ IterationMetrics DistributedTrainer::iterate() {
     if (moved_all > 0) last_move_s_ = rebalance_max;
     if (dist_.rebalance && ranks_ > 1) pending_moves_ = decide_rebalance(moved_all > 0);
 
-    IterationMetrics m;
+    train::Record m;
     m.iter = iter;
     m.iteration_s = 0;
     for (const RankMetrics& r : rank_metrics_)
         m.iteration_s = std::max(m.iteration_s, r.iteration_s);
-    m.tokens_sampled = sampled_all;
-    m.tokens_per_s = m.iteration_s > 0 ? sampled_all / m.iteration_s : 0;
+    m.processed = sampled_all;
+    m.per_s = m.iteration_s > 0 ? sampled_all / m.iteration_s : 0;
     m.processed_ratio = ratio_all;
-    m.s_error = err[0] / (err[1] * static_cast<double>(num_tokens_));
+    m.set("s_error", err[0] / (err[1] * static_cast<double>(num_tokens_)));
     std::vector<double> compute, comm, wait, ratio, overhead, tokens, model;
     for (const RankMetrics& r : rank_metrics_) {
         m.effective_ratio += r.effective_ratio / ranks_;
@@ -767,22 +767,22 @@ IterationMetrics DistributedTrainer::iterate() {
     const auto mean = [](const std::vector<double>& v) {
         return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
     };
-    m.extra.emplace_back("ranks", ranks_);
-    m.extra.emplace_back("compute_s", mean(compute));
-    m.extra.emplace_back("comm_s", mean(comm));
-    m.extra.emplace_back("wait_s", mean(wait));
-    m.extra.emplace_back("rank_load_cv", population_cv(compute));
-    m.extra.emplace_back("timer_budget_s", timer_budget());
-    m.extra.emplace_back("tokens_moved", static_cast<double>(moved_all));
-    m.extra.emplace_back("rebalance_s", rebalance_max);
-    m.extra.emplace_back("model_bytes_max", *std::max_element(model.begin(), model.end()));
-    m.extra_arrays.emplace_back("rank_processed_ratio", std::move(ratio));
-    m.extra_arrays.emplace_back("rank_compute_s", std::move(compute));
-    m.extra_arrays.emplace_back("rank_comm_s", std::move(comm));
-    m.extra_arrays.emplace_back("rank_wait_s", std::move(wait));
-    m.extra_arrays.emplace_back("rank_overhead_ratio", std::move(overhead));
-    m.extra_arrays.emplace_back("rank_tokens", std::move(tokens));
-    m.extra_arrays.emplace_back("rank_model_bytes", std::move(model));
+    m.set("ranks", ranks_);
+    m.set("compute_s", mean(compute));
+    m.set("comm_s", mean(comm));
+    m.set("wait_s", mean(wait));
+    m.set("rank_load_cv", population_cv(compute));
+    m.set("timer_budget_s", timer_budget());
+    m.set("tokens_moved", static_cast<double>(moved_all));
+    m.set("rebalance_s", rebalance_max);
+    m.set("model_bytes_max", *std::max_element(model.begin(), model.end()));
+    m.set_array("rank_processed_ratio", std::move(ratio));
+    m.set_array("rank_compute_s", std::move(compute));
+    m.set_array("rank_comm_s", std::move(comm));
+    m.set_array("rank_wait_s", std::move(wait));
+    m.set_array("rank_overhead_ratio", std::move(overhead));
+    m.set_array("rank_tokens", std::move(tokens));
+    m.set_array("rank_model_bytes", std::move(model));
     return m;
 }
 
@@ -806,7 +806,7 @@ LogLikelihood DistributedTrainer::evaluate() {
     return likelihood_.combine(parts[0], parts[1], totals_);
 }
 
-void DistributedTrainer::train(Reporter& reporter, const TrainHooks& hooks,
+void DistributedTrainer::train(train::Reporter& reporter, const train::Hooks& hooks,
                                std::uint32_t last_iteration) {
     const std::uint32_t last =
         last_iteration > 0 ? last_iteration : iterations_done_ + options_.iterations;
@@ -826,7 +826,9 @@ void DistributedTrainer::train(Reporter& reporter, const TrainHooks& hooks,
                                       : "",
             runtime_.status()));
     }
-    detail::run_sweeps(*this, options_.eval_every, num_tokens_, reporter, rank_ == 0, hooks, last);
+    train::run_iterations(*this,
+                          {.last = last, .eval_every = options_.eval_every, .report = rank_ == 0},
+                          reporter, hooks);
 }
 
 LdaModel DistributedTrainer::gather_model(std::vector<std::string> vocab, std::string corpus_path) {
@@ -1100,16 +1102,16 @@ bool DistributedTrainer::optimize_alpha(const AlphaOptimizerOptions& options) {
     return true;
 }
 
-std::vector<std::vector<BlockRun>> DistributedTrainer::gather_schedule() {
-    static_assert(std::is_trivially_copyable_v<BlockRun>);
-    const auto all = comm_.gather(std::as_bytes(std::span<const BlockRun>(schedule_)), 0);
-    std::vector<std::vector<BlockRun>> out;
+std::vector<std::vector<train::BlockRun>> DistributedTrainer::gather_schedule() {
+    static_assert(std::is_trivially_copyable_v<train::BlockRun>);
+    const auto all = comm_.gather(std::as_bytes(std::span<const train::BlockRun>(schedule_)), 0);
+    std::vector<std::vector<train::BlockRun>> out;
     if (rank_ != 0) return out;
     out.resize(ranks_);
     for (int q = 0; q < ranks_; ++q) {
-        if (all[q].size() % sizeof(BlockRun) != 0)
+        if (all[q].size() % sizeof(train::BlockRun) != 0)
             throw CommError(rank_, fmt::format("timeline of rank {}: bad size", q));
-        out[q].resize(all[q].size() / sizeof(BlockRun));
+        out[q].resize(all[q].size() / sizeof(train::BlockRun));
         if (!all[q].empty()) std::memcpy(out[q].data(), all[q].data(), all[q].size());
     }
     return out;

@@ -189,12 +189,15 @@ class DistributedTrainer {
     /// Collective. Sweeps until iterations_done() reaches `last_iteration` (0: options'
     /// iterations more). `reporter` is called on rank 0 only (other ranks may pass any
     /// reporter; it is not called); evaluation every eval_every sweeps and at the last.
-    void train(Reporter& reporter, const TrainHooks& hooks = {}, std::uint32_t last_iteration = 0);
+    void train(train::Reporter& reporter, const train::Hooks& hooks = {},
+               std::uint32_t last_iteration = 0);
     /// Collective: one iteration (P rounds of two slices). The returned metrics are the same on
     /// every rank: aggregated values, plus per-rank arrays in `extra` / rank_metrics().
-    IterationMetrics iterate();
+    train::Record iterate();
     /// Collective: log p(w|z) and log p(w,z) of the current state, equal on every rank.
     LogLikelihood evaluate();
+    /// Collective: evaluate() written into `r` (add_loglik).
+    void evaluate_record(train::Record& r) { add_loglik(r, evaluate(), num_tokens_); }
     /// Collective: the whole model on rank 0 (docs in corpus order with their labels, as the
     /// single-node trainer writes it); an empty model on the other ranks.
     LdaModel gather_model(std::vector<std::string> vocab, std::string corpus_path);
@@ -257,9 +260,9 @@ class DistributedTrainer {
     /// Block runs of this rank recorded so far (options.record_schedule): worker = the rank's
     /// worker, col = s·c + j (group j of slice s); seconds since the trainer was constructed,
     /// the ranks' clocks started together after a barrier.
-    const std::vector<BlockRun>& schedule() const noexcept { return schedule_; }
+    const std::vector<train::BlockRun>& schedule() const noexcept { return schedule_; }
     /// Collective: every rank's schedule() on rank 0 (index = rank); empty on the others.
-    std::vector<std::vector<BlockRun>> gather_schedule();
+    std::vector<std::vector<train::BlockRun>> gather_schedule();
 
     // Read access for tests and the CLI (no communication).
     int rank() const noexcept { return rank_; }
@@ -375,7 +378,7 @@ class DistributedTrainer {
     std::uint32_t iterations_done_ = 0;
     std::vector<double> alpha_;
     Stopwatch since_start_;
-    std::vector<BlockRun> schedule_;
+    std::vector<train::BlockRun> schedule_;
     std::vector<std::vector<double>> speed_history_;  // per rank, tokens/s of recent iterations
     std::vector<DocTransfer> pending_moves_;          // to execute at the next iteration's start
     std::uint32_t rebalances_ = 0;

@@ -30,6 +30,24 @@ constexpr std::uint64_t kRowStream = 0x524f5753;     // "ROWS": doc permutation 
 
 }  // namespace
 
+train::RecordSchema record_schema() {
+    train::RecordSchema s;
+    s.count_key = "tokens_sampled";
+    s.rate_key = "tokens_per_s";
+    s.rate_unit = "tok/s";
+    s.headline_key = "loglik_per_token";
+    s.headline_label = "loglik/token";
+    return s;
+}
+
+void add_loglik(train::Record& r, const LogLikelihood& ll, std::uint64_t num_tokens) {
+    const double n = static_cast<double>(std::max<std::uint64_t>(num_tokens, 1));
+    r.set("loglik_word", ll.loglik_word);
+    r.set("loglik", ll.loglik);
+    r.set("loglik_word_per_token", ll.loglik_word / n);
+    r.set("loglik_per_token", ll.loglik / n);
+}
+
 void TrainOptions::validate() const {
     params.validate();
     if (blocks < 0) throw ConfigError("--blocks", "must be 0 (automatic) or at least 1");
@@ -184,25 +202,20 @@ void Trainer::set_alpha(std::vector<double> alpha) {
 
 Trainer::~Trainer() = default;
 
-IterationMetrics Trainer::iterate() { return iterate_span(1, {}); }
+train::Record Trainer::iterate() { return iterate_span(1, {}); }
 
-IterationMetrics Trainer::iterate_span(std::uint32_t sweeps,
-                                       const std::function<void(IterationMetrics&)>& on_sweep) {
+train::Record Trainer::iterate_span(std::uint32_t sweeps,
+                                    const std::function<void(train::Record&)>& on_sweep) {
     ROTOR_ASSERT(sweeps >= 1, "iterate_span needs at least one sweep");
     if (!options_.deterministic) return sweep_dynamic(sweeps, on_sweep);
     for (std::uint32_t s = 1;; ++s) {
-        IterationMetrics m;
+        train::Record m;
         m.iter = ++iterations_done_;
         sweep_deterministic(m);
-        finish_metrics(m);
+        m.finish(num_tokens_);
         if (s == sweeps) return m;
         if (on_sweep) on_sweep(m);
     }
-}
-
-void Trainer::finish_metrics(IterationMetrics& m) const {
-    m.tokens_per_s = m.iteration_s > 0 ? m.tokens_sampled / m.iteration_s : 0;
-    m.processed_ratio = num_tokens_ ? static_cast<double>(m.tokens_sampled) / num_tokens_ : 1.0;
 }
 
 double Trainer::reconcile_totals() {
@@ -220,19 +233,8 @@ double Trainer::reconcile_totals() {
     return err;
 }
 
-void Trainer::record_times(IterationMetrics& m, const sched::IterationTimes& times) {
-    m.iteration_s = times.wall_s;
-    m.effective_ratio = times.effective_ratio;
-    m.load_cv = times.load_cv;
-    m.overhead_ratio = times.overhead_ratio;
-    // Per-thread breakdown (HarpLDA+ Table 4: effective / wait / overhead).
-    m.extra_arrays.emplace_back("thread_compute_s", times.compute_s);
-    m.extra_arrays.emplace_back("thread_wait_s", times.wait_s);
-    m.extra_arrays.emplace_back("thread_other_s", times.other_s);
-}
-
-IterationMetrics Trainer::sweep_dynamic(std::uint32_t sweeps,
-                                        const std::function<void(IterationMetrics&)>& on_sweep) {
+train::Record Trainer::sweep_dynamic(std::uint32_t sweeps,
+                                     const std::function<void(train::Record&)>& on_sweep) {
     // Sweeps back to back (BlockScheduler::reset_sweeps): a worker that finds no free block of
     // the slowest sweep starts one of the next, so the tail of a sweep costs no idle time. Sweep
     // s ends when its last block is released; its metrics cover the wall time since the previous
@@ -259,24 +261,25 @@ IterationMetrics Trainer::sweep_dynamic(std::uint32_t sweeps,
     std::vector<std::uint8_t> complete(sweeps, 0);
     std::uint32_t next_to_close = 0;
     sched::LiveClocks::Snapshot previous = clocks.snapshot();
-    IterationMetrics last;
+    train::Record last;
     const auto close_sweeps = [&](std::uint32_t s) {
         std::lock_guard lock(close_mutex);
         complete[s] = 1;
         while (next_to_close < sweeps && complete[next_to_close]) {
             const std::uint32_t c = next_to_close++;
             const sched::LiveClocks::Snapshot now = clocks.snapshot();
-            IterationMetrics m;
+            train::Record m;
             m.iter = first + c;
-            record_times(m, sched::LiveClocks::between(previous, now));
+            m.set_times(sched::LiveClocks::between(previous, now));
             previous = now;
-            m.tokens_sampled = sampled[c].load();
+            m.processed = sampled[c].load();
             {
                 std::lock_guard totals_lock(totals_mutex);
-                m.s_error =
-                    merges[c] ? staleness[c] / (static_cast<double>(merges[c]) * num_tokens_) : 0.0;
+                m.set("s_error", merges[c]
+                                     ? staleness[c] / (static_cast<double>(merges[c]) * num_tokens_)
+                                     : 0.0);
             }
-            finish_metrics(m);
+            m.finish(num_tokens_);
             iterations_done_ = m.iter;
             if (c + 1 == sweeps) {
                 last = std::move(m);
@@ -343,7 +346,7 @@ IterationMetrics Trainer::sweep_dynamic(std::uint32_t sweeps,
     return last;
 }
 
-void Trainer::sweep_deterministic(IterationMetrics& m) {
+void Trainer::sweep_deterministic(train::Record& m) {
     // Diagonal sweeps: L rounds of L blocks that share no row or column. Every block of a round
     // starts from the same snapshot of n_k and its changes are summed at the end of the round,
     // so the result does not depend on which worker runs which block, nor in which order.
@@ -379,9 +382,9 @@ void Trainer::sweep_deterministic(IterationMetrics& m) {
     }
     canonicalize_rows();
     const sched::IterationTimes times = clocks.end_iteration();
-    m.s_error = err / (static_cast<double>(side_) * side_ * num_tokens_);
-    m.tokens_sampled = std::accumulate(sampled.begin(), sampled.end(), std::uint64_t{0});
-    record_times(m, times);
+    m.set("s_error", err / (static_cast<double>(side_) * side_ * num_tokens_));
+    m.processed = std::accumulate(sampled.begin(), sampled.end(), std::uint64_t{0});
+    m.set_times(times);
 }
 
 LogLikelihood Trainer::evaluate() const {
@@ -397,7 +400,8 @@ LogLikelihood Trainer::evaluate() const {
     return likelihood_.combine(words, docs, totals_);
 }
 
-void Trainer::train(Reporter& reporter, const TrainHooks& hooks, std::uint32_t last_iteration) {
+void Trainer::train(train::Reporter& reporter, const train::Hooks& hooks,
+                    std::uint32_t last_iteration) {
     const std::uint32_t last =
         last_iteration > 0 ? last_iteration : iterations_done_ + options_.iterations;
     reporter.on_start(fmt::format(
@@ -406,7 +410,8 @@ void Trainer::train(Reporter& reporter, const TrainHooks& hooks, std::uint32_t l
         num_tokens_, doc_labels_.size(), num_words_, options_.params.num_topics,
         options_.params.resolved_alpha(), options_.params.beta, runtime_.threads(), side_, side_,
         options_.deterministic ? ", deterministic" : "", runtime_.status()));
-    detail::run_sweeps(*this, options_.eval_every, num_tokens_, reporter, true, hooks, last);
+    train::run_iterations(*this, {.last = last, .eval_every = options_.eval_every, .report = true},
+                          reporter, hooks);
 }
 
 LdaModel Trainer::to_model(std::vector<std::string> vocab, std::string corpus_path) const {

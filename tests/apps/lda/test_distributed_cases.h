@@ -155,10 +155,10 @@ inline void case_counts_consistent(comm::Communicator& comm, int threads = 1) {
     DistributedTrainer t(corpus, dist_train_options(), no_timer(), rt, comm);
     expect_consistent_across_ranks(t, comm, corpus);
     for (int i = 0; i < 3; ++i) {
-        const IterationMetrics m = t.iterate();
-        EXPECT_EQ(m.tokens_sampled, corpus.num_tokens());
+        const train::Record m = t.iterate();
+        EXPECT_EQ(m.processed, corpus.num_tokens());
         EXPECT_DOUBLE_EQ(m.processed_ratio, 1.0);
-        EXPECT_GE(m.s_error, 0.0);
+        EXPECT_GE(m.get("s_error").value(), 0.0);
         EXPECT_EQ(t.rank_metrics().size(), static_cast<std::size_t>(comm.size()));
         for (const RankMetrics& r : t.rank_metrics()) {
             EXPECT_EQ(r.tokens_sampled, r.tokens);
@@ -200,13 +200,13 @@ inline void case_model_memory_per_slice(comm::Communicator& comm) {
     };
     check("after construction");
     for (int i = 0; i < 2; ++i) {
-        const IterationMetrics m = t.iterate();
+        const train::Record m = t.iterate();
         check("after an iteration");
         const std::vector<double>* per_rank = nullptr;
-        for (const auto& [key, values] : m.extra_arrays)
+        for (const auto& [key, values] : m.arrays)
             if (key == "rank_model_bytes") per_rank = &values;
         double max_reported = -1;
-        for (const auto& [key, value] : m.extra)
+        for (const auto& [key, value] : m.values)
             if (key == "model_bytes_max") max_reported = value;
         EXPECT_NE(per_rank, nullptr);
         if (per_rank == nullptr) continue;
@@ -285,8 +285,8 @@ inline void case_straggler_with_timer(comm::Communicator& comm, bool compare_ran
     std::vector<double> ratio_sum(comm.size(), 0.0);
     constexpr int kIterations = 6;
     for (int i = 0; i < kIterations; ++i) {
-        const IterationMetrics m = t.iterate();
-        EXPECT_LE(m.tokens_sampled, corpus.num_tokens());
+        const train::Record m = t.iterate();
+        EXPECT_LE(m.processed, corpus.num_tokens());
         for (int q = 0; q < comm.size(); ++q) ratio_sum[q] += t.rank_metrics()[q].processed_ratio;
         EXPECT_GT(t.timer_budget(), 0.0);
     }

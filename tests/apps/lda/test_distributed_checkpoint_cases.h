@@ -104,9 +104,9 @@ inline void case_checkpoint_restores_exact_state(comm::Communicator& comm, const
 
     // It trains on from iteration 4, sampling every token, with exact counts.
     for (int i = 0; i < 3; ++i) {
-        const IterationMetrics m = t2.iterate();
+        const train::Record m = t2.iterate();
         EXPECT_EQ(m.iter, static_cast<std::uint32_t>(4 + i));
-        EXPECT_EQ(m.tokens_sampled, corpus.num_tokens());
+        EXPECT_EQ(m.processed, corpus.num_tokens());
     }
     EXPECT_EQ(t2.iterations_done(), 6u);
     expect_consistent_across_ranks(t2, comm, corpus);

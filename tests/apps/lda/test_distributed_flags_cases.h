@@ -19,11 +19,11 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/lda/distributed_trainer.h"
-#include "apps/lda/trace.h"
 #include "comm/communicator.h"
 #include "core/lda/alpha_optimizer.h"
 #include "core/lda/heldout.h"
 #include "tests/apps/lda/test_distributed_cases.h"
+#include "train/trace.h"
 
 namespace rotor::lda::testing {
 
@@ -149,7 +149,7 @@ inline void case_schedule(comm::Communicator& comm, const std::string& trace_pat
     std::int64_t bad = 0;
     for (std::uint32_t iter = 1; iter <= kIterations; ++iter) {
         std::vector<int> seen(static_cast<std::size_t>(side) * side, 0);
-        for (const BlockRun& r : runs) {
+        for (const train::BlockRun& r : runs) {
             if (r.iter != iter) continue;
             if (r.row < 0 || r.row >= side || r.col < 0 || r.col >= side || r.worker < 0 ||
                 r.worker >= threads || !(r.start_s >= 0) || !(r.end_s >= r.start_s)) {
@@ -162,7 +162,7 @@ inline void case_schedule(comm::Communicator& comm, const std::string& trace_pat
             if (t.blocks()[b].num_tokens() > 0 && seen[b] != 1) ++bad;
     }
     EXPECT_EQ(bad, 0) << "rank " << comm.rank();
-    for (const BlockRun& r : runs) EXPECT_LE(r.iter, kIterations);
+    for (const train::BlockRun& r : runs) EXPECT_LE(r.iter, kIterations);
 
     std::vector<std::int64_t> sizes(comm.size(), 0);
     sizes[comm.rank()] = static_cast<std::int64_t>(runs.size());
@@ -176,7 +176,7 @@ inline void case_schedule(comm::Communicator& comm, const std::string& trace_pat
     if (all.size() != static_cast<std::size_t>(comm.size())) return;
     for (int q = 0; q < comm.size(); ++q)
         EXPECT_EQ(static_cast<std::int64_t>(all[q].size()), sizes[q]) << "rank " << q;
-    write_chrome_trace_ranks(trace_path, all, threads);
+    train::write_chrome_trace_ranks(trace_path, all, threads);
     std::ifstream in(trace_path);
     const auto j = nlohmann::json::parse(in);
     std::set<int> named;

@@ -81,8 +81,8 @@ inline void case_move_documents_keeps_state(comm::Communicator& comm, const std:
     }
 
     for (int i = 0; i < 2; ++i) {
-        const IterationMetrics m = t.iterate();
-        EXPECT_EQ(m.tokens_sampled, corpus.num_tokens());
+        const train::Record m = t.iterate();
+        EXPECT_EQ(m.processed, corpus.num_tokens());
         for (const RankMetrics& r : t.rank_metrics()) EXPECT_EQ(r.tokens_sampled, r.tokens);
     }
     expect_consistent_across_ranks(t, comm, corpus);
@@ -124,9 +124,9 @@ inline void case_rebalance_follows_straggler(comm::Communicator& comm) {
     DistributedTrainer t(corpus, dist_train_options(8), d, rt, comm);
     double moved = 0;
     for (int i = 0; i < 6; ++i) {
-        const IterationMetrics m = t.iterate();
-        EXPECT_EQ(m.tokens_sampled, corpus.num_tokens());
-        for (const auto& [name, value] : m.extra)
+        const train::Record m = t.iterate();
+        EXPECT_EQ(m.processed, corpus.num_tokens());
+        for (const auto& [name, value] : m.values)
             if (name == "tokens_moved") moved += value;
     }
     EXPECT_GE(t.rebalances(), 1u);

@@ -35,12 +35,12 @@ TEST_P(TrainerThreads, CountsStayConsistentEveryIteration) {
     Trainer t(corpus, options(16), rt);
     expect_consistent(t, corpus);
     for (int i = 0; i < 5; ++i) {
-        const IterationMetrics m = t.iterate();
-        EXPECT_EQ(m.tokens_sampled, corpus.num_tokens());
+        const train::Record m = t.iterate();
+        EXPECT_EQ(m.processed, corpus.num_tokens());
         EXPECT_DOUBLE_EQ(m.processed_ratio, 1.0);
-        EXPECT_GE(m.s_error, 0.0);
+        EXPECT_GE(m.get("s_error").value(), 0.0);
         if (GetParam() == 1) {
-            EXPECT_EQ(m.s_error, 0.0);  // one worker: its copy is exact
+            EXPECT_EQ(m.get("s_error").value(), 0.0);  // one worker: its copy is exact
         }
         expect_consistent(t, corpus);
     }
@@ -66,21 +66,21 @@ TEST_P(TrainerThreads, SweepsBackToBackReportEachSweepInOrder) {
     Trainer t(corpus, o, rt);
     t.iterate();
     std::vector<std::uint32_t> seen;
-    const IterationMetrics last = t.iterate_span(6, [&](IterationMetrics& m) {
+    const train::Record last = t.iterate_span(6, [&](train::Record& m) {
         seen.push_back(m.iter);  // one call at a time: no lock needed
-        EXPECT_EQ(m.tokens_sampled, corpus.num_tokens());
+        EXPECT_EQ(m.processed, corpus.num_tokens());
         EXPECT_GE(m.iteration_s, 0.0);
         EXPECT_GE(m.effective_ratio, 0.0);
         EXPECT_LE(m.effective_ratio, 1.0);
-        EXPECT_GE(m.s_error, 0.0);
+        EXPECT_GE(m.get("s_error").value(), 0.0);
     });
     EXPECT_EQ(seen, (std::vector<std::uint32_t>{2, 3, 4, 5, 6}));
     EXPECT_EQ(last.iter, 7u);
     EXPECT_EQ(t.iterations_done(), 7u);
-    EXPECT_EQ(last.tokens_sampled, corpus.num_tokens());
+    EXPECT_EQ(last.processed, corpus.num_tokens());
     EXPECT_GT(last.iteration_s, 0.0);
     if (GetParam() == 1) {
-        EXPECT_EQ(last.s_error, 0.0);
+        EXPECT_EQ(last.get("s_error").value(), 0.0);
     }
     expect_consistent(t, corpus);
 }
@@ -94,16 +94,16 @@ TEST_P(TrainerThreads, TrainSyncsAtEvaluationsAndStateHooks) {
     o.eval_every = 3;
     o.iterations = 8;
     Trainer t(corpus, o, rt);
-    struct Recorder : Reporter {
+    struct Recorder : train::Reporter {
         std::vector<std::pair<std::uint32_t, bool>> calls;
-        void on_iteration(const IterationMetrics& m, std::uint32_t) override {
-            calls.emplace_back(m.iter, m.loglik.has_value());
+        void on_iteration(const train::Record& m, std::uint32_t) override {
+            calls.emplace_back(m.iter, m.has("loglik"));
         }
     } reporter;
-    TrainHooks hooks;
+    train::Hooks hooks;
     std::vector<std::uint32_t> state_calls;
     hooks.needs_state = [](std::uint32_t iter) { return iter == 4; };
-    hooks.after_iteration = [&](const IterationMetrics& m) {
+    hooks.after_iteration = [&](const train::Record& m) {
         if (m.iter != 4) return;
         state_calls.push_back(m.iter);
         EXPECT_EQ(t.iterations_done(), 4u);
@@ -117,10 +117,10 @@ TEST_P(TrainerThreads, TrainSyncsAtEvaluationsAndStateHooks) {
         EXPECT_EQ(reporter.calls[i].second, iter % 3 == 0 || iter == 8) << "iteration " << iter;
     }
     EXPECT_EQ(state_calls, (std::vector<std::uint32_t>{4}));
-    EXPECT_EQ(detail::next_sync_point(0, 8, 3, hooks), 3u);
-    EXPECT_EQ(detail::next_sync_point(3, 8, 3, hooks), 4u);
-    EXPECT_EQ(detail::next_sync_point(4, 8, 3, hooks), 6u);
-    EXPECT_EQ(detail::next_sync_point(6, 8, 3, hooks), 8u);
+    EXPECT_EQ(train::next_sync_point(0, 8, 3, hooks), 3u);
+    EXPECT_EQ(train::next_sync_point(3, 8, 3, hooks), 4u);
+    EXPECT_EQ(train::next_sync_point(4, 8, 3, hooks), 6u);
+    EXPECT_EQ(train::next_sync_point(6, 8, 3, hooks), 8u);
     expect_consistent(t, corpus);
 }
 
