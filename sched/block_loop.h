@@ -40,9 +40,10 @@ using BlockKernel =
 
 /// Called when a release completes sweep `sweep` (0-based) of every active block, with the
 /// accounting of the wall time since the previous sweep's completion (or the loop's start),
-/// every worker's time counted up to this moment. Calls come in sweep order, one at a time, from
-/// the worker whose release completed the sweep (or a later one), while other workers may be
-/// running blocks of the next sweep. May throw: the loop stops and rethrows.
+/// every worker's time counted up to this moment. Calls come in sweep order, one at a time, on a
+/// worker thread (the one whose release completed the sweep, or, when two sweeps complete at
+/// nearly the same time, the one closing the earlier sweep), while other workers may be running
+/// blocks of the next sweep. May throw: the loop stops and rethrows.
 using SweepCallback = std::function<void(int sweep, const IterationTimes& times)>;
 
 /// How run_dynamic_loop runs.
