@@ -4,14 +4,11 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iterator>
-#include <mutex>
 #include <numeric>
-#include <thread>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -24,6 +21,7 @@
 #include "core/lda/inference.h"
 #include "core/lda/sparse_lda_sampler.h"
 #include "sched/block_grid.h"
+#include "sched/block_loop.h"
 #include "sched/block_scheduler.h"
 #include "sched/runtime.h"
 #include "sched/worker_clock.h"
@@ -62,16 +60,6 @@ void read_row(std::span<const std::uint32_t> in, std::size_t& pos,
     for (std::uint32_t i = 0; i < m; ++i) row.emplace_back(in[pos + 2 * i], in[pos + 2 * i + 1]);
     pos += 2 * static_cast<std::size_t>(m);
     std::sort(row.begin(), row.end());
-}
-
-/// Sleeps `seconds` in short steps, returning early once `stop` is set.
-void slow_down(double seconds, const std::atomic<bool>& stop) {
-    Stopwatch watch;
-    while (!stop.load(std::memory_order_relaxed)) {
-        const double left = seconds - watch.seconds();
-        if (left <= 0) break;
-        std::this_thread::sleep_for(std::chrono::duration<double>(std::min(left, 1e-3)));
-    }
 }
 
 double population_cv(std::span<const double> v) {
@@ -526,102 +514,47 @@ std::uint64_t DistributedTrainer::compute(int slice, std::uint32_t iter, int pha
     std::iota(cols.begin(), cols.end(), slice * cols_per_slice_);
     sched::BlockScheduler& scheduler = *scheduler_;
     scheduler.reset_columns(cols);
-    std::atomic<bool> stop{false};
-    const bool slow = rank_ == dist_.straggler_rank && dist_.straggler_factor > 1;
-    const double extra = dist_.straggler_factor - 1;
-    std::vector<std::uint64_t> sampled(runtime_.threads(), 0);
-    std::mutex record_mutex;
     ROTOR_ASSERT(held_[slice] != nullptr, "sampling a slice this rank does not hold");
     WordTopicTable& word_topic = *held_[slice];
 
-    const auto worker = [&](int w) {
-        sched::WorkerClock& clock = st.clocks.clock(w);
-        Rng pick = Rng::from({options_.seed, kPickStream, iter, static_cast<std::uint64_t>(rank_),
-                              static_cast<std::uint64_t>(phase), static_cast<std::uint64_t>(w)});
-        Sampler& sampler = *samplers_[w];
-        std::span<TotalCount> local(local_totals_[w]);
-        for (;;) {
-            std::optional<sched::Block> b;
-            {
-                sched::PhaseTimer t(clock, sched::Phase::kWait);
-                b = scheduler.acquire(pick, w);
-            }
-            if (!b) break;
-            const std::size_t id = static_cast<std::size_t>(b->row) * side_ + b->col;
-            std::uint64_t n = 0;
-            const double start = options_.record_schedule ? since_start_.seconds() : 0.0;
-            {
-                sched::PhaseTimer t(clock, sched::Phase::kCompute);
-                Stopwatch block_watch;
-                Rng rng = Rng::from(
-                    {options_.seed, kSampleStream, iter, static_cast<std::uint64_t>(rank_), id});
-                n = sampler.sample_block(blocks_[id], doc_topic_, word_topic, local, rng, &stop);
-                if (slow) slow_down(extra * block_watch.seconds(), stop);
-            }
-            if (options_.record_schedule) {
-                const double end = since_start_.seconds();
-                std::lock_guard lock(record_mutex);
-                schedule_.push_back({iter, w, b->row, b->col, start, end});
-            }
-            sampled[w] += n;
-            scheduler.release(*b, n == blocks_[id].num_tokens());
-        }
+    // The timer (loop.budget_s) stops the round on this rank: the flag ends the block being
+    // sampled (between words), and the block stays not done. Unreached tokens wait for a later
+    // visit.
+    const auto kernel = [&](int w, const sched::Job& job, const std::atomic<bool>& stop) {
+        const std::size_t id = static_cast<std::size_t>(job.block.row) * side_ + job.block.col;
+        Rng rng =
+            Rng::from({options_.seed, kSampleStream, iter, static_cast<std::uint64_t>(rank_), id});
+        const std::uint64_t n =
+            samplers_[w]->sample_block(blocks_[id], doc_topic_, word_topic,
+                                       std::span<TotalCount>(local_totals_[w]), rng, &stop);
+        return sched::BlockResult{n, n == blocks_[id].num_tokens()};
     };
-
-    // The timer stops the round on this rank: the flag ends the block being sampled (between
-    // words), stop() ends the hand-out of new blocks. Unreached tokens wait for a later visit.
-    std::optional<sched::StopTimer> timer;
-    if (timer_) {
-        timer.emplace(timer_->budget(), [&] {
-            stop.store(true, std::memory_order_relaxed);
-            scheduler.stop();
-        });
-    }
-    Stopwatch watch;
-    if (in_flight == nullptr) {
-        runtime_.run_workers(worker);
-    } else {
+    sched::DynamicLoopOptions loop;
+    loop.pick_seed = {options_.seed, kPickStream, iter, static_cast<std::uint64_t>(rank_),
+                      static_cast<std::uint64_t>(phase)};
+    loop.budget_s = timer_ ? timer_->budget() : 0.0;
+    if (rank_ == dist_.straggler_rank) loop.straggler_factor = dist_.straggler_factor;
+    loop.record = options_.record_schedule;
+    loop.origin = &since_start_;
+    if (in_flight != nullptr) {
         // MPI progresses only inside MPI calls, and only this thread may call MPI: the workers
-        // run under a helper coordinator thread while this one polls the rotation in flight.
-        std::mutex mutex;
-        std::condition_variable cv;
-        bool done = false;
-        std::exception_ptr error;
-        std::thread helper([&] {
-            try {
-                runtime_.run_workers(worker);
-            } catch (...) {
-                error = std::current_exception();
-            }
-            std::lock_guard lock(mutex);
-            done = true;
-            cv.notify_all();
-        });
-        try {
-            bool arrived = false;
-            std::unique_lock lock(mutex);
-            while (!done) {
-                if (!arrived) {
-                    lock.unlock();
-                    arrived = in_flight->progress();
-                    lock.lock();
-                }
-                cv.wait_for(lock, kProgressPeriod, [&] { return done; });
-            }
-        } catch (...) {
-            stop.store(true, std::memory_order_relaxed);
-            scheduler.stop();
-            helper.join();
-            throw;
-        }
-        helper.join();
-        if (error) std::rethrow_exception(error);
+        // run under a helper thread while this one polls the rotation in flight.
+        loop.poll = [in_flight, arrived = false]() mutable {
+            if (!arrived) arrived = in_flight->progress();
+        };
+        loop.poll_period = kProgressPeriod;
     }
-    if (timer) timer->cancel();
-    st.compute_s += watch.seconds();
-    const std::uint64_t total = std::accumulate(sampled.begin(), sampled.end(), std::uint64_t{0});
-    for (std::size_t w = 0; w < sampled.size(); ++w) st.sampled[w] += sampled[w];
-    return total;
+    const sched::LoopResult result = sched::run_dynamic_loop(runtime_, scheduler, loop, kernel);
+
+    st.compute_s += result.times.wall_s;
+    for (const sched::ScheduleEvent& e : result.events)
+        schedule_.push_back({iter, e.worker, e.block.row, e.block.col, e.start_s, e.end_s});
+    for (std::size_t w = 0; w < result.units.size(); ++w) {
+        st.sampled[w] += result.units[w];
+        st.clocks.clock(static_cast<int>(w)).add(sched::Phase::kCompute, result.times.compute_s[w]);
+        st.clocks.clock(static_cast<int>(w)).add(sched::Phase::kWait, result.times.wait_s[w]);
+    }
+    return std::accumulate(result.units.begin(), result.units.end(), std::uint64_t{0});
 }
 
 train::Record DistributedTrainer::iterate() {

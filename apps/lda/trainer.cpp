@@ -14,6 +14,7 @@
 #include "core/base/timer.h"
 #include "core/lda/sparse_lda_sampler.h"
 #include "sched/block_grid.h"
+#include "sched/block_loop.h"
 #include "sched/block_scheduler.h"
 #include "sched/runtime.h"
 #include "sched/worker_clock.h"
@@ -27,6 +28,53 @@ constexpr std::uint64_t kSampleStream = 0x53414d50;  // "SAMP"
 constexpr std::uint64_t kPickStream = 0x5049434b;    // "PICK": which free block a worker takes
 constexpr std::uint64_t kInitStream = 0x494e4954;    // "INIT"
 constexpr std::uint64_t kRowStream = 0x524f5753;     // "ROWS": doc permutation of the grid
+
+/// What the blocks of each sweep of a span add up to, for the sweep's metrics: tokens sampled
+/// and the staleness of the topic-total copies folded in. Also guards the shared topic totals
+/// while blocks copy them and fold into them. Thread-safe.
+class SweepTally {
+  public:
+    explicit SweepTally(std::uint32_t sweeps)
+        : sampled_(sweeps, 0), staleness_(sweeps, 0.0), merges_(sweeps, 0) {}
+
+    /// A block starts: its copies `local` and `base` take the current `totals`.
+    void take(const std::vector<TotalCount>& totals, std::vector<TotalCount>& local,
+              std::vector<TotalCount>& base) {
+        std::lock_guard lock(mutex_);
+        std::copy(totals.begin(), totals.end(), local.begin());
+        std::copy(totals.begin(), totals.end(), base.begin());
+    }
+    /// A block of sweep s ends, having sampled n tokens: folds its moves into `totals`.
+    void fold(std::vector<TotalCount>& totals, const std::vector<TotalCount>& local,
+              const std::vector<TotalCount>& base, std::uint32_t s, std::uint64_t n) {
+        // Exact: every token move of the block is in local - base. The staleness is STRADS'
+        // ‖ñ − n‖₁ of this copy: what the other workers folded in meanwhile.
+        std::lock_guard lock(mutex_);
+        double err = 0;
+        for (std::size_t k = 0; k < totals.size(); ++k) {
+            totals[k] += local[k] - base[k];
+            err += std::abs(static_cast<double>(local[k] - totals[k]));
+        }
+        sampled_[s] += n;
+        staleness_[s] += err;
+        ++merges_[s];
+    }
+    std::uint64_t sampled(std::uint32_t s) const {
+        std::lock_guard lock(mutex_);
+        return sampled_[s];
+    }
+    /// STRADS Δ_t of sweep s: the mean staleness per fold, per token.
+    double s_error(std::uint32_t s, std::uint64_t num_tokens) const {
+        std::lock_guard lock(mutex_);
+        return merges_[s] ? staleness_[s] / (static_cast<double>(merges_[s]) * num_tokens) : 0.0;
+    }
+
+  private:
+    mutable std::mutex mutex_;
+    std::vector<std::uint64_t> sampled_;
+    std::vector<double> staleness_;
+    std::vector<std::uint32_t> merges_;
+};
 
 }  // namespace
 
@@ -238,111 +286,57 @@ train::Record Trainer::sweep_dynamic(std::uint32_t sweeps,
     // Sweeps back to back (BlockScheduler::reset_sweeps): a worker that finds no free block of
     // the slowest sweep starts one of the next, so the tail of a sweep costs no idle time. Sweep
     // s ends when its last block is released; its metrics cover the wall time since the previous
-    // sweep ended, with the other workers' time counted up to that moment (LiveClocks).
-    // Each block samples against a copy of the topic totals taken when it starts; its changes
-    // are folded exactly into totals_ when it ends, before the block is released.
+    // sweep ended, with the other workers' time counted up to that moment (the block loop's
+    // on_sweep). Each block samples against a copy of the topic totals taken when it starts; its
+    // changes are folded exactly into totals_ when it ends, before the block is released.
     const int threads = runtime_.threads();
-    const std::uint32_t k_count = options_.params.num_topics;
     const std::uint32_t first = iterations_done_ + 1;
     sched::BlockScheduler scheduler(side_);
-    sched::LiveClocks clocks(threads);
     base_totals_.assign(static_cast<std::size_t>(threads), totals_);
     for (auto& local : local_totals_) local = totals_;
+    SweepTally tally(sweeps);
 
-    // Per sweep: tokens sampled (added before the block's release, so complete when the sweep
-    // is) and the staleness of the copies folded in (under totals_mutex).
-    std::vector<std::atomic<std::uint64_t>> sampled(sweeps);
-    std::vector<double> staleness(sweeps, 0.0);
-    std::vector<std::uint32_t> merges(sweeps, 0);
-    std::mutex totals_mutex;
-
-    // Closing sweeps: in order, one at a time.
-    std::mutex close_mutex;
-    std::vector<std::uint8_t> complete(sweeps, 0);
-    std::uint32_t next_to_close = 0;
-    sched::LiveClocks::Snapshot previous = clocks.snapshot();
+    const auto kernel = [&](int w, const sched::Job& job, const std::atomic<bool>&) {
+        const auto s = static_cast<std::uint32_t>(job.sweep);
+        const std::uint64_t id = static_cast<std::uint64_t>(job.block.row) * side_ + job.block.col;
+        std::vector<TotalCount>& local = local_totals_[w];
+        tally.take(totals_, local, base_totals_[w]);
+        Rng rng = Rng::from({options_.seed, kSampleStream, first + s, id});
+        const std::uint64_t n = samplers_[w]->sample_block(
+            blocks_[id], doc_topic_, word_topic_, std::span<TotalCount>(local), rng, nullptr);
+        tally.fold(totals_, local, base_totals_[w], s, n);
+        return sched::BlockResult{n, true};
+    };
+    // The loop closes sweeps in order, one at a time.
     train::Record last;
-    const auto close_sweeps = [&](std::uint32_t s) {
-        std::lock_guard lock(close_mutex);
-        complete[s] = 1;
-        while (next_to_close < sweeps && complete[next_to_close]) {
-            const std::uint32_t c = next_to_close++;
-            const sched::LiveClocks::Snapshot now = clocks.snapshot();
-            train::Record m;
-            m.iter = first + c;
-            m.set_times(sched::LiveClocks::between(previous, now));
-            previous = now;
-            m.processed = sampled[c].load();
-            {
-                std::lock_guard totals_lock(totals_mutex);
-                m.set("s_error", merges[c]
-                                     ? staleness[c] / (static_cast<double>(merges[c]) * num_tokens_)
-                                     : 0.0);
-            }
-            m.finish(num_tokens_);
-            iterations_done_ = m.iter;
-            if (c + 1 == sweeps) {
-                last = std::move(m);
-            } else if (on_sweep) {
-                on_sweep(m);
-            }
+    const auto close_sweep = [&](int sweep, const sched::IterationTimes& times) {
+        const auto c = static_cast<std::uint32_t>(sweep);
+        train::Record m;
+        m.iter = first + c;
+        m.set_times(times);
+        m.processed = tally.sampled(c);
+        m.set("s_error", tally.s_error(c, num_tokens_));
+        m.finish(num_tokens_);
+        iterations_done_ = m.iter;
+        if (c + 1 == sweeps) {
+            last = std::move(m);
+        } else if (on_sweep) {
+            on_sweep(m);
         }
     };
 
     scheduler.reset_sweeps(static_cast<int>(sweeps));
-    scheduler.set_recording(options_.record_schedule);
-    const double span_start = since_start_.seconds();
-    runtime_.run_workers([&](int w) {
-        Rng pick = Rng::from({options_.seed, kPickStream, first, static_cast<std::uint64_t>(w)});
-        Sampler& sampler = *samplers_[w];
-        std::vector<TotalCount>& local = local_totals_[w];
-        std::vector<TotalCount>& base = base_totals_[w];
-        for (;;) {
-            std::optional<sched::Job> job;
-            {
-                sched::LivePhase t(clocks, w, sched::Phase::kWait);
-                job = scheduler.acquire_job(pick, w);
-            }
-            if (!job) break;
-            const auto s = static_cast<std::uint32_t>(job->sweep);
-            const std::uint64_t iter = first + s;
-            const std::uint64_t id =
-                static_cast<std::uint64_t>(job->block.row) * side_ + job->block.col;
-            {
-                std::lock_guard lock(totals_mutex);
-                std::copy(totals_.begin(), totals_.end(), local.begin());
-                std::copy(totals_.begin(), totals_.end(), base.begin());
-            }
-            std::uint64_t n = 0;
-            {
-                sched::LivePhase t(clocks, w, sched::Phase::kCompute);
-                Rng rng = Rng::from({options_.seed, kSampleStream, iter, id});
-                n = sampler.sample_block(blocks_[id], doc_topic_, word_topic_,
-                                         std::span<TotalCount>(local), rng, nullptr);
-            }
-            sampled[s] += n;
-            {
-                // Exact: every token move of the block is in local - base. The staleness is
-                // STRADS' ‖ñ − n‖₁ of this copy: what the other workers folded in meanwhile.
-                std::lock_guard lock(totals_mutex);
-                double err = 0;
-                for (std::uint32_t k = 0; k < k_count; ++k) {
-                    totals_[k] += local[k] - base[k];
-                    err += std::abs(static_cast<double>(local[k] - totals_[k]));
-                }
-                staleness[s] += err;
-                ++merges[s];
-            }
-            const int completed = scheduler.release(job->block, true);
-            if (completed > 0) close_sweeps(static_cast<std::uint32_t>(completed - 1));
-        }
-    });
-    ROTOR_ASSERT(next_to_close == sweeps, "a sweep ended without being closed");
-    if (options_.record_schedule) {
-        for (const sched::ScheduleEvent& e : scheduler.take_record())
-            schedule_.push_back({first + static_cast<std::uint32_t>(e.sweep), e.worker, e.block.row,
-                                 e.block.col, span_start + e.start_s, span_start + e.end_s});
-    }
+    sched::DynamicLoopOptions loop;
+    loop.pick_seed = {options_.seed, kPickStream, first};
+    loop.record = options_.record_schedule;
+    loop.origin = &since_start_;
+    const sched::LoopResult result =
+        sched::run_dynamic_loop(runtime_, scheduler, loop, kernel, close_sweep);
+    ROTOR_ASSERT(result.sweeps_completed == static_cast<int>(sweeps),
+                 "a sweep ended without being closed");
+    for (const sched::ScheduleEvent& e : result.events)
+        schedule_.push_back({first + static_cast<std::uint32_t>(e.sweep), e.worker, e.block.row,
+                             e.block.col, e.start_s, e.end_s});
     return last;
 }
 
@@ -350,41 +344,31 @@ void Trainer::sweep_deterministic(train::Record& m) {
     // Diagonal sweeps: L rounds of L blocks that share no row or column. Every block of a round
     // starts from the same snapshot of n_k and its changes are summed at the end of the round,
     // so the result does not depend on which worker runs which block, nor in which order.
-    const int threads = runtime_.threads();
-    const sched::DiagonalSchedule diag(side_);
-    sched::WorkerClocks clocks(threads);
-    std::vector<std::uint64_t> sampled(threads, 0);
     const std::uint64_t iter = m.iter;
     double err = 0;
-    std::mutex record_mutex;
-
-    clocks.begin_iteration();
-    for (int r = 0; r < diag.rounds(); ++r) {
-        for (auto& local : local_totals_) local = totals_;
-        std::atomic<int> next_block{0};
-        runtime_.run_workers([&](int w) {
-            sched::WorkerClock& clock = clocks.clock(w);
-            for (int i = next_block.fetch_add(1); i < side_; i = next_block.fetch_add(1)) {
-                sched::PhaseTimer t(clock, sched::Phase::kCompute);
-                const sched::Block b = diag.block(r, i);
-                const std::uint64_t id = static_cast<std::uint64_t>(b.row) * side_ + b.col;
-                const double start = since_start_.seconds();
-                Rng rng = Rng::from({options_.seed, kSampleStream, iter, id});
-                sampled[w] += samplers_[w]->sample_block(blocks_[id], doc_topic_, word_topic_,
-                                                         local_totals_[i], rng, nullptr);
-                if (options_.record_schedule) {
-                    std::lock_guard lock(record_mutex);
-                    schedule_.push_back({m.iter, w, b.row, b.col, start, since_start_.seconds()});
-                }
-            }
-        });
+    for (auto& local : local_totals_) local = totals_;
+    const auto kernel = [&](int w, const sched::DiagonalJob& job) {
+        const std::uint64_t id = static_cast<std::uint64_t>(job.block.row) * side_ + job.block.col;
+        Rng rng = Rng::from({options_.seed, kSampleStream, iter, id});
+        return samplers_[w]->sample_block(blocks_[id], doc_topic_, word_topic_,
+                                          local_totals_[job.index], rng, nullptr);
+    };
+    const auto after_round = [&](int r) {
         err += reconcile_totals();
-    }
-    canonicalize_rows();
-    const sched::IterationTimes times = clocks.end_iteration();
+        if (r + 1 < side_) {
+            for (auto& local : local_totals_) local = totals_;
+        } else {
+            canonicalize_rows();
+        }
+    };
+    const sched::DiagonalResult result =
+        sched::run_diagonal_loop(runtime_, sched::DiagonalSchedule(side_), kernel, after_round,
+                                 options_.record_schedule, &since_start_);
+    for (const sched::ScheduleEvent& e : result.events)
+        schedule_.push_back({m.iter, e.worker, e.block.row, e.block.col, e.start_s, e.end_s});
     m.set("s_error", err / (static_cast<double>(side_) * side_ * num_tokens_));
-    m.processed = std::accumulate(sampled.begin(), sampled.end(), std::uint64_t{0});
-    m.set_times(times);
+    m.processed = std::accumulate(result.units.begin(), result.units.end(), std::uint64_t{0});
+    m.set_times(result.times);
 }
 
 LogLikelihood Trainer::evaluate() const {

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 
 namespace rotor {
 
@@ -32,7 +33,17 @@ class Rng {
         r.reseed(key);
         return r;
     }
+    /// Rng::from() with the tuple in a span (e.g. a caller's words plus a worker index); the
+    /// same words give the same generator as Rng::from().
+    static Rng from_words(std::span<const std::uint64_t> key) noexcept {
+        Rng r;
+        r.reseed_words(key);
+        return r;
+    }
     void reseed(std::initializer_list<std::uint64_t> key) noexcept {
+        reseed_words(std::span<const std::uint64_t>(key.begin(), key.size()));
+    }
+    void reseed_words(std::span<const std::uint64_t> key) noexcept {
         std::uint64_t x = 0x2545F4914F6CDD1DULL;
         for (std::uint64_t k : key) {
             x ^= k;

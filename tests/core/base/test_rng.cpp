@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <span>
 #include <vector>
 
 namespace rotor {
@@ -19,6 +21,15 @@ TEST(Rng, SameKeySameStreamDifferentKeyDifferentStream) {
         differs |= (x != c.next());
     }
     EXPECT_TRUE(differs);
+}
+
+TEST(Rng, FromWordsMatchesFrom) {
+    const std::vector<std::uint64_t> words{3, 0x5049434b, 12, 1};
+    Rng a = Rng::from({3, 0x5049434b, 12, 1});
+    Rng b = Rng::from_words(words);
+    EXPECT_EQ(a.state(), b.state());
+    Rng c = Rng::from_words(std::span<const std::uint64_t>(words).first(3));
+    EXPECT_NE(a.state(), c.state());
 }
 
 TEST(Rng, BelowIsUniform) {
