@@ -10,16 +10,18 @@
 #include "apps/corpus/cli.h"
 #include "apps/lda/cli.h"
 #include "apps/lda/distributed_trainer.h"
+#include "comm/communicator.h"
 #include "comm/mpi_communicator.h"
 #include "core/base/error.h"
 
 namespace {
 
 /// The MPI world of a process started by mpiexec; empty for a plain run, which never touches
-/// MPI. The communicator is declared after the session so that it is destroyed first.
+/// MPI. The communicator is declared after the session so that it is destroyed first. It is held
+/// through the interface: in a build without MPI only MpiSession exists (and refuses to start).
 struct MpiWorld {
     std::unique_ptr<rotor::comm::MpiSession> session;
-    std::unique_ptr<rotor::comm::MpiCommunicator> comm;
+    std::unique_ptr<rotor::comm::Communicator> comm;
 
     /// Prints `rotor: error: <what>` and returns `code`. Under MPI, an error every rank agreed
     /// on (or a world of one) is printed by rank 0 only and the rank exits normally; any other
