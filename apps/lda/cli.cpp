@@ -18,6 +18,8 @@
 #include "apps/lda/trace.h"
 #include "apps/lda/trainer.h"
 #include "apps/lda/use_cli.h"
+#include "comm/agreed.h"
+#include "comm/collectives.h"
 #include "comm/communicator.h"
 #include "core/base/error.h"
 #include "core/corpus/corpus.h"
@@ -251,16 +253,15 @@ int ranks_on_this_host(comm::Communicator& world) {
     char name[256] = {};
     const bool known = ::gethostname(name, sizeof name - 1) == 0;
     const std::string mine = known ? std::string(name) : std::string();
-    const auto all = world.allgather(std::as_bytes(std::span<const char>(mine)));
+    const std::vector<std::string> all = comm::allgather(world, mine, "host name");
     if (!known) return world.size();  // unknown: assume every rank is here
     int same = 0;
-    for (const auto& other : all)
-        same += std::string(reinterpret_cast<const char*>(other.data()), other.size()) == mine;
+    for (const std::string& other : all) same += other == mine;
     return std::max(same, 1);
 }
 
 /// `mpiexec -n P rotor lda train ...` with P > 1 (docs/distributed.md). Failures before and after
-/// training are agreed by all ranks (lda::AgreedError); one during training ends the job in main.
+/// training are agreed by all ranks (comm::AgreedError); one during training ends the job in main.
 void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
     std::optional<core::LoadedCorpus> loaded;
     std::optional<sched::Runtime> runtime;
@@ -272,7 +273,7 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
     lda::CorpusFingerprint print;
     // Ranks sharing this host share its memory: the default --max-memory is their share of it.
     const int host_ranks = ranks_on_this_host(world);
-    lda::run_agreed(world, [&] {
+    comm::run_agreed(world, [&] {
         if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
         if (f.threads < 0) throw ConfigError("--threads", "must be at least 1 (0: all cores)");
         if (!f.straggler.empty()) lda::parse_straggler(f.straggler, f.dist);
@@ -354,7 +355,7 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
             metrics = std::make_unique<lda::JsonLinesReporter>(f.metrics);
     });
     std::unique_ptr<lda::DistributedTrainer> trainer;
-    lda::run_agreed(world, [&] {
+    comm::run_agreed(world, [&] {
         trainer = std::make_unique<lda::DistributedTrainer>(loaded->corpus, f.options, f.dist,
                                                             *runtime, world);
         if (resume) trainer->set_alpha(resume->alpha);  // the same values on every rank
@@ -420,7 +421,7 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
     lda::LdaModel model = trainer->gather_model(std::move(vocab), f.corpus);
     std::vector<std::vector<lda::BlockRun>> timeline;
     if (!f.trace.empty()) timeline = trainer->gather_schedule();
-    lda::run_agreed(world, [&] {
+    comm::run_agreed(world, [&] {
         if (world.rank() != 0) return;
         lda::save_model(model, f.out);
         if (metrics) metrics->commit();
