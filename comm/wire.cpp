@@ -17,10 +17,11 @@ std::size_t WireReader::get_length(std::size_t element_bytes) {
     const auto n = get<std::uint64_t>();
     // n elements of element_bytes must fit in what is left (no overflow: divide instead).
     if (n > remaining() / element_bytes)
-        throw CommError(rank_,
-                        fmt::format("{}: corrupt length: {} elements of {} bytes at offset {} "
-                                    "exceed the {} bytes left",
-                                    message_, n, element_bytes, at, remaining()));
+        throw CommError(
+            rank_,
+            fmt::format("{}: truncated or corrupt length: {} elements of {} bytes at offset {} "
+                        "exceed the {} bytes left",
+                        message_, n, element_bytes, at, remaining()));
     return static_cast<std::size_t>(n);
 }
 
