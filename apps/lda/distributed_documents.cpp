@@ -119,6 +119,24 @@ std::vector<std::vector<DocId>> DistributedTrainer::gather_doc_lists(std::span<c
     return lists;
 }
 
+std::vector<std::byte> DistributedTrainer::write_documents(const LocalDocs& docs,
+                                                           std::span<const std::size_t> which) {
+    std::size_t tokens = 0;
+    for (std::size_t k : which) tokens += docs.offsets[k + 1] - docs.offsets[k];
+    comm::WireWriter msg(16 + which.size() * 12 + tokens * 8);
+    msg.put(kDocsMagic);
+    msg.put_length(which.size());
+    for (std::size_t k : which) {
+        const std::size_t first = docs.offsets[k];
+        const std::size_t len = docs.offsets[k + 1] - first;
+        msg.put(docs.docs[k]);
+        msg.put_length(len);
+        msg.put_array(std::span<const WordId>(docs.words).subspan(first, len));
+        msg.put_array(std::span<const TopicId>(docs.topics).subspan(first, len));
+    }
+    return msg.take();
+}
+
 void DistributedTrainer::read_documents(comm::WireReader& in, LocalDocs& out) const {
     const std::uint32_t k_count = options_.params.num_topics;
     in.expect_u32(kDocsMagic, "magic");
@@ -324,18 +342,8 @@ std::uint64_t DistributedTrainer::migrate(const std::vector<DocTransfer>& plan) 
             sent += len;
             going.push_back(k);
         }
-        comm::WireWriter msg(16 + going.size() * 12 + sent * 8);
-        msg.put(kDocsMagic);
-        msg.put_length(going.size());
-        for (std::size_t k : going) {
-            msg.put(mine.docs[k]);
-            msg.put_length(doc_len(k));
-            msg.put_array(std::span<const WordId>(mine.words).subspan(mine.offsets[k], doc_len(k)));
-            msg.put_array(
-                std::span<const TopicId>(mine.topics).subspan(mine.offsets[k], doc_len(k)));
-        }
         sent_total += sent;
-        out_bytes.push_back(msg.take());
+        out_bytes.push_back(write_documents(mine, going));
         out_dest.push_back(t.to);
     }
     std::vector<comm::Request> requests;

@@ -1,7 +1,8 @@
 // Internal to the distributed trainer's sources (distributed_trainer.cpp,
 // distributed_documents.cpp, distributed_results.cpp): the wire encodings of the structs its
 // messages carry (comm/wire.h; found by argument-dependent lookup, so comm's typed collectives
-// take them as they are) and the seed stream shared by construction and moving documents.
+// take them as they are), the seed stream shared by construction and moving documents, and the
+// metrics summary of an iteration.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,12 @@ inline constexpr std::uint64_t kRowStream = 0x44524f57;
 /// nonzero, or the reader fails naming its message.
 void read_packed_row(comm::WireReader& r, std::uint32_t num_topics,
                      std::vector<std::pair<TopicId, Count>>& row);
+
+/// The iteration's metrics from every rank's (`per_rank`, the same on every rank): maxima,
+/// means and per-rank arrays (docs/distributed.md, "Metrics").
+IterationMetrics summarize_ranks(const std::vector<RankMetrics>& per_rank, std::uint32_t iter,
+                                 std::uint64_t sampled_all, double ratio_all, double s_error,
+                                 double budget_s);
 
 }  // namespace detail
 

@@ -17,6 +17,72 @@
 
 namespace rotor::lda {
 
+namespace {
+
+double population_cv(std::span<const double> v) {
+    if (v.empty()) return 0;
+    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+    if (mean <= 0) return 0;
+    double var = 0;
+    for (double x : v) var += (x - mean) * (x - mean);
+    return std::sqrt(var / v.size()) / mean;
+}
+
+}  // namespace
+
+IterationMetrics detail::summarize_ranks(const std::vector<RankMetrics>& per_rank,
+                                         std::uint32_t iter, std::uint64_t sampled_all,
+                                         double ratio_all, double s_error, double budget_s) {
+    const auto ranks = static_cast<double>(per_rank.size());
+    std::uint64_t moved_all = 0;
+    double rebalance_max = 0;
+    for (const RankMetrics& r : per_rank) {
+        moved_all += r.tokens_moved_out;
+        rebalance_max = std::max(rebalance_max, r.rebalance_s);
+    }
+    IterationMetrics m;
+    m.iter = iter;
+    m.iteration_s = 0;
+    for (const RankMetrics& r : per_rank) m.iteration_s = std::max(m.iteration_s, r.iteration_s);
+    m.tokens_sampled = sampled_all;
+    m.tokens_per_s = m.iteration_s > 0 ? sampled_all / m.iteration_s : 0;
+    m.processed_ratio = ratio_all;
+    m.s_error = s_error;
+    std::vector<double> compute, comm, wait, ratio, overhead, tokens, model;
+    for (const RankMetrics& r : per_rank) {
+        m.effective_ratio += r.effective_ratio / ranks;
+        m.load_cv += r.load_cv / ranks;
+        m.overhead_ratio += r.overhead_ratio / ranks;
+        compute.push_back(r.compute_s);
+        comm.push_back(r.comm_s);
+        wait.push_back(r.wait_s);
+        ratio.push_back(r.processed_ratio);
+        overhead.push_back(r.overhead_ratio);
+        tokens.push_back(static_cast<double>(r.tokens));
+        model.push_back(static_cast<double>(r.model_bytes));
+    }
+    const auto mean = [](const std::vector<double>& v) {
+        return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+    };
+    m.extra.emplace_back("ranks", ranks);
+    m.extra.emplace_back("compute_s", mean(compute));
+    m.extra.emplace_back("comm_s", mean(comm));
+    m.extra.emplace_back("wait_s", mean(wait));
+    m.extra.emplace_back("rank_load_cv", population_cv(compute));
+    m.extra.emplace_back("timer_budget_s", budget_s);
+    m.extra.emplace_back("tokens_moved", static_cast<double>(moved_all));
+    m.extra.emplace_back("rebalance_s", rebalance_max);
+    m.extra.emplace_back("model_bytes_max", *std::max_element(model.begin(), model.end()));
+    m.extra_arrays.emplace_back("rank_processed_ratio", std::move(ratio));
+    m.extra_arrays.emplace_back("rank_compute_s", std::move(compute));
+    m.extra_arrays.emplace_back("rank_comm_s", std::move(comm));
+    m.extra_arrays.emplace_back("rank_wait_s", std::move(wait));
+    m.extra_arrays.emplace_back("rank_overhead_ratio", std::move(overhead));
+    m.extra_arrays.emplace_back("rank_tokens", std::move(tokens));
+    m.extra_arrays.emplace_back("rank_model_bytes", std::move(model));
+    return m;
+}
+
 LdaModel DistributedTrainer::gather_model(std::vector<std::string> vocab, std::string corpus_path) {
     const std::uint32_t k_count = options_.params.num_topics;
     // Word rows of the home slices (pack_rows' raw words), then doc rows in local order.
@@ -77,9 +143,8 @@ LdaModel DistributedTrainer::gather_model(std::vector<std::string> vocab, std::s
     return model;
 }
 
-HeldoutResult DistributedTrainer::evaluate_heldout(const HeldoutEvaluator& heldout) {
+TopicWordDistribution DistributedTrainer::heldout_phi(std::span<const WordId> wanted) {
     const std::uint32_t k_count = options_.params.num_topics;
-    const std::span<const WordId> wanted = heldout.words();  // ascending
     // The slice-local ids of the held-out words of slice s (both sides agree on the order).
     const auto wanted_ids = [&](int s) {
         const auto& sw = slice_words_[s];
@@ -122,49 +187,50 @@ HeldoutResult DistributedTrainer::evaluate_heldout(const HeldoutEvaluator& heldo
                 }
             }
         });
+    // φ of the held-out words only (V = the global W), rows appended in increasing word id.
+    std::sort(at.begin(), at.end(), [](const RowAt& a, const RowAt& b) { return a.word < b.word; });
+    const std::vector<double> totals(totals_.begin(), totals_.end());
+    TopicWordDistribution phi(num_words_, totals, options_.params.beta);
+    std::vector<std::pair<TopicId, double>> phi_row;
+    for (const RowAt& r : at) {
+        phi_row.clear();
+        for (std::size_t e = r.first; e < r.first + r.size; ++e)
+            phi_row.emplace_back(cells[e].first, static_cast<double>(cells[e].second));
+        phi.append_row(r.word, phi_row);
+    }
+    return phi;
+}
 
+HeldoutResult DistributedTrainer::evaluate_heldout(const HeldoutEvaluator& heldout) {
     // Every rank builds φ of the held-out words and folds in its share of the held-out
     // documents (contiguous, about equal in tokens); rank 0 adds the per-document results in
     // document order, so the total does not depend on how the documents were split.
-    std::vector<HeldoutResult> mine;
-    {
-        // φ of the held-out words only (V = the global W), rows appended in increasing word id.
-        std::sort(at.begin(), at.end(),
-                  [](const RowAt& a, const RowAt& b) { return a.word < b.word; });
-        const std::vector<double> totals(totals_.begin(), totals_.end());
-        TopicWordDistribution phi(num_words_, totals, options_.params.beta);
-        std::vector<std::pair<TopicId, double>> phi_row;
-        for (const RowAt& r : at) {
-            phi_row.clear();
-            for (std::size_t e = r.first; e < r.first + r.size; ++e)
-                phi_row.emplace_back(cells[e].first, static_cast<double>(cells[e].second));
-            phi.append_row(r.word, phi_row);
-        }
-        const RangeLoop loop = [this](std::int64_t b, std::int64_t e,
-                                      const std::function<void(std::int64_t, std::int64_t)>& fn) {
-            runtime_.parallel_for(b, e, fn);
-        };
-        const core::Corpus& docs = heldout.corpus();
-        const std::uint64_t total = docs.num_tokens();
-        const auto cut = [&](int q) {
-            // The first doc whose preceding tokens reach q/P of the total.
-            if (q >= ranks_) return docs.num_docs();
-            const std::uint64_t want = total * static_cast<std::uint64_t>(q) / ranks_;
-            std::uint64_t seen = 0;
-            DocId d = 0;
-            while (d < docs.num_docs() && seen < want) seen += docs.doc_length(d++);
-            return d;
-        };
-        mine = heldout.evaluate_docs(phi, alpha_, cut(rank_), cut(rank_ + 1), loop);
-    }
+    const TopicWordDistribution phi = heldout_phi(heldout.words());
+    const RangeLoop loop = [this](std::int64_t b, std::int64_t e,
+                                  const std::function<void(std::int64_t, std::int64_t)>& fn) {
+        runtime_.parallel_for(b, e, fn);
+    };
+    const core::Corpus& docs = heldout.corpus();
+    const std::uint64_t total = docs.num_tokens();
+    const auto cut = [&](int q) {
+        // The first doc whose preceding tokens reach q/P of the total.
+        if (q >= ranks_) return docs.num_docs();
+        const std::uint64_t want = total * static_cast<std::uint64_t>(q) / ranks_;
+        std::uint64_t seen = 0;
+        DocId d = 0;
+        while (d < docs.num_docs() && seen < want) seen += docs.doc_length(d++);
+        return d;
+    };
+    const std::vector<HeldoutResult> mine =
+        heldout.evaluate_docs(phi, alpha_, cut(rank_), cut(rank_ + 1), loop);
     const auto per_rank = comm::gather(comm_, mine, 0, "held-out results");
     HeldoutResult result;
     if (rank_ == 0) {
         std::vector<HeldoutResult> all;
         for (const auto& part : per_rank) all.insert(all.end(), part.begin(), part.end());
-        if (all.size() != heldout.corpus().num_docs())
+        if (all.size() != docs.num_docs())
             throw CommError(rank_, fmt::format("held-out results: {} for {} documents", all.size(),
-                                               heldout.corpus().num_docs()));
+                                               docs.num_docs()));
         result = HeldoutEvaluator::sum(all);
     }
     comm::broadcast(comm_, result, 0, "held-out result");

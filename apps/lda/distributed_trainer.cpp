@@ -54,15 +54,6 @@ void slow_down(double seconds, const std::atomic<bool>& stop) {
     }
 }
 
-double population_cv(std::span<const double> v) {
-    if (v.empty()) return 0;
-    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
-    if (mean <= 0) return 0;
-    double var = 0;
-    for (double x : v) var += (x - mean) * (x - mean);
-    return std::sqrt(var / v.size()) / mean;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -604,10 +595,8 @@ std::uint64_t DistributedTrainer::compute(int slice, std::uint32_t iter, int pha
 IterationMetrics DistributedTrainer::iterate() {
     const std::uint32_t iter = iterations_done_ + 1;
     if (dist_.on_iteration_start) dist_.on_iteration_start(rank_, iter);
-    const int threads = runtime_.threads();
-    const std::uint32_t k_count = options_.params.num_topics;
     Stopwatch wall;
-    Round st(threads);
+    Round st(runtime_.threads());
     double comm_s = 0;
     double rebalance_s = 0;
     std::uint64_t moved_out = 0;
@@ -640,30 +629,10 @@ IterationMetrics DistributedTrainer::iterate() {
     const double wait_s = ring_stats.wait_s;
     comm_s += ring_stats.comm_s;
 
-    // Exact reconciliation across workers and ranks: n_k(new) = n_k(old) + Σ_{ranks, workers}
-    // (ñ_k − n_k(old)). The token count rides along in the same allreduce.
     Stopwatch coll;
     const std::uint64_t sampled_here =
         std::accumulate(st.sampled.begin(), st.sampled.end(), std::uint64_t{0});
-    std::vector<std::int64_t> delta(k_count + 1, 0);
-    for (const auto& local : local_totals_)
-        for (std::uint32_t k = 0; k < k_count; ++k) delta[k] += local[k] - totals_[k];
-    delta[k_count] = static_cast<std::int64_t>(sampled_here);
-    comm_.allreduce_sum(delta);
-    std::vector<TotalCount> next = totals_;
-    for (std::uint32_t k = 0; k < k_count; ++k) next[k] += delta[k];
-    // STRADS eq. 1 over every worker of every rank: Δ_t = Σ_p ‖ñ^p − n‖₁ / (P·N).
-    std::vector<double> err{0.0, static_cast<double>(threads)};
-    for (const auto& local : local_totals_)
-        for (std::uint32_t k = 0; k < k_count; ++k)
-            err[0] += static_cast<double>(std::abs(local[k] - next[k]));
-    comm_.allreduce_sum(err);
-    totals_ = std::move(next);
-    const auto sampled_all = static_cast<std::uint64_t>(delta[k_count]);
-    const double ratio_all =
-        num_tokens_ ? static_cast<double>(sampled_all) / static_cast<double>(num_tokens_) : 1.0;
-    // Every rank feeds the same allreduced ratio, so every rank keeps the same budget.
-    if (timer_) timer_->update(std::clamp(ratio_all, 0.0, 1.0));
+    const Reconciled all = reconcile_totals(sampled_here);
     comm_s += coll.seconds();
 
     RankMetrics mine;
@@ -693,48 +662,36 @@ IterationMetrics DistributedTrainer::iterate() {
     if (moved_all > 0) last_move_s_ = rebalance_max;
     if (dist_.rebalance && ranks_ > 1) pending_moves_ = decide_rebalance(moved_all > 0);
 
-    IterationMetrics m;
-    m.iter = iter;
-    m.iteration_s = 0;
-    for (const RankMetrics& r : rank_metrics_)
-        m.iteration_s = std::max(m.iteration_s, r.iteration_s);
-    m.tokens_sampled = sampled_all;
-    m.tokens_per_s = m.iteration_s > 0 ? sampled_all / m.iteration_s : 0;
-    m.processed_ratio = ratio_all;
-    m.s_error = err[0] / (err[1] * static_cast<double>(num_tokens_));
-    std::vector<double> compute, comm, wait, ratio, overhead, tokens, model;
-    for (const RankMetrics& r : rank_metrics_) {
-        m.effective_ratio += r.effective_ratio / ranks_;
-        m.load_cv += r.load_cv / ranks_;
-        m.overhead_ratio += r.overhead_ratio / ranks_;
-        compute.push_back(r.compute_s);
-        comm.push_back(r.comm_s);
-        wait.push_back(r.wait_s);
-        ratio.push_back(r.processed_ratio);
-        overhead.push_back(r.overhead_ratio);
-        tokens.push_back(static_cast<double>(r.tokens));
-        model.push_back(static_cast<double>(r.model_bytes));
-    }
-    const auto mean = [](const std::vector<double>& v) {
-        return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-    };
-    m.extra.emplace_back("ranks", ranks_);
-    m.extra.emplace_back("compute_s", mean(compute));
-    m.extra.emplace_back("comm_s", mean(comm));
-    m.extra.emplace_back("wait_s", mean(wait));
-    m.extra.emplace_back("rank_load_cv", population_cv(compute));
-    m.extra.emplace_back("timer_budget_s", timer_budget());
-    m.extra.emplace_back("tokens_moved", static_cast<double>(moved_all));
-    m.extra.emplace_back("rebalance_s", rebalance_max);
-    m.extra.emplace_back("model_bytes_max", *std::max_element(model.begin(), model.end()));
-    m.extra_arrays.emplace_back("rank_processed_ratio", std::move(ratio));
-    m.extra_arrays.emplace_back("rank_compute_s", std::move(compute));
-    m.extra_arrays.emplace_back("rank_comm_s", std::move(comm));
-    m.extra_arrays.emplace_back("rank_wait_s", std::move(wait));
-    m.extra_arrays.emplace_back("rank_overhead_ratio", std::move(overhead));
-    m.extra_arrays.emplace_back("rank_tokens", std::move(tokens));
-    m.extra_arrays.emplace_back("rank_model_bytes", std::move(model));
-    return m;
+    return detail::summarize_ranks(rank_metrics_, iter, all.sampled, all.ratio, all.s_error,
+                                   timer_budget());
+}
+
+DistributedTrainer::Reconciled DistributedTrainer::reconcile_totals(std::uint64_t sampled_here) {
+    const std::uint32_t k_count = options_.params.num_topics;
+    // Exact reconciliation across workers and ranks: n_k(new) = n_k(old) + Σ_{ranks, workers}
+    // (ñ_k − n_k(old)). The token count rides along in the same allreduce.
+    std::vector<std::int64_t> delta(k_count + 1, 0);
+    for (const auto& local : local_totals_)
+        for (std::uint32_t k = 0; k < k_count; ++k) delta[k] += local[k] - totals_[k];
+    delta[k_count] = static_cast<std::int64_t>(sampled_here);
+    comm_.allreduce_sum(delta);
+    std::vector<TotalCount> next = totals_;
+    for (std::uint32_t k = 0; k < k_count; ++k) next[k] += delta[k];
+    // STRADS eq. 1 over every worker of every rank: Δ_t = Σ_p ‖ñ^p − n‖₁ / (P·N).
+    std::vector<double> err{0.0, static_cast<double>(runtime_.threads())};
+    for (const auto& local : local_totals_)
+        for (std::uint32_t k = 0; k < k_count; ++k)
+            err[0] += static_cast<double>(std::abs(local[k] - next[k]));
+    comm_.allreduce_sum(err);
+    totals_ = std::move(next);
+    Reconciled out;
+    out.sampled = static_cast<std::uint64_t>(delta[k_count]);
+    out.ratio =
+        num_tokens_ ? static_cast<double>(out.sampled) / static_cast<double>(num_tokens_) : 1.0;
+    out.s_error = err[0] / (err[1] * static_cast<double>(num_tokens_));
+    // Every rank feeds the same allreduced ratio, so every rank keeps the same budget.
+    if (timer_) timer_->update(std::clamp(out.ratio, 0.0, 1.0));
+    return out;
 }
 
 LogLikelihood DistributedTrainer::evaluate() {

@@ -305,6 +305,15 @@ class DistributedTrainer {
 
   private:
     struct Round;
+    /// What reconcile_totals found, the same on every rank.
+    struct Reconciled {
+        std::uint64_t sampled = 0;  ///< tokens sampled by every rank in the iteration
+        double ratio = 1;           ///< sampled / the corpus' tokens
+        double s_error = 0;         ///< STRADS' Δ_t over every worker of every rank
+    };
+    /// Collective, at the end of an iteration: sums every worker's topic-total deltas into
+    /// topic_totals() (exact), measures the s-error and updates the timer's budget.
+    Reconciled reconcile_totals(std::uint64_t sampled_here);
     void init_word_topic();
     /// Renumbers the words of every block of column s·c + j to their positions in
     /// slice_words_[s] (blocks come from build_blocks with global word ids).
@@ -328,6 +337,13 @@ class DistributedTrainer {
     /// Collective: after every rank's adopt(), every rank learns every rank's documents
     /// (rank_docs_); CommError if they are not a partition.
     void share_doc_lists();
+    /// Collective (evaluate_heldout): φ of the held-out words `wanted` (ascending) over the
+    /// global W, from every rank's rows of them (one allgather); the same on every rank.
+    TopicWordDistribution heldout_phi(std::span<const WordId> wanted);
+    /// Packs docs.docs[i] for each i of `which` (with their words and topics) into one message
+    /// of moving documents.
+    static std::vector<std::byte> write_documents(const LocalDocs& docs,
+                                                  std::span<const std::size_t> which);
     /// Reads one message of moving documents (migrate's) into `out` (appended): CommError
     /// naming the message unless ids, words and topics are in range.
     void read_documents(comm::WireReader& in, LocalDocs& out) const;

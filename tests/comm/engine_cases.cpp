@@ -156,6 +156,19 @@ struct Slice {
     std::vector<std::int32_t> visitors;
 };
 
+/// After an iteration: exactly the home slices are back, each computed on by every rank once,
+/// in ring order from its home.
+void check_home_slices(std::map<int, Slice>& held, int me, int p) {
+    ASSERT_EQ(held.size(), 2u);
+    for (int slot = 0; slot < 2; ++slot) {
+        const int s = 2 * me + slot;
+        ASSERT_EQ(held.count(s), 1u) << "home slice " << s << " is not back";
+        std::vector<std::int32_t> want;
+        for (int j = 0; j < p; ++j) want.push_back((me + j) % p);
+        EXPECT_EQ(held[s].visitors, want) << "slice " << s;
+    }
+}
+
 /// One RingPipeline::run with the test's callbacks; checks what each callback sees.
 void run_pipeline_once(Communicator& comm, int iteration) {
     const int p = comm.size();
@@ -227,15 +240,7 @@ void run_pipeline_once(Communicator& comm, int iteration) {
     EXPECT_FALSE(active[0]) << "nothing travels during the first compute";
     for (std::size_t i = 1; i < active.size(); ++i)
         EXPECT_TRUE(active[i]) << "compute " << i << " overlaps a transfer";
-    // Home again, each slice computed on by every rank once, in ring order from its home.
-    ASSERT_EQ(held.size(), 2u);
-    for (int slot = 0; slot < 2; ++slot) {
-        const int s = 2 * me + slot;
-        ASSERT_EQ(held.count(s), 1u) << "home slice " << s << " is not back";
-        std::vector<std::int32_t> want;
-        for (int j = 0; j < p; ++j) want.push_back((me + j) % p);
-        EXPECT_EQ(held[s].visitors, want) << "slice " << s;
-    }
+    check_home_slices(held, me, p);
     EXPECT_EQ(stats.rotations, static_cast<std::uint64_t>(2 * p));
     EXPECT_EQ(stats.bytes_sent, packed_bytes);
     EXPECT_GE(stats.comm_s, 0.0);
