@@ -14,6 +14,7 @@
 //         A = rot0.finish_rotate(); if r < P-1: { compute(A); rot0.start_rotate(A) }
 //         B = rot1.finish_rotate()
 //
+// comm/ring_pipeline.h runs this schedule for any model through callbacks (RingPipeline).
 // Distinct tags keep the two slices' messages apart (a receive never matches the other slot's
 // message), and at most one rotation per rotator is in flight, which the communicator's
 // "one receive per (src, tag)" rule requires.

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/collectives.h"
 #include "comm/communicator.h"
 #include "core/base/error.h"
 
@@ -68,11 +69,10 @@ int ranks_on_this_host(comm::Communicator& world) {
     char name[256] = {};
     const bool known = ::gethostname(name, sizeof name - 1) == 0;
     const std::string mine = known ? std::string(name) : std::string();
-    const auto all = world.allgather(std::as_bytes(std::span<const char>(mine)));
+    const std::vector<std::string> all = comm::allgather(world, mine, "host name");
     if (!known) return world.size();  // unknown: assume every rank is here
     int same = 0;
-    for (const auto& other : all)
-        same += std::string(reinterpret_cast<const char*>(other.data()), other.size()) == mine;
+    for (const std::string& other : all) same += other == mine;
     return std::max(same, 1);
 }
 

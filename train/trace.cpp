@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "comm/wire.h"
 #include "core/io/atomic_file.h"
 
 namespace rotor::train {
@@ -40,6 +41,24 @@ void write_events(const std::string& path, nlohmann::json events) {
 }
 
 }  // namespace
+
+void wire_encode(comm::WireWriter& w, const BlockRun& b) {
+    w.put(b.iter);
+    w.put(b.worker);
+    w.put(b.row);
+    w.put(b.col);
+    w.put(b.start_s);
+    w.put(b.end_s);
+}
+
+void wire_decode(comm::WireReader& r, BlockRun& b) {
+    r.get(b.iter);
+    r.get(b.worker);
+    r.get(b.row);
+    r.get(b.col);
+    r.get(b.start_s);
+    r.get(b.end_s);
+}
 
 void write_chrome_trace(const std::string& path, std::span<const BlockRun> runs, int workers,
                         const std::string& name) {

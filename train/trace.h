@@ -9,6 +9,11 @@
 #include <string>
 #include <vector>
 
+namespace rotor::comm {
+class WireReader;
+class WireWriter;
+}  // namespace rotor::comm
+
 namespace rotor::train {
 
 /// One block's run on one worker.
@@ -20,6 +25,11 @@ struct BlockRun {
     double start_s = 0;  ///< seconds since the trainer's time origin
     double end_s = 0;
 };
+
+/// BlockRun on the wire (comm/wire.h), field by field in declaration order, so ranks can gather
+/// their timelines.
+void wire_encode(comm::WireWriter& w, const BlockRun& b);
+void wire_decode(comm::WireReader& r, BlockRun& b);
 
 /// Writes `runs` of one process named `name` (e.g. "rotor lda train") as a JSON trace-event
 /// file, atomically. Throws SystemError.

@@ -15,7 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/lda/distributed_trainer.h"
+#include "comm/agreed.h"
+#include "comm/collectives.h"
 #include "comm/communicator.h"
+#include "comm/wire.h"
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
 
@@ -73,6 +76,22 @@ std::uint64_t fnv1a(std::span<const std::byte> bytes, std::uint64_t h = kFnvOffs
 }
 
 std::string part_name(int rank) { return fmt::format("part-{:05d}.bin", rank); }
+
+/// What each rank tells rank 0 of the part it wrote, for the manifest.
+struct PartInfo {
+    std::uint64_t bytes = 0;
+    std::uint64_t fnv1a = 0;
+};
+
+void wire_encode(comm::WireWriter& w, const PartInfo& p) {
+    w.put(p.bytes);
+    w.put(p.fnv1a);
+}
+
+void wire_decode(comm::WireReader& r, PartInfo& p) {
+    r.get(p.bytes);
+    r.get(p.fnv1a);
+}
 
 /// Writes through an AtomicFile and hashes what it wrote (FNV-1a, as the manifest records it).
 class HashingWriter {
@@ -256,20 +275,17 @@ void write_distributed_checkpoint(const std::string& dir, const DistributedTrain
     const int ranks = comm.size();
     // 1. Rank 0 makes the temporary directory; every rank learns its name.
     std::optional<core::AtomicDirectory> out;
-    std::vector<std::byte> temp;
-    run_agreed(comm, [&] {
+    std::string temp_path;
+    comm::run_agreed(comm, [&] {
         if (rank != 0) return;
         out.emplace(dir);
-        const std::string& t = out->temp_path();
-        temp.resize(t.size());
-        std::memcpy(temp.data(), t.data(), t.size());
+        temp_path = out->temp_path();
     });
-    comm.broadcast(temp, 0);
-    const std::string temp_path(reinterpret_cast<const char*>(temp.data()), temp.size());
+    comm::broadcast(comm, temp_path, 0, "checkpoint directory");
 
     // 2. Every rank writes its part there, whole (AtomicFile: temporary name, fsync, rename).
-    std::uint64_t info[2] = {0, 0};  // bytes, FNV-1a
-    run_agreed(comm, [&] {
+    PartInfo info;
+    comm::run_agreed(comm, [&] {
         core::AtomicFile f(temp_path + "/" + part_name(rank));
         HashingWriter w(f);
         w.write(std::as_bytes(std::span<const char>(kPartMagic, 8)));
@@ -282,26 +298,22 @@ void write_distributed_checkpoint(const std::string& dir, const DistributedTrain
         w.write(std::as_bytes(std::span<const DocId>(state.docs)));
         w.pod(static_cast<std::uint64_t>(state.topics.size()));
         w.write(std::as_bytes(std::span<const TopicId>(state.topics)));
-        info[0] = f.size();
-        info[1] = w.hash();
+        info.bytes = f.size();
+        info.fnv1a = w.hash();
         f.commit();
     });
 
     // 3. Every part is whole (the gather completes after every rank's commit): rank 0 writes the
     // manifest last and moves the directory into place.
-    const auto parts = comm.gather(std::as_bytes(std::span<const std::uint64_t>(info)), 0);
-    run_agreed(comm, [&] {
+    const std::vector<PartInfo> parts = comm::gather(comm, info, 0, "checkpoint part info");
+    comm::run_agreed(comm, [&] {
         if (rank != 0) return;
         nlohmann::ordered_json list = nlohmann::ordered_json::array();
         for (int q = 0; q < ranks; ++q) {
-            std::uint64_t v[2];
-            if (parts[q].size() != sizeof v)
-                throw CommError(rank, fmt::format("checkpoint part info of rank {}: bad size", q));
-            std::memcpy(v, parts[q].data(), sizeof v);
             nlohmann::ordered_json e;
             e["file"] = part_name(q);
-            e["bytes"] = v[0];
-            e["fnv1a"] = v[1];
+            e["bytes"] = parts[q].bytes;
+            e["fnv1a"] = parts[q].fnv1a;
             list.push_back(std::move(e));
         }
         nlohmann::ordered_json j;

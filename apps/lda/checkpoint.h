@@ -102,7 +102,7 @@ struct DistributedCheckpoint {
 /// Collective: writes `trainer`'s state to `dir` (layout above), replacing the checkpoint there
 /// only once every part and the manifest are whole. `options` are the run's (as in
 /// write_checkpoint). A failure on any rank (disk full, no shared filesystem) makes every rank
-/// throw the same AgreedError and leaves `dir` as it was. Rank 0 alone calls
+/// throw the same comm::AgreedError and leaves `dir` as it was. Rank 0 alone calls
 /// remove_stale_temporaries, before the run.
 void write_distributed_checkpoint(const std::string& dir, const DistributedTrainer& trainer,
                                   const TrainOptions& options, const DistributedOptions& dist,
@@ -111,7 +111,7 @@ void write_distributed_checkpoint(const std::string& dir, const DistributedTrain
 /// `rank` (docs, topics). Written by another number of ranks, docs and topics stay empty: the
 /// caller builds its trainer (whose static split says which documents this rank takes) and calls
 /// read_distributed_parts. Not collective: every rank calls it, the caller agrees on failures
-/// (run_agreed). Throws InputError naming the file: not a distributed checkpoint (a
+/// (comm::run_agreed). Throws InputError naming the file: not a distributed checkpoint (a
 /// single-process one says so), a part missing, truncated, of another size or hash than the
 /// manifest says, or disagreeing with it on the rank, ranks or iteration.
 DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int rank, int ranks);

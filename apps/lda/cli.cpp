@@ -16,6 +16,8 @@
 #include "apps/lda/distributed_trainer.h"
 #include "apps/lda/trainer.h"
 #include "apps/lda/use_cli.h"
+#include "comm/agreed.h"
+#include "comm/collectives.h"
 #include "comm/communicator.h"
 #include "core/base/error.h"
 #include "core/corpus/corpus.h"
@@ -196,7 +198,7 @@ void run_train(TrainFlags& f) {
 }
 
 /// `mpiexec -n P rotor lda train ...` with P > 1 (docs/distributed.md). Failures before and after
-/// training are agreed by all ranks (lda::AgreedError); one during training ends the job in main.
+/// training are agreed by all ranks (comm::AgreedError); one during training ends the job in main.
 void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
     apply_common(f);
     const std::string checkpoint_dir = f.common.resolved_checkpoint_dir();
@@ -210,7 +212,7 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
     lda::CorpusFingerprint print;
     // Ranks sharing this host share its memory: the default --max-memory is their share of it.
     const int host_ranks = train::ranks_on_this_host(world);
-    lda::run_agreed(world, [&] {
+    comm::run_agreed(world, [&] {
         if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
         if (!f.straggler.empty()) lda::parse_straggler(f.straggler, f.dist);
         if (!f.common.resume.empty()) {
@@ -284,7 +286,7 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
                 std::make_unique<train::JsonLinesReporter>(f.common.metrics, lda::record_schema());
     });
     std::unique_ptr<lda::DistributedTrainer> trainer;
-    lda::run_agreed(world, [&] {
+    comm::run_agreed(world, [&] {
         trainer = std::make_unique<lda::DistributedTrainer>(loaded->corpus, f.options, f.dist,
                                                             *runtime, world);
         if (resume) trainer->set_alpha(resume->alpha);  // the same values on every rank
@@ -350,7 +352,7 @@ void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
     lda::LdaModel model = trainer->gather_model(std::move(vocab), f.corpus);
     std::vector<std::vector<train::BlockRun>> timeline;
     if (!f.common.trace.empty()) timeline = trainer->gather_schedule();
-    lda::run_agreed(world, [&] {
+    comm::run_agreed(world, [&] {
         if (world.rank() != 0) return;
         lda::save_model(model, f.common.out);
         if (metrics) metrics->commit();

@@ -3,7 +3,6 @@
 // (docs/distributed.md, "Rebalancing").
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -11,21 +10,21 @@
 
 #include <fmt/format.h>
 
+#include "apps/lda/distributed_messages.h"
 #include "apps/lda/distributed_trainer.h"
-#include "apps/lda/distributed_wire.h"
+#include "comm/collectives.h"
 #include "comm/ring.h"
+#include "comm/wire.h"
 #include "core/base/rng.h"
 #include "sched/block_grid.h"
 
 namespace rotor::lda {
 namespace {
 
-using detail::from_bytes;
 using detail::kRowStream;
-using detail::to_bytes;
 
-/// First word of every message of moving documents, then the doc count, then per doc its
-/// global id, its length n, n word ids and n topics.
+/// First field (u32) of every message of moving documents; then the doc count (u64) and per
+/// doc its global id (u32), its length n (u64), n word ids and n topics (u32 each).
 constexpr std::uint32_t kDocsMagic = 0x444f4353;  // "DOCS"
 /// Point-to-point tag of the documents' messages (the ring uses kRingTagBase + 0/1).
 constexpr int kMigrateTag = comm::kRingTagBase + 2;
@@ -98,16 +97,12 @@ void DistributedTrainer::adopt(LocalDocs docs) {
 
 std::vector<std::vector<DocId>> DistributedTrainer::gather_doc_lists(std::span<const DocId> mine,
                                                                      std::string& problem) {
-    const auto all = comm_.allgather(std::as_bytes(mine));
-    std::vector<std::vector<DocId>> lists(ranks_);
+    std::vector<std::vector<DocId>> lists =
+        comm::allgather(comm_, std::vector<DocId>(mine.begin(), mine.end()), "document list");
     std::vector<std::uint8_t> seen(num_docs_, 0);
     std::uint64_t count = 0;
     problem.clear();
     for (int q = 0; q < ranks_; ++q) {
-        if (all[q].size() % sizeof(DocId) != 0)
-            throw CommError(rank_, fmt::format("document list of rank {}: bad size", q));
-        lists[q].resize(all[q].size() / sizeof(DocId));
-        if (!all[q].empty()) std::memcpy(lists[q].data(), all[q].data(), all[q].size());
         for (DocId d : lists[q]) {
             if (d >= num_docs_ || seen[d] != 0) {
                 if (problem.empty())
@@ -122,6 +117,47 @@ std::vector<std::vector<DocId>> DistributedTrainer::gather_doc_lists(std::span<c
     if (problem.empty() && count != num_docs_)
         problem = fmt::format("the ranks hold {} of the corpus' {} documents", count, num_docs_);
     return lists;
+}
+
+std::vector<std::byte> DistributedTrainer::write_documents(const LocalDocs& docs,
+                                                           std::span<const std::size_t> which) {
+    std::size_t tokens = 0;
+    for (std::size_t k : which) tokens += docs.offsets[k + 1] - docs.offsets[k];
+    comm::WireWriter msg(16 + which.size() * 12 + tokens * 8);
+    msg.put(kDocsMagic);
+    msg.put_length(which.size());
+    for (std::size_t k : which) {
+        const std::size_t first = docs.offsets[k];
+        const std::size_t len = docs.offsets[k + 1] - first;
+        msg.put(docs.docs[k]);
+        msg.put_length(len);
+        msg.put_array(std::span<const WordId>(docs.words).subspan(first, len));
+        msg.put_array(std::span<const TopicId>(docs.topics).subspan(first, len));
+    }
+    return msg.take();
+}
+
+void DistributedTrainer::read_documents(comm::WireReader& in, LocalDocs& out) const {
+    const std::uint32_t k_count = options_.params.num_topics;
+    in.expect_u32(kDocsMagic, "magic");
+    // At least an id (4 bytes) and a length (8) per document.
+    const std::size_t n_docs = in.get_length(12);
+    for (std::size_t e = 0; e < n_docs; ++e) {
+        const auto d = in.get<DocId>();
+        if (d >= num_docs_) in.fail(fmt::format("document {} of {}", d, num_docs_));
+        // A word and a topic per token.
+        const std::size_t len = in.get_length(2 * sizeof(std::uint32_t));
+        const std::size_t at = out.words.size();
+        out.docs.push_back(d);
+        out.words.resize(at + len);
+        out.topics.resize(at + len);
+        in.get_array(std::span<WordId>(out.words).subspan(at, len));
+        in.get_array(std::span<TopicId>(out.topics).subspan(at, len));
+        out.offsets.push_back(at + len);
+        for (std::size_t x = at; x < at + len; ++x)
+            if (out.words[x] >= num_words_ || out.topics[x] >= k_count)
+                in.fail(fmt::format("document {}: word or topic out of range", d));
+    }
 }
 
 void DistributedTrainer::share_doc_lists() {
@@ -225,7 +261,7 @@ std::vector<DocTransfer> DistributedTrainer::decide_rebalance(bool moved) {
         }
     }
     // Rank 0 decides and broadcasts: every rank executes the very same plan.
-    std::vector<std::uint64_t> msg;
+    std::vector<DocTransfer> plan;
     const std::uint32_t remaining =
         last_iteration_ > iterations_done_ ? last_iteration_ - iterations_done_ : 0;
     if (rank_ == 0 && remaining > 0) {
@@ -257,27 +293,14 @@ std::vector<DocTransfer> DistributedTrainer::decide_rebalance(bool moved) {
         const double gain = iteration_s * (1 - 1 / imbalance) * remaining;
         const double cost = rebalances_ > 0 ? last_move_s_ : iteration_s;
         if ((full || quick) && gain > 2 * cost)
-            for (const DocTransfer& t :
-                 plan_rebalance(tokens, speeds, tolerance, kMinShare, dist_.max_rank_tokens)) {
-                msg.push_back(static_cast<std::uint64_t>(t.from));
-                msg.push_back(static_cast<std::uint64_t>(t.to));
-                msg.push_back(t.tokens);
-            }
+            plan = plan_rebalance(tokens, speeds, tolerance, kMinShare, dist_.max_rank_tokens);
     }
-    std::vector<std::byte> buf(msg.size() * sizeof(std::uint64_t));
-    if (!buf.empty()) std::memcpy(buf.data(), msg.data(), buf.size());
-    comm_.broadcast(buf, 0);
-    if (buf.size() % (3 * sizeof(std::uint64_t)) != 0)
-        throw CommError(rank_, "rebalancing plan: bad size");
-    msg.resize(buf.size() / sizeof(std::uint64_t));
-    if (!buf.empty()) std::memcpy(msg.data(), buf.data(), buf.size());
-    std::vector<DocTransfer> plan;
-    for (std::size_t i = 0; i < msg.size(); i += 3) {
-        if (msg[i] >= static_cast<std::uint64_t>(ranks_) ||
-            msg[i + 1] >= static_cast<std::uint64_t>(ranks_))
-            throw CommError(rank_, "rebalancing plan: bad rank");
-        plan.push_back({static_cast<int>(msg[i]), static_cast<int>(msg[i + 1]), msg[i + 2]});
-    }
+    comm::broadcast(comm_, plan, 0, "rebalancing plan");
+    for (const DocTransfer& t : plan)
+        if (t.from < 0 || t.from >= ranks_ || t.to < 0 || t.to >= ranks_)
+            throw CommError(
+                rank_,
+                fmt::format("rebalancing plan: bad rank in the move from {} to {}", t.from, t.to));
     return plan;
 }
 
@@ -305,32 +328,24 @@ std::uint64_t DistributedTrainer::migrate(const std::vector<DocTransfer>& plan) 
     // Outgoing: whole docs from the back of the rank's list, as near the planned tokens as
     // whole documents allow (a doc goes when it brings the sum closer to the plan).
     std::vector<std::uint8_t> leaving(n_docs, 0);
-    std::vector<std::vector<std::uint32_t>> out_words;
+    std::vector<std::vector<std::byte>> out_bytes;
     std::vector<int> out_dest;
     std::uint64_t sent_total = 0;
     for (const DocTransfer& t : plan) {
         if (t.from != rank_) continue;
-        std::vector<std::uint32_t> msg{kDocsMagic, 0};
+        std::vector<std::size_t> going;
         std::uint64_t sent = 0;
         for (std::size_t k = n_docs; k-- > 0 && sent < t.tokens;) {
             const std::uint64_t len = doc_len(k);
             if (leaving[k] != 0 || sent + len > t.tokens + len / 2) continue;
             leaving[k] = 1;
             sent += len;
-            ++msg[1];
-            msg.push_back(mine.docs[k]);
-            msg.push_back(static_cast<std::uint32_t>(len));
-            const auto first = static_cast<std::ptrdiff_t>(mine.offsets[k]);
-            const auto last = static_cast<std::ptrdiff_t>(mine.offsets[k + 1]);
-            msg.insert(msg.end(), mine.words.begin() + first, mine.words.begin() + last);
-            msg.insert(msg.end(), mine.topics.begin() + first, mine.topics.begin() + last);
+            going.push_back(k);
         }
         sent_total += sent;
-        out_words.push_back(std::move(msg));
+        out_bytes.push_back(write_documents(mine, going));
         out_dest.push_back(t.to);
     }
-    std::vector<std::vector<std::byte>> out_bytes;
-    for (const auto& m : out_words) out_bytes.push_back(to_bytes(m));
     std::vector<comm::Request> requests;
     std::vector<std::vector<std::byte>> in_bytes;
     std::vector<int> in_src;
@@ -356,29 +371,18 @@ std::uint64_t DistributedTrainer::migrate(const std::vector<DocTransfer>& plan) 
             entries.push_back({mine.docs[k], mine.words.data() + mine.offsets[k],
                                mine.topics.data() + mine.offsets[k],
                                static_cast<std::uint32_t>(doc_len(k))});
-    std::vector<std::vector<std::uint32_t>> in_words(in_bytes.size());
-    const std::uint32_t k_count = options_.params.num_topics;
+    // Received documents, decoded whole (entries point into them).
+    std::vector<LocalDocs> received(in_bytes.size());
     for (std::size_t i = 0; i < in_bytes.size(); ++i) {
-        from_bytes(in_bytes[i], in_words[i], rank_, "moved documents");
-        const auto& in = in_words[i];
-        const auto bad = [&](const char* what) {
-            return CommError(rank_, fmt::format("documents from rank {}: {}", in_src[i], what));
-        };
-        if (in.size() < 2 || in[0] != kDocsMagic) throw bad("bad header");
-        std::size_t pos = 2;
-        for (std::uint32_t e = 0; e < in[1]; ++e) {
-            if (in.size() - pos < 2) throw bad("truncated");
-            const DocId d = in[pos];
-            const std::uint32_t len = in[pos + 1];
-            pos += 2;
-            if (d >= num_docs_ || (in.size() - pos) / 2 < len) throw bad("bad document");
-            for (std::uint32_t x = 0; x < len; ++x)
-                if (in[pos + x] >= num_words_ || in[pos + len + x] >= k_count)
-                    throw bad("word or topic out of range");
-            entries.push_back({d, in.data() + pos, in.data() + pos + len, len});
-            pos += 2 * static_cast<std::size_t>(len);
-        }
-        if (pos != in.size()) throw bad("trailing words");
+        comm::WireReader in(in_bytes[i], fmt::format("documents from rank {}", in_src[i]), rank_);
+        read_documents(in, received[i]);
+        in.finish();
+        in_bytes[i] = {};
+        const LocalDocs& got = received[i];
+        for (std::size_t e = 0; e < got.docs.size(); ++e)
+            entries.push_back({got.docs[e], got.words.data() + got.offsets[e],
+                               got.topics.data() + got.offsets[e],
+                               static_cast<std::uint32_t>(got.offsets[e + 1] - got.offsets[e])});
     }
     std::sort(entries.begin(), entries.end(),
               [](const Entry& a, const Entry& b) { return a.doc < b.doc; });
@@ -390,6 +394,7 @@ std::uint64_t DistributedTrainer::migrate(const std::vector<DocTransfer>& plan) 
         next.offsets.push_back(next.words.size());
     }
     mine = LocalDocs{};
+    received.clear();
     adopt(std::move(next));
     share_doc_lists();
     return sent_total;

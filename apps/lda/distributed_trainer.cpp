@@ -4,18 +4,18 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <iterator>
 #include <numeric>
-#include <type_traits>
 
 #include <fmt/format.h>
 
-#include "apps/lda/distributed_wire.h"
+#include "apps/lda/distributed_messages.h"
 #include "apps/lda/parallel_sum.h"
-#include "comm/ring.h"
+#include "comm/agreed.h"
+#include "comm/collectives.h"
+#include "comm/ring_pipeline.h"
+#include "comm/wire.h"
 #include "core/base/rng.h"
 #include "core/base/timer.h"
 #include "core/lda/inference.h"
@@ -29,47 +29,18 @@
 namespace rotor::lda {
 namespace {
 
-using detail::from_bytes;
 using detail::kRowStream;
-using detail::to_bytes;
 
 // Seed streams (distinct from the single-node trainer's, which the rank also folds in).
 constexpr std::uint64_t kSampleStream = 0x44534d50;  // "DSMP": block b of rank p, iteration t
 constexpr std::uint64_t kPickStream = 0x4450434b;    // "DPCK": which free block a worker takes
 constexpr std::uint64_t kInitStream = 0x44494e54;    // "DINT": initial topics of rank p
 constexpr std::uint64_t kRankStream = 0x4452414e;    // "DRAN": docs across ranks
-/// First word of every slice message, then the slice id, then pack_rows' output.
+/// First field of every slice message (u32), then the slice id (u32), then pack_rows' output
+/// (a vector of u32).
 constexpr std::uint32_t kSliceMagic = 0x534c4943;  // "SLIC"
 /// How often the driving thread lets MPI progress a rotation while the workers sample.
 constexpr auto kProgressPeriod = std::chrono::microseconds(500);
-
-std::vector<std::byte> doubles_to_bytes(std::span<const double> values) {
-    std::vector<std::byte> out(values.size_bytes());
-    if (!values.empty()) std::memcpy(out.data(), values.data(), out.size());
-    return out;
-}
-
-/// Reads one packed row (m, then m (topic, count) pairs) at `pos`; advances pos.
-void read_row(std::span<const std::uint32_t> in, std::size_t& pos,
-              std::vector<std::pair<TopicId, Count>>& row, int rank) {
-    if (pos >= in.size()) throw CommError(rank, "model gather: truncated message");
-    const std::uint32_t m = in[pos++];
-    if (in.size() - pos < 2 * static_cast<std::size_t>(m))
-        throw CommError(rank, "model gather: truncated row");
-    row.clear();
-    for (std::uint32_t i = 0; i < m; ++i) row.emplace_back(in[pos + 2 * i], in[pos + 2 * i + 1]);
-    pos += 2 * static_cast<std::size_t>(m);
-    std::sort(row.begin(), row.end());
-}
-
-double population_cv(std::span<const double> v) {
-    if (v.empty()) return 0;
-    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
-    if (mean <= 0) return 0;
-    double var = 0;
-    for (double x : v) var += (x - mean) * (x - mean);
-    return std::sqrt(var / v.size()) / mean;
-}
 
 }  // namespace
 
@@ -343,7 +314,7 @@ void DistributedTrainer::init_word_topic() {
     // held ones.
     std::vector<Count> acc(k_count, 0);
     std::vector<std::uint32_t> merged;
-    std::vector<std::vector<std::uint32_t>> parts;
+    std::vector<std::pair<TopicId, Count>> cells;
     for (int s = 0; s < num_slices(); ++s) {
         const int home = s / 2;
         const auto ids = slice_ids(s);
@@ -365,29 +336,25 @@ void DistributedTrainer::init_word_topic() {
             scratch_.clear();
             mine->pack_rows(ids, scratch_);
         }
-        const auto gathered = comm_.gather(to_bytes(scratch_), home);
+        comm::WireWriter message(scratch_.size() * sizeof(std::uint32_t));
+        message.put_array(std::span<const std::uint32_t>(scratch_));
+        const auto gathered = comm_.gather(message.bytes(), home);
         if (rank_ != home) continue;
-        parts.resize(gathered.size());
+        // Row i of every rank's message, summed: the messages are read side by side.
+        std::vector<comm::WireReader> parts;
         for (std::size_t q = 0; q < gathered.size(); ++q)
-            from_bytes(gathered[q], parts[q], rank_, "initial counts");
-        std::vector<std::size_t> pos(parts.size(), 0);
+            parts.emplace_back(gathered[q],
+                               comm::message_of_rank("initial counts", static_cast<int>(q)), rank_);
         merged.clear();
         std::vector<TopicId> nz;
         for (std::size_t i = 0; i < ids.size(); ++i) {
             nz.clear();
-            for (std::size_t q = 0; q < parts.size(); ++q) {
-                const auto& in = parts[q];
-                if (pos[q] >= in.size()) throw CommError(rank_, "initial counts: truncated");
-                const std::uint32_t m = in[pos[q]++];
-                if (in.size() - pos[q] < 2 * static_cast<std::size_t>(m))
-                    throw CommError(rank_, "initial counts: truncated row");
-                for (std::uint32_t e = 0; e < m; ++e) {
-                    const TopicId k = in[pos[q] + 2 * e];
-                    if (k >= k_count) throw CommError(rank_, "initial counts: bad topic");
+            for (comm::WireReader& part : parts) {
+                detail::read_packed_row(part, k_count, cells);
+                for (const auto& [k, c] : cells) {
                     if (acc[k] == 0) nz.push_back(k);
-                    acc[k] += in[pos[q] + 2 * e + 1];
+                    acc[k] += c;
                 }
-                pos[q] += 2 * static_cast<std::size_t>(m);
             }
             merged.push_back(static_cast<std::uint32_t>(nz.size()));
             for (TopicId k : nz) {
@@ -396,6 +363,7 @@ void DistributedTrainer::init_word_topic() {
                 acc[k] = 0;
             }
         }
+        for (const comm::WireReader& part : parts) part.finish();
         held_[s] = new_slice_table(s);
         held_[s]->unpack_rows(ids, merged);
     }
@@ -411,7 +379,7 @@ void DistributedTrainer::restore(const core::Corpus& corpus, const std::vector<D
     comm_.allreduce_max(hi);
     LocalDocs next;
     // Checked on every rank before any change; one rank's mismatch stops every rank alike.
-    run_agreed(comm_, [&] {
+    comm::run_agreed(comm_, [&] {
         if (lo[0] != hi[0])
             throw InputError(
                 source, fmt::format("the ranks' parts are of iterations {} to {}", lo[0], hi[0]));
@@ -450,7 +418,7 @@ void DistributedTrainer::restore(const core::Corpus& corpus, const std::vector<D
     // rank sees the same lists, so every rank finds the same problem).
     std::string problem;
     auto lists = gather_doc_lists(docs, problem);
-    run_agreed(comm_, [&] {
+    comm::run_agreed(comm_, [&] {
         if (!problem.empty()) throw InputError(source, problem);
     });
     adopt(std::move(next));
@@ -474,33 +442,33 @@ void DistributedTrainer::restore(const core::Corpus& corpus, const std::vector<D
 std::vector<std::byte> DistributedTrainer::pack_slice(int slice) {
     ROTOR_ASSERT(held_[slice] != nullptr, "packing a slice this rank does not hold");
     scratch_.clear();
-    scratch_.push_back(kSliceMagic);
-    scratch_.push_back(static_cast<std::uint32_t>(slice));
     held_[slice]->pack_rows(slice_ids(slice), scratch_);
-    std::vector<std::byte> out = to_bytes(scratch_);
+    comm::WireWriter message(16 + scratch_.size() * sizeof(std::uint32_t));
+    message.put(kSliceMagic);
+    message.put(static_cast<std::uint32_t>(slice));
+    message.put(scratch_);
     // The rows now travel: this rank no longer holds them, and frees their table.
     held_[slice].reset();
-    return out;
+    return message.take();
 }
 
-void DistributedTrainer::unpack_slice(int slice, const std::vector<std::byte>& buf) {
-    from_bytes(buf, scratch_, rank_, "slice message");
-    if (scratch_.size() < 2 || scratch_[0] != kSliceMagic)
-        throw CommError(rank_, "slice message: bad header");
-    if (scratch_[1] != static_cast<std::uint32_t>(slice))
-        throw CommError(rank_,
-                        fmt::format("expected slice {}, received slice {}", slice, scratch_[1]));
-    const auto body = std::span<const std::uint32_t>(scratch_).subspan(2);
+void DistributedTrainer::unpack_slice(int slice, std::span<const std::byte> buf) {
+    comm::WireReader message(buf, "slice message", rank_);
+    message.expect_u32(kSliceMagic, "magic");
+    const auto got = message.get<std::uint32_t>();
+    if (got != static_cast<std::uint32_t>(slice))
+        message.fail(fmt::format("expected slice {}, received slice {}", slice, got));
+    message.get(scratch_);
+    message.finish();
     std::unique_ptr<WordTopicTable> table = new_slice_table(slice);
     std::size_t used = 0;
     try {
-        used = table->unpack_rows(slice_ids(slice), body);
+        used = table->unpack_rows(slice_ids(slice), scratch_);
     } catch (const InputError& e) {
-        throw CommError(rank_, fmt::format("slice {}: {}", slice, e.what()));
+        message.fail(fmt::format("slice {}: {}", slice, e.what()));
     }
-    if (used != body.size())
-        throw CommError(rank_,
-                        fmt::format("slice {}: {} trailing words", slice, body.size() - used));
+    if (used != scratch_.size())
+        message.fail(fmt::format("slice {}: {} trailing words", slice, scratch_.size() - used));
     held_[slice] = std::move(table);
     peak_model_bytes_ = std::max(peak_model_bytes_, model_bytes());
 }
@@ -509,7 +477,7 @@ void DistributedTrainer::unpack_slice(int slice, const std::vector<std::byte>& b
 // Iterations
 
 std::uint64_t DistributedTrainer::compute(int slice, std::uint32_t iter, int phase, Round& st,
-                                          comm::RingRotator* in_flight) {
+                                          comm::RingProgress& in_flight) {
     std::vector<int> cols(cols_per_slice_);
     std::iota(cols.begin(), cols.end(), slice * cols_per_slice_);
     sched::BlockScheduler& scheduler = *scheduler_;
@@ -536,11 +504,11 @@ std::uint64_t DistributedTrainer::compute(int slice, std::uint32_t iter, int pha
     if (rank_ == dist_.straggler_rank) loop.straggler_factor = dist_.straggler_factor;
     loop.record = options_.record_schedule;
     loop.origin = &since_start_;
-    if (in_flight != nullptr) {
+    if (in_flight.active()) {
         // MPI progresses only inside MPI calls, and only this thread may call MPI: the workers
         // run under a helper thread while this one polls the rotation in flight.
-        loop.poll = [in_flight, arrived = false]() mutable {
-            if (!arrived) arrived = in_flight->progress();
+        loop.poll = [&in_flight, arrived = false]() mutable {
+            if (!arrived) arrived = in_flight();
         };
         loop.poll_period = kProgressPeriod;
     }
@@ -560,10 +528,8 @@ std::uint64_t DistributedTrainer::compute(int slice, std::uint32_t iter, int pha
 train::Record DistributedTrainer::iterate() {
     const std::uint32_t iter = iterations_done_ + 1;
     if (dist_.on_iteration_start) dist_.on_iteration_start(rank_, iter);
-    const int threads = runtime_.threads();
-    const std::uint32_t k_count = options_.params.num_topics;
     Stopwatch wall;
-    Round st(threads);
+    Round st(runtime_.threads());
     double comm_s = 0;
     double rebalance_s = 0;
     std::uint64_t moved_out = 0;
@@ -580,65 +546,26 @@ train::Record DistributedTrainer::iterate() {
     peak_model_bytes_ = model_bytes();
 
     // The pipelined two-slice ring of docs/comm.md: slot 0 travels while slot 1 is sampled and
-    // the other way round. After j rotations slot `slot` holds the slice of rank p - j.
-    const auto slice_at = [&](int slot, int rotations) {
-        return 2 * (((rank_ - rotations) % ranks_ + ranks_) % ranks_) + slot;
-    };
-    comm::RingRotator rot0(comm_, comm::kRingTagBase);
-    comm::RingRotator rot1(comm_, comm::kRingTagBase + 1);
-    const auto send = [&](comm::RingRotator& rot, int slice) {
-        Stopwatch t;
-        rot.start_rotate(pack_slice(slice));
-        comm_s += t.seconds();
-    };
-    const auto receive = [&](comm::RingRotator& rot, int slice) {
-        Stopwatch t;
-        const std::vector<std::byte> buf = rot.finish_rotate();
-        unpack_slice(slice, buf);
-        comm_s += t.seconds();
-    };
-
+    // the other way round.
     st.clocks.begin_iteration();
     int phase = 0;
-    compute(slice_at(0, 0), iter, phase++, st, nullptr);
-    send(rot0, slice_at(0, 0));
-    for (int r = 0; r < ranks_; ++r) {
-        compute(slice_at(1, r), iter, phase++, st, &rot0);
-        send(rot1, slice_at(1, r));
-        receive(rot0, slice_at(0, r + 1));
-        if (r < ranks_ - 1) {
-            compute(slice_at(0, r + 1), iter, phase++, st, &rot1);
-            send(rot0, slice_at(0, r + 1));
-        }
-        receive(rot1, slice_at(1, r + 1));
-    }
+    comm::RingPipeline ring(comm_);
+    const comm::RingStats ring_stats = ring.run({
+        .compute =
+            [&](int slice, comm::RingProgress& progress) {
+                compute(slice, iter, phase++, st, progress);
+            },
+        .pack = [&](int slice) { return pack_slice(slice); },
+        .unpack = [&](int slice, std::span<const std::byte> bytes) { unpack_slice(slice, bytes); },
+    });
     const sched::IterationTimes times = st.clocks.end_iteration();
-    const double wait_s = rot0.wait_seconds() + rot1.wait_seconds();
+    const double wait_s = ring_stats.wait_s;
+    comm_s += ring_stats.comm_s;
 
-    // Exact reconciliation across workers and ranks: n_k(new) = n_k(old) + Σ_{ranks, workers}
-    // (ñ_k − n_k(old)). The token count rides along in the same allreduce.
     Stopwatch coll;
     const std::uint64_t sampled_here =
         std::accumulate(st.sampled.begin(), st.sampled.end(), std::uint64_t{0});
-    std::vector<std::int64_t> delta(k_count + 1, 0);
-    for (const auto& local : local_totals_)
-        for (std::uint32_t k = 0; k < k_count; ++k) delta[k] += local[k] - totals_[k];
-    delta[k_count] = static_cast<std::int64_t>(sampled_here);
-    comm_.allreduce_sum(delta);
-    std::vector<TotalCount> next = totals_;
-    for (std::uint32_t k = 0; k < k_count; ++k) next[k] += delta[k];
-    // STRADS eq. 1 over every worker of every rank: Δ_t = Σ_p ‖ñ^p − n‖₁ / (P·N).
-    std::vector<double> err{0.0, static_cast<double>(threads)};
-    for (const auto& local : local_totals_)
-        for (std::uint32_t k = 0; k < k_count; ++k)
-            err[0] += static_cast<double>(std::abs(local[k] - next[k]));
-    comm_.allreduce_sum(err);
-    totals_ = std::move(next);
-    const auto sampled_all = static_cast<std::uint64_t>(delta[k_count]);
-    const double ratio_all =
-        num_tokens_ ? static_cast<double>(sampled_all) / static_cast<double>(num_tokens_) : 1.0;
-    // Every rank feeds the same allreduced ratio, so every rank keeps the same budget.
-    if (timer_) timer_->update(std::clamp(ratio_all, 0.0, 1.0));
+    const Reconciled all = reconcile_totals(sampled_here);
     comm_s += coll.seconds();
 
     RankMetrics mine;
@@ -649,7 +576,7 @@ train::Record DistributedTrainer::iterate() {
     mine.iteration_s = wall.seconds();
     mine.compute_s = st.compute_s;
     mine.wait_s = wait_s;
-    mine.comm_s = std::max(0.0, comm_s - wait_s);
+    mine.comm_s = comm_s;
     mine.overhead_ratio =
         mine.iteration_s > 0 ? std::clamp(1 - st.compute_s / mine.iteration_s, 0.0, 1.0) : 0;
     mine.effective_ratio = times.effective_ratio;
@@ -657,14 +584,7 @@ train::Record DistributedTrainer::iterate() {
     mine.rebalance_s = rebalance_s;
     mine.tokens_moved_out = moved_out;
     mine.model_bytes = peak_model_bytes_;
-    static_assert(std::is_trivially_copyable_v<RankMetrics>);
-    const auto all = comm_.allgather(std::as_bytes(std::span<const RankMetrics>(&mine, 1)));
-    rank_metrics_.resize(ranks_);
-    for (int q = 0; q < ranks_; ++q) {
-        if (all[q].size() != sizeof(RankMetrics))
-            throw CommError(rank_, fmt::format("metrics of rank {}: bad size", q));
-        std::memcpy(&rank_metrics_[q], all[q].data(), sizeof(RankMetrics));
-    }
+    rank_metrics_ = comm::allgather(comm_, mine, "metrics");
     iterations_done_ = iter;
     std::uint64_t moved_all = 0;
     double rebalance_max = 0;
@@ -675,48 +595,36 @@ train::Record DistributedTrainer::iterate() {
     if (moved_all > 0) last_move_s_ = rebalance_max;
     if (dist_.rebalance && ranks_ > 1) pending_moves_ = decide_rebalance(moved_all > 0);
 
-    train::Record m;
-    m.iter = iter;
-    m.iteration_s = 0;
-    for (const RankMetrics& r : rank_metrics_)
-        m.iteration_s = std::max(m.iteration_s, r.iteration_s);
-    m.processed = sampled_all;
-    m.per_s = m.iteration_s > 0 ? sampled_all / m.iteration_s : 0;
-    m.processed_ratio = ratio_all;
-    m.set("s_error", err[0] / (err[1] * static_cast<double>(num_tokens_)));
-    std::vector<double> compute, comm, wait, ratio, overhead, tokens, model;
-    for (const RankMetrics& r : rank_metrics_) {
-        m.effective_ratio += r.effective_ratio / ranks_;
-        m.load_cv += r.load_cv / ranks_;
-        m.overhead_ratio += r.overhead_ratio / ranks_;
-        compute.push_back(r.compute_s);
-        comm.push_back(r.comm_s);
-        wait.push_back(r.wait_s);
-        ratio.push_back(r.processed_ratio);
-        overhead.push_back(r.overhead_ratio);
-        tokens.push_back(static_cast<double>(r.tokens));
-        model.push_back(static_cast<double>(r.model_bytes));
-    }
-    const auto mean = [](const std::vector<double>& v) {
-        return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-    };
-    m.set("ranks", ranks_);
-    m.set("compute_s", mean(compute));
-    m.set("comm_s", mean(comm));
-    m.set("wait_s", mean(wait));
-    m.set("rank_load_cv", population_cv(compute));
-    m.set("timer_budget_s", timer_budget());
-    m.set("tokens_moved", static_cast<double>(moved_all));
-    m.set("rebalance_s", rebalance_max);
-    m.set("model_bytes_max", *std::max_element(model.begin(), model.end()));
-    m.set_array("rank_processed_ratio", std::move(ratio));
-    m.set_array("rank_compute_s", std::move(compute));
-    m.set_array("rank_comm_s", std::move(comm));
-    m.set_array("rank_wait_s", std::move(wait));
-    m.set_array("rank_overhead_ratio", std::move(overhead));
-    m.set_array("rank_tokens", std::move(tokens));
-    m.set_array("rank_model_bytes", std::move(model));
-    return m;
+    return detail::summarize_ranks(rank_metrics_, iter, all.sampled, all.ratio, all.s_error,
+                                   timer_budget());
+}
+
+DistributedTrainer::Reconciled DistributedTrainer::reconcile_totals(std::uint64_t sampled_here) {
+    const std::uint32_t k_count = options_.params.num_topics;
+    // Exact reconciliation across workers and ranks: n_k(new) = n_k(old) + Σ_{ranks, workers}
+    // (ñ_k − n_k(old)). The token count rides along in the same allreduce.
+    std::vector<std::int64_t> delta(k_count + 1, 0);
+    for (const auto& local : local_totals_)
+        for (std::uint32_t k = 0; k < k_count; ++k) delta[k] += local[k] - totals_[k];
+    delta[k_count] = static_cast<std::int64_t>(sampled_here);
+    comm_.allreduce_sum(delta);
+    std::vector<TotalCount> next = totals_;
+    for (std::uint32_t k = 0; k < k_count; ++k) next[k] += delta[k];
+    // STRADS eq. 1 over every worker of every rank: Δ_t = Σ_p ‖ñ^p − n‖₁ / (P·N).
+    std::vector<double> err{0.0, static_cast<double>(runtime_.threads())};
+    for (const auto& local : local_totals_)
+        for (std::uint32_t k = 0; k < k_count; ++k)
+            err[0] += static_cast<double>(std::abs(local[k] - next[k]));
+    comm_.allreduce_sum(err);
+    totals_ = std::move(next);
+    Reconciled out;
+    out.sampled = static_cast<std::uint64_t>(delta[k_count]);
+    out.ratio =
+        num_tokens_ ? static_cast<double>(out.sampled) / static_cast<double>(num_tokens_) : 1.0;
+    out.s_error = err[0] / (err[1] * static_cast<double>(num_tokens_));
+    // Every rank feeds the same allreduced ratio, so every rank keeps the same budget.
+    if (timer_) timer_->update(std::clamp(out.ratio, 0.0, 1.0));
+    return out;
 }
 
 LogLikelihood DistributedTrainer::evaluate() {
@@ -762,322 +670,6 @@ void DistributedTrainer::train(train::Reporter& reporter, const train::Hooks& ho
     train::run_iterations(*this,
                           {.last = last, .eval_every = options_.eval_every, .report = rank_ == 0},
                           reporter, hooks);
-}
-
-LdaModel DistributedTrainer::gather_model(std::vector<std::string> vocab, std::string corpus_path) {
-    // Word rows of the home slices, then doc rows in local order.
-    scratch_.clear();
-    for (int slot = 0; slot < 2; ++slot) {
-        const int s = 2 * rank_ + slot;
-        ROTOR_ASSERT(held_[s] != nullptr, "a home slice is not held between iterations");
-        held_[s]->pack_rows(slice_ids(s), scratch_);
-    }
-    const auto words_in = comm_.gather(to_bytes(scratch_), 0);
-    scratch_.clear();
-    for (DocId d = 0; d < doc_topic_.num_docs(); ++d) {
-        const auto row = doc_topic_.row(d);
-        scratch_.push_back(static_cast<std::uint32_t>(row.size()));
-        for (const TopicCount& e : row) {
-            scratch_.push_back(e.topic);
-            scratch_.push_back(e.count);
-        }
-    }
-    const auto docs_in = comm_.gather(to_bytes(scratch_), 0);
-    LdaModel model;
-    if (rank_ != 0) return model;
-
-    const std::uint32_t k_count = options_.params.num_topics;
-    model.info.num_topics = k_count;
-    model.info.alpha = alpha_;
-    model.info.beta = options_.params.beta;
-    model.info.num_words = num_words_;
-    model.info.num_docs = num_docs_;
-    model.info.num_tokens = num_tokens_;
-    model.info.iterations = iterations_done_;
-    model.info.seed = options_.seed;
-    model.info.corpus = std::move(corpus_path);
-    model.vocab = std::move(vocab);
-
-    std::vector<std::vector<std::pair<TopicId, Count>>> word_rows(num_words_);
-    std::vector<std::uint32_t> in;
-    for (int q = 0; q < ranks_; ++q) {
-        from_bytes(words_in[q], in, rank_, "model gather");
-        std::size_t pos = 0;
-        for (int slot = 0; slot < 2; ++slot)
-            for (WordId w : slice_words_[2 * q + slot]) read_row(in, pos, word_rows[w], rank_);
-    }
-    for (const auto& row : word_rows) model.word_topic.add_row(row);
-    std::vector<std::vector<std::pair<TopicId, Count>>> doc_rows(num_docs_);
-    for (int q = 0; q < ranks_; ++q) {
-        from_bytes(docs_in[q], in, rank_, "model gather");
-        std::size_t pos = 0;
-        for (DocId d : rank_docs_[q]) read_row(in, pos, doc_rows[d], rank_);
-    }
-    for (const auto& row : doc_rows) model.doc_topic.add_row(row);
-    model.doc_labels = all_labels_;
-    model.topic_totals = totals_;
-    return model;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Held-out evaluation, α, timeline
-
-HeldoutResult DistributedTrainer::evaluate_heldout(const HeldoutEvaluator& heldout) {
-    const std::span<const WordId> wanted = heldout.words();  // ascending
-    // The slice-local ids of the held-out words of slice s (both sides agree on the order).
-    const auto wanted_ids = [&](int s) {
-        const auto& sw = slice_words_[s];
-        std::vector<WordId> out;
-        std::size_t j = 0;
-        for (std::size_t i = 0; i < sw.size() && j < wanted.size(); ++i) {
-            while (j < wanted.size() && wanted[j] < sw[i]) ++j;
-            if (j < wanted.size() && wanted[j] == sw[i]) out.push_back(static_cast<WordId>(i));
-        }
-        return out;
-    };
-    // Every rank sends every rank the held-out rows of its home slices.
-    scratch_.clear();
-    for (int slot = 0; slot < 2; ++slot) {
-        const int s = 2 * rank_ + slot;
-        ROTOR_ASSERT(held_[s] != nullptr, "a home slice is not held between iterations");
-        held_[s]->pack_rows(wanted_ids(s), scratch_);
-    }
-    const auto rows_in = comm_.allgather(to_bytes(scratch_));
-
-    // Every rank builds φ of the held-out words and folds in its share of the held-out
-    // documents (contiguous, about equal in tokens); rank 0 adds the per-document results in
-    // document order, so the total does not depend on how the documents were split.
-    std::vector<HeldoutResult> mine;
-    {
-        // φ of the held-out words only (V = the global W), rows appended in increasing word id;
-        // each row's cells in the order its table keeps them, as phi_from_table reads them.
-        const std::uint32_t k_count = options_.params.num_topics;
-        struct RowAt {
-            WordId word;
-            int rank;
-            std::size_t pos;  // of the row's nonzero count in that rank's message
-        };
-        std::vector<std::vector<std::uint32_t>> in(ranks_);
-        std::vector<RowAt> at;
-        at.reserve(wanted.size());
-        for (int q = 0; q < ranks_; ++q) {
-            from_bytes(rows_in[q], in[q], rank_, "held-out rows");
-            std::size_t pos = 0;
-            for (int slot = 0; slot < 2; ++slot) {
-                const int s = 2 * q + slot;
-                for (WordId i : wanted_ids(s)) {
-                    if (pos >= in[q].size() ||
-                        in[q].size() - pos - 1 < 2 * static_cast<std::size_t>(in[q][pos]))
-                        throw CommError(rank_,
-                                        fmt::format("held-out rows of rank {}: truncated", q));
-                    at.push_back({slice_words_[s][i], q, pos});
-                    pos += 1 + 2 * static_cast<std::size_t>(in[q][pos]);
-                }
-            }
-            if (pos != in[q].size())
-                throw CommError(rank_, fmt::format("held-out rows of rank {}: {} trailing words", q,
-                                                   in[q].size() - pos));
-        }
-        std::sort(at.begin(), at.end(),
-                  [](const RowAt& a, const RowAt& b) { return a.word < b.word; });
-        const std::vector<double> totals(totals_.begin(), totals_.end());
-        TopicWordDistribution phi(num_words_, totals, options_.params.beta);
-        std::vector<std::pair<TopicId, double>> row;
-        for (const RowAt& r : at) {
-            const auto& msg = in[r.rank];
-            const std::uint32_t m = msg[r.pos];
-            row.clear();
-            for (std::uint32_t e = 0; e < m; ++e) {
-                const TopicId k = msg[r.pos + 1 + 2 * e];
-                const Count c = msg[r.pos + 2 + 2 * e];
-                if (k >= k_count || c == 0)
-                    throw CommError(rank_,
-                                    fmt::format("held-out rows of rank {}: bad cell", r.rank));
-                row.emplace_back(k, static_cast<double>(c));
-            }
-            phi.append_row(r.word, row);
-        }
-        const RangeLoop loop = [this](std::int64_t b, std::int64_t e,
-                                      const std::function<void(std::int64_t, std::int64_t)>& fn) {
-            runtime_.parallel_for(b, e, fn);
-        };
-        const core::Corpus& docs = heldout.corpus();
-        const std::uint64_t total = docs.num_tokens();
-        const auto cut = [&](int q) {
-            // The first doc whose preceding tokens reach q/P of the total.
-            if (q >= ranks_) return docs.num_docs();
-            const std::uint64_t want = total * static_cast<std::uint64_t>(q) / ranks_;
-            std::uint64_t seen = 0;
-            DocId d = 0;
-            while (d < docs.num_docs() && seen < want) seen += docs.doc_length(d++);
-            return d;
-        };
-        mine = heldout.evaluate_docs(phi, alpha_, cut(rank_), cut(rank_ + 1), loop);
-    }
-    static_assert(std::is_trivially_copyable_v<HeldoutResult>);
-    const auto per_rank = comm_.gather(std::as_bytes(std::span<const HeldoutResult>(mine)), 0);
-    HeldoutResult result;
-    if (rank_ == 0) {
-        std::vector<HeldoutResult> all;
-        for (int q = 0; q < ranks_; ++q) {
-            if (per_rank[q].size() % sizeof(HeldoutResult) != 0)
-                throw CommError(rank_, fmt::format("held-out results of rank {}: bad size", q));
-            const std::size_t n = per_rank[q].size() / sizeof(HeldoutResult);
-            const std::size_t at = all.size();
-            all.resize(at + n);
-            if (n > 0) std::memcpy(all.data() + at, per_rank[q].data(), per_rank[q].size());
-        }
-        if (all.size() != heldout.corpus().num_docs())
-            throw CommError(rank_, "held-out results: not one per document");
-        result = HeldoutEvaluator::sum(all);
-    }
-    std::vector<std::byte> buf(sizeof(HeldoutResult));
-    std::memcpy(buf.data(), &result, sizeof result);
-    comm_.broadcast(buf, 0);
-    if (buf.size() != sizeof result) throw CommError(rank_, "held-out result: bad size");
-    std::memcpy(&result, buf.data(), sizeof result);
-    return result;
-}
-
-std::vector<std::vector<WordId>> DistributedTrainer::top_words(std::size_t top) {
-    const std::uint32_t k_count = options_.params.num_topics;
-    TopCounts mine(k_count, top);
-    for (int slot = 0; slot < 2; ++slot) {
-        const int slice = 2 * rank_ + slot;
-        ROTOR_ASSERT(held_[slice] != nullptr, "a home slice is not held between iterations");
-        const auto& words = slice_words_[slice];
-        for (std::size_t i = 0; i < words.size(); ++i)
-            held_[slice]->for_each_nonzero(static_cast<WordId>(i),
-                                           [&](TopicId k, Count n) { mine.offer(k, n, words[i]); });
-    }
-    // Message: per topic m, then m (count, word) pairs.
-    scratch_.clear();
-    for (const auto& entries : std::move(mine).take_sorted()) {
-        scratch_.push_back(static_cast<std::uint32_t>(entries.size()));
-        for (const auto& [n, w] : entries) {
-            scratch_.push_back(n);
-            scratch_.push_back(w);
-        }
-    }
-    const auto parts = comm_.gather(to_bytes(scratch_), 0);
-    std::vector<std::vector<WordId>> out;
-    if (rank_ != 0) return out;
-    // Every word of a global top is in its home rank's top, so merging the tops is exact.
-    TopCounts all(k_count, top);
-    std::vector<std::uint32_t> in;
-    for (int q = 0; q < ranks_; ++q) {
-        from_bytes(parts[q], in, rank_, "top words");
-        std::size_t pos = 0;
-        for (TopicId k = 0; k < k_count; ++k) {
-            if (pos >= in.size()) throw CommError(rank_, "top words: truncated message");
-            const std::uint32_t m = in[pos++];
-            if (m > top || in.size() - pos < 2 * static_cast<std::size_t>(m))
-                throw CommError(rank_, "top words: bad topic entry");
-            for (std::uint32_t i = 0; i < m; ++i)
-                all.offer(k, in[pos + 2 * i], in[pos + 2 * i + 1]);
-            pos += 2 * static_cast<std::size_t>(m);
-        }
-        if (pos != in.size()) throw CommError(rank_, "top words: trailing words");
-    }
-    for (const auto& entries : std::move(all).take_sorted()) {
-        out.emplace_back();
-        for (const auto& [n, w] : entries) out.back().push_back(w);
-    }
-    return out;
-}
-
-DocTopicHistograms DistributedTrainer::doc_topic_histograms() {
-    const std::uint32_t k_count = options_.params.num_topics;
-    DocTopicHistograms h = lda::doc_topic_histograms(doc_topic_);
-    // Pad every histogram to its longest over the ranks, then sum element-wise.
-    std::vector<std::int64_t> len(k_count + 1);
-    for (std::uint32_t k = 0; k < k_count; ++k)
-        len[k] = static_cast<std::int64_t>(h.topic_counts[k].size());
-    len[k_count] = static_cast<std::int64_t>(h.doc_lengths.size());
-    comm_.allreduce_max(len);
-    std::vector<std::int64_t> flat;
-    flat.reserve(
-        static_cast<std::size_t>(std::accumulate(len.begin(), len.end(), std::int64_t{0})));
-    const auto append = [&](std::vector<std::uint64_t>& v, std::int64_t n) {
-        v.resize(static_cast<std::size_t>(n), 0);
-        for (std::uint64_t x : v) flat.push_back(static_cast<std::int64_t>(x));
-    };
-    for (std::uint32_t k = 0; k < k_count; ++k) append(h.topic_counts[k], len[k]);
-    append(h.doc_lengths, len[k_count]);
-    comm_.allreduce_sum(flat);
-    std::size_t pos = 0;
-    const auto take = [&](std::vector<std::uint64_t>& v) {
-        for (auto& x : v) x = static_cast<std::uint64_t>(flat[pos++]);
-    };
-    for (std::uint32_t k = 0; k < k_count; ++k) take(h.topic_counts[k]);
-    take(h.doc_lengths);
-    return h;
-}
-
-bool DistributedTrainer::optimize_alpha(const AlphaOptimizerOptions& options) {
-    options.validate();  // on every rank alike, before any collective
-    const DocTopicHistograms hist = doc_topic_histograms();
-    // Rank 0 computes and broadcasts: every rank gets bit-identical α, whatever its libm.
-    std::vector<double> msg;
-    if (rank_ == 0) {
-        const AlphaOptimizerResult r = lda::optimize_alpha(hist, alpha_, options);
-        msg.push_back(r.updated ? 1.0 : 0.0);
-        msg.insert(msg.end(), r.alpha.begin(), r.alpha.end());
-    }
-    std::vector<std::byte> buf = doubles_to_bytes(msg);
-    comm_.broadcast(buf, 0);
-    if (buf.size() != (alpha_.size() + 1) * sizeof(double))
-        throw CommError(rank_, "optimised alpha: bad size");
-    msg.resize(alpha_.size() + 1);
-    std::memcpy(msg.data(), buf.data(), buf.size());
-    if (msg[0] == 0.0) return false;
-    set_alpha(std::vector<double>(msg.begin() + 1, msg.end()));
-    return true;
-}
-
-std::vector<std::vector<train::BlockRun>> DistributedTrainer::gather_schedule() {
-    static_assert(std::is_trivially_copyable_v<train::BlockRun>);
-    const auto all = comm_.gather(std::as_bytes(std::span<const train::BlockRun>(schedule_)), 0);
-    std::vector<std::vector<train::BlockRun>> out;
-    if (rank_ != 0) return out;
-    out.resize(ranks_);
-    for (int q = 0; q < ranks_; ++q) {
-        if (all[q].size() % sizeof(train::BlockRun) != 0)
-            throw CommError(rank_, fmt::format("timeline of rank {}: bad size", q));
-        out[q].resize(all[q].size() / sizeof(train::BlockRun));
-        if (!all[q].empty()) std::memcpy(out[q].data(), all[q].data(), all[q].size());
-    }
-    return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Failure agreement and launch detection
-
-void run_agreed(comm::Communicator& comm, const std::function<void()>& step) {
-    bool failed = false;
-    std::string message;
-    try {
-        step();
-    } catch (const Error& e) {
-        failed = true;
-        message = fmt::format("{}|{}", static_cast<int>(e.exit_code()), e.what());
-    }
-    const auto failure = comm.agree_on_failure_detail(failed, message);
-    if (!failure) return;
-    const std::size_t bar = failure->message.find('|');
-    int code = static_cast<int>(ExitCode::kInternal);
-    std::string what = failure->message;
-    if (bar != std::string::npos) {
-        code = std::atoi(failure->message.substr(0, bar).c_str());
-        what = failure->message.substr(bar + 1);
-    }
-    throw AgreedError(static_cast<ExitCode>(code), failure->rank, what);
-}
-
-bool launched_by_mpi() {
-    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
-        if (std::getenv(name) != nullptr) return true;
-    return false;
 }
 
 }  // namespace rotor::lda

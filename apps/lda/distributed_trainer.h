@@ -1,4 +1,4 @@
-// The distributed LDA trainer (shared/ARCHITECTURE.md, "LDA: many ranks"; HarpLDA+, Peng et al.,
+// The distributed LDA trainer (docs/distributed.md; HarpLDA+, Peng et al.,
 // VLDB 2017): documents split statically across ranks, the word-topic model cut into 2P slices
 // that rotate around a ring of ranks, two slices per rank so that one travels while the other is
 // sampled by the intra-node BlockScheduler, and a timer that stops every round's compute after a
@@ -67,7 +67,8 @@ class Runtime;
 }  // namespace rotor::sched
 
 namespace rotor::comm {
-class RingRotator;
+class RingProgress;
+class WireReader;
 }  // namespace rotor::comm
 
 namespace rotor::lda {
@@ -247,8 +248,9 @@ class DistributedTrainer {
     /// summed on its home rank), i.e. the state at an iteration boundary. `timer_budget` (> 0;
     /// ignored when the timer is off) becomes the next round's budget. Everything is checked on
     /// every rank first (the same iterations_done everywhere, docs valid and a partition, topic
-    /// counts, topics < K); a mismatch on any rank makes every rank throw the same AgreedError
-    /// (an InputError naming `source` of the lowest failing rank), before anything changed.
+    /// counts, topics < K); a mismatch on any rank makes every rank throw the same
+    /// comm::AgreedError (an InputError naming `source` of the lowest failing rank), before
+    /// anything changed.
     void restore(const core::Corpus& corpus, const std::vector<DocId>& docs,
                  const std::vector<TopicId>& topics, std::uint32_t iterations_done,
                  double timer_budget, const std::string& source);
@@ -306,6 +308,15 @@ class DistributedTrainer {
 
   private:
     struct Round;
+    /// What reconcile_totals found, the same on every rank.
+    struct Reconciled {
+        std::uint64_t sampled = 0;  ///< tokens sampled by every rank in the iteration
+        double ratio = 1;           ///< sampled / the corpus' tokens
+        double s_error = 0;         ///< STRADS' Δ_t over every worker of every rank
+    };
+    /// Collective, at the end of an iteration: sums every worker's topic-total deltas into
+    /// topic_totals() (exact), measures the s-error and updates the timer's budget.
+    Reconciled reconcile_totals(std::uint64_t sampled_here);
     void init_word_topic();
     /// Renumbers the words of every block of column s·c + j to their positions in
     /// slice_words_[s] (blocks come from build_blocks with global word ids).
@@ -317,7 +328,7 @@ class DistributedTrainer {
         return std::span<const WordId>(local_ids_).first(slice_words_[s].size());
     }
     std::vector<std::byte> pack_slice(int slice);
-    void unpack_slice(int slice, const std::vector<std::byte>& buf);
+    void unpack_slice(int slice, std::span<const std::byte> buf);
     void make_samplers();
     /// Replaces this rank's documents by `docs` (blocks, doc rows, local_docs_); the word rows
     /// and topic totals do not change (the same tokens with the same topics, on another rank).
@@ -329,6 +340,16 @@ class DistributedTrainer {
     /// Collective: after every rank's adopt(), every rank learns every rank's documents
     /// (rank_docs_); CommError if they are not a partition.
     void share_doc_lists();
+    /// Collective (evaluate_heldout): φ of the held-out words `wanted` (ascending) over the
+    /// global W, from every rank's rows of them (one allgather); the same on every rank.
+    TopicWordDistribution heldout_phi(std::span<const WordId> wanted);
+    /// Packs docs.docs[i] for each i of `which` (with their words and topics) into one message
+    /// of moving documents.
+    static std::vector<std::byte> write_documents(const LocalDocs& docs,
+                                                  std::span<const std::size_t> which);
+    /// Reads one message of moving documents (migrate's) into `out` (appended): CommError
+    /// naming the message unless ids, words and topics are in range.
+    void read_documents(comm::WireReader& in, LocalDocs& out) const;
     /// Collective: the exchange of move_documents; returns the tokens this rank sent.
     std::uint64_t migrate(const std::vector<DocTransfer>& plan);
     /// Collective: records the last iteration's speeds (unless documents `moved` at its start);
@@ -340,9 +361,10 @@ class DistributedTrainer {
         return slice_words_[slice_of_column(static_cast<int>(b.col))][b.words[j]];
     }
     /// Samples the rank's tokens of `slice` with the intra-node scheduler (stopped by the timer,
-    /// if on) while `in_flight` (may be null) progresses. Returns the tokens sampled.
+    /// if on) while `in_flight` (the ring's transfer, if active) progresses. Returns the tokens
+    /// sampled.
     std::uint64_t compute(int slice, std::uint32_t iter, int phase, Round& state,
-                          comm::RingRotator* in_flight);
+                          comm::RingProgress& in_flight);
 
     TrainOptions options_;
     DistributedOptions dist_;
@@ -386,30 +408,5 @@ class DistributedTrainer {
     double last_move_s_ = 0;            // the slowest rank's time for the last move
     std::uint32_t last_iteration_ = 0;  // train()'s target (options' iterations until called)
 };
-
-/// An error every rank agreed on (Communicator::agree_on_failure): all ranks throw it with the
-/// same message and exit code, so main() prints it once (rank 0) and every rank exits normally
-/// with that code, without MPI_Abort.
-class AgreedError : public Error {
-  public:
-    AgreedError(ExitCode code, int failed_rank, const std::string& what)
-        : Error(what), code_(code), failed_rank_(failed_rank) {}
-    ExitCode exit_code() const noexcept override { return code_; }
-    /// The lowest rank that failed.
-    int failed_rank() const noexcept { return failed_rank_; }
-
-  private:
-    ExitCode code_;
-    int failed_rank_;
-};
-
-/// Collective: runs `step` on every rank; if it throws a rotor::Error on any rank (e.g. bad
-/// input on one rank), every rank throws AgreedError with the lowest failing rank's message and
-/// exit code. Other exceptions propagate on their rank only (the caller then aborts the job).
-void run_agreed(comm::Communicator& comm, const std::function<void()>& step);
-
-/// True when this process was started by mpiexec/mpirun/srun (Open MPI's, PMIx's or PMI's launch
-/// variables are set), i.e. when MPI should be initialised. A plain run never touches MPI.
-bool launched_by_mpi();
 
 }  // namespace rotor::lda

@@ -9,19 +9,17 @@
 
 #include "apps/corpus/cli.h"
 #include "apps/lda/cli.h"
-#include "apps/lda/distributed_trainer.h"
-#include "comm/communicator.h"
-#include "comm/mpi_communicator.h"
+#include "comm/agreed.h"
+#include "comm/launch.h"
 #include "core/base/error.h"
 
 namespace {
 
 /// The MPI world of a process started by mpiexec; empty for a plain run, which never touches
-/// MPI. The communicator is declared after the session so that it is destroyed first. It is held
-/// through the interface: in a build without MPI only MpiSession exists (and refuses to start).
+/// MPI.
 struct MpiWorld {
-    std::unique_ptr<rotor::comm::MpiSession> session;
-    std::unique_ptr<rotor::comm::Communicator> comm;
+    std::unique_ptr<rotor::comm::LaunchedWorld> launched;
+    rotor::comm::Communicator* comm = nullptr;
 
     /// Prints `rotor: error: <what>` and returns `code`. Under MPI, an error every rank agreed
     /// on (or a world of one) is printed by rank 0 only and the rank exits normally; any other
@@ -48,20 +46,18 @@ struct MpiWorld {
 
 int main(int argc, char** argv) {
     MpiWorld mpi;
-    if (rotor::lda::launched_by_mpi()) {
-        try {
-            mpi.session = std::make_unique<rotor::comm::MpiSession>(&argc, &argv);
-            mpi.comm = mpi.session->world();
-        } catch (const rotor::Error& e) {
-            std::fprintf(stderr, "rotor: error: %s\n", e.what());
-            return static_cast<int>(e.exit_code());
-        }
+    try {
+        mpi.launched = rotor::comm::join_launched_world(&argc, &argv);
+        if (mpi.launched) mpi.comm = &mpi.launched->world();
+    } catch (const rotor::Error& e) {
+        std::fprintf(stderr, "rotor: error: %s\n", e.what());
+        return static_cast<int>(e.exit_code());
     }
     CLI::App app{"rotor: big-model machine learning on multicore NUMA nodes and MPI clusters"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "rotor 0.1.0");
     rotor::apps::add_corpus_commands(app);
-    rotor::apps::add_lda_commands(app, mpi.comm.get());
+    rotor::apps::add_lda_commands(app, mpi.comm);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -76,7 +72,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "rotor: error: %s\nRun with --help for usage.\n", e.what());
         return static_cast<int>(rotor::ExitCode::kConfig);
     } catch (const rotor::Error& e) {
-        const bool agreed = dynamic_cast<const rotor::lda::AgreedError*>(&e) != nullptr;
+        const bool agreed = dynamic_cast<const rotor::comm::AgreedError*>(&e) != nullptr;
         return mpi.fail(static_cast<int>(e.exit_code()), e.what(), agreed);
     } catch (const std::bad_alloc&) {
         return mpi.fail(static_cast<int>(rotor::ExitCode::kSystem), "out of memory", false);

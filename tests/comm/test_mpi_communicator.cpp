@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include "comm/launch.h"
 #include "core/base/error.h"
 #include "tests/comm/comm_cases.h"
+#include "tests/comm/engine_cases.h"
 #include "tests/comm/mpi_test_env.h"
 
 namespace rotor::comm {
@@ -40,6 +42,10 @@ ROTOR_MPI_CASE(point_to_point_unknown_sizes)
 ROTOR_MPI_CASE(ring_returns_home)
 ROTOR_MPI_CASE(ring_two_slices_pipelined)
 ROTOR_MPI_CASE(agree_on_failure)
+ROTOR_MPI_CASE(typed_collectives)
+ROTOR_MPI_CASE(message_collectives)
+ROTOR_MPI_CASE(ring_pipeline)
+ROTOR_MPI_CASE(run_agreed)
 
 INSTANTIATE_TEST_SUITE_P(Chunks, MpiRanks,
                          ::testing::Values(ChunkParam{"Default", std::size_t{1} << 30},
@@ -68,6 +74,14 @@ TEST(MpiSession, RejectsBadChunkSize) {
         ADD_FAILURE() << "no ConfigError";
     } catch (const ConfigError& e) {
         EXPECT_EQ(e.key(), "max_chunk_bytes");
+    }
+}
+
+TEST(MpiLaunch, MpiexecIsDetected) {
+    EXPECT_TRUE(built_with_mpi());
+    // A singleton run (no mpiexec) has no launch variables; under mpiexec they are set.
+    if (testing::mpi_session().world_size() > 1) {
+        EXPECT_TRUE(launched_by_mpi());
     }
 }
 

@@ -15,6 +15,7 @@
 #include "apps/lda/distributed_trainer.h"
 #include "apps/lda/trainer.h"
 #include "apps/lda/trainer_test_util.h"
+#include "comm/agreed.h"
 #include "comm/communicator.h"
 #include "core/corpus/corpus.h"
 #include "sched/runtime.h"
@@ -363,18 +364,18 @@ inline void case_top_words_match_gathered_model(comm::Communicator& comm) {
 inline void case_agreed_failure(comm::Communicator& comm) {
     const int bad = comm.size() - 1;
     try {
-        run_agreed(comm, [&] {
+        comm::run_agreed(comm, [&] {
             if (comm.rank() == bad) core::load_corpus("/nonexistent/docword.txt", "");
         });
         ADD_FAILURE() << "run_agreed did not throw";
-    } catch (const AgreedError& e) {
+    } catch (const comm::AgreedError& e) {
         EXPECT_EQ(e.failed_rank(), bad);
         EXPECT_EQ(e.exit_code(), ExitCode::kInput);
         EXPECT_NE(std::string(e.what()).find("/nonexistent/docword.txt"), std::string::npos)
             << e.what();
     }
     // Nothing failed: nothing thrown.
-    run_agreed(comm, [] {});
+    comm::run_agreed(comm, [] {});
 }
 
 }  // namespace rotor::lda::testing

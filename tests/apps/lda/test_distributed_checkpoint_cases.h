@@ -21,6 +21,7 @@
 
 #include "apps/lda/checkpoint.h"
 #include "apps/lda/distributed_trainer.h"
+#include "comm/agreed.h"
 #include "comm/communicator.h"
 #include "sched/runtime.h"
 #include "tests/apps/lda/test_distributed_cases.h"
@@ -33,8 +34,9 @@ inline std::optional<DistributedCheckpoint> read_agreed(comm::Communicator& comm
                                                         std::string* error = nullptr) {
     std::optional<DistributedCheckpoint> c;
     try {
-        run_agreed(comm, [&] { c = read_distributed_checkpoint(dir, comm.rank(), comm.size()); });
-    } catch (const AgreedError& e) {
+        comm::run_agreed(comm,
+                         [&] { c = read_distributed_checkpoint(dir, comm.rank(), comm.size()); });
+    } catch (const comm::AgreedError& e) {
         if (error) *error = e.what();
         return std::nullopt;
     }
@@ -260,7 +262,7 @@ inline void case_checkpoint_detects_bad_parts(comm::Communicator& comm, const st
             std::string error;
             try {
                 t2.restore(corpus, docs, topics, c->iterations_done, c->timer_budget, c->part_path);
-            } catch (const AgreedError& e) {
+            } catch (const comm::AgreedError& e) {
                 error = e.what();
             }
             EXPECT_NE(error.find(expect), std::string::npos) << what << ": " << error;

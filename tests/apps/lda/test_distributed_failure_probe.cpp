@@ -1,7 +1,7 @@
 // An MPI program in which one rank of the distributed trainer fails on purpose, run by ctest
 // under mpiexec through tests/comm/run_and_check.cmake. Its main() handles errors as
 // apps/rotor/main.cpp does:
-//   probe load   the last rank cannot read its corpus: every rank agrees (run_agreed), rank 0
+//   probe load   the last rank cannot read its corpus: every rank agrees (comm::run_agreed), rank 0
 //                prints the error once, every rank exits with ExitCode::kInput
 //   probe throw  rank 1 throws at the start of iteration 2 while the others wait for its slice:
 //                it cannot be agreed, so main() aborts the job (MPI_Abort), which must end fast
@@ -11,6 +11,7 @@
 
 #include "apps/lda/distributed_trainer.h"
 #include "apps/lda/trainer_test_util.h"
+#include "comm/agreed.h"
 #include "comm/mpi_communicator.h"
 #include "core/base/error.h"
 #include "sched/runtime.h"
@@ -26,7 +27,7 @@ int run(comm::Communicator& comm, const char* mode) {
     lda::DistributedOptions d;
     d.timer = false;
     if (std::strcmp(mode, "load") == 0) {
-        lda::run_agreed(comm, [&] {
+        comm::run_agreed(comm, [&] {
             if (comm.rank() == comm.size() - 1) core::load_corpus("/nonexistent/corpus.bin", "");
         });
     } else if (std::strcmp(mode, "throw") == 0) {
@@ -53,7 +54,7 @@ int main(int argc, char** argv) {
     auto comm = session.world();
     try {
         return run(*comm, argv[1]);
-    } catch (const lda::AgreedError& e) {
+    } catch (const comm::AgreedError& e) {
         if (comm->rank() == 0) std::fprintf(stderr, "rotor: error: %s\n", e.what());
         return static_cast<int>(e.exit_code());
     } catch (const std::exception& e) {

@@ -1,0 +1,333 @@
+// The distributed trainer's results (apps/lda/distributed_trainer.h): the model gathered on
+// rank 0, held-out evaluation, top words, α and the block timeline. Every message is written
+// with comm::WireWriter and read with comm::WireReader or comm's typed collectives.
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "apps/lda/distributed_messages.h"
+#include "apps/lda/distributed_trainer.h"
+#include "comm/collectives.h"
+#include "comm/wire.h"
+#include "core/lda/inference.h"
+#include "sched/runtime.h"
+
+namespace rotor::lda {
+
+namespace {
+
+double population_cv(std::span<const double> v) {
+    if (v.empty()) return 0;
+    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+    if (mean <= 0) return 0;
+    double var = 0;
+    for (double x : v) var += (x - mean) * (x - mean);
+    return std::sqrt(var / v.size()) / mean;
+}
+
+}  // namespace
+
+train::Record detail::summarize_ranks(const std::vector<RankMetrics>& per_rank, std::uint32_t iter,
+                                      std::uint64_t sampled_all, double ratio_all, double s_error,
+                                      double budget_s) {
+    const auto ranks = static_cast<double>(per_rank.size());
+    std::uint64_t moved_all = 0;
+    double rebalance_max = 0;
+    for (const RankMetrics& r : per_rank) {
+        moved_all += r.tokens_moved_out;
+        rebalance_max = std::max(rebalance_max, r.rebalance_s);
+    }
+    train::Record m;
+    m.iter = iter;
+    m.iteration_s = 0;
+    for (const RankMetrics& r : per_rank) m.iteration_s = std::max(m.iteration_s, r.iteration_s);
+    m.processed = sampled_all;
+    m.per_s = m.iteration_s > 0 ? sampled_all / m.iteration_s : 0;
+    m.processed_ratio = ratio_all;
+    m.set("s_error", s_error);
+    std::vector<double> compute, comm, wait, ratio, overhead, tokens, model;
+    for (const RankMetrics& r : per_rank) {
+        m.effective_ratio += r.effective_ratio / ranks;
+        m.load_cv += r.load_cv / ranks;
+        m.overhead_ratio += r.overhead_ratio / ranks;
+        compute.push_back(r.compute_s);
+        comm.push_back(r.comm_s);
+        wait.push_back(r.wait_s);
+        ratio.push_back(r.processed_ratio);
+        overhead.push_back(r.overhead_ratio);
+        tokens.push_back(static_cast<double>(r.tokens));
+        model.push_back(static_cast<double>(r.model_bytes));
+    }
+    const auto mean = [](const std::vector<double>& v) {
+        return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+    };
+    m.set("ranks", ranks);
+    m.set("compute_s", mean(compute));
+    m.set("comm_s", mean(comm));
+    m.set("wait_s", mean(wait));
+    m.set("rank_load_cv", population_cv(compute));
+    m.set("timer_budget_s", budget_s);
+    m.set("tokens_moved", static_cast<double>(moved_all));
+    m.set("rebalance_s", rebalance_max);
+    m.set("model_bytes_max", *std::max_element(model.begin(), model.end()));
+    m.set_array("rank_processed_ratio", std::move(ratio));
+    m.set_array("rank_compute_s", std::move(compute));
+    m.set_array("rank_comm_s", std::move(comm));
+    m.set_array("rank_wait_s", std::move(wait));
+    m.set_array("rank_overhead_ratio", std::move(overhead));
+    m.set_array("rank_tokens", std::move(tokens));
+    m.set_array("rank_model_bytes", std::move(model));
+    return m;
+}
+
+LdaModel DistributedTrainer::gather_model(std::vector<std::string> vocab, std::string corpus_path) {
+    const std::uint32_t k_count = options_.params.num_topics;
+    // Word rows of the home slices (pack_rows' raw words), then doc rows in local order.
+    scratch_.clear();
+    for (int slot = 0; slot < 2; ++slot) {
+        const int s = 2 * rank_ + slot;
+        ROTOR_ASSERT(held_[s] != nullptr, "a home slice is not held between iterations");
+        held_[s]->pack_rows(slice_ids(s), scratch_);
+    }
+    comm::WireWriter words_out(scratch_.size() * sizeof(std::uint32_t));
+    words_out.put_array(std::span<const std::uint32_t>(scratch_));
+    std::vector<std::vector<std::pair<TopicId, Count>>> word_rows;
+    if (rank_ == 0) word_rows.resize(num_words_);
+    comm::gather_messages(comm_, words_out.bytes(), 0, "model gather: word rows",
+                          [&](int q, comm::WireReader& r) {
+                              for (int slot = 0; slot < 2; ++slot) {
+                                  for (WordId w : slice_words_[2 * q + slot]) {
+                                      detail::read_packed_row(r, k_count, word_rows[w]);
+                                      std::sort(word_rows[w].begin(), word_rows[w].end());
+                                  }
+                              }
+                          });
+    comm::WireWriter docs_out;
+    for (DocId d = 0; d < doc_topic_.num_docs(); ++d) {
+        const auto row = doc_topic_.row(d);
+        docs_out.put(static_cast<std::uint32_t>(row.size()));
+        for (const TopicCount& e : row) {
+            docs_out.put(e.topic);
+            docs_out.put(e.count);
+        }
+    }
+    std::vector<std::vector<std::pair<TopicId, Count>>> doc_rows;
+    if (rank_ == 0) doc_rows.resize(num_docs_);
+    comm::gather_messages(comm_, docs_out.bytes(), 0, "model gather: doc rows",
+                          [&](int q, comm::WireReader& r) {
+                              for (DocId d : rank_docs_[q]) {
+                                  detail::read_packed_row(r, k_count, doc_rows[d]);
+                                  std::sort(doc_rows[d].begin(), doc_rows[d].end());
+                              }
+                          });
+    LdaModel model;
+    if (rank_ != 0) return model;
+
+    model.info.num_topics = k_count;
+    model.info.alpha = alpha_;
+    model.info.beta = options_.params.beta;
+    model.info.num_words = num_words_;
+    model.info.num_docs = num_docs_;
+    model.info.num_tokens = num_tokens_;
+    model.info.iterations = iterations_done_;
+    model.info.seed = options_.seed;
+    model.info.corpus = std::move(corpus_path);
+    model.vocab = std::move(vocab);
+    for (const auto& row : word_rows) model.word_topic.add_row(row);
+    for (const auto& row : doc_rows) model.doc_topic.add_row(row);
+    model.doc_labels = all_labels_;
+    model.topic_totals = totals_;
+    return model;
+}
+
+TopicWordDistribution DistributedTrainer::heldout_phi(std::span<const WordId> wanted) {
+    const std::uint32_t k_count = options_.params.num_topics;
+    // The slice-local ids of the held-out words of slice s (both sides agree on the order).
+    const auto wanted_ids = [&](int s) {
+        const auto& sw = slice_words_[s];
+        std::vector<WordId> out;
+        std::size_t j = 0;
+        for (std::size_t i = 0; i < sw.size() && j < wanted.size(); ++i) {
+            while (j < wanted.size() && wanted[j] < sw[i]) ++j;
+            if (j < wanted.size() && wanted[j] == sw[i]) out.push_back(static_cast<WordId>(i));
+        }
+        return out;
+    };
+    // Every rank sends every rank the held-out rows of its home slices.
+    scratch_.clear();
+    for (int slot = 0; slot < 2; ++slot) {
+        const int s = 2 * rank_ + slot;
+        ROTOR_ASSERT(held_[s] != nullptr, "a home slice is not held between iterations");
+        held_[s]->pack_rows(wanted_ids(s), scratch_);
+    }
+    comm::WireWriter rows_out(scratch_.size() * sizeof(std::uint32_t));
+    rows_out.put_array(std::span<const std::uint32_t>(scratch_));
+    // The rows as they arrive: each row's cells in the order its table keeps them, as
+    // phi_from_table reads them.
+    struct RowAt {
+        WordId word;
+        std::size_t first;  // into cells
+        std::size_t size;
+    };
+    std::vector<RowAt> at;
+    at.reserve(wanted.size());
+    std::vector<std::pair<TopicId, Count>> cells;
+    std::vector<std::pair<TopicId, Count>> row;
+    comm::allgather_messages(
+        comm_, rows_out.bytes(), "held-out rows", [&](int q, comm::WireReader& r) {
+            for (int slot = 0; slot < 2; ++slot) {
+                const int s = 2 * q + slot;
+                for (WordId i : wanted_ids(s)) {
+                    detail::read_packed_row(r, k_count, row);
+                    at.push_back({slice_words_[s][i], cells.size(), row.size()});
+                    cells.insert(cells.end(), row.begin(), row.end());
+                }
+            }
+        });
+    // φ of the held-out words only (V = the global W), rows appended in increasing word id.
+    std::sort(at.begin(), at.end(), [](const RowAt& a, const RowAt& b) { return a.word < b.word; });
+    const std::vector<double> totals(totals_.begin(), totals_.end());
+    TopicWordDistribution phi(num_words_, totals, options_.params.beta);
+    std::vector<std::pair<TopicId, double>> phi_row;
+    for (const RowAt& r : at) {
+        phi_row.clear();
+        for (std::size_t e = r.first; e < r.first + r.size; ++e)
+            phi_row.emplace_back(cells[e].first, static_cast<double>(cells[e].second));
+        phi.append_row(r.word, phi_row);
+    }
+    return phi;
+}
+
+HeldoutResult DistributedTrainer::evaluate_heldout(const HeldoutEvaluator& heldout) {
+    // Every rank builds φ of the held-out words and folds in its share of the held-out
+    // documents (contiguous, about equal in tokens); rank 0 adds the per-document results in
+    // document order, so the total does not depend on how the documents were split.
+    const TopicWordDistribution phi = heldout_phi(heldout.words());
+    const RangeLoop loop = [this](std::int64_t b, std::int64_t e,
+                                  const std::function<void(std::int64_t, std::int64_t)>& fn) {
+        runtime_.parallel_for(b, e, fn);
+    };
+    const core::Corpus& docs = heldout.corpus();
+    const std::uint64_t total = docs.num_tokens();
+    const auto cut = [&](int q) {
+        // The first doc whose preceding tokens reach q/P of the total.
+        if (q >= ranks_) return docs.num_docs();
+        const std::uint64_t want = total * static_cast<std::uint64_t>(q) / ranks_;
+        std::uint64_t seen = 0;
+        DocId d = 0;
+        while (d < docs.num_docs() && seen < want) seen += docs.doc_length(d++);
+        return d;
+    };
+    const std::vector<HeldoutResult> mine =
+        heldout.evaluate_docs(phi, alpha_, cut(rank_), cut(rank_ + 1), loop);
+    const auto per_rank = comm::gather(comm_, mine, 0, "held-out results");
+    HeldoutResult result;
+    if (rank_ == 0) {
+        std::vector<HeldoutResult> all;
+        for (const auto& part : per_rank) all.insert(all.end(), part.begin(), part.end());
+        if (all.size() != docs.num_docs())
+            throw CommError(rank_, fmt::format("held-out results: {} for {} documents", all.size(),
+                                               docs.num_docs()));
+        result = HeldoutEvaluator::sum(all);
+    }
+    comm::broadcast(comm_, result, 0, "held-out result");
+    return result;
+}
+
+std::vector<std::vector<WordId>> DistributedTrainer::top_words(std::size_t top) {
+    const std::uint32_t k_count = options_.params.num_topics;
+    TopCounts mine(k_count, top);
+    for (int slot = 0; slot < 2; ++slot) {
+        const int slice = 2 * rank_ + slot;
+        ROTOR_ASSERT(held_[slice] != nullptr, "a home slice is not held between iterations");
+        const auto& words = slice_words_[slice];
+        for (std::size_t i = 0; i < words.size(); ++i)
+            held_[slice]->for_each_nonzero(static_cast<WordId>(i),
+                                           [&](TopicId k, Count n) { mine.offer(k, n, words[i]); });
+    }
+    // Message: per topic its entry count m (u32), then m (count, word) pairs.
+    comm::WireWriter out;
+    for (const auto& entries : std::move(mine).take_sorted()) {
+        out.put(static_cast<std::uint32_t>(entries.size()));
+        for (const auto& [n, w] : entries) {
+            out.put(n);
+            out.put(w);
+        }
+    }
+    // Every word of a global top is in its home rank's top, so merging the tops is exact.
+    TopCounts all(k_count, top);
+    comm::gather_messages(comm_, out.bytes(), 0, "top words", [&](int, comm::WireReader& r) {
+        for (TopicId k = 0; k < k_count; ++k) {
+            const auto m = r.get<std::uint32_t>();
+            if (m > top) r.fail(fmt::format("topic {} has {} entries, more than {}", k, m, top));
+            for (std::uint32_t i = 0; i < m; ++i) {
+                const auto n = r.get<Count>();
+                all.offer(k, n, r.get<WordId>());
+            }
+        }
+    });
+    std::vector<std::vector<WordId>> out_words;
+    if (rank_ != 0) return out_words;
+    for (const auto& entries : std::move(all).take_sorted()) {
+        out_words.emplace_back();
+        for (const auto& [n, w] : entries) out_words.back().push_back(w);
+    }
+    return out_words;
+}
+
+DocTopicHistograms DistributedTrainer::doc_topic_histograms() {
+    const std::uint32_t k_count = options_.params.num_topics;
+    DocTopicHistograms h = lda::doc_topic_histograms(doc_topic_);
+    // Pad every histogram to its longest over the ranks, then sum element-wise.
+    std::vector<std::int64_t> len(k_count + 1);
+    for (std::uint32_t k = 0; k < k_count; ++k)
+        len[k] = static_cast<std::int64_t>(h.topic_counts[k].size());
+    len[k_count] = static_cast<std::int64_t>(h.doc_lengths.size());
+    comm_.allreduce_max(len);
+    std::vector<std::int64_t> flat;
+    flat.reserve(
+        static_cast<std::size_t>(std::accumulate(len.begin(), len.end(), std::int64_t{0})));
+    const auto append = [&](std::vector<std::uint64_t>& v, std::int64_t n) {
+        v.resize(static_cast<std::size_t>(n), 0);
+        for (std::uint64_t x : v) flat.push_back(static_cast<std::int64_t>(x));
+    };
+    for (std::uint32_t k = 0; k < k_count; ++k) append(h.topic_counts[k], len[k]);
+    append(h.doc_lengths, len[k_count]);
+    comm_.allreduce_sum(flat);
+    std::size_t pos = 0;
+    const auto take = [&](std::vector<std::uint64_t>& v) {
+        for (auto& x : v) x = static_cast<std::uint64_t>(flat[pos++]);
+    };
+    for (std::uint32_t k = 0; k < k_count; ++k) take(h.topic_counts[k]);
+    take(h.doc_lengths);
+    return h;
+}
+
+bool DistributedTrainer::optimize_alpha(const AlphaOptimizerOptions& options) {
+    options.validate();  // on every rank alike, before any collective
+    const DocTopicHistograms hist = doc_topic_histograms();
+    // Rank 0 computes and broadcasts: every rank gets bit-identical α, whatever its libm. The
+    // message: 1 or 0 (updated or not), then α.
+    std::vector<double> msg;
+    if (rank_ == 0) {
+        const AlphaOptimizerResult r = lda::optimize_alpha(hist, alpha_, options);
+        msg.push_back(r.updated ? 1.0 : 0.0);
+        msg.insert(msg.end(), r.alpha.begin(), r.alpha.end());
+    }
+    comm::broadcast(comm_, msg, 0, "optimised alpha");
+    if (msg.size() != alpha_.size() + 1)
+        throw CommError(rank_, fmt::format("optimised alpha from rank 0: {} values for {} topics",
+                                           msg.size(), alpha_.size()));
+    if (msg[0] == 0.0) return false;
+    set_alpha(std::vector<double>(msg.begin() + 1, msg.end()));
+    return true;
+}
+
+std::vector<std::vector<train::BlockRun>> DistributedTrainer::gather_schedule() {
+    return comm::gather(comm_, schedule_, 0, "timeline");
+}
+
+}  // namespace rotor::lda
