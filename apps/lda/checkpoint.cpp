@@ -1,7 +1,5 @@
 #include "apps/lda/checkpoint.h"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -21,6 +19,7 @@
 #include "comm/wire.h"
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
+#include "train/checkpoint_dir.h"
 
 namespace rotor::lda {
 namespace {
@@ -47,62 +46,6 @@ constexpr std::uint32_t kPartVersion = 2;
 constexpr char kFormat[] = "rotor-lda-checkpoint";
 /// The same layout, as rotor wrote it before one process and P ranks shared one format.
 constexpr char kDistributedFormat[] = "rotor-lda-distributed-checkpoint";
-
-constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
-constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
-
-std::uint64_t fnv1a(std::span<const std::byte> bytes, std::uint64_t h = kFnvOffset) {
-    for (std::byte b : bytes) {
-        h ^= static_cast<std::uint8_t>(b);
-        h *= kFnvPrime;
-    }
-    return h;
-}
-
-std::string part_name(int rank) { return fmt::format("part-{:05d}.bin", rank); }
-
-/// What each rank tells rank 0 of the part it wrote, for the manifest.
-struct PartInfo {
-    std::uint64_t bytes = 0;
-    std::uint64_t fnv1a = 0;
-};
-
-void wire_encode(comm::WireWriter& w, const PartInfo& p) {
-    w.put(p.bytes);
-    w.put(p.fnv1a);
-}
-
-void wire_decode(comm::WireReader& r, PartInfo& p) {
-    r.get(p.bytes);
-    r.get(p.fnv1a);
-}
-
-/// Writes through an AtomicFile and hashes what it wrote (FNV-1a, as the manifest records it).
-class HashingWriter {
-  public:
-    explicit HashingWriter(core::AtomicFile& f) : f_(f) {}
-    void write(std::span<const std::byte> bytes) {
-        hash_ = fnv1a(bytes, hash_);
-        f_.write(bytes);
-    }
-    template <class T>
-    void pod(const T& value) {
-        write(std::as_bytes(std::span<const T>(&value, 1)));
-    }
-    std::uint64_t hash() const noexcept { return hash_; }
-
-  private:
-    core::AtomicFile& f_;
-    std::uint64_t hash_ = kFnvOffset;
-};
-
-std::string read_whole(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, "cannot open: " + std::string(std::strerror(errno)));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 /// The state.json fields both checkpoint formats share: the model, seed and progress.
 void put_run_fields(nlohmann::ordered_json& j, const TrainOptions& options,
@@ -158,80 +101,28 @@ CorpusFingerprint fingerprint(const core::Corpus& corpus) {
     return f;
 }
 
-int remove_stale_temporaries(const std::string& dir) {
-    namespace fs = std::filesystem;
-    const fs::path target = fs::absolute(fs::path(dir)).lexically_normal();
-    const fs::path parent = target.parent_path();
-    const std::string base = target.filename().string();
-    std::error_code ec;
-    int removed = 0;
-    for (const auto& e : fs::directory_iterator(parent, ec)) {
-        const std::string name = e.path().filename().string();
-        for (const char* mark : {".tmp.", ".old."}) {
-            const std::string prefix = base + mark;
-            if (name.rfind(prefix, 0) != 0) continue;
-            const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-            if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
-                fs::remove_all(e.path(), ec);
-                ++removed;
-            }
-        }
-    }
-    return removed;
-}
-
 void write_checkpoint(const std::string& dir, const Trainer& trainer, const TrainOptions& options,
                       const DistributedOptions& dist, const CorpusFingerprint& corpus) {
-    comm::Communicator& comm = trainer.comm();
-    const int rank = comm.rank();
-    const int ranks = comm.size();
-    // 1. Rank 0 makes the temporary directory; every rank learns its name.
-    std::optional<core::AtomicDirectory> out;
-    std::string temp_path;
-    comm::run_agreed(comm, [&] {
-        if (rank != 0) return;
-        out.emplace(dir);
-        temp_path = out->temp_path();
-    });
-    comm::broadcast(comm, temp_path, 0, "checkpoint directory");
-
-    // 2. Every rank writes its part there, whole (AtomicFile: temporary name, fsync, rename).
-    PartInfo info;
-    comm::run_agreed(comm, [&] {
-        core::AtomicFile f(temp_path + "/" + part_name(rank));
-        HashingWriter w(f);
+    const auto part = [&](train::PartWriter& w) {
         w.write(std::as_bytes(std::span<const char>(kPartMagic, 8)));
         w.pod(kPartVersion);
-        w.pod(static_cast<std::uint32_t>(rank));
-        w.pod(static_cast<std::uint32_t>(ranks));
+        w.pod(static_cast<std::uint32_t>(trainer.rank()));
+        w.pod(static_cast<std::uint32_t>(trainer.ranks()));
         w.pod(static_cast<std::uint32_t>(trainer.iterations_done()));
         const LocalDocs state = trainer.local_state();
         w.pod(static_cast<std::uint64_t>(state.docs.size()));
         w.write(std::as_bytes(std::span<const DocId>(state.docs)));
         w.pod(static_cast<std::uint64_t>(state.topics.size()));
         w.write(std::as_bytes(std::span<const TopicId>(state.topics)));
-        info.bytes = f.size();
-        info.fnv1a = w.hash();
-        f.commit();
-    });
-
-    // 3. Every part is whole (the gather completes after every rank's commit): rank 0 writes the
-    // manifest last and moves the directory into place.
-    const std::vector<PartInfo> parts = comm::gather(comm, info, 0, "checkpoint part info");
-    comm::run_agreed(comm, [&] {
-        if (rank != 0) return;
+    };
+    const auto manifest = [&](const std::vector<train::PartInfo>& parts) {
         nlohmann::ordered_json list = nlohmann::ordered_json::array();
-        for (int q = 0; q < ranks; ++q) {
-            nlohmann::ordered_json e;
-            e["file"] = part_name(q);
-            e["bytes"] = parts[q].bytes;
-            e["fnv1a"] = parts[q].fnv1a;
-            list.push_back(std::move(e));
-        }
+        for (const train::PartInfo& p : parts)
+            list.push_back({{"file", p.file}, {"bytes", p.bytes}, {"fnv1a", p.fnv1a}});
         nlohmann::ordered_json j;
         j["format"] = kFormat;
         j["format_version"] = Checkpoint::kFormatVersion;
-        j["ranks"] = ranks;
+        j["ranks"] = trainer.ranks();
         j["columns_per_slice"] = trainer.columns_per_slice();
         put_run_fields(j, options, trainer.alpha(), trainer.iterations_done());
         j["eval_every"] = options.eval_every;
@@ -247,9 +138,9 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer, const Trai
         j["rebalance_tolerance"] = dist.rebalance_tolerance;
         j["corpus"] = corpus_json(corpus);
         j["parts"] = std::move(list);
-        core::write_file_atomically(out->file("state.json"), j.dump(2) + "\n");
-        out->commit();
-    });
+        return j.dump(2) + "\n";
+    };
+    train::write_checkpoint_dir(dir, trainer.comm(), part, manifest);
 }
 
 namespace {
@@ -257,18 +148,11 @@ namespace {
 /// Reads and checks part `q` of a checkpoint of `c.ranks` ranks: its size and hash against the
 /// manifest, its header, then its documents and topics.
 void read_part(const Checkpoint& c, int q, std::vector<DocId>& docs, std::vector<TopicId>& topics) {
-    namespace fs = std::filesystem;
-    const std::string& path = c.part_paths[static_cast<std::size_t>(q)];
-    if (!fs::exists(path)) throw InputError(path, fmt::format("the part of rank {} is missing", q));
-    const std::string bytes = read_whole(path);
-    if (bytes.size() != c.part_bytes[static_cast<std::size_t>(q)])
-        throw InputError(path,
-                         fmt::format("has {} bytes, state.json says {}: the part is not "
-                                     "whole",
-                                     bytes.size(), c.part_bytes[static_cast<std::size_t>(q)]));
-    if (fnv1a(std::as_bytes(std::span<const char>(bytes))) !=
-        c.part_hashes[static_cast<std::size_t>(q)])
-        throw InputError(path, "checksum differs from state.json's: the part is corrupt");
+    const auto i = static_cast<std::size_t>(q);
+    const std::string& path = c.part_paths[i];
+    const std::string bytes = train::read_checked_part(
+        std::filesystem::path(path).parent_path().string(),
+        {std::filesystem::path(path).filename().string(), c.part_bytes[i], c.part_hashes[i]}, q);
     ByteReader in(bytes, path);
     char magic[8];
     in.take(magic, 8, "header");
@@ -302,7 +186,7 @@ Checkpoint read_checkpoint(const std::string& dir, int rank, int ranks) {
     const std::string state_path = (fs::path(dir) / "state.json").string();
     Checkpoint c;
     try {
-        const auto j = nlohmann::json::parse(read_whole(state_path));
+        const auto j = nlohmann::json::parse(train::read_file(state_path));
         const std::string format = j.at("format").get<std::string>();
         if (format != kFormat && format != kDistributedFormat)
             throw InputError(state_path, "not a rotor LDA checkpoint");
@@ -336,9 +220,9 @@ Checkpoint read_checkpoint(const std::string& dir, int rank, int ranks) {
         for (int q = 0; q < c.ranks; ++q) {
             const auto& part = parts.at(static_cast<std::size_t>(q));
             const std::string file = part.at("file").get<std::string>();
-            if (file != part_name(q))
+            if (file != train::part_name(q))
                 throw InputError(state_path, fmt::format("part {} is named '{}', expected '{}'", q,
-                                                         file, part_name(q)));
+                                                         file, train::part_name(q)));
             c.part_paths.push_back((fs::path(dir) / file).string());
             c.part_bytes.push_back(part.at("bytes").get<std::uint64_t>());
             c.part_hashes.push_back(part.at("fnv1a").get<std::uint64_t>());

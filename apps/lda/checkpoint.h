@@ -18,11 +18,10 @@
 //   state.json       format "rotor-lda-checkpoint", format_version 3: options, α, iterations
 //                    done, P, columns per slice, timer settings and budget, corpus fingerprint,
 //                    and per part its file, size and FNV-1a hash
-// Rank 0 builds the directory under a temporary name (core::AtomicDirectory) and broadcasts it;
-// every rank writes its part there (core::AtomicFile: temporary name, fsync, rename); rank 0
-// gathers the parts' sizes and hashes (after every part is whole), writes state.json last and
-// moves the directory into place. A job killed before that leaves the previous checkpoint as it
-// was. Under MPI the directory must be on a filesystem every rank sees.
+// The framing is train::write_checkpoint_dir's (train/checkpoint_dir.h): parts written whole,
+// the manifest last, the directory renamed into place, every failure agreed across ranks; a job
+// killed before that leaves the previous checkpoint as it was. Under MPI the directory must be on
+// a filesystem every rank sees.
 #pragma once
 
 #include <cstdint>
@@ -46,10 +45,6 @@ struct CorpusFingerprint {
     friend bool operator==(const CorpusFingerprint&, const CorpusFingerprint&) = default;
 };
 CorpusFingerprint fingerprint(const core::Corpus& corpus);
-
-/// Removes what killed runs left beside `dir`: `<dir>.tmp.<pid>.<n>` and `<dir>.old.<pid>.<n>`
-/// directories whose process is gone (SIGKILL gives no chance to clean up). Returns how many.
-int remove_stale_temporaries(const std::string& dir);
 
 /// What one rank reads of a checkpoint: the shared state and its own part.
 struct Checkpoint {

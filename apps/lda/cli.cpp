@@ -27,6 +27,7 @@
 #include "core/lda/inference.h"
 #include "core/lda/model.h"
 #include "sched/runtime.h"
+#include "train/checkpoint_dir.h"
 #include "train/common_flags.h"
 #include "train/memory_plan.h"
 #include "train/reporter.h"
@@ -166,7 +167,7 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         f.dist.validate(world.size());
         // Rank 0 alone builds checkpoint directories, so it alone clears what killed runs left.
         if (f.common.checkpoint_every > 0 && world.rank() == 0)
-            lda::remove_stale_temporaries(s.checkpoint_dir);
+            train::remove_stale_temporaries(s.checkpoint_dir);
         s.loaded.emplace(core::load_corpus(f.corpus, f.vocab));
         if (f.common.checkpoint_every > 0 || s.resume) s.print = lda::fingerprint(s.loaded->corpus);
         if (s.resume && !(s.resume->corpus == s.print))

@@ -1,7 +1,7 @@
 // Internal to the LDA trainer's sources: the seed streams. Every random choice derives from
 // (seed, stream, ...), never from a thread id: block b of iteration t samples with
 // Rng::from({seed, sample stream, t, [rank,] b}), so the draws do not depend on the worker that
-// runs the block. One process keeps the streams of rotor's single-node trainer, so that its
+// runs the block. One process keeps the streams of earlier rotors' single-node trainer, so that its
 // models do not change; a rank of P > 1 has its own (the rank is folded in).
 #pragma once
 

@@ -119,82 +119,20 @@ Trainer::Trainer(const core::Corpus& corpus, const TrainOptions& options,
         throw ConfigError("--corpus", "the corpus has no tokens to train on");
     const int threads = runtime_.threads();
     const std::uint32_t k_count = options_.params.num_topics;
-    if (ranks_ == 1) {
-        // One slice of every word: the grid side is the column count.
-        cols_per_slice_ = options_.blocks > 0           ? options_.blocks
-                          : dist_.columns_per_slice > 0 ? dist_.columns_per_slice
-                          : options_.deterministic      ? TrainOptions::kDeterministicBlocks
-                                                        : sched::default_grid_side(threads);
-    } else {
-        cols_per_slice_ = dist_.columns_per_slice > 0 ? dist_.columns_per_slice
-                                                      : sched::default_grid_side(threads);
-    }
-    side_ = num_slices() * cols_per_slice_;
-    if (side_ > 4096)
-        throw ConfigError(ranks_ == 1 ? "--blocks" : "columns_per_slice",
-                          "the rank's grid would exceed 4096 blocks per side");
+    choose_grid(threads);
+    // One process reads its docs straight from the corpus; a rank of P > 1 copies its share.
+    const LocalDocs mine = split_docs(corpus);
+    const std::span<const std::uint64_t> offsets =
+        ranks_ == 1 ? corpus.doc_offsets() : std::span<const std::uint64_t>(mine.offsets);
+    const std::span<const WordId> words =
+        ranks_ == 1 ? corpus.word_ids() : std::span<const WordId>(mine.words);
+    split_words(corpus);
 
-    // Docs across ranks: the same seeded cut on every rank (every rank reads the whole corpus).
-    std::vector<std::uint64_t> doc_len(num_docs_);
-    for (DocId d = 0; d < num_docs_; ++d) doc_len[d] = corpus.doc_length(d);
-    const auto by_rank = sched::partition_rows(
-        doc_len, ranks_, Rng::from({options_.seed, detail::kRankStream}).next());
-    rank_docs_.resize(ranks_);
-    for (int q = 0; q < ranks_; ++q) {
-        rank_docs_[q].assign(by_rank.members[q].begin(), by_rank.members[q].end());
-        std::sort(rank_docs_[q].begin(), rank_docs_[q].end());
-    }
-    local_docs_ = rank_docs_[rank_];
-    if (rank_ == 0) all_labels_.assign(corpus.doc_labels().begin(), corpus.doc_labels().end());
-
-    // The rank's own doc-major corpus, local doc ids.
-    std::vector<std::uint64_t> local_offsets{0};
-    std::vector<WordId> local_words;
-    std::vector<std::uint64_t> local_len;
-    for (DocId d : local_docs_) {
-        const auto words = corpus.doc(d);
-        local_words.insert(local_words.end(), words.begin(), words.end());
-        local_offsets.push_back(local_words.size());
-        local_len.push_back(words.size());
-    }
-    local_tokens_ = local_words.size();
-
-    // Words: 2P slices, each cut into c column groups; column s·c + j is group j of slice s.
-    // Slices balance every rank's share of them, not only their totals: in each round every
-    // rank samples its tokens of one slice, and the round ends for a rank when its neighbour's
-    // slice arrives, so unequal (rank, slice) cells turn into waiting.
-    const auto freq = corpus.word_frequencies();
-    word_freq_.assign(freq.begin(), freq.end());
-    const std::vector<std::uint64_t>& word_w = word_freq_;
-    std::vector<std::uint64_t> word_rank_w(static_cast<std::size_t>(num_words_) * ranks_, 0);
-    for (int q = 0; q < ranks_; ++q)
-        for (DocId d : rank_docs_[q])
-            for (WordId w : corpus.doc(d)) ++word_rank_w[static_cast<std::size_t>(w) * ranks_ + q];
-    sched::Partition slices;
-    if (ranks_ == 1) {
-        slices.members.resize(1);
-        slices.members[0].resize(num_words_);
-        std::iota(slices.members[0].begin(), slices.members[0].end(), std::uint32_t{0});
-    } else {
-        slices = sched::partition_cols_balanced(word_rank_w, ranks_, num_slices());
-    }
-    col_of_word_.assign(num_words_, 0);
-    slice_words_.resize(num_slices());
-    for (int s = 0; s < num_slices(); ++s) {
-        const auto& members = slices.members[s];
-        std::vector<std::uint64_t> weights;
-        weights.reserve(members.size());
-        for (std::uint32_t w : members) weights.push_back(word_w[w]);
-        const auto sub = sched::partition_cols_greedy(weights, cols_per_slice_);
-        for (std::size_t i = 0; i < members.size(); ++i)
-            col_of_word_[members[i]] =
-                static_cast<std::uint32_t>(s * cols_per_slice_) + sub.group_of[i];
-        slice_words_[s].assign(members.begin(), members.end());
-        std::sort(slice_words_[s].begin(), slice_words_[s].end());
-    }
-
+    // The rank's docs in G groups of equal token count, the grid's blocks, random topics.
+    std::vector<std::uint64_t> local_len(local_docs_.size());
+    for (std::size_t d = 0; d < local_docs_.size(); ++d) local_len[d] = offsets[d + 1] - offsets[d];
     const auto rows = sched::partition_rows(local_len, side_, row_seed());
-    blocks_ = build_blocks(local_offsets, local_words, rows.group_of, col_of_word_,
+    blocks_ = build_blocks(offsets, words, rows.group_of, col_of_word_,
                            static_cast<std::uint32_t>(side_));
     to_slice_local(blocks_);
     init_topics(blocks_, k_count, init_seed());
@@ -216,6 +154,90 @@ Trainer::Trainer(const core::Corpus& corpus, const TrainOptions& options,
         // One time origin for every rank's timeline (to within the barrier's latency).
         comm_.barrier();
         since_start_.reset();
+    }
+}
+
+void Trainer::choose_grid(int threads) {
+    if (ranks_ == 1) {
+        // One slice of every word: the grid side is the column count.
+        cols_per_slice_ = options_.blocks > 0           ? options_.blocks
+                          : dist_.columns_per_slice > 0 ? dist_.columns_per_slice
+                          : options_.deterministic      ? TrainOptions::kDeterministicBlocks
+                                                        : sched::default_grid_side(threads);
+    } else {
+        cols_per_slice_ = dist_.columns_per_slice > 0 ? dist_.columns_per_slice
+                                                      : sched::default_grid_side(threads);
+    }
+    side_ = num_slices() * cols_per_slice_;
+    if (side_ > 4096)
+        throw ConfigError(ranks_ == 1 ? "--blocks" : "columns_per_slice",
+                          "the rank's grid would exceed 4096 blocks per side");
+}
+
+LocalDocs Trainer::split_docs(const core::Corpus& corpus) {
+    // Docs across ranks: the same seeded cut on every rank (every rank reads the whole corpus).
+    std::vector<std::uint64_t> doc_len(num_docs_);
+    for (DocId d = 0; d < num_docs_; ++d) doc_len[d] = corpus.doc_length(d);
+    const auto by_rank = sched::partition_rows(
+        doc_len, ranks_, Rng::from({options_.seed, detail::kRankStream}).next());
+    rank_docs_.resize(ranks_);
+    for (int q = 0; q < ranks_; ++q) {
+        rank_docs_[q].assign(by_rank.members[q].begin(), by_rank.members[q].end());
+        std::sort(rank_docs_[q].begin(), rank_docs_[q].end());
+    }
+    local_docs_ = rank_docs_[rank_];
+    if (rank_ == 0) all_labels_.assign(corpus.doc_labels().begin(), corpus.doc_labels().end());
+
+    // The rank's own doc-major corpus, local doc ids (one process: the corpus itself, not copied).
+    LocalDocs mine;
+    if (ranks_ == 1) {
+        local_tokens_ = corpus.num_tokens();
+        return mine;
+    }
+    mine.docs = local_docs_;
+    for (DocId d : local_docs_) {
+        const auto words = corpus.doc(d);
+        mine.words.insert(mine.words.end(), words.begin(), words.end());
+        mine.offsets.push_back(mine.words.size());
+    }
+    local_tokens_ = mine.words.size();
+    return mine;
+}
+
+void Trainer::split_words(const core::Corpus& corpus) {
+    // Words: one slice of every word (P = 1), or 2P slices (P > 1), each cut into c column
+    // groups; column s·c + j is group j of slice s. The 2P slices balance every rank's share of
+    // them, not only their totals: in each round every rank samples its tokens of one slice, and
+    // the round ends for a rank when its neighbour's slice arrives, so unequal (rank, slice)
+    // cells turn into waiting.
+    const auto freq = corpus.word_frequencies();
+    word_freq_.assign(freq.begin(), freq.end());
+    sched::Partition slices;
+    if (ranks_ == 1) {
+        slices.members.resize(1);
+        slices.members[0].resize(num_words_);
+        std::iota(slices.members[0].begin(), slices.members[0].end(), std::uint32_t{0});
+    } else {
+        std::vector<std::uint64_t> word_rank_w(static_cast<std::size_t>(num_words_) * ranks_, 0);
+        for (int q = 0; q < ranks_; ++q)
+            for (DocId d : rank_docs_[q])
+                for (WordId w : corpus.doc(d))
+                    ++word_rank_w[static_cast<std::size_t>(w) * ranks_ + q];
+        slices = sched::partition_cols_balanced(word_rank_w, ranks_, num_slices());
+    }
+    col_of_word_.assign(num_words_, 0);
+    slice_words_.resize(num_slices());
+    for (int s = 0; s < num_slices(); ++s) {
+        const auto& members = slices.members[s];
+        std::vector<std::uint64_t> weights;
+        weights.reserve(members.size());
+        for (std::uint32_t w : members) weights.push_back(word_freq_[w]);
+        const auto sub = sched::partition_cols_greedy(weights, cols_per_slice_);
+        for (std::size_t i = 0; i < members.size(); ++i)
+            col_of_word_[members[i]] =
+                static_cast<std::uint32_t>(s * cols_per_slice_) + sub.group_of[i];
+        slice_words_[s].assign(members.begin(), members.end());
+        std::sort(slice_words_[s].begin(), slice_words_[s].end());
     }
 }
 

@@ -241,13 +241,13 @@ class Trainer {
     LogLikelihood evaluate();
     /// Collective: evaluate() written into `r` (add_loglik).
     void evaluate_record(train::Record& r) { add_loglik(r, evaluate(), num_tokens_); }
-    /// Collective: the whole model on rank 0 (docs in corpus order with their labels, as the
-    /// single-node trainer writes it); an empty model on the other ranks.
+    /// Collective: the whole model on rank 0 (docs in corpus order with their labels, rows sorted
+    /// by topic); an empty model on the other ranks.
     LdaModel gather_model(std::vector<std::string> vocab, std::string corpus_path);
 
     /// Collective: held-out document completion (--heldout) of the current state, the same
-    /// numbers the single-node trainer reports for the same counts and α (to rounding: a sparse
-    /// row's cells may come in another order). Every rank passes an evaluator of the same held-out
+    /// numbers `rotor lda eval` reports on the gathered model (to rounding: a sparse row's cells
+    /// may come in another order). Every rank passes an evaluator of the same held-out
     /// corpus. Every rank sends every rank the rows of heldout.words() that lie in its home slices
     /// (one allgather); each builds φ of those words (TopicWordDistribution over the global W) and
     /// folds in its share of the held-out documents (contiguous, about equal in tokens) with its
@@ -365,8 +365,17 @@ class Trainer {
             sched::Runtime& runtime, comm::Communicator* comm,
             std::unique_ptr<comm::InProcessGroup> own);
     /// Seeds of the layout and the initial topics: one process keeps the streams of rotor's
-    /// single-node trainer (so its models are unchanged), a rank of P > 1 its own.
+    /// single-node trainer of earlier rotors (so its models are unchanged), a rank of P > 1 its
+    /// own.
     std::uint64_t row_seed() const;
+    /// The grid: columns per slice (c) and side G = slices · c.
+    void choose_grid(int threads);
+    /// Cuts the corpus' docs into the ranks' shares (rank_docs_, local_docs_); returns this
+    /// rank's docs as a doc-major corpus (topics empty), or nothing for one process, whose docs
+    /// are the corpus' own.
+    LocalDocs split_docs(const core::Corpus& corpus);
+    /// Cuts the words into slices and each slice into column groups (slice_words_, col_of_word_).
+    void split_words(const core::Corpus& corpus);
     std::uint64_t init_seed() const;
     /// Builds the word-topic tables and topic totals from the blocks (P = 1 directly, P > 1
     /// summed on each slice's home rank) and, in deterministic mode, canonicalizes the rows.

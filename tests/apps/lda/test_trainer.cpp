@@ -1,5 +1,5 @@
-// The single-node trainer on real threads: count invariants, determinism across thread counts,
-// likelihood against brute force, recovery of planted topics.
+// The trainer in one process (P = 1) on real threads: count invariants, determinism across thread
+// counts, likelihood against brute force, recovery of planted topics.
 #include "apps/lda/trainer.h"
 
 #include <gtest/gtest.h>
