@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "apps/lda/distributed_trainer.h"
+#include "apps/lda/trainer.h"
 #include "comm/agreed.h"
 #include "comm/collectives.h"
 #include "comm/communicator.h"
@@ -24,9 +24,6 @@
 
 namespace rotor::lda {
 namespace {
-
-constexpr char kMagic[8] = {'R', 'O', 'T', 'O', 'R', 'C', 'K', 'P'};
-constexpr std::uint32_t kTopicsVersion = 1;
 
 /// Reads a checkpoint file's bytes front to back; any shortfall is an InputError naming the file.
 class ByteReader {
@@ -38,20 +35,6 @@ class ByteReader {
         std::memcpy(dst, bytes_.data() + pos_, n);
         pos_ += n;
     }
-    /// `blocks` times a u64 n and n u32 topics, and then the end of the file.
-    std::vector<std::vector<TopicId>> block_topics(std::uint64_t blocks) {
-        std::vector<std::vector<TopicId>> out(blocks);
-        for (auto& t : out) {
-            std::uint64_t n = 0;
-            take(&n, 8, "block size");
-            if (n > remaining() / sizeof(TopicId))
-                throw InputError(path_, "truncated inside a block's topics");
-            t.resize(n);
-            take(t.data(), n * sizeof(TopicId), "block topics");
-        }
-        if (remaining() != 0) throw InputError(path_, "trailing bytes after the last block");
-        return out;
-    }
 
   private:
     const std::string& bytes_;
@@ -62,6 +45,7 @@ class ByteReader {
 constexpr char kPartMagic[8] = {'R', 'O', 'T', 'O', 'R', 'D', 'C', 'P'};
 constexpr std::uint32_t kPartVersion = 2;
 constexpr char kFormat[] = "rotor-lda-checkpoint";
+/// The same layout, as rotor wrote it before one process and P ranks shared one format.
 constexpr char kDistributedFormat[] = "rotor-lda-distributed-checkpoint";
 
 constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
@@ -174,32 +158,6 @@ CorpusFingerprint fingerprint(const core::Corpus& corpus) {
     return f;
 }
 
-void write_checkpoint(const std::string& dir, const Trainer& trainer, const TrainOptions& options,
-                      const CorpusFingerprint& corpus) {
-    core::AtomicDirectory out(dir);
-    {
-        core::AtomicFile f(out.file("topics.bin"));
-        f.write(std::string_view(kMagic, 8));
-        f.write_pod(kTopicsVersion);
-        f.write_pod(static_cast<std::uint64_t>(trainer.blocks().size()));
-        for (const TokenBlock& b : trainer.blocks()) {
-            f.write_pod(static_cast<std::uint64_t>(b.topics.size()));
-            f.write_pod(std::span<const TopicId>(b.topics));
-        }
-        f.commit();
-    }
-    nlohmann::ordered_json j;
-    j["format"] = "rotor-lda-checkpoint";
-    j["format_version"] = Checkpoint::kFormatVersion;
-    put_run_fields(j, options, trainer.alpha(), trainer.iterations_done());
-    j["grid_side"] = trainer.grid_side();
-    j["deterministic"] = options.deterministic;
-    j["eval_every"] = options.eval_every;
-    j["corpus"] = corpus_json(corpus);
-    core::write_file_atomically(out.file("state.json"), j.dump(2) + "\n");
-    out.commit();
-}
-
 int remove_stale_temporaries(const std::string& dir) {
     namespace fs = std::filesystem;
     const fs::path target = fs::absolute(fs::path(dir)).lexically_normal();
@@ -222,55 +180,9 @@ int remove_stale_temporaries(const std::string& dir) {
     return removed;
 }
 
-Checkpoint read_checkpoint(const std::string& dir) {
-    const std::string state_path = (std::filesystem::path(dir) / "state.json").string();
-    const std::string topics_path = (std::filesystem::path(dir) / "topics.bin").string();
-    Checkpoint c;
-    try {
-        const auto j = nlohmann::json::parse(read_whole(state_path));
-        const std::string format = j.at("format").get<std::string>();
-        if (format == kDistributedFormat) {
-            const int ranks = j.at("ranks").get<int>();
-            throw InputError(state_path,
-                             fmt::format("was written by {} MPI ranks, this run is a single "
-                                         "process: resume it with mpiexec -n {}",
-                                         ranks, ranks));
-        }
-        if (format != kFormat) throw InputError(state_path, "not a rotor LDA checkpoint");
-        if (j.at("format_version").get<int>() != Checkpoint::kFormatVersion)
-            throw InputError(state_path, "unsupported checkpoint format_version");
-        get_run_fields(j, c.options, c.alpha, c.iterations_done);
-        c.grid_side = j.at("grid_side").get<int>();
-        c.options.blocks = c.grid_side;
-        c.options.deterministic = j.at("deterministic").get<bool>();
-        c.options.eval_every = j.at("eval_every").get<std::uint32_t>();
-        c.corpus = corpus_from_json(j.at("corpus"));
-    } catch (const nlohmann::json::exception& e) {
-        throw InputError(state_path, fmt::format("bad checkpoint state: {}", e.what()));
-    }
-    if (c.alpha.size() != c.options.params.num_topics || c.grid_side < 1)
-        throw InputError(state_path, "inconsistent checkpoint state (alpha size or grid side)");
-
-    const std::string bytes = read_whole(topics_path);
-    ByteReader in(bytes, topics_path);
-    char magic[8];
-    in.take(magic, 8, "header");
-    if (std::memcmp(magic, kMagic, 8) != 0) throw InputError(topics_path, "wrong magic");
-    std::uint32_t version = 0;
-    in.take(&version, 4, "header");
-    if (version != kTopicsVersion) throw InputError(topics_path, "unsupported version");
-    std::uint64_t blocks = 0;
-    in.take(&blocks, 8, "header");
-    if (blocks != static_cast<std::uint64_t>(c.grid_side) * c.grid_side)
-        throw InputError(topics_path, fmt::format("holds {} blocks, state.json implies {}", blocks,
-                                                  c.grid_side * c.grid_side));
-    c.block_topics = in.block_topics(blocks);
-    return c;
-}
-
-void write_distributed_checkpoint(const std::string& dir, const DistributedTrainer& trainer,
-                                  const TrainOptions& options, const DistributedOptions& dist,
-                                  const CorpusFingerprint& corpus, comm::Communicator& comm) {
+void write_checkpoint(const std::string& dir, const Trainer& trainer, const TrainOptions& options,
+                      const DistributedOptions& dist, const CorpusFingerprint& corpus) {
+    comm::Communicator& comm = trainer.comm();
     const int rank = comm.rank();
     const int ranks = comm.size();
     // 1. Rank 0 makes the temporary directory; every rank learns its name.
@@ -317,16 +229,20 @@ void write_distributed_checkpoint(const std::string& dir, const DistributedTrain
             list.push_back(std::move(e));
         }
         nlohmann::ordered_json j;
-        j["format"] = kDistributedFormat;
-        j["format_version"] = DistributedCheckpoint::kFormatVersion;
+        j["format"] = kFormat;
+        j["format_version"] = Checkpoint::kFormatVersion;
         j["ranks"] = ranks;
         j["columns_per_slice"] = trainer.columns_per_slice();
         put_run_fields(j, options, trainer.alpha(), trainer.iterations_done());
         j["eval_every"] = options.eval_every;
+        j["deterministic"] = options.deterministic;
         j["timer"] = dist.timer;
         j["timer_low"] = dist.timer_params.low;
         j["timer_high"] = dist.timer_params.high;
-        j["timer_budget"] = trainer.timer_budget();
+        // One process runs no timer: its checkpoint carries the first budget, for a resume on
+        // more ranks.
+        j["timer_budget"] =
+            trainer.ranks() > 1 ? trainer.timer_budget() : dist.timer_params.initial_s;
         j["rebalance"] = dist.rebalance;
         j["rebalance_tolerance"] = dist.rebalance_tolerance;
         j["corpus"] = corpus_json(corpus);
@@ -340,8 +256,7 @@ namespace {
 
 /// Reads and checks part `q` of a checkpoint of `c.ranks` ranks: its size and hash against the
 /// manifest, its header, then its documents and topics.
-void read_part(const DistributedCheckpoint& c, int q, std::vector<DocId>& docs,
-               std::vector<TopicId>& topics) {
+void read_part(const Checkpoint& c, int q, std::vector<DocId>& docs, std::vector<TopicId>& topics) {
     namespace fs = std::filesystem;
     const std::string& path = c.part_paths[static_cast<std::size_t>(q)];
     if (!fs::exists(path)) throw InputError(path, fmt::format("the part of rank {} is missing", q));
@@ -382,27 +297,31 @@ void read_part(const DistributedCheckpoint& c, int q, std::vector<DocId>& docs,
 
 }  // namespace
 
-DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int rank, int ranks) {
+Checkpoint read_checkpoint(const std::string& dir, int rank, int ranks) {
     namespace fs = std::filesystem;
     const std::string state_path = (fs::path(dir) / "state.json").string();
-    DistributedCheckpoint c;
+    Checkpoint c;
     try {
         const auto j = nlohmann::json::parse(read_whole(state_path));
         const std::string format = j.at("format").get<std::string>();
-        if (format == kFormat)
-            throw InputError(state_path,
-                             fmt::format("was written by a single process (1 rank), this job has "
-                                         "{} ranks: resume it without mpiexec",
-                                         ranks));
-        if (format != kDistributedFormat)
+        if (format != kFormat && format != kDistributedFormat)
             throw InputError(state_path, "not a rotor LDA checkpoint");
-        if (j.at("format_version").get<int>() != DistributedCheckpoint::kFormatVersion)
+        const int version = j.at("format_version").get<int>();
+        if (format == kFormat && version == 1)
+            throw InputError(state_path,
+                             "is a checkpoint of rotor's first format (topics by block), which "
+                             "this rotor no longer reads: finish that run with the rotor that "
+                             "started it");
+        // Format 2 (the MPI checkpoints of earlier rotors) has the same layout as format 3.
+        if (version != (format == kFormat ? Checkpoint::kFormatVersion : 2))
             throw InputError(state_path, "unsupported checkpoint format_version");
         c.ranks = j.at("ranks").get<int>();
         if (c.ranks < 1) throw InputError(state_path, "ranks must be at least 1");
         c.columns_per_slice = j.at("columns_per_slice").get<int>();
         get_run_fields(j, c.options, c.alpha, c.iterations_done);
         c.options.eval_every = j.at("eval_every").get<std::uint32_t>();
+        // Format 2 (written only under MPI, where deterministic mode is refused) has no field.
+        c.options.deterministic = format == kFormat ? j.at("deterministic").get<bool>() : false;
         c.timer = j.at("timer").get<bool>();
         c.timer_low = j.at("timer_low").get<double>();
         c.timer_high = j.at("timer_high").get<double>();
@@ -441,15 +360,15 @@ DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int ra
     return c;
 }
 
-void read_distributed_parts(DistributedCheckpoint& c, const core::Corpus& corpus,
-                            std::span<const DocId> wanted) {
+void read_checkpoint_parts(Checkpoint& c, const core::Corpus& corpus,
+                           std::span<const DocId> wanted) {
     // Where each wanted document's topics go in the result.
     constexpr std::uint64_t kNone = ~std::uint64_t{0};
     std::vector<std::uint64_t> at(corpus.num_docs(), kNone);
     std::uint64_t tokens = 0;
     for (std::size_t i = 0; i < wanted.size(); ++i) {
         ROTOR_ASSERT(wanted[i] < corpus.num_docs() && (i == 0 || wanted[i] > wanted[i - 1]),
-                     "read_distributed_parts: wanted documents must be increasing ids");
+                     "read_checkpoint_parts: wanted documents must be increasing ids");
         at[wanted[i]] = tokens;
         tokens += corpus.doc_length(wanted[i]);
     }

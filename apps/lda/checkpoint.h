@@ -1,31 +1,28 @@
-// Checkpoints of a training run: enough to continue it exactly where it stopped.
+// Checkpoints of a training run: enough to continue it exactly where it stopped, on any number
+// of ranks (one process is one rank).
 //
 // The state of a run is its options, the number of sweeps done and every token's topic; the
 // tables are rebuilt from the topics, the grid from the corpus and the seed, and every random
 // stream derives from (seed, iteration, block), so no generator state needs saving. In
-// deterministic mode the tables' rows are kept in a canonical order, so a resumed run equals the
+// deterministic mode (one process) the tables' rows are kept in a canonical order, and the
+// topics are listed in the order of the tokens in their blocks, so a resumed run equals the
 // uninterrupted one byte for byte.
 //
-// Directory layout (written with core::AtomicDirectory: the previous checkpoint stays in place
-// until the new one is whole, then is replaced by two renames):
-//   state.json   format, options, iterations done, corpus fingerprint
-//   topics.bin   magic "ROTORCKP", u32 version, u64 blocks, then per block u64 n and n u32 topics
-//
-// Under MPI (`mpiexec -n P`, DistributedTrainer) a checkpoint is one directory with one part per
-// rank and a manifest (docs/distributed.md, "Checkpoints"):
+// One format (docs/formats.md, "Checkpoints"): a directory with one part per rank and a manifest.
 //   part-<rank>.bin  magic "ROTORDCP", u32 version, u32 rank, u32 ranks, u32 iterations done,
 //                    u64 D and the rank's D documents' global ids (u32, increasing), u64 N and
-//                    N u32 topics: per document, its tokens' topics in the order of the
-//                    tokens sorted by word id (DistributedTrainer::local_state). Documents
-//                    are listed, not implied by the grid, because rebalancing moves them.
-//   state.json       format "rotor-lda-distributed-checkpoint": options, α, iterations done, P,
-//                    columns per slice, timer settings and budget, corpus fingerprint, and per
-//                    part its file, size and FNV-1a hash
+//                    N u32 topics: per document, its tokens' topics in the order of the tokens
+//                    sorted by word id, a word's tokens in their order in the blocks
+//                    (Trainer::local_state). Documents are listed, not implied by the grid,
+//                    because rebalancing moves them, and so that any number of ranks can resume.
+//   state.json       format "rotor-lda-checkpoint", format_version 3: options, α, iterations
+//                    done, P, columns per slice, timer settings and budget, corpus fingerprint,
+//                    and per part its file, size and FNV-1a hash
 // Rank 0 builds the directory under a temporary name (core::AtomicDirectory) and broadcasts it;
 // every rank writes its part there (core::AtomicFile: temporary name, fsync, rename); rank 0
 // gathers the parts' sizes and hashes (after every part is whole), writes state.json last and
 // moves the directory into place. A job killed before that leaves the previous checkpoint as it
-// was. The directory must be on a filesystem every rank sees.
+// was. Under MPI the directory must be on a filesystem every rank sees.
 #pragma once
 
 #include <cstdint>
@@ -36,14 +33,9 @@
 #include "apps/lda/trainer.h"
 #include "core/corpus/corpus.h"
 
-namespace rotor::comm {
-class Communicator;
-}  // namespace rotor::comm
-
 namespace rotor::lda {
 
-class DistributedTrainer;
-struct DistributedOptions;
+class Trainer;
 
 /// Identifies a corpus cheaply but surely enough to refuse resuming on another one.
 struct CorpusFingerprint {
@@ -55,34 +47,18 @@ struct CorpusFingerprint {
 };
 CorpusFingerprint fingerprint(const core::Corpus& corpus);
 
-/// What a checkpoint holds.
-struct Checkpoint {
-    static constexpr int kFormatVersion = 1;
-    TrainOptions options;       ///< as the run was started (iterations = its target)
-    std::vector<double> alpha;  ///< α_k in force (may have been optimised)
-    std::uint32_t iterations_done = 0;
-    int grid_side = 0;
-    CorpusFingerprint corpus;
-    std::vector<std::vector<TopicId>> block_topics;  ///< per block, its tokens' topics
-};
-
-/// Writes `trainer`'s state to `dir` atomically. Throws SystemError.
-void write_checkpoint(const std::string& dir, const Trainer& trainer, const TrainOptions& options,
-                      const CorpusFingerprint& corpus);
 /// Removes what killed runs left beside `dir`: `<dir>.tmp.<pid>.<n>` and `<dir>.old.<pid>.<n>`
 /// directories whose process is gone (SIGKILL gives no chance to clean up). Returns how many.
 int remove_stale_temporaries(const std::string& dir);
-/// Reads a checkpoint directory. Throws InputError naming the file on anything malformed.
-Checkpoint read_checkpoint(const std::string& dir);
 
-/// What one rank reads of a distributed checkpoint: the shared state and its own part.
-struct DistributedCheckpoint {
-    static constexpr int kFormatVersion = 2;
+/// What one rank reads of a checkpoint: the shared state and its own part.
+struct Checkpoint {
+    static constexpr int kFormatVersion = 3;
     TrainOptions options;       ///< as the run was started (iterations = its target)
     std::vector<double> alpha;  ///< α_k in force
     std::uint32_t iterations_done = 0;
     int ranks = 0;
-    int columns_per_slice = 0;  ///< the grid's c (DistributedTrainer::columns_per_slice())
+    int columns_per_slice = 0;  ///< the grid's c (Trainer::columns_per_slice())
     bool timer = true;
     double timer_low = 0;
     double timer_high = 0;
@@ -99,28 +75,27 @@ struct DistributedCheckpoint {
     std::vector<TopicId> topics;  ///< their tokens' topics (LocalDocs' order)
 };
 
-/// Collective: writes `trainer`'s state to `dir` (layout above), replacing the checkpoint there
-/// only once every part and the manifest are whole. `options` are the run's (as in
-/// write_checkpoint). A failure on any rank (disk full, no shared filesystem) makes every rank
-/// throw the same comm::AgreedError and leaves `dir` as it was. Rank 0 alone calls
-/// remove_stale_temporaries, before the run.
-void write_distributed_checkpoint(const std::string& dir, const DistributedTrainer& trainer,
-                                  const TrainOptions& options, const DistributedOptions& dist,
-                                  const CorpusFingerprint& corpus, comm::Communicator& comm);
+/// Collective over trainer.comm(): writes `trainer`'s state to `dir` (layout above), replacing
+/// the checkpoint there only once every part and the manifest are whole. `options` and `dist`
+/// are the run's (options.iterations its target). A failure on any rank (disk full, no shared
+/// filesystem) makes every rank throw the same comm::AgreedError and leaves `dir` as it was. Rank 0
+/// alone calls remove_stale_temporaries, before the run.
+void write_checkpoint(const std::string& dir, const Trainer& trainer, const TrainOptions& options,
+                      const DistributedOptions& dist, const CorpusFingerprint& corpus);
 /// Reads `dir`'s manifest and, when the checkpoint was written by `ranks` ranks, the part of
 /// `rank` (docs, topics). Written by another number of ranks, docs and topics stay empty: the
 /// caller builds its trainer (whose static split says which documents this rank takes) and calls
-/// read_distributed_parts. Not collective: every rank calls it, the caller agrees on failures
-/// (comm::run_agreed). Throws InputError naming the file: not a distributed checkpoint (a
-/// single-process one says so), a part missing, truncated, of another size or hash than the
-/// manifest says, or disagreeing with it on the rank, ranks or iteration.
-DistributedCheckpoint read_distributed_checkpoint(const std::string& dir, int rank, int ranks);
+/// read_checkpoint_parts. Not collective: every rank calls it, the caller agrees on failures
+/// (comm::run_agreed). Throws InputError naming the file: not a rotor LDA checkpoint (one of
+/// rotor's first format, by blocks, says so), a part missing, truncated, of another size or hash
+/// than the manifest says, or disagreeing with it on the rank, ranks or iteration.
+Checkpoint read_checkpoint(const std::string& dir, int rank = 0, int ranks = 1);
 /// Resuming with another number of ranks: reads every part of `c` (one at a time, each checked
 /// as above) and keeps the topics of the documents `wanted` (increasing global ids, e.g. the new
 /// trainer's local_docs()), in restore()'s layout. Throws InputError naming the part for a
 /// document listed twice or not in `corpus`, topics that do not match the documents' lengths,
 /// or a wanted document in no part.
-void read_distributed_parts(DistributedCheckpoint& c, const core::Corpus& corpus,
-                            std::span<const DocId> wanted);
+void read_checkpoint_parts(Checkpoint& c, const core::Corpus& corpus,
+                           std::span<const DocId> wanted);
 
 }  // namespace rotor::lda

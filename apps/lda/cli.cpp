@@ -13,12 +13,12 @@
 #include <fmt/format.h>
 
 #include "apps/lda/checkpoint.h"
-#include "apps/lda/distributed_trainer.h"
 #include "apps/lda/trainer.h"
 #include "apps/lda/use_cli.h"
 #include "comm/agreed.h"
 #include "comm/collectives.h"
 #include "comm/communicator.h"
+#include "comm/inprocess_communicator.h"
 #include "core/base/error.h"
 #include "core/corpus/corpus.h"
 #include "core/lda/alpha_optimizer.h"
@@ -86,281 +86,219 @@ void apply_common(TrainFlags& f) {
     f.options.record_schedule = !f.common.trace.empty();
 }
 
-void run_train(TrainFlags& f) {
-    apply_common(f);
-    if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
-    const int threads = f.common.resolved_threads();
-
-    std::optional<lda::Checkpoint> resume;
-    if (!f.common.resume.empty()) {
-        // The run's settings come from the checkpoint; only --iterations (the total) may change.
-        resume = lda::read_checkpoint(f.common.resume);
-        const std::uint32_t target =
-            f.common.iterations_set ? f.options.iterations : resume->options.iterations;
-        f.options = resume->options;
-        f.options.iterations = target;
-    }
-    f.options.record_schedule = !f.common.trace.empty();
-    f.options.validate();
-    const std::string checkpoint_dir = f.common.resolved_checkpoint_dir();
-    if (f.common.checkpoint_every > 0) lda::remove_stale_temporaries(checkpoint_dir);
-
-    core::LoadedCorpus loaded = core::load_corpus(f.corpus, f.vocab);
-    const lda::CorpusFingerprint print = lda::fingerprint(loaded.corpus);
-    if (resume && !(resume->corpus == print))
-        throw ConfigError("--resume", fmt::format("{} was made on another corpus than {}",
-                                                  f.common.resume, f.corpus));
-
-    // Memory plan: refuse before allocating rather than fail (or swap) half-way.
-    const std::uint64_t need = lda::Trainer::estimate_memory(loaded.corpus, f.options, threads);
-    train::check_memory(need, train::memory_limit(f.common.max_memory),
-                        "use fewer topics (--topics), a smaller corpus, or raise --max-memory");
-
-    std::unique_ptr<train::JsonLinesReporter> metrics;
-    if (!f.common.metrics.empty())
-        metrics =
-            std::make_unique<train::JsonLinesReporter>(f.common.metrics, lda::record_schema());
-
-    sched::Runtime runtime(threads, f.common.pin_mode());
-    lda::Trainer trainer(loaded.corpus, f.options, runtime);
-    if (resume) {
-        trainer.set_alpha(resume->alpha);
-        trainer.restore(resume->block_topics, resume->iterations_done, f.common.resume);
-    }
-    train::TerminalReporter terminal(stdout, lda::record_schema());
-    train::TeeReporter tee;
-    if (!f.common.quiet) tee.add(terminal);
-    if (metrics) tee.add(*metrics);
-    train::Hooks hooks;
-    // Held-out document completion at every evaluation (docs/evaluation.md), on the training
-    // vocabulary; parallel over documents, the same at any thread count.
-    std::optional<lda::HeldoutEvaluator> heldout;
-    if (!f.heldout.empty()) {
-        core::LoadedCorpus h = core::load_corpus(f.heldout, f.heldout_vocab);
-        lda::MappedCorpus mapped = lda::map_to_model(h.corpus, h.vocab ? &*h.vocab : nullptr,
-                                                     loaded.vocab ? &*loaded.vocab : nullptr,
-                                                     loaded.corpus.num_words(), f.heldout);
-        heldout.emplace(std::move(mapped.corpus), lda::FoldInOptions{});
-    }
-    const lda::RangeLoop parallel = [&runtime](
-                                        std::int64_t b, std::int64_t e,
-                                        const std::function<void(std::int64_t, std::int64_t)>& fn) {
-        runtime.parallel_for(b, e, fn);
-    };
-    hooks.on_evaluate = [&](train::Record& m) {
-        if (heldout) {
-            lda::LdaParams p = f.options.params;
-            p.alpha_per_topic = trainer.alpha();
-            const lda::HeldoutResult r =
-                heldout->evaluate(trainer.word_topic(), trainer.topic_totals(), p, parallel);
-            m.set("heldout_loglik_per_token", r.loglik_per_token());
-            m.set("heldout_perplexity", r.perplexity());
-        }
-        if (f.coherence_top > 0) {
-            const lda::LdaModel snapshot = trainer.to_model({}, f.corpus);
-            std::vector<std::vector<WordId>> top;
-            for (const auto& t : lda::top_words(snapshot, f.coherence_top)) {
-                top.emplace_back();
-                for (const auto& [w, p] : t.words) top.back().push_back(w);
-            }
-            m.set("coherence_umass", lda::umass_coherence(loaded.corpus, top).mean);
-        }
-    };
-    hooks.after_iteration = [&](const train::Record& m) {
-        // Minka's fixed-point update of an asymmetric α every N sweeps, as Mallet does.
-        if (f.optimize_alpha > 0 && m.iter % f.optimize_alpha == 0) {
-            const auto r = lda::optimize_alpha(lda::doc_topic_histograms(trainer.doc_topic()),
-                                               trainer.alpha());
-            if (r.updated) trainer.set_alpha(r.alpha);
-        }
-        if (f.common.checkpoint_every > 0 && m.iter % f.common.checkpoint_every == 0 &&
-            m.iter < f.options.iterations)
-            lda::write_checkpoint(checkpoint_dir, trainer, f.options, print);
-    };
-    // Sweeps run back to back, without a barrier, except before the iterations whose hook reads
-    // or changes the state.
-    hooks.needs_state = [&](std::uint32_t iter) {
-        return (f.optimize_alpha > 0 && iter % f.optimize_alpha == 0) ||
-               (f.common.checkpoint_every > 0 && iter % f.common.checkpoint_every == 0);
-    };
-    if (trainer.iterations_done() < f.options.iterations)
-        trainer.train(tee, hooks, f.options.iterations);
-
-    std::vector<std::string> vocab;
-    if (loaded.vocab) {
-        for (WordId w = 0; w < loaded.vocab->size(); ++w) vocab.emplace_back(loaded.vocab->word(w));
-    }
-    lda::save_model(trainer.to_model(std::move(vocab), f.corpus), f.common.out);
-    if (metrics) metrics->commit();
-    if (!f.common.trace.empty())
-        train::write_chrome_trace(f.common.trace, trainer.schedule(), threads, "rotor lda train");
-    if (!f.common.quiet) fmt::print("rotor: model written to {}\n", f.common.out);
-}
-
-/// `mpiexec -n P rotor lda train ...` with P > 1 (docs/distributed.md). Failures before and after
-/// training are agreed by all ranks (comm::AgreedError); one during training ends the job in main.
-void run_train_distributed(TrainFlags& f, comm::Communicator& world) {
-    apply_common(f);
-    const std::string checkpoint_dir = f.common.resolved_checkpoint_dir();
+/// What `lda train` sets up before training, on every rank alike.
+struct TrainSetup {
     std::optional<core::LoadedCorpus> loaded;
     std::optional<sched::Runtime> runtime;
-    std::unique_ptr<train::JsonLinesReporter> metrics;
-    // Every rank holds the held-out corpus; rank 0 evaluates it (DistributedTrainer).
-    std::optional<lda::HeldoutEvaluator> heldout;
-    // --resume: every rank reads the shared state and its own part (apps/lda/checkpoint.h).
-    std::optional<lda::DistributedCheckpoint> resume;
+    std::unique_ptr<train::JsonLinesReporter> metrics;  // rank 0 only
+    std::optional<lda::HeldoutEvaluator> heldout;       // every rank holds it
+    std::optional<lda::Checkpoint> resume;              // --resume: the state and this rank's part
     lda::CorpusFingerprint print;
-    // Ranks sharing this host share its memory: the default --max-memory is their share of it.
+    std::string checkpoint_dir;
+};
+
+/// --resume: the run's settings come from the checkpoint (the grid's columns per slice and the
+/// timer's too, so that every rank's blocks are the ones saved); only --iterations (the total)
+/// may change.
+void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
+    const std::uint32_t target =
+        f.common.iterations_set ? f.options.iterations : c.options.iterations;
+    f.options = c.options;
+    f.options.iterations = target;
+    f.dist.columns_per_slice = c.columns_per_slice;
+    f.dist.timer = c.timer;
+    f.dist.rebalance = c.rebalance;
+    f.dist.rebalance_tolerance = c.rebalance_tolerance;
+    if (c.timer) {
+        f.dist.timer_params.low = c.timer_low;
+        f.dist.timer_params.high = c.timer_high;
+        f.dist.timer_params.initial_s = c.timer_budget;
+    }
+}
+
+/// The memory plan (every rank computes the same): refuse before allocating, and under MPI let
+/// rebalancing give no rank more tokens than the limit allows.
+void plan_memory(TrainFlags& f, const core::Corpus& corpus, int ranks, int host_ranks,
+                 int threads) {
+    const std::uint64_t limit = train::memory_limit(f.common.max_memory, host_ranks);
+    if (ranks == 1) {
+        train::check_memory(lda::Trainer::estimate_memory(corpus, f.options, threads), limit,
+                            "use fewer topics (--topics), a smaller corpus, or raise --max-memory");
+        return;
+    }
+    std::uint64_t longest = 0;
+    for (DocId d = 0; d < corpus.num_docs(); ++d)
+        longest = std::max<std::uint64_t>(longest, corpus.doc_length(d));
+    const std::uint64_t share = corpus.num_tokens() / ranks + longest;
+    const auto estimate = [&](std::uint64_t tokens) {
+        return lda::Trainer::estimate_memory(corpus, f.options, ranks, threads, tokens);
+    };
+    train::check_memory(estimate(share), limit,
+                        "use more ranks, fewer topics (--topics), or raise --max-memory (per "
+                        "rank under mpiexec)",
+                        true);
+    if (limit > 0 && corpus.num_tokens() > 0) {
+        const std::uint64_t base = estimate(0);
+        const double per_token = static_cast<double>(estimate(corpus.num_tokens()) - base) /
+                                 static_cast<double>(corpus.num_tokens());
+        if (per_token > 0)
+            f.dist.max_rank_tokens = std::max<std::uint64_t>(
+                share, static_cast<std::uint64_t>(static_cast<double>(limit - base) / per_token));
+    }
+}
+
+/// Everything before the trainer, agreed by every rank: flags, the checkpoint, the corpora, the
+/// memory plan, the runtime and the metrics file.
+void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
+    apply_common(f);
+    s.checkpoint_dir = f.common.resolved_checkpoint_dir();
+    // Ranks sharing this host share its cores and memory.
     const int host_ranks = train::ranks_on_this_host(world);
     comm::run_agreed(world, [&] {
         if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
         if (!f.straggler.empty()) lda::parse_straggler(f.straggler, f.dist);
         if (!f.common.resume.empty()) {
-            // As with one process, the run's settings come from the checkpoint (the grid's
-            // columns per slice and the timer's too, so that every rank's blocks are the ones
-            // saved); only --iterations (the total) may change.
-            resume = lda::read_distributed_checkpoint(f.common.resume, world.rank(), world.size());
-            const std::uint32_t target =
-                f.common.iterations_set ? f.options.iterations : resume->options.iterations;
-            f.options = resume->options;
-            f.options.iterations = target;
-            f.dist.columns_per_slice = resume->columns_per_slice;
-            f.dist.timer = resume->timer;
-            f.dist.rebalance = resume->rebalance;
-            f.dist.rebalance_tolerance = resume->rebalance_tolerance;
-            if (resume->timer) {
-                f.dist.timer_params.low = resume->timer_low;
-                f.dist.timer_params.high = resume->timer_high;
-                f.dist.timer_params.initial_s = resume->timer_budget;
-            }
+            s.resume = lda::read_checkpoint(f.common.resume, world.rank(), world.size());
+            apply_checkpoint(f, *s.resume);
         }
         f.options.record_schedule = !f.common.trace.empty();
         f.options.validate();
         f.dist.validate(world.size());
         // Rank 0 alone builds checkpoint directories, so it alone clears what killed runs left.
         if (f.common.checkpoint_every > 0 && world.rank() == 0)
-            lda::remove_stale_temporaries(checkpoint_dir);
-        loaded.emplace(core::load_corpus(f.corpus, f.vocab));
-        if (f.common.checkpoint_every > 0 || resume) print = lda::fingerprint(loaded->corpus);
-        if (resume && !(resume->corpus == print))
+            lda::remove_stale_temporaries(s.checkpoint_dir);
+        s.loaded.emplace(core::load_corpus(f.corpus, f.vocab));
+        if (f.common.checkpoint_every > 0 || s.resume) s.print = lda::fingerprint(s.loaded->corpus);
+        if (s.resume && !(s.resume->corpus == s.print))
             throw ConfigError("--resume", fmt::format("{} was made on another corpus than {}",
                                                       f.common.resume, f.corpus));
         if (!f.heldout.empty()) {
+            // Document completion on the training vocabulary (docs/evaluation.md).
             core::LoadedCorpus h = core::load_corpus(f.heldout, f.heldout_vocab);
-            lda::MappedCorpus mapped = lda::map_to_model(h.corpus, h.vocab ? &*h.vocab : nullptr,
-                                                         loaded->vocab ? &*loaded->vocab : nullptr,
-                                                         loaded->corpus.num_words(), f.heldout);
-            heldout.emplace(std::move(mapped.corpus), lda::FoldInOptions{});
+            lda::MappedCorpus mapped =
+                lda::map_to_model(h.corpus, h.vocab ? &*h.vocab : nullptr,
+                                  s.loaded->vocab ? &*s.loaded->vocab : nullptr,
+                                  s.loaded->corpus.num_words(), f.heldout);
+            s.heldout.emplace(std::move(mapped.corpus), lda::FoldInOptions{});
         }
-        // Default: each host's cores shared out among the ranks on it.
         const int threads = f.common.resolved_threads(host_ranks);
-        // Memory plan per rank (every rank computes the same): refuse before allocating, and
-        // let rebalancing give no rank more tokens than the limit allows.
-        const core::Corpus& corpus = loaded->corpus;
-        std::uint64_t longest = 0;
-        for (DocId d = 0; d < corpus.num_docs(); ++d)
-            longest = std::max<std::uint64_t>(longest, corpus.doc_length(d));
-        const std::uint64_t share = corpus.num_tokens() / world.size() + longest;
-        const auto estimate = [&](std::uint64_t tokens) {
-            return lda::DistributedTrainer::estimate_memory(corpus, f.options, world.size(),
-                                                            threads, tokens);
-        };
-        const std::uint64_t need = estimate(share);
-        const std::uint64_t limit = train::memory_limit(f.common.max_memory, host_ranks);
-        train::check_memory(need, limit,
-                            "use more ranks, fewer topics (--topics), or raise --max-memory (per "
-                            "rank under mpiexec)",
-                            true);
-        if (limit > 0 && corpus.num_tokens() > 0) {
-            const std::uint64_t base = estimate(0);
-            const double per_token = static_cast<double>(estimate(corpus.num_tokens()) - base) /
-                                     static_cast<double>(corpus.num_tokens());
-            if (per_token > 0)
-                f.dist.max_rank_tokens = std::max<std::uint64_t>(
-                    share,
-                    static_cast<std::uint64_t>(static_cast<double>(limit - base) / per_token));
-        }
-        runtime.emplace(threads, f.common.pin_mode());
+        plan_memory(f, s.loaded->corpus, world.size(), host_ranks, threads);
+        s.runtime.emplace(threads, f.common.pin_mode());
         if (world.rank() == 0 && !f.common.metrics.empty())
-            metrics =
+            s.metrics =
                 std::make_unique<train::JsonLinesReporter>(f.common.metrics, lda::record_schema());
     });
-    std::unique_ptr<lda::DistributedTrainer> trainer;
+}
+
+/// The trainer, restored from the checkpoint with --resume (on any number of ranks: each takes
+/// its documents from whichever parts hold them). Collective; failures are agreed.
+std::unique_ptr<lda::Trainer> make_trainer(TrainFlags& f, TrainSetup& s,
+                                           comm::Communicator& world) {
+    std::unique_ptr<lda::Trainer> trainer;
     comm::run_agreed(world, [&] {
-        trainer = std::make_unique<lda::DistributedTrainer>(loaded->corpus, f.options, f.dist,
-                                                            *runtime, world);
-        if (resume) trainer->set_alpha(resume->alpha);  // the same values on every rank
-        // Written by another number of ranks: this rank takes the documents of its static split
-        // from whichever parts hold them.
-        if (resume && resume->ranks != world.size())
-            lda::read_distributed_parts(*resume, loaded->corpus, trainer->local_docs());
+        trainer =
+            std::make_unique<lda::Trainer>(s.loaded->corpus, f.options, f.dist, *s.runtime, world);
+        if (s.resume) trainer->set_alpha(s.resume->alpha);  // the same values on every rank
+        if (s.resume && s.resume->ranks != world.size())
+            lda::read_checkpoint_parts(*s.resume, s.loaded->corpus, trainer->local_docs());
     });
-    if (resume) {
-        trainer->restore(loaded->corpus, resume->docs, resume->topics, resume->iterations_done,
-                         resume->timer_budget, resume->part_path);  // agreed on failure
-        resume->docs = {};
-        resume->topics = {};
-        if (!f.common.quiet) {
-            // The restored state's log-likelihood: the one the run recorded at that iteration.
-            const lda::LogLikelihood ll = trainer->evaluate();
-            if (world.rank() == 0)
-                fmt::print("rotor: resumed {} at iteration {} (loglik {:.17g}){}\n",
-                           f.common.resume, trainer->iterations_done(), ll.loglik,
-                           resume->ranks != world.size()
-                               ? fmt::format(", written by {} ranks, now on {}", resume->ranks,
-                                             world.size())
-                               : "");
-        }
+    if (!s.resume) return trainer;
+    lda::Checkpoint& c = *s.resume;
+    trainer->restore(s.loaded->corpus, c.docs, c.topics, c.iterations_done, c.timer_budget,
+                     c.part_path);  // agreed on failure
+    c.docs = {};
+    c.topics = {};
+    if (!f.common.quiet) {
+        // The restored state's log-likelihood: the one the run recorded at that iteration.
+        const lda::LogLikelihood ll = trainer->evaluate();
+        if (world.rank() == 0)
+            fmt::print("rotor: resumed {} at iteration {} (loglik {:.17g}){}\n", f.common.resume,
+                       trainer->iterations_done(), ll.loglik,
+                       c.ranks != world.size()
+                           ? fmt::format(", written by {} rank{}, now on {}", c.ranks,
+                                         c.ranks == 1 ? "" : "s", world.size())
+                           : "");
     }
-    train::TerminalReporter terminal(stdout, lda::record_schema());
-    train::TeeReporter tee;
-    if (!f.common.quiet && world.rank() == 0) tee.add(terminal);
-    if (metrics) tee.add(*metrics);
-    // The hooks run on every rank in the same order (train::run_iterations), so their collectives
-    // match.
+    return trainer;
+}
+
+/// Held-out perplexity and coherence at every evaluation; α optimisation and checkpoints after
+/// the iterations that ask for them. The hooks run on every rank in the same order
+/// (train::run_iterations), so their collectives match.
+train::Hooks train_hooks(TrainFlags& f, TrainSetup& s, lda::Trainer& trainer) {
     train::Hooks hooks;
-    hooks.on_evaluate = [&](train::Record& m) {
-        if (heldout) {
-            const lda::HeldoutResult r = trainer->evaluate_heldout(*heldout);
+    hooks.on_evaluate = [&f, &s, &trainer](train::Record& m) {
+        if (s.heldout) {
+            const lda::HeldoutResult r = trainer.evaluate_heldout(*s.heldout);
             m.set("heldout_loglik_per_token", r.loglik_per_token());
             m.set("heldout_perplexity", r.perplexity());
         }
         if (f.coherence_top > 0) {
             // The top words come to rank 0, which has the corpus; the other ranks go on.
-            const auto top = trainer->top_words(f.coherence_top);
-            if (world.rank() == 0)
-                m.set("coherence_umass", lda::umass_coherence(loaded->corpus, top).mean);
+            const auto top = trainer.top_words(f.coherence_top);
+            if (trainer.rank() == 0)
+                m.set("coherence_umass", lda::umass_coherence(s.loaded->corpus, top).mean);
         }
     };
-    hooks.after_iteration = [&](const train::Record& m) {
-        // Minka's update every N sweeps from all ranks' histograms; the same α on every rank.
-        if (f.optimize_alpha > 0 && m.iter % f.optimize_alpha == 0) trainer->optimize_alpha();
+    hooks.after_iteration = [&f, &s, &trainer](const train::Record& m) {
+        // Minka's fixed-point update of an asymmetric α every N sweeps, as Mallet does, from
+        // every rank's histograms: the same α on every rank.
+        if (f.optimize_alpha > 0 && m.iter % f.optimize_alpha == 0) trainer.optimize_alpha();
         // Every rank writes its part; a failure on any rank is agreed (AgreedError everywhere).
         if (f.common.checkpoint_every > 0 && m.iter % f.common.checkpoint_every == 0 &&
             m.iter < f.options.iterations)
-            lda::write_distributed_checkpoint(checkpoint_dir, *trainer, f.options, f.dist, print,
-                                              world);
+            lda::write_checkpoint(s.checkpoint_dir, trainer, f.options, f.dist, s.print);
     };
-    if (trainer->iterations_done() < f.options.iterations)
-        trainer->train(tee, hooks, f.options.iterations);
+    // Sweeps run back to back, without a barrier, except before the iterations whose hook reads
+    // or changes the state.
+    hooks.needs_state = [&f](std::uint32_t iter) {
+        return (f.optimize_alpha > 0 && iter % f.optimize_alpha == 0) ||
+               (f.common.checkpoint_every > 0 && iter % f.common.checkpoint_every == 0);
+    };
+    return hooks;
+}
 
+/// The model (gathered on rank 0), the metrics and the timeline, written by rank 0; agreed.
+void finish_train(TrainFlags& f, TrainSetup& s, lda::Trainer& trainer, comm::Communicator& world) {
     std::vector<std::string> vocab;
-    if (loaded->vocab && world.rank() == 0) {
-        for (WordId w = 0; w < loaded->vocab->size(); ++w)
-            vocab.emplace_back(loaded->vocab->word(w));
+    if (s.loaded->vocab && world.rank() == 0) {
+        for (WordId w = 0; w < s.loaded->vocab->size(); ++w)
+            vocab.emplace_back(s.loaded->vocab->word(w));
     }
-    lda::LdaModel model = trainer->gather_model(std::move(vocab), f.corpus);
+    const lda::LdaModel model = trainer.gather_model(std::move(vocab), f.corpus);
     std::vector<std::vector<train::BlockRun>> timeline;
-    if (!f.common.trace.empty()) timeline = trainer->gather_schedule();
+    if (!f.common.trace.empty()) timeline = trainer.gather_schedule();
     comm::run_agreed(world, [&] {
         if (world.rank() != 0) return;
         lda::save_model(model, f.common.out);
-        if (metrics) metrics->commit();
-        if (!f.common.trace.empty())
-            train::write_chrome_trace_ranks(f.common.trace, timeline, runtime->threads());
+        if (s.metrics) s.metrics->commit();
+        if (f.common.trace.empty()) return;
+        if (world.size() == 1) {
+            train::write_chrome_trace(f.common.trace, timeline[0], s.runtime->threads(),
+                                      "rotor lda train");
+        } else {
+            train::write_chrome_trace_ranks(f.common.trace, timeline, s.runtime->threads());
+        }
     });
     if (!f.common.quiet && world.rank() == 0)
         fmt::print("rotor: model written to {}\n", f.common.out);
+}
+
+/// `rotor lda train`, in one process (a communicator of one rank) or as one rank of
+/// `mpiexec -n P` (docs/distributed.md). Failures before and after training are agreed by all
+/// ranks (comm::AgreedError); one during training ends the job in main.
+void run_train(TrainFlags& f, comm::Communicator& world) {
+    TrainSetup s;  // not movable: it holds the runtime
+    prepare_train(f, world, s);
+    std::unique_ptr<lda::Trainer> trainer = make_trainer(f, s, world);
+    train::TerminalReporter terminal(stdout, lda::record_schema());
+    train::TeeReporter tee;
+    if (!f.common.quiet && world.rank() == 0) tee.add(terminal);
+    if (s.metrics) tee.add(*s.metrics);
+    const train::Hooks hooks = train_hooks(f, s, *trainer);
+    if (trainer->iterations_done() < f.options.iterations)
+        trainer->train(tee, hooks, f.options.iterations);
+    finish_train(f, s, *trainer, world);
 }
 
 void add_train(CLI::App& lda, comm::Communicator* world) {
@@ -413,10 +351,11 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
     c->add_option("--simulate-straggler", f->straggler,
                   "MPI only: RANK:FACTOR makes one rank's sampling FACTOR times slower");
     c->callback([f, world] {
-        if (world != nullptr && world->size() > 1) {
-            run_train_distributed(*f, *world);
+        if (world != nullptr) {
+            run_train(*f, *world);
         } else {
-            run_train(*f);
+            comm::InProcessGroup one(1);  // one process: a world of one rank
+            run_train(*f, one.at(0));
         }
     });
 }

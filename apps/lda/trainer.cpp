@@ -1,82 +1,26 @@
+// The LDA trainer's construction and layout (documents over ranks, words into slices and grid
+// columns), its options, α, memory estimates and the training loop; one process's sweeps are in
+// trainer_local.cpp, the ring's iteration in trainer_ring.cpp, slice storage in slices.cpp,
+// documents and rebalancing in documents.cpp, evaluation and results in evaluation.cpp.
 #include "apps/lda/trainer.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <mutex>
+#include <exception>
 #include <numeric>
 
 #include <fmt/format.h>
 
-#include "apps/lda/parallel_sum.h"
-#include "core/base/error.h"
+#include "apps/lda/seed_streams.h"
+#include "comm/inprocess_communicator.h"
 #include "core/base/rng.h"
-#include "core/base/timer.h"
 #include "core/lda/sparse_lda_sampler.h"
 #include "sched/block_grid.h"
-#include "sched/block_loop.h"
 #include "sched/block_scheduler.h"
 #include "sched/runtime.h"
 #include "sched/worker_clock.h"
 
 namespace rotor::lda {
-namespace {
-
-// Seed streams: block b of iteration t samples with Rng::from({seed, kSampleStream, t, b}), so
-// the draws depend on the block, never on the thread that runs it (ARCHITECTURE.md, step 7).
-constexpr std::uint64_t kSampleStream = 0x53414d50;  // "SAMP"
-constexpr std::uint64_t kPickStream = 0x5049434b;    // "PICK": which free block a worker takes
-constexpr std::uint64_t kInitStream = 0x494e4954;    // "INIT"
-constexpr std::uint64_t kRowStream = 0x524f5753;     // "ROWS": doc permutation of the grid
-
-/// What the blocks of each sweep of a span add up to, for the sweep's metrics: tokens sampled
-/// and the staleness of the topic-total copies folded in. Also guards the shared topic totals
-/// while blocks copy them and fold into them. Thread-safe.
-class SweepTally {
-  public:
-    explicit SweepTally(std::uint32_t sweeps)
-        : sampled_(sweeps, 0), staleness_(sweeps, 0.0), merges_(sweeps, 0) {}
-
-    /// A block starts: its copies `local` and `base` take the current `totals`.
-    void take(const std::vector<TotalCount>& totals, std::vector<TotalCount>& local,
-              std::vector<TotalCount>& base) {
-        std::lock_guard lock(mutex_);
-        std::copy(totals.begin(), totals.end(), local.begin());
-        std::copy(totals.begin(), totals.end(), base.begin());
-    }
-    /// A block of sweep s ends, having sampled n tokens: folds its moves into `totals`.
-    void fold(std::vector<TotalCount>& totals, const std::vector<TotalCount>& local,
-              const std::vector<TotalCount>& base, std::uint32_t s, std::uint64_t n) {
-        // Exact: every token move of the block is in local - base. The staleness is STRADS'
-        // ‖ñ − n‖₁ of this copy: what the other workers folded in meanwhile.
-        std::lock_guard lock(mutex_);
-        double err = 0;
-        for (std::size_t k = 0; k < totals.size(); ++k) {
-            totals[k] += local[k] - base[k];
-            err += std::abs(static_cast<double>(local[k] - totals[k]));
-        }
-        sampled_[s] += n;
-        staleness_[s] += err;
-        ++merges_[s];
-    }
-    std::uint64_t sampled(std::uint32_t s) const {
-        std::lock_guard lock(mutex_);
-        return sampled_[s];
-    }
-    /// STRADS Δ_t of sweep s: the mean staleness per fold, per token.
-    double s_error(std::uint32_t s, std::uint64_t num_tokens) const {
-        std::lock_guard lock(mutex_);
-        return merges_[s] ? staleness_[s] / (static_cast<double>(merges_[s]) * num_tokens) : 0.0;
-    }
-
-  private:
-    mutable std::mutex mutex_;
-    std::vector<std::uint64_t> sampled_;
-    std::vector<double> staleness_;
-    std::vector<std::uint32_t> merges_;
-};
-
-}  // namespace
 
 train::RecordSchema record_schema() {
     train::RecordSchema s;
@@ -102,91 +46,278 @@ void TrainOptions::validate() const {
     if (blocks > 4096) throw ConfigError("--blocks", "at most 4096 blocks per side");
 }
 
+void DistributedOptions::validate(int ranks) const {
+    if (timer) {
+        if (!(timer_params.initial_s > 0)) throw ConfigError("--timer-init", "must be > 0 seconds");
+        if (!(timer_params.low > 0 && timer_params.low < 1))
+            throw ConfigError("--timer-low", "must be in (0, 1)");
+        if (!(timer_params.high > timer_params.low && timer_params.high <= 1))
+            throw ConfigError("--timer-high", "must be in (--timer-low, 1]");
+        timer_params.validate();
+    }
+    if (straggler_rank < -1 || straggler_rank >= ranks)
+        throw ConfigError("--simulate-straggler",
+                          fmt::format("rank {} is not in [0, {})", straggler_rank, ranks));
+    if (!(straggler_factor >= 1) || !std::isfinite(straggler_factor))
+        throw ConfigError("--simulate-straggler", "the slow-down factor must be >= 1");
+    if (columns_per_slice < 0) throw ConfigError("columns_per_slice", "must be >= 0");
+    if (!(rebalance_tolerance > 0) || !std::isfinite(rebalance_tolerance))
+        throw ConfigError("--rebalance-tolerance", "must be > 0");
+}
+
+void parse_straggler(const std::string& text, DistributedOptions& options) {
+    const std::size_t colon = text.find(':');
+    const auto bad = [&] {
+        return ConfigError("--simulate-straggler",
+                           fmt::format("'{}' is not RANK:FACTOR (e.g. 1:5)", text));
+    };
+    if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) throw bad();
+    const std::string r = text.substr(0, colon);
+    const std::string f = text.substr(colon + 1);
+    std::size_t used_r = 0;
+    std::size_t used_f = 0;
+    int rank = 0;
+    double factor = 0;
+    try {
+        rank = std::stoi(r, &used_r);
+        factor = std::stod(f, &used_f);
+    } catch (const std::exception&) {
+        throw bad();
+    }
+    if (used_r != r.size() || used_f != f.size() || rank < 0) throw bad();
+    options.straggler_rank = rank;
+    options.straggler_factor = factor;
+}
+
+Trainer::Trainer(const core::Corpus& corpus, const TrainOptions& options,
+                 const DistributedOptions& dist, sched::Runtime& runtime, comm::Communicator& comm)
+    : Trainer(corpus, options, dist, runtime, &comm, nullptr) {}
+
 Trainer::Trainer(const core::Corpus& corpus, const TrainOptions& options, sched::Runtime& runtime)
+    : Trainer(corpus, options, DistributedOptions{}, runtime, nullptr,
+              std::make_unique<comm::InProcessGroup>(1)) {}
+
+Trainer::Trainer(const core::Corpus& corpus, const TrainOptions& options,
+                 const DistributedOptions& dist, sched::Runtime& runtime, comm::Communicator* comm,
+                 std::unique_ptr<comm::InProcessGroup> own)
     : options_(options),
+      dist_(dist),
       runtime_(runtime),
+      own_comm_(std::move(own)),
+      comm_(own_comm_ ? own_comm_->at(0) : *comm),
+      rank_(comm_.rank()),
+      ranks_(comm_.size()),
       num_words_(corpus.num_words()),
       num_tokens_(corpus.num_tokens()),
-      doc_labels_(corpus.doc_labels().begin(), corpus.doc_labels().end()),
-      alpha_(options.params.topic_alphas()),
+      num_docs_(corpus.num_docs()),
       likelihood_(options.params, std::max<std::uint32_t>(corpus.num_words(), 1)) {
     options_.validate();
+    dist_.validate(ranks_);
+    if (options_.deterministic && ranks_ > 1)
+        throw ConfigError("--deterministic", "is not supported with more than one rank");
     if (corpus.num_words() == 0 || corpus.num_tokens() == 0)
         throw ConfigError("--corpus", "the corpus has no tokens to train on");
     const int threads = runtime_.threads();
-    side_ = options_.blocks > 0      ? options_.blocks
-            : options_.deterministic ? TrainOptions::kDeterministicBlocks
-                                     : sched::default_grid_side(threads);
     const std::uint32_t k_count = options_.params.num_topics;
+    if (ranks_ == 1) {
+        // One slice of every word: the grid side is the column count.
+        cols_per_slice_ = options_.blocks > 0           ? options_.blocks
+                          : dist_.columns_per_slice > 0 ? dist_.columns_per_slice
+                          : options_.deterministic      ? TrainOptions::kDeterministicBlocks
+                                                        : sched::default_grid_side(threads);
+    } else {
+        cols_per_slice_ = dist_.columns_per_slice > 0 ? dist_.columns_per_slice
+                                                      : sched::default_grid_side(threads);
+    }
+    side_ = num_slices() * cols_per_slice_;
+    if (side_ > 4096)
+        throw ConfigError(ranks_ == 1 ? "--blocks" : "columns_per_slice",
+                          "the rank's grid would exceed 4096 blocks per side");
 
-    // The grid: docs in a random permutation cut into equal-token groups, words greedily by
-    // frequency (ARCHITECTURE.md, step 2).
-    std::vector<std::uint64_t> doc_len(corpus.num_docs());
-    for (DocId d = 0; d < corpus.num_docs(); ++d) doc_len[d] = corpus.doc_length(d);
+    // Docs across ranks: the same seeded cut on every rank (every rank reads the whole corpus).
+    std::vector<std::uint64_t> doc_len(num_docs_);
+    for (DocId d = 0; d < num_docs_; ++d) doc_len[d] = corpus.doc_length(d);
+    const auto by_rank = sched::partition_rows(
+        doc_len, ranks_, Rng::from({options_.seed, detail::kRankStream}).next());
+    rank_docs_.resize(ranks_);
+    for (int q = 0; q < ranks_; ++q) {
+        rank_docs_[q].assign(by_rank.members[q].begin(), by_rank.members[q].end());
+        std::sort(rank_docs_[q].begin(), rank_docs_[q].end());
+    }
+    local_docs_ = rank_docs_[rank_];
+    if (rank_ == 0) all_labels_.assign(corpus.doc_labels().begin(), corpus.doc_labels().end());
+
+    // The rank's own doc-major corpus, local doc ids.
+    std::vector<std::uint64_t> local_offsets{0};
+    std::vector<WordId> local_words;
+    std::vector<std::uint64_t> local_len;
+    for (DocId d : local_docs_) {
+        const auto words = corpus.doc(d);
+        local_words.insert(local_words.end(), words.begin(), words.end());
+        local_offsets.push_back(local_words.size());
+        local_len.push_back(words.size());
+    }
+    local_tokens_ = local_words.size();
+
+    // Words: 2P slices, each cut into c column groups; column s·c + j is group j of slice s.
+    // Slices balance every rank's share of them, not only their totals: in each round every
+    // rank samples its tokens of one slice, and the round ends for a rank when its neighbour's
+    // slice arrives, so unequal (rank, slice) cells turn into waiting.
     const auto freq = corpus.word_frequencies();
-    const std::vector<std::uint64_t> word_w(freq.begin(), freq.end());
-    const auto rows =
-        sched::partition_rows(doc_len, side_, Rng::from({options_.seed, kRowStream}).next());
-    const auto cols = sched::partition_cols_greedy(word_w, side_);
-    blocks_ = build_blocks(corpus.doc_offsets(), corpus.word_ids(), rows.group_of, cols.group_of,
-                           static_cast<std::uint32_t>(side_));
-    init_topics(blocks_, k_count, Rng::from({options_.seed, kInitStream}).next());
-    rebuild_tables();
+    word_freq_.assign(freq.begin(), freq.end());
+    const std::vector<std::uint64_t>& word_w = word_freq_;
+    std::vector<std::uint64_t> word_rank_w(static_cast<std::size_t>(num_words_) * ranks_, 0);
+    for (int q = 0; q < ranks_; ++q)
+        for (DocId d : rank_docs_[q])
+            for (WordId w : corpus.doc(d)) ++word_rank_w[static_cast<std::size_t>(w) * ranks_ + q];
+    sched::Partition slices;
+    if (ranks_ == 1) {
+        slices.members.resize(1);
+        slices.members[0].resize(num_words_);
+        std::iota(slices.members[0].begin(), slices.members[0].end(), std::uint32_t{0});
+    } else {
+        slices = sched::partition_cols_balanced(word_rank_w, ranks_, num_slices());
+    }
+    col_of_word_.assign(num_words_, 0);
+    slice_words_.resize(num_slices());
+    for (int s = 0; s < num_slices(); ++s) {
+        const auto& members = slices.members[s];
+        std::vector<std::uint64_t> weights;
+        weights.reserve(members.size());
+        for (std::uint32_t w : members) weights.push_back(word_w[w]);
+        const auto sub = sched::partition_cols_greedy(weights, cols_per_slice_);
+        for (std::size_t i = 0; i < members.size(); ++i)
+            col_of_word_[members[i]] =
+                static_cast<std::uint32_t>(s * cols_per_slice_) + sub.group_of[i];
+        slice_words_[s].assign(members.begin(), members.end());
+        std::sort(slice_words_[s].begin(), slice_words_[s].end());
+    }
 
+    const auto rows = sched::partition_rows(local_len, side_, row_seed());
+    blocks_ = build_blocks(local_offsets, local_words, rows.group_of, col_of_word_,
+                           static_cast<std::uint32_t>(side_));
+    to_slice_local(blocks_);
+    init_topics(blocks_, k_count, init_seed());
+    doc_topic_ = DocTopicTable::from_blocks(k_count, static_cast<std::uint32_t>(local_docs_.size()),
+                                            blocks_);
+    build_tables();
+
+    alpha_ = options_.params.topic_alphas();
+    make_samplers();
+    // Copies of the topic totals: per worker, or per block of a diagonal round.
     const std::size_t copies = options_.deterministic ? static_cast<std::size_t>(side_)
                                                       : static_cast<std::size_t>(threads);
     local_totals_.assign(copies, std::vector<TotalCount>(k_count, 0));
-    make_samplers();
+    scheduler_ = std::make_unique<sched::BlockScheduler>(side_);
+    if (dist_.timer && ranks_ > 1) timer_.emplace(dist_.timer_params);
+    speed_history_.resize(ranks_);
+    last_iteration_ = options_.iterations;
+    if (options_.record_schedule) {
+        // One time origin for every rank's timeline (to within the barrier's latency).
+        comm_.barrier();
+        since_start_.reset();
+    }
 }
 
-void Trainer::rebuild_tables() {
+std::uint64_t Trainer::row_seed() const {
+    if (ranks_ == 1) return Rng::from({options_.seed, detail::kLocalRowStream}).next();
+    return Rng::from({options_.seed, detail::kRingRowStream, static_cast<std::uint64_t>(rank_)})
+        .next();
+}
+
+std::uint64_t Trainer::init_seed() const {
+    if (ranks_ == 1) return Rng::from({options_.seed, detail::kLocalInitStream}).next();
+    return Rng::from({options_.seed, detail::kRingInitStream, static_cast<std::uint64_t>(rank_)})
+        .next();
+}
+
+void Trainer::build_tables() {
     const std::uint32_t k_count = options_.params.num_topics;
-    doc_topic_ = DocTopicTable::from_blocks(k_count, static_cast<std::uint32_t>(doc_labels_.size()),
-                                            blocks_);
-    word_topic_ = WordTopicTable::from_blocks(k_count, num_words_, blocks_);
     totals_ = count_topic_totals(blocks_, k_count);
-    if (options_.deterministic) canonicalize_rows();
+    if (ranks_ == 1) {
+        held_.clear();
+        held_.push_back(std::make_unique<WordTopicTable>(
+            WordTopicTable::from_blocks(k_count, num_words_, blocks_)));
+        if (options_.deterministic) canonicalize_rows();
+        return;
+    }
+    comm_.allreduce_sum(totals_);
+    init_word_topic();
+}
+
+const WordTopicTable& Trainer::word_topic() const {
+    ROTOR_ASSERT(ranks_ == 1 && held_[0] != nullptr, "word_topic() is the one-process table");
+    return *held_[0];
 }
 
 void Trainer::make_samplers() {
+    // A symmetric α stays symmetric (the sampler's fast path).
     const LdaParams p = options_.params.with_alphas(alpha_);
     samplers_.clear();
     for (int w = 0; w < runtime_.threads(); ++w)
         samplers_.push_back(std::make_unique<SparseLdaSampler>(p, num_words_));
-    likelihood_ = Likelihood(p, num_words_);
+    likelihood_ = Likelihood(p, std::max<std::uint32_t>(num_words_, 1));
 }
 
-void Trainer::canonicalize_rows() {
-    // The sampler walks sparse rows in storage order, and that order depends on the history of
-    // increments. Deterministic mode puts every row in a canonical order (doc rows: count
-    // descending, then topic; sparse word rows: topic) at the end of every sweep, so that the
-    // state is a function of the assignments alone and a run resumed from a checkpoint continues
-    // exactly as the uninterrupted run.
-    runtime_.parallel_for(0, doc_topic_.num_docs(), [&](std::int64_t lo, std::int64_t hi) {
-        for (auto d = lo; d < hi; ++d) {
-            TopicCount* h = doc_topic_.header(static_cast<DocId>(d));
-            std::sort(h + 1, h + 1 + h->topic, [](const TopicCount& a, const TopicCount& b) {
-                return a.count != b.count ? a.count > b.count : a.topic < b.topic;
-            });
+void Trainer::set_alpha(std::vector<double> alpha) {
+    if (alpha.size() != options_.params.num_topics)
+        throw ConfigError("--alpha", "needs one value per topic");
+    for (double a : alpha)
+        if (!(a > 0) || !std::isfinite(a)) throw ConfigError("--alpha", "values must be positive");
+    alpha_ = std::move(alpha);
+    make_samplers();
+}
+
+Trainer::~Trainer() = default;
+
+std::uint64_t Trainer::estimate_memory(const core::Corpus& corpus, const TrainOptions& options,
+                                       int ranks, int threads, std::uint64_t rank_tokens) {
+    const std::uint64_t k = options.params.num_topics;
+    const std::uint64_t n = std::max<std::uint64_t>(corpus.num_tokens(), 1);
+    const auto p = static_cast<std::uint64_t>(std::max(ranks, 1));
+    std::uint64_t bytes = 0;
+    // Blocks: doc and topic per token, the word lists (at most one entry per token) and
+    // build_blocks' temporary 4 bytes per token; while documents move, the grid-free copy (word
+    // and topic per token, 8 more while sorting) and the new blocks beside the old.
+    bytes += rank_tokens * (sizeof(DocId) + sizeof(TopicId) + 4);
+    bytes +=
+        std::min<std::uint64_t>(rank_tokens, static_cast<std::uint64_t>(corpus.num_words()) * 64) *
+        12;
+    bytes += rank_tokens * (8 + 8 + sizeof(DocId) + sizeof(TopicId));
+    // Doc rows: the rank's share, by tokens, of every doc's row (as the single-node estimate).
+    const std::uint64_t doc_rows = estimate_doc_rows(corpus, options.params.num_topics);
+    bytes += static_cast<std::uint64_t>(static_cast<double>(doc_rows) *
+                                        static_cast<double>(rank_tokens) / static_cast<double>(n));
+    // Model: the held slices (about 1/P of the table) and the ring's messages (up to as much).
+    const auto freq = corpus.word_frequencies();
+    const std::vector<std::uint64_t> f(freq.begin(), freq.end());
+    bytes += 2 * WordTopicTable::bytes_for(options.params.num_topics, f) / p;
+    // Per-worker topic totals, the global copy and the samplers' scratch.
+    bytes += k * 8 * (2 + static_cast<std::uint64_t>(threads)) +
+             k * 40 * static_cast<std::uint64_t>(threads);
+    return bytes;
+}
+
+double Trainer::timer_budget() const noexcept { return timer_ ? timer_->budget() : 0.0; }
+
+void Trainer::to_slice_local(std::vector<TokenBlock>& blocks) {
+    // Slices are sorted and a block's words increasing, so positions stay increasing.
+    std::vector<WordId> local_of(num_words_, 0);
+    std::size_t largest = 0;
+    for (const auto& words : slice_words_) {
+        for (std::size_t i = 0; i < words.size(); ++i) local_of[words[i]] = static_cast<WordId>(i);
+        largest = std::max(largest, words.size());
+    }
+    for (TokenBlock& b : blocks) {
+        const auto& words = slice_words_[slice_of_column(static_cast<int>(b.col))];
+        for (WordId& w : b.words) {
+            const WordId i = local_of[w];
+            ROTOR_ASSERT(i < words.size() && words[i] == w, "word outside its block's slice");
+            w = i;
         }
-    });
-    const std::uint32_t k_count = options_.params.num_topics;
-    runtime_.parallel_for(0, num_words_, [&](std::int64_t lo, std::int64_t hi) {
-        std::vector<Count> dense(k_count, 0);
-        std::vector<TopicId> topics;
-        for (auto w64 = lo; w64 < hi; ++w64) {
-            const auto w = static_cast<WordId>(w64);
-            if (word_topic_.is_dense(w)) continue;
-            topics.clear();
-            for (const TopicCount& e : word_topic_.sparse_row(w)) {
-                topics.push_back(e.topic);
-                dense[e.topic] = e.count;
-            }
-            std::sort(topics.begin(), topics.end());
-            word_topic_.store_sparse_row(w, topics, dense.data());
-            for (TopicId k : topics) dense[k] = 0;
-        }
-    });
+    }
+    local_ids_.resize(largest);
+    std::iota(local_ids_.begin(), local_ids_.end(), WordId{0});
 }
 
 std::uint64_t Trainer::estimate_memory(const core::Corpus& corpus, const TrainOptions& options,
@@ -220,213 +351,36 @@ std::uint64_t Trainer::estimate_doc_rows(const core::Corpus& corpus, std::uint32
     return bytes;
 }
 
-void Trainer::restore(const std::vector<std::vector<TopicId>>& block_topics,
-                      std::uint32_t iterations_done, const std::string& source) {
-    if (block_topics.size() != blocks_.size())
-        throw InputError(source, fmt::format("has {} blocks, this run has {}", block_topics.size(),
-                                             blocks_.size()));
-    const std::uint32_t k_count = options_.params.num_topics;
-    for (std::size_t b = 0; b < blocks_.size(); ++b) {
-        if (block_topics[b].size() != blocks_[b].topics.size())
-            throw InputError(source, fmt::format("block {} has {} tokens, this run's has {}", b,
-                                                 block_topics[b].size(), blocks_[b].topics.size()));
-        for (TopicId k : block_topics[b])
-            if (k >= k_count)
-                throw InputError(source, fmt::format("topic {} out of range [0, {})", k, k_count));
-    }
-    for (std::size_t b = 0; b < blocks_.size(); ++b) blocks_[b].topics = block_topics[b];
-    rebuild_tables();
-    iterations_done_ = iterations_done;
-}
-
-void Trainer::set_alpha(std::vector<double> alpha) {
-    if (alpha.size() != options_.params.num_topics)
-        throw ConfigError("--alpha", "needs one value per topic");
-    for (double a : alpha)
-        if (!(a > 0)) throw ConfigError("--alpha", "values must be positive");
-    alpha_ = std::move(alpha);
-    make_samplers();
-}
-
-Trainer::~Trainer() = default;
-
-train::Record Trainer::iterate() { return iterate_span(1, {}); }
-
-train::Record Trainer::iterate_span(std::uint32_t sweeps,
-                                    const std::function<void(train::Record&)>& on_sweep) {
-    ROTOR_ASSERT(sweeps >= 1, "iterate_span needs at least one sweep");
-    if (!options_.deterministic) return sweep_dynamic(sweeps, on_sweep);
-    for (std::uint32_t s = 1;; ++s) {
-        train::Record m;
-        m.iter = ++iterations_done_;
-        sweep_deterministic(m);
-        m.finish(num_tokens_);
-        if (s == sweeps) return m;
-        if (on_sweep) on_sweep(m);
-    }
-}
-
-double Trainer::reconcile_totals() {
-    // Exact reconciliation: every token move is recorded in exactly one copy, so
-    // n_k(new) = n_k(old) + Σ_p (ñ^p_k − n_k(old)).
-    const std::uint32_t k_count = options_.params.num_topics;
-    std::vector<TotalCount> next = totals_;
-    for (const auto& local : local_totals_)
-        for (std::uint32_t k = 0; k < k_count; ++k) next[k] += local[k] - totals_[k];
-    // STRADS eq. 1: Σ_p ‖ñ^p − n‖₁, the staleness of the copies (the caller divides by P·N).
-    double err = 0;
-    for (const auto& local : local_totals_)
-        for (std::uint32_t k = 0; k < k_count; ++k) err += std::abs(local[k] - next[k]);
-    totals_ = std::move(next);
-    return err;
-}
-
-train::Record Trainer::sweep_dynamic(std::uint32_t sweeps,
-                                     const std::function<void(train::Record&)>& on_sweep) {
-    // Sweeps back to back (BlockScheduler::reset_sweeps): a worker that finds no free block of
-    // the slowest sweep starts one of the next, so the tail of a sweep costs no idle time. Sweep
-    // s ends when its last block is released; its metrics cover the wall time since the previous
-    // sweep ended, with the other workers' time counted up to that moment (the block loop's
-    // on_sweep). Each block samples against a copy of the topic totals taken when it starts; its
-    // changes are folded exactly into totals_ when it ends, before the block is released.
-    const int threads = runtime_.threads();
-    const std::uint32_t first = iterations_done_ + 1;
-    sched::BlockScheduler scheduler(side_);
-    base_totals_.assign(static_cast<std::size_t>(threads), totals_);
-    for (auto& local : local_totals_) local = totals_;
-    SweepTally tally(sweeps);
-
-    const auto kernel = [&](int w, const sched::Job& job, const std::atomic<bool>&) {
-        const auto s = static_cast<std::uint32_t>(job.sweep);
-        const std::uint64_t id = static_cast<std::uint64_t>(job.block.row) * side_ + job.block.col;
-        std::vector<TotalCount>& local = local_totals_[w];
-        tally.take(totals_, local, base_totals_[w]);
-        Rng rng = Rng::from({options_.seed, kSampleStream, first + s, id});
-        const std::uint64_t n = samplers_[w]->sample_block(
-            blocks_[id], doc_topic_, word_topic_, std::span<TotalCount>(local), rng, nullptr);
-        tally.fold(totals_, local, base_totals_[w], s, n);
-        return sched::BlockResult{n, true};
-    };
-    // The loop closes sweeps in order, one at a time.
-    train::Record last;
-    const auto close_sweep = [&](int sweep, const sched::IterationTimes& times) {
-        const auto c = static_cast<std::uint32_t>(sweep);
-        train::Record m;
-        m.iter = first + c;
-        m.set_times(times);
-        m.processed = tally.sampled(c);
-        m.set("s_error", tally.s_error(c, num_tokens_));
-        m.finish(num_tokens_);
-        iterations_done_ = m.iter;
-        if (c + 1 == sweeps) {
-            last = std::move(m);
-        } else if (on_sweep) {
-            on_sweep(m);
-        }
-    };
-
-    scheduler.reset_sweeps(static_cast<int>(sweeps));
-    sched::DynamicLoopOptions loop;
-    loop.pick_seed = {options_.seed, kPickStream, first};
-    loop.record = options_.record_schedule;
-    loop.origin = &since_start_;
-    const sched::LoopResult result =
-        sched::run_dynamic_loop(runtime_, scheduler, loop, kernel, close_sweep);
-    ROTOR_ASSERT(result.sweeps_completed == static_cast<int>(sweeps),
-                 "a sweep ended without being closed");
-    for (const sched::ScheduleEvent& e : result.events)
-        schedule_.push_back({first + static_cast<std::uint32_t>(e.sweep), e.worker, e.block.row,
-                             e.block.col, e.start_s, e.end_s});
-    return last;
-}
-
-void Trainer::sweep_deterministic(train::Record& m) {
-    // Diagonal sweeps: L rounds of L blocks that share no row or column. Every block of a round
-    // starts from the same snapshot of n_k and its changes are summed at the end of the round,
-    // so the result does not depend on which worker runs which block, nor in which order.
-    const std::uint64_t iter = m.iter;
-    double err = 0;
-    for (auto& local : local_totals_) local = totals_;
-    const auto kernel = [&](int w, const sched::DiagonalJob& job) {
-        const std::uint64_t id = static_cast<std::uint64_t>(job.block.row) * side_ + job.block.col;
-        Rng rng = Rng::from({options_.seed, kSampleStream, iter, id});
-        return samplers_[w]->sample_block(blocks_[id], doc_topic_, word_topic_,
-                                          local_totals_[job.index], rng, nullptr);
-    };
-    const auto after_round = [&](int r) {
-        err += reconcile_totals();
-        if (r + 1 < side_) {
-            for (auto& local : local_totals_) local = totals_;
-        } else {
-            canonicalize_rows();
-        }
-    };
-    const sched::DiagonalResult result =
-        sched::run_diagonal_loop(runtime_, sched::DiagonalSchedule(side_), kernel, after_round,
-                                 options_.record_schedule, &since_start_);
-    for (const sched::ScheduleEvent& e : result.events)
-        schedule_.push_back({m.iter, e.worker, e.block.row, e.block.col, e.start_s, e.end_s});
-    m.set("s_error", err / (static_cast<double>(side_) * side_ * num_tokens_));
-    m.processed = std::accumulate(result.units.begin(), result.units.end(), std::uint64_t{0});
-    m.set_times(result.times);
-}
-
-LogLikelihood Trainer::evaluate() const {
-    const double words =
-        detail::ordered_parallel_sum(runtime_, num_words_, [&](std::uint64_t b, std::uint64_t e) {
-            return likelihood_.word_part(word_topic_, static_cast<WordId>(b),
-                                         static_cast<WordId>(e));
-        });
-    const double docs = detail::ordered_parallel_sum(
-        runtime_, doc_topic_.num_docs(), [&](std::uint64_t b, std::uint64_t e) {
-            return likelihood_.doc_part(doc_topic_, static_cast<DocId>(b), static_cast<DocId>(e));
-        });
-    return likelihood_.combine(words, docs, totals_);
-}
-
 void Trainer::train(train::Reporter& reporter, const train::Hooks& hooks,
                     std::uint32_t last_iteration) {
     const std::uint32_t last =
         last_iteration > 0 ? last_iteration : iterations_done_ + options_.iterations;
-    reporter.on_start(fmt::format(
-        "{} tokens, {} docs, {} words; K = {}, alpha = {:g}, beta = {:g}; {} threads, {}x{} "
-        "blocks{}; {}",
-        num_tokens_, doc_labels_.size(), num_words_, options_.params.num_topics,
-        options_.params.resolved_alpha(), options_.params.beta, runtime_.threads(), side_, side_,
-        options_.deterministic ? ", deterministic" : "", runtime_.status()));
-    train::run_iterations(*this, {.last = last, .eval_every = options_.eval_every, .report = true},
+    last_iteration_ = last;
+    if (ranks_ == 1) {
+        reporter.on_start(fmt::format(
+            "{} tokens, {} docs, {} words; K = {}, alpha = {:g}, beta = {:g}; {} threads, {}x{} "
+            "blocks{}; {}",
+            num_tokens_, num_docs_, num_words_, options_.params.num_topics,
+            options_.params.resolved_alpha(), options_.params.beta, runtime_.threads(), side_,
+            side_, options_.deterministic ? ", deterministic" : "", runtime_.status()));
+    } else if (rank_ == 0) {
+        reporter.on_start(fmt::format(
+            "{} tokens, {} docs, {} words; K = {}, alpha = {:g}, beta = {:g}; {} ranks x {} "
+            "threads, {} slices, {}x{} blocks per rank; timer {}{}; {}",
+            num_tokens_, num_docs_, num_words_, options_.params.num_topics,
+            options_.params.resolved_alpha(), options_.params.beta, ranks_, runtime_.threads(),
+            num_slices(), side_, side_,
+            timer_ ? fmt::format("on ({:g} s, [{:g}, {:g}])", timer_->budget(),
+                                 dist_.timer_params.low, dist_.timer_params.high)
+                   : "off",
+            dist_.straggler_rank >= 0 ? fmt::format("; rank {} simulated {:g}x slower",
+                                                    dist_.straggler_rank, dist_.straggler_factor)
+                                      : "",
+            runtime_.status()));
+    }
+    train::run_iterations(*this,
+                          {.last = last, .eval_every = options_.eval_every, .report = rank_ == 0},
                           reporter, hooks);
-}
-
-LdaModel Trainer::to_model(std::vector<std::string> vocab, std::string corpus_path) const {
-    LdaModel model;
-    const std::uint32_t k_count = options_.params.num_topics;
-    model.info.num_topics = k_count;
-    model.info.alpha = alpha_;
-    model.info.beta = options_.params.beta;
-    model.info.num_words = num_words_;
-    model.info.num_docs = doc_topic_.num_docs();
-    model.info.num_tokens = num_tokens_;
-    model.info.iterations = iterations_done_;
-    model.info.seed = options_.seed;
-    model.info.corpus = std::move(corpus_path);
-    model.vocab = std::move(vocab);
-    std::vector<std::pair<TopicId, Count>> row;
-    for (WordId w = 0; w < num_words_; ++w) {
-        row.clear();
-        word_topic_.for_each_nonzero(w, [&](TopicId k, Count n) { row.emplace_back(k, n); });
-        std::sort(row.begin(), row.end());
-        model.word_topic.add_row(row);
-    }
-    for (DocId d = 0; d < doc_topic_.num_docs(); ++d) {
-        row.clear();
-        for (const TopicCount& e : doc_topic_.row(d)) row.emplace_back(e.topic, e.count);
-        std::sort(row.begin(), row.end());
-        model.doc_topic.add_row(row);
-    }
-    model.doc_labels = doc_labels_;
-    model.topic_totals = totals_;
-    return model;
 }
 
 }  // namespace rotor::lda

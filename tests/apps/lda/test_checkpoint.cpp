@@ -162,17 +162,31 @@ TEST(Checkpoint, CorruptCheckpointIsAnInputError) {
     a.insert(a.end(), {"--checkpoint-every", "5", "--checkpoint-dir", tmp / "ckpt"});
     ASSERT_EQ(wait_exit(spawn(a)), 0);
     ASSERT_NO_THROW(read_checkpoint(tmp / "ckpt"));
-    const std::string topics = slurp(tmp / "ckpt/topics.bin");
+    // One process writes the checkpoint of P ranks with P = 1: one part and the manifest.
+    const std::string part = slurp(tmp / "ckpt/part-00000.bin");
     {
-        std::ofstream out(tmp / "ckpt/topics.bin", std::ios::binary | std::ios::trunc);
-        out << topics.substr(0, topics.size() - 3);
+        std::ofstream out(tmp / "ckpt/part-00000.bin", std::ios::binary | std::ios::trunc);
+        out << part.substr(0, part.size() - 3);
     }
     try {
         read_checkpoint(tmp / "ckpt");
         FAIL() << "a truncated checkpoint was accepted";
     } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("topics.bin"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("part-00000.bin"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("not whole"), std::string::npos) << e.what();
+    }
+    {
+        // The same size, one topic changed: the checksum refuses it.
+        std::string flipped = part;
+        flipped[flipped.size() - 2] ^= 1;
+        std::ofstream out(tmp / "ckpt/part-00000.bin", std::ios::binary | std::ios::trunc);
+        out << flipped;
+    }
+    try {
+        read_checkpoint(tmp / "ckpt");
+        FAIL() << "a corrupt checkpoint was accepted";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
     }
     {
         std::ofstream out(tmp / "ckpt/state.json", std::ios::trunc);

@@ -1,7 +1,7 @@
 // The distributed trainer on in-process ranks (threads of one process, comm::run_ranks), so that
 // every path also runs under ThreadSanitizer. The same cases run under mpiexec in
 // test_distributed_mpi.cpp.
-#include "apps/lda/distributed_trainer.h"
+#include "apps/lda/trainer.h"
 
 #include <gtest/gtest.h>
 
@@ -127,7 +127,7 @@ TEST(Distributed, RankFailingMidRunEndsEveryRank) {
             d.on_iteration_start = [](int rank, std::uint32_t iter) {
                 if (rank == 1 && iter == 2) throw std::runtime_error("injected failure");
             };
-            DistributedTrainer t(corpus, dist_train_options(), d, rt, c);
+            Trainer t(corpus, dist_train_options(), d, rt, c);
             for (int i = 0; i < 5; ++i) t.iterate();
         });
         ADD_FAILURE() << "run_ranks did not throw";
@@ -211,20 +211,20 @@ TEST(PlanRebalance, KeepsEveryRankUnderTheTokenLimit) {
     EXPECT_EQ(after, (std::vector<std::int64_t>{450, 225, 225}));
 }
 
-TEST(DistributedTrainer, MemoryEstimateFollowsTokensAndRanks) {
+TEST(Trainer, MemoryEstimateFollowsTokensAndRanks) {
     const auto corpus = small_corpus();
     TrainOptions o;
     o.params.num_topics = 64;
     const std::uint64_t n = corpus.num_tokens();
-    const std::uint64_t at0 = DistributedTrainer::estimate_memory(corpus, o, 2, 1, 0);
-    const std::uint64_t half = DistributedTrainer::estimate_memory(corpus, o, 2, 1, n / 2);
-    const std::uint64_t all = DistributedTrainer::estimate_memory(corpus, o, 2, 1, n);
+    const std::uint64_t at0 = Trainer::estimate_memory(corpus, o, 2, 1, 0);
+    const std::uint64_t half = Trainer::estimate_memory(corpus, o, 2, 1, n / 2);
+    const std::uint64_t all = Trainer::estimate_memory(corpus, o, 2, 1, n);
     EXPECT_LT(at0, half);
     EXPECT_LT(half, all);
     EXPECT_NEAR(static_cast<double>(half - at0), static_cast<double>(all - half),
                 0.01 * static_cast<double>(all - half));  // linear in the rank's tokens
     // More ranks: a smaller share of the model per rank.
-    EXPECT_GT(at0, DistributedTrainer::estimate_memory(corpus, o, 4, 1, 0));
+    EXPECT_GT(at0, Trainer::estimate_memory(corpus, o, 4, 1, 0));
     // At least the rank's share of the word-topic table it really holds.
     const auto freq = corpus.word_frequencies();
     const std::vector<std::uint64_t> f(freq.begin(), freq.end());
@@ -251,14 +251,14 @@ TEST(PlanRebalance, PairsSendersAndReceiversOnce) {
         EXPECT_NEAR(static_cast<double>(after[q]), 1200.0 * speeds[q] / 6.0, 1.0) << q;
 }
 
-TEST(DistributedTrainer, RejectsDeterministicMode) {
+TEST(Trainer, RejectsDeterministicMode) {
     const auto corpus = small_corpus();
     EXPECT_THROW(comm::run_ranks(2,
                                  [&](comm::Communicator& c) {
                                      sched::Runtime rt(1, sched::PinMode::kNone);
                                      TrainOptions o = dist_train_options();
                                      o.deterministic = true;
-                                     DistributedTrainer t(corpus, o, no_timer(), rt, c);
+                                     Trainer t(corpus, o, no_timer(), rt, c);
                                  }),
                  ConfigError);
 }

@@ -12,7 +12,6 @@
 #include <numeric>
 #include <vector>
 
-#include "apps/lda/distributed_trainer.h"
 #include "apps/lda/trainer.h"
 #include "apps/lda/trainer_test_util.h"
 #include "comm/agreed.h"
@@ -55,7 +54,7 @@ inline DistributedOptions no_timer() {
 /// allreduce) and compares: local doc rows, home-slice word rows (exactly the home slices'
 /// tables are held, and they hold exactly those words), topic totals, and the corpus' doc
 /// lengths and word frequencies.
-inline void expect_consistent_across_ranks(const DistributedTrainer& t, comm::Communicator& comm,
+inline void expect_consistent_across_ranks(const Trainer& t, comm::Communicator& comm,
                                            const core::Corpus& corpus) {
     const auto k_count = static_cast<std::uint32_t>(t.topic_totals().size());
     const WordId w_count = corpus.num_words();
@@ -107,10 +106,13 @@ inline void expect_consistent_across_ranks(const DistributedTrainer& t, comm::Co
     std::vector<TotalCount> totals(nk.begin(), nk.begin() + k_count);
     EXPECT_EQ(t.topic_totals(), totals) << "rank " << comm.rank();
 
-    // Exactly the home slices' tables are held, over their words, and their model_bytes.
+    // Exactly the home slices' tables are held (one slice of every word with one rank, 2p and
+    // 2p + 1 else), over their words, and their model_bytes.
+    const std::vector<int> mine = t.home_slices(comm.rank());
+    EXPECT_EQ(mine.size(), comm.size() == 1 ? 1u : 2u);
     std::size_t held_bytes = 0;
     for (int s = 0; s < t.num_slices(); ++s) {
-        const bool home = s / 2 == comm.rank();
+        const bool home = std::find(mine.begin(), mine.end(), s) != mine.end();
         const WordTopicTable* table = t.slice_table(s);
         EXPECT_EQ(table != nullptr, home) << "rank " << comm.rank() << " slice " << s;
         if (table == nullptr) continue;
@@ -122,8 +124,8 @@ inline void expect_consistent_across_ranks(const DistributedTrainer& t, comm::Co
 
     // Home slices hold exact rows; every other word counts 0 on this rank.
     std::vector<std::uint8_t> home(w_count, 0);
-    for (int slot = 0; slot < 2; ++slot)
-        for (WordId w : t.slice_words(2 * comm.rank() + slot)) home[w] = 1;
+    for (const int s : mine)
+        for (WordId w : t.slice_words(s)) home[w] = 1;
     const auto freq = corpus.word_frequencies();
     std::int64_t word_mismatch = 0;
     std::int64_t freq_mismatch = 0;
@@ -153,14 +155,16 @@ inline void expect_consistent_across_ranks(const DistributedTrainer& t, comm::Co
 inline void case_counts_consistent(comm::Communicator& comm, int threads = 1) {
     const auto corpus = small_corpus();
     sched::Runtime rt(threads, sched::PinMode::kNone);
-    DistributedTrainer t(corpus, dist_train_options(), no_timer(), rt, comm);
+    Trainer t(corpus, dist_train_options(), no_timer(), rt, comm);
     expect_consistent_across_ranks(t, comm, corpus);
     for (int i = 0; i < 3; ++i) {
         const train::Record m = t.iterate();
         EXPECT_EQ(m.processed, corpus.num_tokens());
         EXPECT_DOUBLE_EQ(m.processed_ratio, 1.0);
         EXPECT_GE(m.get("s_error").value(), 0.0);
-        EXPECT_EQ(t.rank_metrics().size(), static_cast<std::size_t>(comm.size()));
+        // Per-rank accounting is the ring's: none for one process.
+        EXPECT_EQ(t.rank_metrics().size(),
+                  comm.size() == 1 ? 0u : static_cast<std::size_t>(comm.size()));
         for (const RankMetrics& r : t.rank_metrics()) {
             EXPECT_EQ(r.tokens_sampled, r.tokens);
             EXPECT_GE(r.compute_s, 0.0);
@@ -180,15 +184,15 @@ inline void case_model_memory_per_slice(comm::Communicator& comm) {
     const auto corpus = planted_corpus(600, 1200, 80, 5);
     constexpr std::uint32_t kTopics = 32;
     sched::Runtime rt(1, sched::PinMode::kNone);
-    DistributedTrainer t(corpus, dist_train_options(kTopics), no_timer(), rt, comm);
+    Trainer t(corpus, dist_train_options(kTopics), no_timer(), rt, comm);
     const auto freq = corpus.word_frequencies();
     const std::vector<std::uint64_t> freq_u(freq.begin(), freq.end());
     const auto whole = static_cast<double>(WordTopicTable(kTopics, freq_u).memory_bytes());
     const double bound = comm.size() >= 4 ? 0.5 : 1.0;
     const auto check = [&](const char* when) {
         std::size_t home = 0;
-        for (int slot = 0; slot < 2; ++slot) {
-            const WordTopicTable* table = t.slice_table(2 * comm.rank() + slot);
+        for (const int s : t.home_slices(comm.rank())) {
+            const WordTopicTable* table = t.slice_table(s);
             EXPECT_NE(table, nullptr) << when;
             if (table != nullptr) home += table->memory_bytes();
         }
@@ -246,7 +250,7 @@ inline void case_loglik_matches_single_node(comm::Communicator& comm) {
             single[0] = ref.evaluate().loglik;
         }
         comm.allreduce_sum(single);
-        DistributedTrainer t(corpus, dist_train_options(4), no_timer(), rt, comm);
+        Trainer t(corpus, dist_train_options(4), no_timer(), rt, comm);
         const double initial = t.evaluate().loglik;
         for (int i = 0; i < kIterations; ++i) t.iterate();
         const double ll = t.evaluate().loglik;
@@ -282,7 +286,7 @@ inline void case_straggler_with_timer(comm::Communicator& comm, bool compare_ran
     d.straggler_rank = comm.size() - 1;
     d.straggler_factor = 10;
     d.rebalance = false;  // the timer alone: documents stay where they are
-    DistributedTrainer t(corpus, dist_train_options(8), d, rt, comm);
+    Trainer t(corpus, dist_train_options(8), d, rt, comm);
     std::vector<double> ratio_sum(comm.size(), 0.0);
     constexpr int kIterations = 6;
     for (int i = 0; i < kIterations; ++i) {
@@ -303,7 +307,7 @@ inline void case_straggler_with_timer(comm::Communicator& comm, bool compare_ran
 inline void case_gather_model(comm::Communicator& comm) {
     const auto corpus = small_corpus(4, 120, 200);
     sched::Runtime rt(1, sched::PinMode::kNone);
-    DistributedTrainer t(corpus, dist_train_options(8), no_timer(), rt, comm);
+    Trainer t(corpus, dist_train_options(8), no_timer(), rt, comm);
     t.iterate();
     t.iterate();
     const LdaModel model = t.gather_model({}, "synthetic");
@@ -340,7 +344,7 @@ inline void case_gather_model(comm::Communicator& comm) {
 inline void case_top_words_match_gathered_model(comm::Communicator& comm) {
     const auto corpus = small_corpus(4, 120, 200);
     sched::Runtime rt(1, sched::PinMode::kNone);
-    DistributedTrainer t(corpus, dist_train_options(8), no_timer(), rt, comm);
+    Trainer t(corpus, dist_train_options(8), no_timer(), rt, comm);
     t.iterate();
     t.iterate();
     for (std::size_t top : {std::size_t{1}, std::size_t{7}, std::size_t{500}}) {

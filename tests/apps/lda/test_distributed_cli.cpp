@@ -254,7 +254,7 @@ TEST_P(DistributedCli, ResumedRunStartsFromTheCheckpointedState) {
                                            path("m1.jsonl") + " --out " + path("model1"));
     ASSERT_EQ(r.code, 0) << r.out;
     const auto state = read_json(path("ck/state.json"));
-    EXPECT_EQ(state.at("format").get<std::string>(), "rotor-lda-distributed-checkpoint");
+    EXPECT_EQ(state.at("format").get<std::string>(), "rotor-lda-checkpoint");
     EXPECT_EQ(state.at("ranks").get<int>(), ranks);
     EXPECT_EQ(state.at("iterations_done").get<int>(), 2);
     EXPECT_EQ(state.at("iterations").get<int>(), 4);
@@ -297,8 +297,8 @@ TEST_P(DistributedCli, ResumedRunStartsFromTheCheckpointedState) {
 
 // Resuming with another number of ranks redistributes the documents: each rank takes the ones
 // of its static split from whichever parts hold them, and the run starts from exactly the saved
-// state (the log-likelihood the first run recorded at the checkpoint). In a single process it
-// fails with a message naming mpiexec and the count, a non-zero exit, and nothing written.
+// state (the log-likelihood the first run recorded at the checkpoint). A single process (one rank)
+// resumes it the same way, and a checkpoint it writes resumes on P ranks again.
 TEST_P(DistributedCli, ResumeWithOtherRankCountRedistributesDocuments) {
     const int ranks = GetParam();
     const Outcome r = mpi_train(ranks, "--corpus " + kTrain +
@@ -320,10 +320,22 @@ TEST_P(DistributedCli, ResumeWithOtherRankCountRedistributesDocuments) {
     expect_consistent_model(path("resumed"));
 
     const Outcome single = run(kRotor + " lda train --corpus " + kTrain + " --resume " +
-                               path("ck") + " --threads 1 --out " + path("single"));
-    EXPECT_NE(single.code, 0) << single.out;
-    EXPECT_EQ(count(single.out, "mpiexec -n " + std::to_string(ranks)), 1u) << single.out;
-    EXPECT_FALSE(fs::exists(path("single")));
+                               path("ck") + " --threads 1 --checkpoint-every 1 --checkpoint-dir " +
+                               path("ck1") + " -n 4 --out " + path("single"));
+    ASSERT_EQ(single.code, 0) << single.out;
+    EXPECT_EQ(count(single.out, "written by " + std::to_string(ranks) + " ranks, now on 1"), 1u)
+        << single.out;
+    EXPECT_NEAR(resumed_loglik(single.out, 2), ll2, 1e-9 * std::abs(ll2)) << single.out;
+    EXPECT_EQ(read_json(path("single/params.json")).at("iterations").get<int>(), 4);
+    expect_consistent_model(path("single"));
+    // And back from one process to P ranks.
+    const Outcome back = mpi_train(ranks, "--corpus " + kTrain + " --resume " + path("ck1") +
+                                              " --threads 1 -n 5 --out " + path("back"));
+    ASSERT_EQ(back.code, 0) << back.out;
+    EXPECT_EQ(count(back.out, "written by 1 rank, now on " + std::to_string(ranks)), 1u)
+        << back.out;
+    EXPECT_EQ(read_json(path("back/params.json")).at("iterations").get<int>(), 5);
+    expect_consistent_model(path("back"));
 }
 
 // A part truncated, corrupt or missing is refused on every rank, naming the file, printed once.

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "apps/lda/distributed_trainer.h"
+#include "apps/lda/trainer.h"
 #include "apps/lda/trainer_test_util.h"
 #include "comm/agreed.h"
 #include "comm/mpi_communicator.h"
@@ -38,7 +38,7 @@ int run(comm::Communicator& comm, const char* mode) {
         throw ConfigError("mode", std::string("unknown mode '") + mode + "'");
     }
     sched::Runtime rt(1, sched::PinMode::kNone);
-    lda::DistributedTrainer t(corpus, o, d, rt, comm);
+    lda::Trainer t(corpus, o, d, rt, comm);
     for (int i = 0; i < 5; ++i) t.iterate();
     return 0;
 }

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/lda/distributed_trainer.h"
+#include "apps/lda/trainer.h"
 #include "comm/communicator.h"
 #include "core/lda/alpha_optimizer.h"
 #include "core/lda/heldout.h"
@@ -46,7 +46,7 @@ inline DocTopicHistograms trimmed(DocTopicHistograms h) {
 }
 
 /// Calls evaluate_heldout and checks that every rank got the same bytes.
-inline HeldoutResult evaluate_checked(DistributedTrainer& t, comm::Communicator& comm,
+inline HeldoutResult evaluate_checked(Trainer& t, comm::Communicator& comm,
                                       const HeldoutEvaluator& evaluator) {
     const HeldoutResult r = t.evaluate_heldout(evaluator);
     EXPECT_TRUE(same_on_every_rank(comm, std::as_bytes(std::span<const HeldoutResult>(&r, 1))));
@@ -61,7 +61,7 @@ inline void case_heldout_matches_gathered_model(comm::Communicator& comm) {
     const auto held = small_corpus(6, 40, 300);
     const HeldoutEvaluator evaluator(held, FoldInOptions{});
     sched::Runtime rt(2, sched::PinMode::kNone);
-    DistributedTrainer t(corpus, dist_train_options(8), no_timer(), rt, comm);
+    Trainer t(corpus, dist_train_options(8), no_timer(), rt, comm);
     for (int round = 0; round < 2; ++round) {
         t.iterate();
         t.iterate();
@@ -90,7 +90,7 @@ inline void case_optimize_alpha(comm::Communicator& comm) {
     constexpr std::uint32_t kTopics = 8;
     const auto corpus = small_corpus(7, 240, 300);
     sched::Runtime rt(1, sched::PinMode::kNone);
-    DistributedTrainer t(corpus, dist_train_options(kTopics), no_timer(), rt, comm);
+    Trainer t(corpus, dist_train_options(kTopics), no_timer(), rt, comm);
     for (int i = 0; i < 4; ++i) t.iterate();
     const std::vector<double> before = t.alpha();
     EXPECT_EQ(before, std::vector<double>(kTopics, 50.0 / kTopics));
@@ -141,7 +141,7 @@ inline void case_schedule(comm::Communicator& comm, const std::string& trace_pat
     sched::Runtime rt(threads, sched::PinMode::kNone);
     TrainOptions o = dist_train_options(8);
     o.record_schedule = true;
-    DistributedTrainer t(corpus, o, no_timer(), rt, comm);
+    Trainer t(corpus, o, no_timer(), rt, comm);
     for (std::uint32_t i = 0; i < kIterations; ++i) t.iterate();
 
     const auto& runs = t.schedule();

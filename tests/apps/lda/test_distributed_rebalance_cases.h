@@ -1,4 +1,4 @@
-// Cases of moving documents between ranks (DistributedTrainer::move_documents, rebalancing by
+// Cases of moving documents between ranks (Trainer::move_documents, rebalancing by
 // measured speed), shared by the in-process tests and the MPI tests. Collective, EXPECT_* only
 // (see test_distributed_cases.h). `dir` is a path every rank agrees on; the cases remove it.
 #pragma once
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "apps/lda/checkpoint.h"
-#include "apps/lda/distributed_trainer.h"
+#include "apps/lda/trainer.h"
 #include "comm/communicator.h"
 #include "sched/runtime.h"
 #include "tests/apps/lda/test_distributed_cases.h"
@@ -31,7 +31,7 @@ inline void case_move_documents_keeps_state(comm::Communicator& comm, const std:
     const TrainOptions o = dist_train_options(8);
     DistributedOptions d = no_timer();
     d.rebalance = false;  // only the moves the test asks for
-    DistributedTrainer t(corpus, o, d, rt, comm);
+    Trainer t(corpus, o, d, rt, comm);
     t.iterate();
     t.iterate();
     const double ll0 = t.evaluate().loglik;
@@ -89,14 +89,14 @@ inline void case_move_documents_keeps_state(comm::Communicator& comm, const std:
 
     // A checkpoint lists the moved documents; a trainer restored from it takes them back.
     const double ll1 = t.evaluate().loglik;
-    write_distributed_checkpoint(dir, t, o, d, fingerprint(corpus), comm);
+    write_checkpoint(dir, t, o, d, fingerprint(corpus));
     comm.barrier();
     const auto c = read_agreed(comm, dir);
     EXPECT_TRUE(c.has_value());
     if (c) {
         EXPECT_EQ(c->docs, t.local_docs());
         EXPECT_FALSE(c->rebalance);
-        DistributedTrainer t2(corpus, c->options, d, rt, comm);
+        Trainer t2(corpus, c->options, d, rt, comm);
         t2.restore(corpus, c->docs, c->topics, c->iterations_done, c->timer_budget, c->part_path);
         EXPECT_EQ(t2.local_docs(), t.local_docs());
         EXPECT_EQ(t2.rank_docs(), t.rank_docs());
@@ -121,7 +121,7 @@ inline void case_rebalance_follows_straggler(comm::Communicator& comm) {
     DistributedOptions d = no_timer();
     d.straggler_rank = comm.size() - 1;
     d.straggler_factor = 10;
-    DistributedTrainer t(corpus, dist_train_options(8), d, rt, comm);
+    Trainer t(corpus, dist_train_options(8), d, rt, comm);
     double moved = 0;
     for (int i = 0; i < 6; ++i) {
         const train::Record m = t.iterate();

@@ -135,7 +135,7 @@ TEST(Trainer, DeterministicModeIsIndependentOfThreadCount) {
         sched::Runtime rt(threads, sched::PinMode::kNone);
         Trainer t(corpus, options(12, true), rt);
         for (int i = 0; i < 4; ++i) t.iterate();
-        models.push_back(t.to_model({}, "synthetic"));
+        models.push_back(t.gather_model({}, "synthetic"));
         logliks.push_back(t.evaluate().loglik);
     }
     for (std::size_t i = 1; i < models.size(); ++i) {
@@ -153,7 +153,7 @@ TEST(Trainer, DeterministicModeIsIndependentOfThreadCount) {
     o.seed = 12;
     Trainer t(corpus, o, rt);
     for (int i = 0; i < 4; ++i) t.iterate();
-    EXPECT_NE(t.to_model({}, "synthetic").word_topic.counts, models[0].word_topic.counts);
+    EXPECT_NE(t.gather_model({}, "synthetic").word_topic.counts, models[0].word_topic.counts);
 }
 
 // log p(w|z) and log p(w,z) against a brute-force sum of std::lgamma over every cell.
@@ -225,6 +225,40 @@ TEST(Trainer, RejectsBadOptions) {
     EXPECT_THROW(Trainer(corpus, o, rt), ConfigError);
     const core::Corpus empty = core::Corpus::from_docs({{}, {}}, 3);
     EXPECT_THROW(Trainer(empty, options(4), rt), ConfigError);
+}
+
+}  // namespace
+}  // namespace rotor::lda
+
+namespace rotor::lda {
+namespace {
+
+// One process restored from its own documents (Trainer::local_state, as a checkpoint keeps them)
+// continues exactly as the uninterrupted run: the same blocks, tables and, sweeps later, model.
+TEST(Trainer, DeterministicRestoreContinuesExactly) {
+    const auto corpus = small_corpus(9);
+    sched::Runtime rt(2, sched::PinMode::kNone);
+    const TrainOptions o = options(8, true);
+    Trainer straight(corpus, o, rt);
+    for (int i = 0; i < 3; ++i) straight.iterate();
+    const LocalDocs saved = straight.local_state();
+    Trainer resumed(corpus, o, rt);
+    resumed.restore(corpus, saved.docs, saved.topics, straight.iterations_done(), 1.0, "test");
+    ASSERT_EQ(resumed.blocks().size(), straight.blocks().size());
+    for (std::size_t b = 0; b < straight.blocks().size(); ++b) {
+        ASSERT_EQ(resumed.blocks()[b].words, straight.blocks()[b].words) << b;
+        ASSERT_EQ(resumed.blocks()[b].docs, straight.blocks()[b].docs) << b;
+        ASSERT_EQ(resumed.blocks()[b].topics, straight.blocks()[b].topics) << b;
+    }
+    EXPECT_EQ(resumed.topic_totals(), straight.topic_totals());
+    for (int i = 0; i < 3; ++i) {
+        straight.iterate();
+        resumed.iterate();
+    }
+    const LdaModel a = straight.gather_model({}, "c");
+    const LdaModel b = resumed.gather_model({}, "c");
+    EXPECT_EQ(a.word_topic.counts, b.word_topic.counts);
+    EXPECT_EQ(a.doc_topic.counts, b.doc_topic.counts);
 }
 
 }  // namespace

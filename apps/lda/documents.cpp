@@ -1,6 +1,6 @@
-// The distributed trainer's documents (apps/lda/distributed_trainer.h): their grid-free layout
-// (checkpoints, moves), moving them between ranks, and the rebalancing that decides the moves
-// (docs/distributed.md, "Rebalancing").
+// The trainer's documents (apps/lda/trainer.h): their grid-free layout (checkpoints, moves),
+// restoring them from a checkpoint, moving them between ranks, and the rebalancing that decides
+// the moves (docs/distributed.md, "Rebalancing").
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -10,8 +10,9 @@
 
 #include <fmt/format.h>
 
-#include "apps/lda/distributed_messages.h"
-#include "apps/lda/distributed_trainer.h"
+#include "apps/lda/messages.h"
+#include "apps/lda/trainer.h"
+#include "comm/agreed.h"
 #include "comm/collectives.h"
 #include "comm/ring.h"
 #include "comm/wire.h"
@@ -20,8 +21,6 @@
 
 namespace rotor::lda {
 namespace {
-
-using detail::kRowStream;
 
 /// First field (u32) of every message of moving documents; then the doc count (u64) and per
 /// doc its global id (u32), its length n (u64), n word ids and n topics (u32 each).
@@ -39,7 +38,7 @@ constexpr double kMinShare = 0.1;
 
 }  // namespace
 
-LocalDocs DistributedTrainer::local_state(bool by_word) const {
+LocalDocs Trainer::local_state(bool by_word) const {
     LocalDocs out;
     out.docs = local_docs_;
     const std::size_t n_docs = local_docs_.size();
@@ -62,12 +61,16 @@ LocalDocs DistributedTrainer::local_state(bool by_word) const {
         }
     }
     if (!by_word) return out;
+    // Stable by word: a (word, doc) pair's tokens keep their order in the block, so that
+    // build_blocks puts every topic back on the token it came from and a restored run continues
+    // exactly as the uninterrupted one (deterministic mode).
     std::vector<std::pair<WordId, TopicId>> doc;
     for (std::size_t d = 0; d < n_docs; ++d) {
         doc.clear();
         for (auto i = out.offsets[d]; i < out.offsets[d + 1]; ++i)
             doc.emplace_back(out.words[i], out.topics[i]);
-        std::sort(doc.begin(), doc.end());
+        std::stable_sort(doc.begin(), doc.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
         for (std::size_t i = 0; i < doc.size(); ++i) {
             out.words[out.offsets[d] + i] = doc[i].first;
             out.topics[out.offsets[d] + i] = doc[i].second;
@@ -76,14 +79,12 @@ LocalDocs DistributedTrainer::local_state(bool by_word) const {
     return out;
 }
 
-void DistributedTrainer::adopt(LocalDocs docs) {
+void Trainer::adopt(LocalDocs docs) {
     const std::uint32_t k_count = options_.params.num_topics;
     const std::size_t n_docs = docs.docs.size();
     std::vector<std::uint64_t> len(n_docs);
     for (std::size_t d = 0; d < n_docs; ++d) len[d] = docs.offsets[d + 1] - docs.offsets[d];
-    const auto rows = sched::partition_rows(
-        len, side_,
-        Rng::from({options_.seed, kRowStream, static_cast<std::uint64_t>(rank_)}).next());
+    const auto rows = sched::partition_rows(len, side_, row_seed());
     // Each token's topic travels with it into the new blocks.
     std::vector<TokenBlock> blocks =
         build_blocks(docs.offsets, docs.words, rows.group_of, col_of_word_,
@@ -95,8 +96,8 @@ void DistributedTrainer::adopt(LocalDocs docs) {
     doc_topic_ = DocTopicTable::from_blocks(k_count, static_cast<std::uint32_t>(n_docs), blocks_);
 }
 
-std::vector<std::vector<DocId>> DistributedTrainer::gather_doc_lists(std::span<const DocId> mine,
-                                                                     std::string& problem) {
+std::vector<std::vector<DocId>> Trainer::gather_doc_lists(std::span<const DocId> mine,
+                                                          std::string& problem) {
     std::vector<std::vector<DocId>> lists =
         comm::allgather(comm_, std::vector<DocId>(mine.begin(), mine.end()), "document list");
     std::vector<std::uint8_t> seen(num_docs_, 0);
@@ -119,8 +120,8 @@ std::vector<std::vector<DocId>> DistributedTrainer::gather_doc_lists(std::span<c
     return lists;
 }
 
-std::vector<std::byte> DistributedTrainer::write_documents(const LocalDocs& docs,
-                                                           std::span<const std::size_t> which) {
+std::vector<std::byte> Trainer::write_documents(const LocalDocs& docs,
+                                                std::span<const std::size_t> which) {
     std::size_t tokens = 0;
     for (std::size_t k : which) tokens += docs.offsets[k + 1] - docs.offsets[k];
     comm::WireWriter msg(16 + which.size() * 12 + tokens * 8);
@@ -137,7 +138,7 @@ std::vector<std::byte> DistributedTrainer::write_documents(const LocalDocs& docs
     return msg.take();
 }
 
-void DistributedTrainer::read_documents(comm::WireReader& in, LocalDocs& out) const {
+void Trainer::read_documents(comm::WireReader& in, LocalDocs& out) const {
     const std::uint32_t k_count = options_.params.num_topics;
     in.expect_u32(kDocsMagic, "magic");
     // At least an id (4 bytes) and a length (8) per document.
@@ -160,7 +161,7 @@ void DistributedTrainer::read_documents(comm::WireReader& in, LocalDocs& out) co
     }
 }
 
-void DistributedTrainer::share_doc_lists() {
+void Trainer::share_doc_lists() {
     std::string problem;
     auto lists = gather_doc_lists(local_docs_, problem);
     if (!problem.empty()) throw CommError(rank_, problem);
@@ -248,7 +249,7 @@ std::vector<DocTransfer> plan_rebalance(std::span<const std::uint64_t> tokens,
     return plan;
 }
 
-std::vector<DocTransfer> DistributedTrainer::decide_rebalance(bool moved) {
+std::vector<DocTransfer> Trainer::decide_rebalance(bool moved) {
     // The iteration right after a move runs on freshly built blocks (first touch of their
     // pages): its speeds say little about the next ones, so it is not recorded.
     if (!moved) {
@@ -304,7 +305,7 @@ std::vector<DocTransfer> DistributedTrainer::decide_rebalance(bool moved) {
     return plan;
 }
 
-std::uint64_t DistributedTrainer::move_documents(const std::vector<DocTransfer>& plan) {
+std::uint64_t Trainer::move_documents(const std::vector<DocTransfer>& plan) {
     for (const DocTransfer& t : plan)
         if (t.from < 0 || t.from >= ranks_ || t.to < 0 || t.to >= ranks_ || t.from == t.to)
             throw ConfigError("move_documents",
@@ -321,7 +322,7 @@ std::uint64_t DistributedTrainer::move_documents(const std::vector<DocTransfer>&
     return sent;
 }
 
-std::uint64_t DistributedTrainer::migrate(const std::vector<DocTransfer>& plan) {
+std::uint64_t Trainer::migrate(const std::vector<DocTransfer>& plan) {
     LocalDocs mine = local_state(/*by_word=*/false);  // any order: words travel with topics
     const std::size_t n_docs = mine.docs.size();
     const auto doc_len = [&](std::size_t d) { return mine.offsets[d + 1] - mine.offsets[d]; };
@@ -398,6 +399,71 @@ std::uint64_t DistributedTrainer::migrate(const std::vector<DocTransfer>& plan) 
     adopt(std::move(next));
     share_doc_lists();
     return sent_total;
+}
+
+void Trainer::restore(const core::Corpus& corpus, const std::vector<DocId>& docs,
+                      const std::vector<TopicId>& topics, std::uint32_t iterations_done,
+                      double timer_budget, const std::string& source) {
+    const std::uint32_t k_count = options_.params.num_topics;
+    std::vector<std::int64_t> lo{static_cast<std::int64_t>(iterations_done)};
+    std::vector<std::int64_t> hi = lo;
+    comm_.allreduce_min(lo);
+    comm_.allreduce_max(hi);
+    LocalDocs next;
+    // Checked on every rank before any change; one rank's mismatch stops every rank alike.
+    comm::run_agreed(comm_, [&] {
+        if (lo[0] != hi[0])
+            throw InputError(
+                source, fmt::format("the ranks' parts are of iterations {} to {}", lo[0], hi[0]));
+        if (corpus.num_docs() != num_docs_ || corpus.num_words() != num_words_ ||
+            corpus.num_tokens() != num_tokens_)
+            throw InputError(source, "restored against another corpus than the trainer's");
+        std::uint64_t tokens = 0;
+        for (std::size_t i = 0; i < docs.size(); ++i) {
+            if (docs[i] >= num_docs_ || (i > 0 && docs[i] <= docs[i - 1]))
+                throw InputError(source, fmt::format("rank {}: document ids are not increasing "
+                                                     "ids below {} (entry {}: {})",
+                                                     rank_, num_docs_, i, docs[i]));
+            tokens += corpus.doc_length(docs[i]);
+        }
+        if (tokens != topics.size())
+            throw InputError(source, fmt::format("rank {}: {} topics for documents of {} tokens",
+                                                 rank_, topics.size(), tokens));
+        for (TopicId k : topics)
+            if (k >= k_count)
+                throw InputError(source, fmt::format("topic {} out of range [0, {})", k, k_count));
+        if (timer_ && !(timer_budget > 0 && std::isfinite(timer_budget)))
+            throw InputError(source, fmt::format("timer budget {} is not > 0", timer_budget));
+        next.docs = docs;
+        next.offsets.reserve(docs.size() + 1);
+        next.words.reserve(tokens);
+        for (DocId d : docs) {
+            const auto w = corpus.doc(d);
+            const std::size_t at = next.words.size();
+            next.words.insert(next.words.end(), w.begin(), w.end());
+            std::sort(next.words.begin() + static_cast<std::ptrdiff_t>(at), next.words.end());
+            next.offsets.push_back(next.words.size());
+        }
+        next.topics = topics;
+    });
+    // Every document on exactly one rank, checked across ranks before anything changes (every
+    // rank sees the same lists, so every rank finds the same problem).
+    std::string problem;
+    auto lists = gather_doc_lists(docs, problem);
+    comm::run_agreed(comm_, [&] {
+        if (!problem.empty()) throw InputError(source, problem);
+    });
+    adopt(std::move(next));
+    rank_docs_ = std::move(lists);
+    build_tables();
+    iterations_done_ = iterations_done;
+    for (auto& h : speed_history_) h.clear();
+    pending_moves_.clear();
+    if (timer_) {
+        sched::TimerParams p = dist_.timer_params;
+        p.initial_s = timer_budget;  // clamped to [min_s, max_s], as every budget is
+        timer_.emplace(p);
+    }
 }
 
 }  // namespace rotor::lda

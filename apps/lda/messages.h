@@ -1,25 +1,19 @@
-// Internal to the distributed trainer's sources (distributed_trainer.cpp,
-// distributed_documents.cpp, distributed_results.cpp): the wire encodings of the structs its
-// messages carry (comm/wire.h; found by argument-dependent lookup, so comm's typed collectives
-// take them as they are), the seed stream shared by construction and moving documents, and the
-// metrics summary of an iteration.
+// Internal to the LDA trainer's sources (trainer*.cpp, documents.cpp, evaluation.cpp): the wire
+// encodings of the structs its messages carry (comm/wire.h; found by argument-dependent lookup,
+// so comm's typed collectives take them as they are) and the metrics summary of an iteration.
 #pragma once
 
 #include <cstdint>
 #include <utility>
 #include <vector>
 
-#include "apps/lda/distributed_trainer.h"
+#include "apps/lda/trainer.h"
 #include "comm/wire.h"
 #include "core/lda/heldout.h"
 
 namespace rotor::lda {
 
 namespace detail {
-
-/// Seed stream of the doc groups inside rank p ("DROW"), at construction and after documents
-/// move.
-inline constexpr std::uint64_t kRowStream = 0x44524f57;
 
 /// Reads one row written by WordTopicTable::pack_rows (its nonzero count m, then m (topic,
 /// count) pairs, raw u32 words) into `row` (cleared); topics must be < `num_topics` and counts

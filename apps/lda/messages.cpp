@@ -1,4 +1,4 @@
-#include "apps/lda/distributed_messages.h"
+#include "apps/lda/messages.h"
 
 #include <fmt/format.h>
 

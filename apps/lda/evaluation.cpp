@@ -1,4 +1,4 @@
-// The distributed trainer's results (apps/lda/distributed_trainer.h): the model gathered on
+// The distributed trainer's results (apps/lda/trainer.h): the model gathered on
 // rank 0, held-out evaluation, top words, α and the block timeline. Every message is written
 // with comm::WireWriter and read with comm::WireReader or comm's typed collectives.
 #include <algorithm>
@@ -8,8 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "apps/lda/distributed_messages.h"
-#include "apps/lda/distributed_trainer.h"
+#include "apps/lda/messages.h"
+#include "apps/lda/parallel_sum.h"
+#include "apps/lda/trainer.h"
 #include "comm/collectives.h"
 #include "comm/wire.h"
 #include "core/lda/inference.h"
@@ -83,12 +84,11 @@ train::Record detail::summarize_ranks(const std::vector<RankMetrics>& per_rank, 
     return m;
 }
 
-LdaModel DistributedTrainer::gather_model(std::vector<std::string> vocab, std::string corpus_path) {
+LdaModel Trainer::gather_model(std::vector<std::string> vocab, std::string corpus_path) {
     const std::uint32_t k_count = options_.params.num_topics;
     // Word rows of the home slices (pack_rows' raw words), then doc rows in local order.
     scratch_.clear();
-    for (int slot = 0; slot < 2; ++slot) {
-        const int s = 2 * rank_ + slot;
+    for (const int s : home_slices(rank_)) {
         ROTOR_ASSERT(held_[s] != nullptr, "a home slice is not held between iterations");
         held_[s]->pack_rows(slice_ids(s), scratch_);
     }
@@ -98,8 +98,8 @@ LdaModel DistributedTrainer::gather_model(std::vector<std::string> vocab, std::s
     if (rank_ == 0) word_rows.resize(num_words_);
     comm::gather_messages(comm_, words_out.bytes(), 0, "model gather: word rows",
                           [&](int q, comm::WireReader& r) {
-                              for (int slot = 0; slot < 2; ++slot) {
-                                  for (WordId w : slice_words_[2 * q + slot]) {
+                              for (const int s : home_slices(q)) {
+                                  for (WordId w : slice_words_[s]) {
                                       detail::read_packed_row(r, k_count, word_rows[w]);
                                       std::sort(word_rows[w].begin(), word_rows[w].end());
                                   }
@@ -143,7 +143,7 @@ LdaModel DistributedTrainer::gather_model(std::vector<std::string> vocab, std::s
     return model;
 }
 
-TopicWordDistribution DistributedTrainer::heldout_phi(std::span<const WordId> wanted) {
+TopicWordDistribution Trainer::heldout_phi(std::span<const WordId> wanted) {
     const std::uint32_t k_count = options_.params.num_topics;
     // The slice-local ids of the held-out words of slice s (both sides agree on the order).
     const auto wanted_ids = [&](int s) {
@@ -158,8 +158,7 @@ TopicWordDistribution DistributedTrainer::heldout_phi(std::span<const WordId> wa
     };
     // Every rank sends every rank the held-out rows of its home slices.
     scratch_.clear();
-    for (int slot = 0; slot < 2; ++slot) {
-        const int s = 2 * rank_ + slot;
+    for (const int s : home_slices(rank_)) {
         ROTOR_ASSERT(held_[s] != nullptr, "a home slice is not held between iterations");
         held_[s]->pack_rows(wanted_ids(s), scratch_);
     }
@@ -178,8 +177,7 @@ TopicWordDistribution DistributedTrainer::heldout_phi(std::span<const WordId> wa
     std::vector<std::pair<TopicId, Count>> row;
     comm::allgather_messages(
         comm_, rows_out.bytes(), "held-out rows", [&](int q, comm::WireReader& r) {
-            for (int slot = 0; slot < 2; ++slot) {
-                const int s = 2 * q + slot;
+            for (const int s : home_slices(q)) {
                 for (WordId i : wanted_ids(s)) {
                     detail::read_packed_row(r, k_count, row);
                     at.push_back({slice_words_[s][i], cells.size(), row.size()});
@@ -201,7 +199,7 @@ TopicWordDistribution DistributedTrainer::heldout_phi(std::span<const WordId> wa
     return phi;
 }
 
-HeldoutResult DistributedTrainer::evaluate_heldout(const HeldoutEvaluator& heldout) {
+HeldoutResult Trainer::evaluate_heldout(const HeldoutEvaluator& heldout) {
     // Every rank builds φ of the held-out words and folds in its share of the held-out
     // documents (contiguous, about equal in tokens); rank 0 adds the per-document results in
     // document order, so the total does not depend on how the documents were split.
@@ -237,11 +235,10 @@ HeldoutResult DistributedTrainer::evaluate_heldout(const HeldoutEvaluator& heldo
     return result;
 }
 
-std::vector<std::vector<WordId>> DistributedTrainer::top_words(std::size_t top) {
+std::vector<std::vector<WordId>> Trainer::top_words(std::size_t top) {
     const std::uint32_t k_count = options_.params.num_topics;
     TopCounts mine(k_count, top);
-    for (int slot = 0; slot < 2; ++slot) {
-        const int slice = 2 * rank_ + slot;
+    for (const int slice : home_slices(rank_)) {
         ROTOR_ASSERT(held_[slice] != nullptr, "a home slice is not held between iterations");
         const auto& words = slice_words_[slice];
         for (std::size_t i = 0; i < words.size(); ++i)
@@ -278,7 +275,7 @@ std::vector<std::vector<WordId>> DistributedTrainer::top_words(std::size_t top) 
     return out_words;
 }
 
-DocTopicHistograms DistributedTrainer::doc_topic_histograms() {
+DocTopicHistograms Trainer::doc_topic_histograms() {
     const std::uint32_t k_count = options_.params.num_topics;
     DocTopicHistograms h = lda::doc_topic_histograms(doc_topic_);
     // Pad every histogram to its longest over the ranks, then sum element-wise.
@@ -306,7 +303,7 @@ DocTopicHistograms DistributedTrainer::doc_topic_histograms() {
     return h;
 }
 
-bool DistributedTrainer::optimize_alpha(const AlphaOptimizerOptions& options) {
+bool Trainer::optimize_alpha(const AlphaOptimizerOptions& options) {
     options.validate();  // on every rank alike, before any collective
     const DocTopicHistograms hist = doc_topic_histograms();
     // Rank 0 computes and broadcasts: every rank gets bit-identical α, whatever its libm. The
@@ -326,8 +323,28 @@ bool DistributedTrainer::optimize_alpha(const AlphaOptimizerOptions& options) {
     return true;
 }
 
-std::vector<std::vector<train::BlockRun>> DistributedTrainer::gather_schedule() {
+std::vector<std::vector<train::BlockRun>> Trainer::gather_schedule() {
     return comm::gather(comm_, schedule_, 0, "timeline");
+}
+
+LogLikelihood Trainer::evaluate() {
+    // Between iterations rank p holds exactly its home slices, so summing the word part over
+    // the held tables of all ranks counts each slice once.
+    std::vector<double> parts(2, 0.0);
+    for (int s = 0; s < num_slices(); ++s) {
+        if (!held_[s]) continue;
+        const WordTopicTable& table = *held_[s];
+        parts[0] += detail::ordered_parallel_sum(
+            runtime_, table.num_words(), [&](std::uint64_t b, std::uint64_t e) {
+                return likelihood_.word_part(table, static_cast<WordId>(b), static_cast<WordId>(e));
+            });
+    }
+    parts[1] = detail::ordered_parallel_sum(
+        runtime_, doc_topic_.num_docs(), [&](std::uint64_t b, std::uint64_t e) {
+            return likelihood_.doc_part(doc_topic_, static_cast<DocId>(b), static_cast<DocId>(e));
+        });
+    comm_.allreduce_sum(parts);
+    return likelihood_.combine(parts[0], parts[1], totals_);
 }
 
 }  // namespace rotor::lda

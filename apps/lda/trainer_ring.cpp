@@ -1,0 +1,202 @@
+// One iteration with P > 1 ranks: the ring pipeline over the 2P word-topic slices (each rank
+// samples every slice once, with the block loop, while the other held slice travels), the timer,
+// and the exact reconciliation of the topic totals across every worker of every rank.
+#include "apps/lda/trainer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <iterator>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "apps/lda/messages.h"
+#include "apps/lda/seed_streams.h"
+#include "comm/agreed.h"
+#include "comm/collectives.h"
+#include "comm/ring_pipeline.h"
+#include "comm/wire.h"
+#include "core/base/rng.h"
+#include "core/base/timer.h"
+#include "core/lda/inference.h"
+#include "core/lda/sparse_lda_sampler.h"
+#include "sched/block_grid.h"
+#include "sched/block_loop.h"
+#include "sched/block_scheduler.h"
+#include "sched/runtime.h"
+#include "sched/worker_clock.h"
+
+namespace rotor::lda {
+namespace {
+
+using detail::kRingPickStream;
+using detail::kRingSampleStream;
+
+/// How often the driving thread lets MPI progress a rotation while the workers sample.
+constexpr auto kProgressPeriod = std::chrono::microseconds(500);
+
+}  // namespace
+
+/// What one iteration accumulates on this rank.
+struct Trainer::Round {
+    explicit Round(int threads) : clocks(threads), sampled(threads, 0) {}
+    sched::WorkerClocks clocks;
+    std::vector<std::uint64_t> sampled;  // per worker
+    double compute_s = 0;
+};
+
+std::uint64_t Trainer::compute(int slice, std::uint32_t iter, int phase, Round& st,
+                               comm::RingProgress& in_flight) {
+    std::vector<int> cols(cols_per_slice_);
+    std::iota(cols.begin(), cols.end(), slice * cols_per_slice_);
+    sched::BlockScheduler& scheduler = *scheduler_;
+    scheduler.reset_columns(cols);
+    ROTOR_ASSERT(held_[slice] != nullptr, "sampling a slice this rank does not hold");
+    WordTopicTable& word_topic = *held_[slice];
+
+    // The timer (loop.budget_s) stops the round on this rank: the flag ends the block being
+    // sampled (between words), and the block stays not done. Unreached tokens wait for a later
+    // visit.
+    const auto kernel = [&](int w, const sched::Job& job, const std::atomic<bool>& stop) {
+        const std::size_t id = static_cast<std::size_t>(job.block.row) * side_ + job.block.col;
+        Rng rng = Rng::from(
+            {options_.seed, kRingSampleStream, iter, static_cast<std::uint64_t>(rank_), id});
+        const std::uint64_t n =
+            samplers_[w]->sample_block(blocks_[id], doc_topic_, word_topic,
+                                       std::span<TotalCount>(local_totals_[w]), rng, &stop);
+        return sched::BlockResult{n, n == blocks_[id].num_tokens()};
+    };
+    sched::DynamicLoopOptions loop;
+    loop.pick_seed = {options_.seed, kRingPickStream, iter, static_cast<std::uint64_t>(rank_),
+                      static_cast<std::uint64_t>(phase)};
+    loop.budget_s = timer_ ? timer_->budget() : 0.0;
+    if (rank_ == dist_.straggler_rank) loop.straggler_factor = dist_.straggler_factor;
+    loop.record = options_.record_schedule;
+    loop.origin = &since_start_;
+    if (in_flight.active()) {
+        // MPI progresses only inside MPI calls, and only this thread may call MPI: the workers
+        // run under a helper thread while this one polls the rotation in flight.
+        loop.poll = [&in_flight, arrived = false]() mutable {
+            if (!arrived) arrived = in_flight();
+        };
+        loop.poll_period = kProgressPeriod;
+    }
+    const sched::LoopResult result = sched::run_dynamic_loop(runtime_, scheduler, loop, kernel);
+
+    st.compute_s += result.times.wall_s;
+    for (const sched::ScheduleEvent& e : result.events)
+        schedule_.push_back({iter, e.worker, e.block.row, e.block.col, e.start_s, e.end_s});
+    for (std::size_t w = 0; w < result.units.size(); ++w) {
+        st.sampled[w] += result.units[w];
+        st.clocks.clock(static_cast<int>(w)).add(sched::Phase::kCompute, result.times.compute_s[w]);
+        st.clocks.clock(static_cast<int>(w)).add(sched::Phase::kWait, result.times.wait_s[w]);
+    }
+    return std::accumulate(result.units.begin(), result.units.end(), std::uint64_t{0});
+}
+
+train::Record Trainer::iterate_ring() {
+    const std::uint32_t iter = iterations_done_ + 1;
+    if (dist_.on_iteration_start) dist_.on_iteration_start(rank_, iter);
+    Stopwatch wall;
+    Round st(runtime_.threads());
+    double comm_s = 0;
+    double rebalance_s = 0;
+    std::uint64_t moved_out = 0;
+    if (!pending_moves_.empty()) {
+        // Documents move before any slice does: every word row is at home and n_k is exact.
+        Stopwatch t;
+        const std::vector<DocTransfer> plan = std::move(pending_moves_);
+        pending_moves_.clear();
+        moved_out = move_documents(plan);
+        rebalance_s = t.seconds();
+        comm_s += rebalance_s;
+    }
+    for (auto& local : local_totals_) local = totals_;
+    peak_model_bytes_ = model_bytes();
+
+    // The pipelined two-slice ring of docs/comm.md: slot 0 travels while slot 1 is sampled and
+    // the other way round.
+    st.clocks.begin_iteration();
+    int phase = 0;
+    comm::RingPipeline ring(comm_);
+    const comm::RingStats ring_stats = ring.run({
+        .compute =
+            [&](int slice, comm::RingProgress& progress) {
+                compute(slice, iter, phase++, st, progress);
+            },
+        .pack = [&](int slice) { return pack_slice(slice); },
+        .unpack = [&](int slice, std::span<const std::byte> bytes) { unpack_slice(slice, bytes); },
+    });
+    const sched::IterationTimes times = st.clocks.end_iteration();
+    const double wait_s = ring_stats.wait_s;
+    comm_s += ring_stats.comm_s;
+
+    Stopwatch coll;
+    const std::uint64_t sampled_here =
+        std::accumulate(st.sampled.begin(), st.sampled.end(), std::uint64_t{0});
+    const Reconciled all = reconcile_totals(sampled_here);
+    comm_s += coll.seconds();
+
+    RankMetrics mine;
+    mine.tokens = local_tokens_;
+    mine.tokens_sampled = sampled_here;
+    mine.processed_ratio =
+        local_tokens_ ? static_cast<double>(sampled_here) / static_cast<double>(local_tokens_) : 1;
+    mine.iteration_s = wall.seconds();
+    mine.compute_s = st.compute_s;
+    mine.wait_s = wait_s;
+    mine.comm_s = comm_s;
+    mine.overhead_ratio =
+        mine.iteration_s > 0 ? std::clamp(1 - st.compute_s / mine.iteration_s, 0.0, 1.0) : 0;
+    mine.effective_ratio = times.effective_ratio;
+    mine.load_cv = times.load_cv;
+    mine.rebalance_s = rebalance_s;
+    mine.tokens_moved_out = moved_out;
+    mine.model_bytes = peak_model_bytes_;
+    rank_metrics_ = comm::allgather(comm_, mine, "metrics");
+    iterations_done_ = iter;
+    std::uint64_t moved_all = 0;
+    double rebalance_max = 0;
+    for (const RankMetrics& r : rank_metrics_) {
+        moved_all += r.tokens_moved_out;
+        rebalance_max = std::max(rebalance_max, r.rebalance_s);
+    }
+    if (moved_all > 0) last_move_s_ = rebalance_max;
+    if (dist_.rebalance && ranks_ > 1) pending_moves_ = decide_rebalance(moved_all > 0);
+
+    return detail::summarize_ranks(rank_metrics_, iter, all.sampled, all.ratio, all.s_error,
+                                   timer_budget());
+}
+
+Trainer::Reconciled Trainer::reconcile_totals(std::uint64_t sampled_here) {
+    const std::uint32_t k_count = options_.params.num_topics;
+    // Exact reconciliation across workers and ranks: n_k(new) = n_k(old) + Σ_{ranks, workers}
+    // (ñ_k − n_k(old)). The token count rides along in the same allreduce.
+    std::vector<std::int64_t> delta(k_count + 1, 0);
+    for (const auto& local : local_totals_)
+        for (std::uint32_t k = 0; k < k_count; ++k) delta[k] += local[k] - totals_[k];
+    delta[k_count] = static_cast<std::int64_t>(sampled_here);
+    comm_.allreduce_sum(delta);
+    std::vector<TotalCount> next = totals_;
+    for (std::uint32_t k = 0; k < k_count; ++k) next[k] += delta[k];
+    // STRADS eq. 1 over every worker of every rank: Δ_t = Σ_p ‖ñ^p − n‖₁ / (P·N).
+    std::vector<double> err{0.0, static_cast<double>(runtime_.threads())};
+    for (const auto& local : local_totals_)
+        for (std::uint32_t k = 0; k < k_count; ++k)
+            err[0] += static_cast<double>(std::abs(local[k] - next[k]));
+    comm_.allreduce_sum(err);
+    totals_ = std::move(next);
+    Reconciled out;
+    out.sampled = static_cast<std::uint64_t>(delta[k_count]);
+    out.ratio =
+        num_tokens_ ? static_cast<double>(out.sampled) / static_cast<double>(num_tokens_) : 1.0;
+    out.s_error = err[0] / (err[1] * static_cast<double>(num_tokens_));
+    // Every rank feeds the same allreduced ratio, so every rank keeps the same budget.
+    if (timer_) timer_->update(std::clamp(out.ratio, 0.0, 1.0));
+    return out;
+}
+
+}  // namespace rotor::lda
