@@ -1,7 +1,7 @@
-// The communicator interface: every exchange of data between ranks goes through it. The
-// distributed trainers talk only to this interface (LightGBM's parallel tree learner is the
+// The communicator interface: every exchange of data between ranks goes through it. Trainers
+// talk to other ranks only through this interface (LightGBM's parallel tree learner is the
 // model), so the same trainer runs on MPI (comm/mpi_communicator.h) and on ranks that are threads
-// of one process (comm/inprocess_communicator.h, for tests).
+// of one process (comm/inprocess_communicator.h: tests, and one process as a world of one rank).
 //
 // Contract shared by every implementation (docs/comm.md has the full protocol):
 // - Thread-safety: one Communicator object is used by one thread at a time (the rank's "comm

@@ -67,8 +67,8 @@ class BlockScheduler {
     /// the next; only the last sweep of the round ends with idle workers. Throws ConfigError
     /// (key "iterations") for sweeps < 1. Precondition: no block busy.
     void reset_sweeps(int sweeps);
-    /// Starts a round in which only the blocks whose column is in `cols` are active (the
-    /// distributed trainer holds only some columns). Duplicates are ignored; a column outside
+    /// Starts a round in which only the blocks whose column is in `cols` are active (e.g. the
+    /// columns of the one slice a rank holds). Duplicates are ignored; a column outside
     /// [0, L) throws ConfigError (key "blocks"). Precondition: no block busy.
     void reset_columns(std::span<const int> cols);
     /// Starts a round with exactly `blocks` active. Same rules as reset_columns().

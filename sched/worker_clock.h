@@ -1,4 +1,4 @@
-// Per-thread time accounting (shared/ARCHITECTURE.md, "Metrics"): each worker adds the seconds
+// Per-thread time accounting (docs/architecture.md, "Metrics keys"): each worker adds the seconds
 // it spends computing (inside a block) and waiting (inside BlockScheduler::acquire); the rest of
 // the iteration's wall time is overhead. At the end of an iteration the clocks are summarized
 // into effective_ratio, load_cv and overhead_ratio.

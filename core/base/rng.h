@@ -2,7 +2,7 @@
 //
 // Seeds are derived from a tuple (seed, stream...) and never from a thread id, so that a run's
 // randomness depends only on the user's seed and on which piece of work is being done; that is
-// what makes --deterministic possible (shared/ARCHITECTURE.md, LDA step 7).
+// what makes --deterministic possible (docs/architecture.md, "Randomness: seed streams").
 #pragma once
 
 #include <array>

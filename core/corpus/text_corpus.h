@@ -1,6 +1,6 @@
 // Plain-text corpora: one document per line, tokenized into a Corpus and its Vocabulary.
 //
-// Tokenization (shared/DATA.md): tokens are maximal runs of ASCII letters, lowercased; tokens
+// Tokenization (docs/data.md): tokens are maximal runs of ASCII letters, lowercased; tokens
 // shorter than min_len or longer than max_len letters are dropped, then stop words, then words
 // in fewer than min_df documents, then all but the max_vocab most frequent words. Documents left
 // empty are dropped; each kept doc's label is its 1-based input line number. Vocabulary order:

@@ -1,4 +1,4 @@
-// Log-likelihood of an LDA state, exactly as shared/ARCHITECTURE.md ("Metrics") defines it:
+// Log-likelihood of an LDA state, exactly as docs/architecture.md ("Metrics keys") defines it:
 //   loglik_word = K[lnΓ(Vβ) − V lnΓ(β)] + Σ_k[Σ_w lnΓ(n_wk+β) − lnΓ(n_k+Vβ)]
 //   loglik      = loglik_word + D[lnΓ(Σα) − Σ_k lnΓ(α_k)] + Σ_d[Σ_k lnΓ(n_dk+α_k) − lnΓ(n_d+Σα)]
 // (Σα = Kα for a symmetric prior). Zero cells cost nothing: lnΓ(0+β) and lnΓ(0+α_k) are folded

@@ -1,4 +1,5 @@
-// A trained LDA model as plain data, and its directory format (shared/ARCHITECTURE.md, "Files").
+// A trained LDA model as plain data, and its directory format (docs/formats.md, "LDA model
+// directory").
 //
 // The trainer turns its count tables into an LdaModel to save it; inference, evaluation, export
 // and `rotor lda topics` load one. Nothing here is thread-aware: an LdaModel is a value.

@@ -1,4 +1,4 @@
-// One block of the L x L doc x word grid (shared/ARCHITECTURE.md, "LDA: single node", step 2):
+// One block of the doc x word grid (docs/architecture.md, "LDA as the worked example"):
 // the tokens of one doc group x one word group, stored word-major so that the sampler walks one
 // word-topic row at a time.
 #pragma once

@@ -12,7 +12,7 @@ order (the dictionary's order). A document is the block's text, headword line
 included, with every bracketed group removed: the source notes (``[1913
 Webster]``, ``[WordNet 1.5]``, on nearly every sense, would otherwise be the
 most frequent words) and the etymologies (``[F., fr. L. ...]``); this gives
-the token count of shared/DATA.md within 0.1%.
+the target token count of docs/data.md within 0.1%.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Variants:
   after ``.``, ``!`` or ``?`` followed by white space; whole sentences are
   accumulated into a chunk until it holds >= 150 words (white-space separated),
   then a new chunk starts. With ``--remainder keep`` (the default, the
-  definition that reproduces shared/DATA.md's 10,650 chunks) the address's last
+  definition that reproduces the 10,650 chunks of docs/data.md) the address's last
   sentences form a final chunk even when they hold fewer than 150 words; with
   ``--remainder merge`` they are appended to the previous chunk, so every chunk
   of a multi-chunk address has >= 150 words.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turn a text file (one document per line) into a UCI bag-of-words corpus.
 
-This is the reference implementation of the tokenization in shared/DATA.md,
+This is the reference implementation of the tokenization in docs/data.md,
 used by every tools/data/make_*.py script:
 
 * the text is lowercased byte-wise (ASCII letters only; any other byte is left
@@ -264,7 +264,7 @@ def tokenize_file(
     """Tokenize a one-document-per-line file into a UCI corpus folder; returns stats.
 
     The stats also hold ``full``: the sizes of the corpus built without a split
-    (the numbers shared/DATA.md tabulates), when a split was requested.
+    (comparable with the target sizes of docs/data.md), when a split was requested.
     """
     meta_header, meta_rows = read_meta(meta_path)
     bows = [

@@ -1,4 +1,4 @@
-"""Tests of tools/data/tokenize.py (the reference tokenization of shared/DATA.md).
+"""Tests of tools/data/tokenize.py (the reference tokenization of docs/data.md).
 
 Run: python3 -m unittest discover -s tools/data/tests -v
 """
