@@ -46,6 +46,115 @@ struct TermStats {
 
 constexpr std::uint32_t kDropped = std::numeric_limits<std::uint32_t>::max();
 
+/// What pass 1 keeps: every token as a temporary id, doc-major, one doc per non-empty line;
+/// without a fixed vocabulary also each temporary id's text and counts.
+struct TokenScan {
+    std::vector<std::string> terms;         // per temporary id (empty with a fixed vocabulary)
+    std::vector<TermStats> stats;           // per temporary id (empty with a fixed vocabulary)
+    std::vector<std::uint32_t> tokens;      // temporary ids, doc-major
+    std::vector<std::uint64_t> offsets{0};  // into tokens, per non-empty line
+    std::vector<std::uint64_t> lines;       // 1-based line number of each such doc
+};
+
+/// Pass 1: interns every token (stop words included: checking each distinct word once is
+/// cheaper than checking every token), counts frequency and document frequency. With a fixed
+/// vocabulary the temporary ids are its ids and unknown tokens are skipped.
+TokenScan scan_tokens(LineReader& reader, const TextOptions& options) {
+    TokenScan scan;
+    std::unordered_map<std::string, std::uint32_t, detail::StringHash, std::equal_to<>> ids;
+    std::vector<std::string>& terms = scan.terms;
+    std::vector<TermStats>& stats = scan.stats;
+    std::vector<std::uint32_t>& tokens = scan.tokens;
+    std::string_view line;
+    while (reader.next(line)) {
+        const std::uint64_t doc = scan.lines.size() + 1;
+        tokenize(line, options.min_len, options.max_len, [&](std::string_view tok) {
+            std::uint32_t id;
+            if (options.fixed_vocab != nullptr) {
+                const auto w = options.fixed_vocab->find(tok);
+                if (!w) return;
+                id = *w;
+            } else {
+                auto it = ids.find(tok);
+                if (it == ids.end()) {
+                    if (terms.size() >= kDropped) reader.fail(0, "more than 2^32-1 distinct words");
+                    it = ids.emplace(std::string(tok), static_cast<std::uint32_t>(terms.size()))
+                             .first;
+                    terms.emplace_back(tok);
+                    stats.emplace_back();
+                }
+                id = it->second;
+                TermStats& s = stats[id];
+                ++s.freq;
+                if (s.last_doc != doc) {
+                    s.last_doc = doc;
+                    ++s.df;
+                }
+            }
+            tokens.push_back(id);
+        });
+        if (tokens.size() != scan.offsets.back()) {
+            scan.offsets.push_back(tokens.size());
+            scan.lines.push_back(reader.line_number());
+        }
+    }
+    return scan;
+}
+
+/// Chooses the vocabulary (the fixed one, or the scanned words that pass min_df, the stop
+/// words and max_vocab, by decreasing frequency then text) and sets remap[temporary id] to the
+/// final id or kDropped. Moves the kept texts out of scan.terms.
+Vocabulary choose_vocabulary(TokenScan& scan, const TextOptions& options, const std::string& source,
+                             std::vector<std::uint32_t>& remap) {
+    if (options.fixed_vocab != nullptr) {
+        Vocabulary vocab = *options.fixed_vocab;
+        remap.resize(vocab.size());
+        std::iota(remap.begin(), remap.end(), 0u);
+        return vocab;
+    }
+    std::vector<std::string>& terms = scan.terms;
+    const std::vector<TermStats>& stats = scan.stats;
+    std::vector<std::uint32_t> kept;
+    for (std::uint32_t t = 0; t < terms.size(); ++t) {
+        if (stats[t].df < options.min_df) continue;
+        if (options.stopwords != nullptr && options.stopwords->contains(terms[t])) continue;
+        kept.push_back(t);
+    }
+    std::sort(kept.begin(), kept.end(), [&](std::uint32_t a, std::uint32_t b) {
+        if (stats[a].freq != stats[b].freq) return stats[a].freq > stats[b].freq;
+        return terms[a] < terms[b];
+    });
+    if (options.max_vocab > 0 && kept.size() > options.max_vocab) kept.resize(options.max_vocab);
+    remap.assign(terms.size(), kDropped);
+    std::vector<std::string> words;
+    words.reserve(kept.size());
+    for (std::uint32_t t : kept) {
+        remap[t] = static_cast<std::uint32_t>(words.size());
+        words.push_back(std::move(terms[t]));
+    }
+    return Vocabulary::from_words(std::move(words), source);
+}
+
+/// Pass 2 (in memory): rewrites the tokens through `remap` (in place in scan.tokens), dropping
+/// removed words and the docs left empty.
+Corpus rewrite_tokens(TokenScan& scan, const std::vector<std::uint32_t>& remap, WordId vocab_size) {
+    std::vector<std::uint32_t>& tokens = scan.tokens;
+    const std::vector<std::uint64_t>& offsets = scan.offsets;
+    CorpusBuilder builder(vocab_size);
+    std::size_t out = 0;
+    for (std::size_t d = 0; d + 1 < offsets.size(); ++d) {
+        const std::size_t begin = out;
+        for (std::uint64_t i = offsets[d]; i < offsets[d + 1]; ++i) {
+            const std::uint32_t w = remap[tokens[i]];
+            if (w != kDropped) tokens[out++] = w;
+        }
+        if (out == begin) continue;
+        builder.begin_doc(scan.lines[d]);
+        for (std::size_t i = begin; i < out; ++i) builder.add(tokens[i]);
+    }
+    return builder.build();
+}
+
 }  // namespace
 
 const StopWords& default_stopwords() {
@@ -79,93 +188,12 @@ Corpus read_text(const std::string& path, const TextOptions& options, Vocabulary
 
 Corpus read_text(LineReader& reader, const TextOptions& options, Vocabulary* vocab_out) {
     options.validate();
-    // Pass 1: intern every token (stop words included: checking each distinct word once is
-    // cheaper than checking every token), count frequency and document frequency.
-    std::unordered_map<std::string, std::uint32_t, detail::StringHash, std::equal_to<>> ids;
-    std::vector<std::string> terms;
-    std::vector<TermStats> stats;
-    std::vector<std::uint32_t> tokens;      // temporary ids, doc-major
-    std::vector<std::uint64_t> offsets{0};  // into tokens, per non-empty line
-    std::vector<std::uint64_t> lines;       // 1-based line number of each such doc
-    std::string_view line;
-    while (reader.next(line)) {
-        const std::uint64_t doc = lines.size() + 1;
-        tokenize(line, options.min_len, options.max_len, [&](std::string_view tok) {
-            std::uint32_t id;
-            if (options.fixed_vocab != nullptr) {
-                const auto w = options.fixed_vocab->find(tok);
-                if (!w) return;
-                id = *w;
-            } else {
-                auto it = ids.find(tok);
-                if (it == ids.end()) {
-                    if (terms.size() >= kDropped) reader.fail(0, "more than 2^32-1 distinct words");
-                    it = ids.emplace(std::string(tok), static_cast<std::uint32_t>(terms.size()))
-                             .first;
-                    terms.emplace_back(tok);
-                    stats.emplace_back();
-                }
-                id = it->second;
-                TermStats& s = stats[id];
-                ++s.freq;
-                if (s.last_doc != doc) {
-                    s.last_doc = doc;
-                    ++s.df;
-                }
-            }
-            tokens.push_back(id);
-        });
-        if (tokens.size() != offsets.back()) {
-            offsets.push_back(tokens.size());
-            lines.push_back(reader.line_number());
-        }
-    }
-
-    // Choose the vocabulary and map temporary ids to final ones.
+    TokenScan scan = scan_tokens(reader, options);
     std::vector<std::uint32_t> remap;
-    Vocabulary vocab;
-    if (options.fixed_vocab != nullptr) {
-        vocab = *options.fixed_vocab;
-        remap.resize(vocab.size());
-        std::iota(remap.begin(), remap.end(), 0u);
-    } else {
-        std::vector<std::uint32_t> kept;
-        for (std::uint32_t t = 0; t < terms.size(); ++t) {
-            if (stats[t].df < options.min_df) continue;
-            if (options.stopwords != nullptr && options.stopwords->contains(terms[t])) continue;
-            kept.push_back(t);
-        }
-        std::sort(kept.begin(), kept.end(), [&](std::uint32_t a, std::uint32_t b) {
-            if (stats[a].freq != stats[b].freq) return stats[a].freq > stats[b].freq;
-            return terms[a] < terms[b];
-        });
-        if (options.max_vocab > 0 && kept.size() > options.max_vocab)
-            kept.resize(options.max_vocab);
-        remap.assign(terms.size(), kDropped);
-        std::vector<std::string> words;
-        words.reserve(kept.size());
-        for (std::uint32_t t : kept) {
-            remap[t] = static_cast<std::uint32_t>(words.size());
-            words.push_back(std::move(terms[t]));
-        }
-        vocab = Vocabulary::from_words(std::move(words), reader.name());
-    }
-
-    // Pass 2 (in memory): rewrite the tokens, dropping removed words and empty docs.
-    CorpusBuilder builder(vocab.size());
-    std::size_t out = 0;
-    for (std::size_t d = 0; d + 1 < offsets.size(); ++d) {
-        const std::size_t begin = out;
-        for (std::uint64_t i = offsets[d]; i < offsets[d + 1]; ++i) {
-            const std::uint32_t w = remap[tokens[i]];
-            if (w != kDropped) tokens[out++] = w;
-        }
-        if (out == begin) continue;
-        builder.begin_doc(lines[d]);
-        for (std::size_t i = begin; i < out; ++i) builder.add(tokens[i]);
-    }
+    Vocabulary vocab = choose_vocabulary(scan, options, reader.name(), remap);
+    Corpus corpus = rewrite_tokens(scan, remap, vocab.size());
     if (vocab_out != nullptr) *vocab_out = std::move(vocab);
-    return builder.build();
+    return corpus;
 }
 
 }  // namespace rotor::core

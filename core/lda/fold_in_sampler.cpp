@@ -62,6 +62,25 @@ inline std::uint32_t alias_pick(double u, double mass, std::uint32_t n, const do
     return frac < prob[i] ? i : static_cast<std::uint32_t>(next[i]);
 }
 
+/// The global part of the smoothing bucket: weights alpha[k] * smooth[k] over the K topics.
+/// Sets prob and alias (size K) to their alias table (all prob 1, alias k -> k when the total
+/// is 0) and returns the total.
+double build_global_alias(std::span<const double> alpha, std::span<const double> smooth,
+                          std::vector<double>& prob, std::vector<TopicId>& alias) {
+    const auto k_count = static_cast<std::uint32_t>(alpha.size());
+    std::vector<double> global(k_count);
+    for (std::uint32_t k = 0; k < k_count; ++k) global[k] = alpha[k] * smooth[k];
+    const double mass = std::accumulate(global.begin(), global.end(), 0.0);
+    prob.assign(k_count, 1.0);
+    alias.resize(k_count);
+    std::iota(alias.begin(), alias.end(), TopicId{0});
+    std::vector<double> scaled;
+    std::vector<std::uint32_t> small, large;
+    if (mass > 0)
+        build_alias<TopicId>(global, mass, prob.data(), alias.data(), scaled, small, large);
+    return mass;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -89,18 +108,7 @@ void FoldInTables::build(std::span<const WordId> words, const RangeLoop& loop, L
     const auto s = phi_.smoothing();
     smooth_.assign(s.begin(), s.end());
 
-    // Global part of the smoothing bucket.
-    std::vector<double> global(k_count_);
-    for (std::uint32_t k = 0; k < k_count_; ++k) global[k] = alpha_[k] * smooth_[k];
-    global_mass_ = std::accumulate(global.begin(), global.end(), 0.0);
-    global_prob_.assign(k_count_, 1.0);
-    global_alias_.resize(k_count_);
-    std::iota(global_alias_.begin(), global_alias_.end(), TopicId{0});
-    std::vector<double> scaled;
-    std::vector<std::uint32_t> small, large;
-    if (global_mass_ > 0)
-        build_alias<TopicId>(global, global_mass_, global_prob_.data(), global_alias_.data(),
-                             scaled, small, large);
+    global_mass_ = build_global_alias(alpha_, smooth_, global_prob_, global_alias_);
 
     // Slots and offsets (serial, cheap), then the rows (over `loop`).
     slot_of_.assign(phi_.num_words(), kNoSlot);

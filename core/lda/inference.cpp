@@ -116,111 +116,151 @@ TopicWordDistribution phi_from_table(const WordTopicTable& table,
     return phi;
 }
 
-PhiFile read_phi_tsv(const std::string& path, double beta, const core::Vocabulary* extra) {
-    struct Entry {
-        std::uint32_t word;  // index into `names`
-        TopicId topic;
-        double weight;
-        std::uint64_t line;
-    };
-    core::LineReader reader(path);
+namespace {
+
+/// One row of a φ file.
+struct PhiEntry {
+    std::uint32_t word;  // index into PhiRows::names
+    TopicId topic;
+    double weight;
+    std::uint64_t line;
+};
+
+/// The rows of a φ file as read: its distinct words in order of first appearance, and one
+/// entry per row.
+struct PhiRows {
     std::vector<std::string> names;
-    std::unordered_map<std::string, std::uint32_t, core::detail::StringHash, std::equal_to<>> index;
-    std::vector<Entry> entries;
-    std::string_view line;
+    std::unordered_map<std::string, std::uint32_t, core::detail::StringHash, std::equal_to<>>
+        index;  // word -> index into names
+    std::vector<PhiEntry> entries;
     TopicId max_topic = 0;
+};
+
+/// The three fields of one row; `word` points into the line.
+struct PhiFields {
+    std::string_view word;
+    TopicId topic;
+    double weight;
+};
+
+/// Parses "word<TAB>topic<TAB>weight". Throws InputError (through reader.fail) on anything else.
+PhiFields parse_phi_line(const core::LineReader& reader, std::string_view line) {
+    const std::size_t t1 = line.find('\t');
+    const std::size_t t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
+    if (t2 == std::string_view::npos || line.find('\t', t2 + 1) != std::string_view::npos)
+        reader.fail(1, "expected 3 tab-separated fields: word, topic, weight");
+    const std::string_view word = line.substr(0, t1);
+    const std::string_view topic_text = line.substr(t1 + 1, t2 - t1 - 1);
+    const std::string_view weight_text = line.substr(t2 + 1);
+    if (word.empty()) reader.fail(1, "empty word");
+
+    std::uint64_t topic = 0;
+    const auto [tp, tec] =
+        std::from_chars(topic_text.data(), topic_text.data() + topic_text.size(), topic);
+    if (topic_text.empty() || tec != std::errc() || tp != topic_text.data() + topic_text.size())
+        reader.fail(t1 + 2, fmt::format("topic '{}' is not a non-negative integer", topic_text));
+    if (topic >= kMaxTopics)
+        reader.fail(t1 + 2, fmt::format("topic {} is not below {}", topic, kMaxTopics));
+
+    double weight = 0;
+    const auto [wp, wec] =
+        std::from_chars(weight_text.data(), weight_text.data() + weight_text.size(), weight);
+    if (weight_text.empty() || wec != std::errc() || wp != weight_text.data() + weight_text.size())
+        reader.fail(t2 + 2, fmt::format("weight '{}' is not a number", weight_text));
+    if (!std::isfinite(weight) || weight < 0)
+        reader.fail(t2 + 2, fmt::format("weight {} is not a finite number >= 0", weight_text));
+    return PhiFields{word, static_cast<TopicId>(topic), weight};
+}
+
+/// Reads every row of the file at `path`, skipping empty lines and '#' comments.
+PhiRows read_phi_rows(const std::string& path) {
+    core::LineReader reader(path);
+    PhiRows rows;
+    std::string_view line;
     while (reader.next(line)) {
         if (line.empty() || line.front() == '#') continue;
-        const std::size_t t1 = line.find('\t');
-        const std::size_t t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
-        if (t2 == std::string_view::npos || line.find('\t', t2 + 1) != std::string_view::npos)
-            reader.fail(1, "expected 3 tab-separated fields: word, topic, weight");
-        const std::string_view word = line.substr(0, t1);
-        const std::string_view topic_text = line.substr(t1 + 1, t2 - t1 - 1);
-        const std::string_view weight_text = line.substr(t2 + 1);
-        if (word.empty()) reader.fail(1, "empty word");
-
-        std::uint64_t topic = 0;
-        const auto [tp, tec] =
-            std::from_chars(topic_text.data(), topic_text.data() + topic_text.size(), topic);
-        if (topic_text.empty() || tec != std::errc() || tp != topic_text.data() + topic_text.size())
-            reader.fail(t1 + 2,
-                        fmt::format("topic '{}' is not a non-negative integer", topic_text));
-        if (topic >= kMaxTopics)
-            reader.fail(t1 + 2, fmt::format("topic {} is not below {}", topic, kMaxTopics));
-
-        double weight = 0;
-        const auto [wp, wec] =
-            std::from_chars(weight_text.data(), weight_text.data() + weight_text.size(), weight);
-        if (weight_text.empty() || wec != std::errc() ||
-            wp != weight_text.data() + weight_text.size())
-            reader.fail(t2 + 2, fmt::format("weight '{}' is not a number", weight_text));
-        if (!std::isfinite(weight) || weight < 0)
-            reader.fail(t2 + 2, fmt::format("weight {} is not a finite number >= 0", weight_text));
-
-        auto it = index.find(word);
-        if (it == index.end()) {
-            it = index.emplace(std::string(word), static_cast<std::uint32_t>(names.size())).first;
-            names.emplace_back(word);
+        const PhiFields f = parse_phi_line(reader, line);
+        auto it = rows.index.find(f.word);
+        if (it == rows.index.end()) {
+            it = rows.index
+                     .emplace(std::string(f.word), static_cast<std::uint32_t>(rows.names.size()))
+                     .first;
+            rows.names.emplace_back(f.word);
         }
-        entries.push_back(
-            Entry{it->second, static_cast<TopicId>(topic), weight, reader.line_number()});
-        max_topic = std::max(max_topic, static_cast<TopicId>(topic));
+        rows.entries.push_back(PhiEntry{it->second, f.topic, f.weight, reader.line_number()});
+        rows.max_topic = std::max(rows.max_topic, f.topic);
     }
-    if (entries.empty()) throw InputError(path, "no word-topic rows");
+    return rows;
+}
 
-    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+/// Sorts the entries by (word, topic, line) and throws InputError on a repeated (word, topic).
+void sort_and_check_repeats(const std::string& path, PhiRows& rows) {
+    std::vector<PhiEntry>& entries = rows.entries;
+    std::sort(entries.begin(), entries.end(), [](const PhiEntry& a, const PhiEntry& b) {
         return std::tie(a.word, a.topic, a.line) < std::tie(b.word, b.topic, b.line);
     });
     for (std::size_t i = 1; i < entries.size(); ++i) {
         if (entries[i].word == entries[i - 1].word && entries[i].topic == entries[i - 1].topic)
             throw InputError(
                 path, entries[i].line, 1,
-                fmt::format("word '{}' topic {} repeats line {}", names[entries[i].word],
+                fmt::format("word '{}' topic {} repeats line {}", rows.names[entries[i].word],
                             entries[i].topic, entries[i - 1].line));
     }
+}
 
+/// φ, its vocabulary and word counts from checked rows (sorted by word, then topic).
+PhiFile make_phi_file(const std::string& path, double beta, const core::Vocabulary* extra,
+                      const PhiRows& rows) {
     // With β = 0 a word whose weights are all zero has probability 0 under every topic: it is
     // left out (unknown). With β > 0 every named word is kept, and words of `extra` the file
     // does not name are appended with smoothing only.
-    const std::size_t k_count = static_cast<std::size_t>(max_topic) + 1;
+    const std::size_t k_count = static_cast<std::size_t>(rows.max_topic) + 1;
     std::vector<double> totals(k_count, 0.0);
-    std::vector<std::uint8_t> positive(names.size(), 0);
-    for (const Entry& e : entries) {
+    std::vector<std::uint8_t> positive(rows.names.size(), 0);
+    for (const PhiEntry& e : rows.entries) {
         totals[e.topic] += e.weight;
         if (e.weight > 0) positive[e.word] = 1;
     }
-    std::vector<std::uint32_t> new_id(names.size(), 0);
+    std::vector<std::uint32_t> new_id(rows.names.size(), 0);
     std::vector<std::string> kept;
-    for (std::uint32_t i = 0; i < names.size(); ++i) {
+    for (std::uint32_t i = 0; i < rows.names.size(); ++i) {
         if (positive[i] == 0 && beta == 0) continue;
         new_id[i] = static_cast<std::uint32_t>(kept.size());
-        kept.push_back(names[i]);
+        kept.push_back(rows.names[i]);
     }
     const auto file_words = static_cast<WordId>(kept.size());
     if (beta > 0 && extra != nullptr) {
         for (const std::string& word : extra->words())
-            if (index.find(word) == index.end()) kept.push_back(word);
+            if (rows.index.find(word) == rows.index.end()) kept.push_back(word);
     }
     if (beta == 0) {
         for (std::size_t k = 0; k < k_count; ++k)
             if (!(totals[k] > 0))
                 throw InputError(path, fmt::format("topic {} has no weight (with beta = 0 every "
                                                    "topic from 0 to {} needs some)",
-                                                   k, max_topic));
+                                                   k, rows.max_topic));
     }
     // Rows in the order of the kept vocabulary, i.e. of first appearance.
-    std::vector<std::vector<std::pair<TopicId, double>>> rows(file_words);
-    for (const Entry& e : entries)
-        if (e.weight > 0) rows[new_id[e.word]].emplace_back(e.topic, e.weight);
+    std::vector<std::vector<std::pair<TopicId, double>>> by_word(file_words);
+    for (const PhiEntry& e : rows.entries)
+        if (e.weight > 0) by_word[new_id[e.word]].emplace_back(e.topic, e.weight);
 
     PhiFile out;
     out.phi = TopicWordDistribution(static_cast<WordId>(kept.size()), totals, beta);
-    for (WordId w = 0; w < rows.size(); ++w) out.phi.append_row(w, rows[w]);
+    for (WordId w = 0; w < by_word.size(); ++w) out.phi.append_row(w, by_word[w]);
     out.file_words = file_words;
     out.smoothing_only_words = static_cast<WordId>(kept.size()) - file_words;
     out.vocab = core::Vocabulary::from_words(std::move(kept), path);
     return out;
+}
+
+}  // namespace
+
+PhiFile read_phi_tsv(const std::string& path, double beta, const core::Vocabulary* extra) {
+    PhiRows rows = read_phi_rows(path);
+    if (rows.entries.empty()) throw InputError(path, "no word-topic rows");
+    sort_and_check_repeats(path, rows);
+    return make_phi_file(path, beta, extra, rows);
 }
 
 // ---------------------------------------------------------------------------------------------
