@@ -1,4 +1,4 @@
-// The distributed trainer on in-process ranks (threads of one process, comm::run_ranks), so that
+// lda::Trainer on 1-4 in-process ranks (threads of one process, comm::run_ranks), so that
 // every path also runs under ThreadSanitizer. The same cases run under mpiexec in
 // test_distributed_mpi.cpp.
 #include "apps/lda/trainer.h"

@@ -1,4 +1,4 @@
-// Cases of the distributed trainer shared by the in-process tests (ranks as threads, under
+// Cases of lda::Trainer on P ranks shared by the in-process tests (ranks as threads, under
 // ThreadSanitizer too) and the MPI tests (ranks as processes under mpiexec). Every case is
 // collective: each rank calls it with its own communicator. Assertions inside are EXPECT_*
 // only, never ASSERT_*: a rank that returned early would leave the others in a collective.
@@ -227,10 +227,10 @@ inline void case_model_memory_per_slice(comm::Communicator& comm) {
     expect_consistent_across_ranks(t, comm, corpus);
 }
 
-/// The log-likelihood after N iterations is within 0.5% of the single-node trainer's on the same
+/// The log-likelihood after N iterations is within 0.5% of one process's (P = 1) on the same
 /// corpus and seed, for three corpora. They have few, well separated planted topics and K equal
 /// to their number, and N is large enough for both chains to converge: after 40 iterations
-/// chains of either trainer still differ by up to 1% (either side); after 80, by about 0.1%.
+/// chains of either run still differ by up to 1% (either side); after 80, by about 0.1%.
 inline void case_loglik_matches_single_node(comm::Communicator& comm) {
     constexpr int kIterations = 80;
     sched::Runtime rt(1, sched::PinMode::kNone);

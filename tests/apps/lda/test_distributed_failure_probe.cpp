@@ -1,4 +1,4 @@
-// An MPI program in which one rank of the distributed trainer fails on purpose, run by ctest
+// An MPI program in which one rank of an lda::Trainer fails on purpose, run by ctest
 // under mpiexec through tests/comm/run_and_check.cmake. Its main() handles errors as
 // apps/rotor/main.cpp does:
 //   probe load   the last rank cannot read its corpus: every rank agrees (comm::run_agreed), rank 0

@@ -1,4 +1,4 @@
-// Cases of the distributed trainer's --heldout, --optimize-alpha and --trace support, shared by
+// Cases of lda::Trainer's --heldout, --optimize-alpha and --trace support on P ranks, shared by
 // the in-process tests (test_distributed.cpp) and the MPI tests (test_distributed_mpi.cpp). Every
 // case is collective; assertions are EXPECT_* only (a rank returning early would leave the others
 // in a collective).

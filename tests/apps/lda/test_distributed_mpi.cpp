@@ -1,4 +1,4 @@
-// The distributed trainer on MPI ranks: run by ctest under `mpiexec -n 2|3|4` (main() is
+// lda::Trainer on MPI ranks: run by ctest under `mpiexec -n 2|3|4` (main() is
 // tests/comm/mpi_test_main.cpp: MPI first, then GoogleTest; only rank 0 prints the report).
 // Every test is collective: all ranks run the same tests in the same order.
 #include <gtest/gtest.h>
