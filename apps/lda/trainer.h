@@ -101,8 +101,9 @@ train::RecordSchema record_schema();
 /// Adds loglik_word, loglik and both per token (N = `num_tokens`) to `r`.
 void add_loglik(train::Record& r, const LogLikelihood& ll, std::uint64_t num_tokens);
 
-/// What the distributed trainer adds to TrainOptions. Plain struct; every rank must pass the
-/// same values (the straggler hook applies to one rank only by design).
+/// What matters with more than one rank (one process ignores the timer, the straggler and
+/// rebalancing). Plain struct; every rank must pass the same values (the straggler hook applies
+/// to one rank only by design).
 struct DistributedOptions {
     /// Timer control (--timer / --no-timer): each round's compute stops after the budget.
     bool timer = true;
@@ -124,7 +125,8 @@ struct DistributedOptions {
     /// Most tokens rebalancing may give one rank (0: no limit); the CLI derives it from
     /// --max-memory with Trainer::estimate_memory.
     std::uint64_t max_rank_tokens = 0;
-    /// Column groups per slice (c); 0: sched::default_grid_side(threads).
+    /// Column groups per slice (c); 0: sched::default_grid_side(threads). With one process (one
+    /// slice) this is the grid side when TrainOptions::blocks is 0 (a resumed run's).
     int columns_per_slice = 0;
     /// Test hook: called on the driving thread at the start of every iteration with (rank,
     /// iteration number); it may throw to simulate a rank that fails mid-run.
@@ -183,9 +185,10 @@ struct RankMetrics {
 };
 
 /// A rank's documents with their tokens' topics, in a layout independent of the grid: docs
-/// (global ids, increasing) and, per doc, its tokens (word and topic), sorted by word id (ties
-/// in any order) where a canonical order is needed (checkpoints). Used to move documents
-/// between ranks and by checkpoints.
+/// (global ids, increasing) and, per doc, its tokens (word and topic), sorted by word id where
+/// a canonical order is needed (checkpoints; a word's tokens then in their order in the blocks,
+/// so that a restore puts every topic back on its token). Used to move documents between ranks
+/// and by checkpoints.
 struct LocalDocs {
     std::vector<DocId> docs;
     std::vector<std::uint64_t> offsets{0};  ///< size docs.size() + 1, into words / topics

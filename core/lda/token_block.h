@@ -12,11 +12,12 @@
 namespace rotor::lda {
 
 /// The tokens of one block, word-major. Token i of word j (words[j]) is at position
-/// word_offsets[j] + i; its document is docs[...] (a GLOBAL DocId) and its topic topics[...].
-/// Within a word, tokens are ordered by increasing doc, so the tokens of one (word, doc) pair
-/// are adjacent. Words are in increasing WordId order; they are row ids of the word-topic table
-/// the block is sampled with (global ids on one node; positions in the block's slice in the
-/// distributed trainer, whose tables hold one slice each).
+/// word_offsets[j] + i; its document is docs[...] (the rank's local DocId) and its topic
+/// topics[...]. Within a word, tokens are ordered by increasing doc, so the tokens of one (word,
+/// doc) pair are adjacent. Words are in increasing WordId order; they are row ids of the
+/// word-topic table the block is sampled with (global ids with one slice of every word, as one
+/// process has; positions in the block's slice with P > 1 ranks, whose tables hold one slice
+/// each).
 ///
 /// A value type; one thread at a time may mutate `topics` (the scheduler guarantees it).
 struct TokenBlock {
