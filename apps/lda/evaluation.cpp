@@ -84,7 +84,44 @@ train::Record detail::summarize_ranks(const std::vector<RankMetrics>& per_rank, 
     return m;
 }
 
+LdaModel Trainer::model_shell(std::vector<std::string> vocab, std::string corpus_path) const {
+    LdaModel model;
+    model.info.num_topics = options_.params.num_topics;
+    model.info.alpha = alpha_;
+    model.info.beta = options_.params.beta;
+    model.info.num_words = num_words_;
+    model.info.num_docs = num_docs_;
+    model.info.num_tokens = num_tokens_;
+    model.info.iterations = iterations_done_;
+    model.info.seed = options_.seed;
+    model.info.corpus = std::move(corpus_path);
+    model.vocab = std::move(vocab);
+    model.doc_labels = all_labels_;
+    model.topic_totals = totals_;
+    return model;
+}
+
+LdaModel Trainer::local_model(std::vector<std::string> vocab, std::string corpus_path) const {
+    // One process holds every row: straight into the model, one row at a time, no messages.
+    LdaModel model = model_shell(std::move(vocab), std::move(corpus_path));
+    std::vector<std::pair<TopicId, Count>> row;
+    for (WordId w = 0; w < num_words_; ++w) {
+        row.clear();
+        held_[0]->for_each_nonzero(w, [&](TopicId k, Count n) { row.emplace_back(k, n); });
+        std::sort(row.begin(), row.end());
+        model.word_topic.add_row(row);
+    }
+    for (DocId d = 0; d < doc_topic_.num_docs(); ++d) {
+        row.clear();
+        for (const TopicCount& e : doc_topic_.row(d)) row.emplace_back(e.topic, e.count);
+        std::sort(row.begin(), row.end());
+        model.doc_topic.add_row(row);
+    }
+    return model;
+}
+
 LdaModel Trainer::gather_model(std::vector<std::string> vocab, std::string corpus_path) {
+    if (ranks_ == 1) return local_model(std::move(vocab), std::move(corpus_path));
     const std::uint32_t k_count = options_.params.num_topics;
     // Word rows of the home slices (pack_rows' raw words), then doc rows in local order.
     scratch_.clear();
@@ -123,23 +160,10 @@ LdaModel Trainer::gather_model(std::vector<std::string> vocab, std::string corpu
                                   std::sort(doc_rows[d].begin(), doc_rows[d].end());
                               }
                           });
-    LdaModel model;
-    if (rank_ != 0) return model;
-
-    model.info.num_topics = k_count;
-    model.info.alpha = alpha_;
-    model.info.beta = options_.params.beta;
-    model.info.num_words = num_words_;
-    model.info.num_docs = num_docs_;
-    model.info.num_tokens = num_tokens_;
-    model.info.iterations = iterations_done_;
-    model.info.seed = options_.seed;
-    model.info.corpus = std::move(corpus_path);
-    model.vocab = std::move(vocab);
+    if (rank_ != 0) return LdaModel{};
+    LdaModel model = model_shell(std::move(vocab), std::move(corpus_path));
     for (const auto& row : word_rows) model.word_topic.add_row(row);
     for (const auto& row : doc_rows) model.doc_topic.add_row(row);
-    model.doc_labels = all_labels_;
-    model.topic_totals = totals_;
     return model;
 }
 

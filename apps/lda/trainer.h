@@ -392,6 +392,11 @@ class Trainer {
     double reconcile_copies();
     void canonicalize_rows();
 
+    /// The model's parameters, vocabulary, labels and totals, without rows.
+    LdaModel model_shell(std::vector<std::string> vocab, std::string corpus_path) const;
+    /// One process: the model straight from the tables.
+    LdaModel local_model(std::vector<std::string> vocab, std::string corpus_path) const;
+
     // P > 1 ranks (trainer_ring.cpp).
     train::Record iterate_ring();
     /// What reconcile_totals found, the same on every rank.
