@@ -154,6 +154,8 @@ Ratings Ratings::from_csr(std::uint32_t num_users, std::uint32_t num_items,
         if (offsets[u + 1] < offsets[u]) {
             throw InputError(name, fmt::format("user offsets decrease at user {}", u));
         }
+    }
+    for (std::uint32_t u = 0; u < num_users; ++u) {
         for (std::uint64_t p = offsets[u]; p < offsets[u + 1]; ++p) {
             if (items[p] >= num_items) {
                 throw InputError(
