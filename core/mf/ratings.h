@@ -1,0 +1,174 @@
+// The ratings matrix of matrix factorization: A (N users x M items) with its observed set Ω,
+// held by user (CSR) and by item (CSC), and the maps from the input's string ids to the dense
+// indices the kernels use (docs/architecture.md, "Matrix factorization: the shapes").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace rotor::mf {
+
+using UserId = std::uint32_t;  ///< dense 0-based user (row) index, < N
+using ItemId = std::uint32_t;  ///< dense 0-based item (column) index, < M
+
+/// Original string ids (as read from a file) <-> dense indices 0..size()-1, in the order the ids
+/// were inserted. Kept with a model so that predictions can name users and items as the input
+/// did. A value type; const methods may be called from any number of threads at once, insert()
+/// needs exclusive access.
+class IdMap {
+  public:
+    /// The index of `id`, appending it as index size() if it is new; `second` is true when it
+    /// was new. Precondition: fewer than 2^32 - 1 ids are held (callers check with full()).
+    std::pair<std::uint32_t, bool> insert(std::string_view id);
+    /// The index of `id`, or nothing.
+    std::optional<std::uint32_t> find(std::string_view id) const;
+    /// The id of `index` (< size()).
+    const std::string& name(std::uint32_t index) const { return names_[index]; }
+    /// Every id, by index.
+    std::span<const std::string> names() const noexcept { return names_; }
+    std::uint32_t size() const noexcept { return static_cast<std::uint32_t>(names_.size()); }
+    bool empty() const noexcept { return names_.empty(); }
+    /// True when no further id fits in a 32-bit index.
+    bool full() const noexcept { return names_.size() >= kMaxSize; }
+    /// Approximate heap bytes held (names twice: by index and in the hash table).
+    std::size_t memory_bytes() const noexcept;
+
+    friend bool operator==(const IdMap& a, const IdMap& b) { return a.names_ == b.names_; }
+
+    static constexpr std::size_t kMaxSize = 0xFFFFFFFFu;
+
+  private:
+    struct Hash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const noexcept {
+            return std::hash<std::string_view>{}(s);
+        }
+    };
+    std::vector<std::string> names_;
+    std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index_;
+};
+
+/// One observed rating A_ui, as built by a reader: 12 bytes, so 10^8 of them fit in 1.2 GB.
+struct RatingTriple {
+    UserId user = 0;
+    ItemId item = 0;
+    float value = 0.0f;
+};
+
+/// Where a list of triples came from, for error messages: a duplicate (user, item) pair is then
+/// reported as `<path>:<line of the second>:1: duplicate rating for user U, item I (first on
+/// line L)`, with U and I the original ids when the maps are given.
+struct TripleOrigin {
+    std::string path;
+    /// The 1-based line of triple i (its index in the list); empty: lines unknown.
+    std::function<std::uint64_t(std::uint64_t)> line_of;
+    const IdMap* users = nullptr;  ///< may be null: indices are printed
+    const IdMap* items = nullptr;
+};
+
+/// A sparse ratings matrix A of N users x M items with nnz observed ratings (float values),
+/// held twice:
+///   - by user (CSR): user_offsets() (u64, N+1), user_items() (u32, nnz), user_values()
+///     (float, nnz); the ratings of user u are at [user_offsets()[u], user_offsets()[u+1]),
+///     items strictly increasing;
+///   - by item (CSC): item_offsets() (u64, M+1), item_users() (u32, nnz), item_values()
+///     (float, nnz); the ratings of item i are at [item_offsets()[i], item_offsets()[i+1]),
+///     users strictly increasing.
+/// Every rating appears exactly once in each. Memory: 8(N+M+2) + 16 nnz bytes.
+///
+/// A value type owning its arrays; immutable after construction, so any number of threads may
+/// read one at once. Users and items without ratings are allowed (empty rows and columns).
+class Ratings {
+  public:
+    /// An empty 0 x 0 matrix.
+    Ratings();
+
+    /// Builds from triples in any order. Preconditions: every user < num_users, every item
+    /// < num_items, every value finite (the readers check these on their input). Throws
+    /// InputError if a (user, item) pair occurs twice, naming `origin` (path, the lines of both
+    /// and the original ids when known). Time O(nnz + N + M); transient memory 16 nnz bytes
+    /// besides the result.
+    static Ratings from_triples(std::uint32_t num_users, std::uint32_t num_items,
+                                std::span<const RatingTriple> triples,
+                                const TripleOrigin& origin = {});
+
+    /// Builds from the CSR arrays (moved in) and derives the CSC. Throws InputError naming
+    /// `name` unless offsets has N+1 entries rising from 0 to nnz, items and values have nnz
+    /// entries, every item is < num_items, items rise strictly within each user and every value
+    /// is finite.
+    static Ratings from_csr(std::uint32_t num_users, std::uint32_t num_items,
+                            std::vector<std::uint64_t> offsets, std::vector<ItemId> items,
+                            std::vector<float> values, const std::string& name);
+
+    std::uint32_t num_users() const noexcept { return num_users_; }  ///< N
+    std::uint32_t num_items() const noexcept { return num_items_; }  ///< M
+    std::uint64_t nnz() const noexcept { return user_values_.size(); }
+
+    std::span<const std::uint64_t> user_offsets() const noexcept { return user_offsets_; }
+    std::span<const ItemId> user_items() const noexcept { return user_items_; }
+    std::span<const float> user_values() const noexcept { return user_values_; }
+    std::span<const std::uint64_t> item_offsets() const noexcept { return item_offsets_; }
+    std::span<const UserId> item_users() const noexcept { return item_users_; }
+    std::span<const float> item_values() const noexcept { return item_values_; }
+
+    /// The items user u rated (increasing) and the ratings, aligned. u < N.
+    std::span<const ItemId> items_of(UserId u) const noexcept;
+    std::span<const float> values_of_user(UserId u) const noexcept;
+    /// The users who rated item i (increasing) and the ratings, aligned. i < M.
+    std::span<const UserId> users_of(ItemId i) const noexcept;
+    std::span<const float> values_of_item(ItemId i) const noexcept;
+    std::uint64_t user_degree(UserId u) const noexcept {
+        return user_offsets_[u + 1] - user_offsets_[u];
+    }
+    std::uint64_t item_degree(ItemId i) const noexcept {
+        return item_offsets_[i + 1] - item_offsets_[i];
+    }
+
+    /// The mean of all ratings (summed in double, in CSR order); 0 when nnz = 0.
+    double mean() const noexcept { return mean_; }
+    /// Bytes held by the arrays: 8(N+M+2) + 16 nnz.
+    std::size_t memory_bytes() const noexcept;
+
+    friend bool operator==(const Ratings& a, const Ratings& b);
+
+  private:
+    void build_csc();
+    void compute_mean() noexcept;
+
+    std::uint32_t num_users_ = 0;
+    std::uint32_t num_items_ = 0;
+    std::vector<std::uint64_t> user_offsets_;
+    std::vector<ItemId> user_items_;
+    std::vector<float> user_values_;
+    std::vector<std::uint64_t> item_offsets_;
+    std::vector<UserId> item_users_;
+    std::vector<float> item_values_;
+    double mean_ = 0.0;
+};
+
+/// Ratings with the ids they were read under. A reader's result.
+struct RatingsFile {
+    Ratings ratings;
+    IdMap users;  ///< size N: users.name(u) is user u's original id
+    IdMap items;  ///< size M
+    /// Indices >= these are ids that were not in the maps given to the reader (a test file read
+    /// against a training file's maps): the given maps' sizes, 0 when none were given (every id
+    /// is then new).
+    std::uint32_t first_new_user = 0;
+    std::uint32_t first_new_item = 0;
+    /// Ratings whose user or item is new (index >= first_new_*): nnz when no maps were given.
+    std::uint64_t ratings_with_new_ids = 0;
+
+    std::uint32_t new_users() const noexcept { return users.size() - first_new_user; }
+    std::uint32_t new_items() const noexcept { return items.size() - first_new_item; }
+};
+
+}  // namespace rotor::mf

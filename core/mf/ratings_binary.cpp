@@ -1,0 +1,245 @@
+#include "core/mf/ratings_binary.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "core/base/error.h"
+#include "core/io/atomic_file.h"
+#include "core/io/mapped_file.h"
+
+namespace rotor::mf {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "the binary ratings format is little-endian; big-endian hosts need byte swapping");
+
+constexpr char kMagic[8] = {'R', 'O', 'T', 'O', 'R', 'R', 'A', 'T'};
+constexpr std::uint32_t kVersion = 1;
+
+/// The 64-byte header at offset 0; the payload follows (docs/formats.md, "Binary ratings").
+struct Header {
+    char magic[8];                ///< "ROTORRAT"
+    std::uint32_t version;        ///< kVersion
+    std::uint32_t flags;          ///< 0; any other bit is an error in version 1
+    std::uint64_t num_users;      ///< N
+    std::uint64_t num_items;      ///< M
+    std::uint64_t nnz;            ///< number of ratings
+    std::uint64_t payload_bytes;  ///< file size - 64
+    std::uint32_t crc32;          ///< zlib's crc32 of the payload
+    std::uint32_t reserved0;      ///< 0
+    std::uint64_t reserved1;      ///< 0
+};
+static_assert(sizeof(Header) == 64);
+
+constexpr std::byte kZeros[8] = {};
+
+/// Zero bytes that bring `n` to a multiple of 8.
+std::span<const std::byte> padding(std::uint64_t n) {
+    return {kZeros, static_cast<std::size_t>((8 - n % 8) % 8)};
+}
+
+std::uint32_t crc_update(std::uint32_t crc, std::span<const std::byte> bytes) {
+    const auto* p = reinterpret_cast<const Bytef*>(bytes.data());
+    std::size_t left = bytes.size();
+    while (left > 0) {  // zlib's crc32 takes a 32-bit length
+        const std::size_t n = std::min<std::size_t>(left, std::size_t{1} << 30);
+        crc = static_cast<std::uint32_t>(crc32(crc, p, static_cast<uInt>(n)));
+        p += n;
+        left -= n;
+    }
+    return crc;
+}
+
+/// An id map section: count (0 or the dimension), total bytes of the ids, count + 1 offsets,
+/// the ids' bytes back to back, zero padding to 8.
+std::vector<std::byte> encode_names(const IdMap& map) {
+    std::vector<std::uint64_t> head(2 + map.size() + (map.empty() ? 0 : 1), 0);
+    head[0] = map.size();
+    std::string chars;
+    for (std::uint32_t i = 0; i < map.size(); ++i) {
+        chars += map.name(i);
+        head[3 + i] = chars.size();
+    }
+    head[1] = chars.size();
+    std::vector<std::byte> out(head.size() * 8 + chars.size());
+    std::memcpy(out.data(), head.data(), head.size() * 8);
+    std::memcpy(out.data() + head.size() * 8, chars.data(), chars.size());
+    out.resize(out.size() + padding(out.size()).size(), std::byte{0});
+    return out;
+}
+
+/// Reads the payload's sections in order, every read checked against the end.
+class Cursor {
+  public:
+    Cursor(std::span<const std::byte> bytes, const std::string& name)
+        : bytes_(bytes), name_(name) {}
+
+    template <class T>
+    std::vector<T> take(std::uint64_t count, const char* what) {
+        if (count > (bytes_.size() - pos_) / sizeof(T)) {
+            throw InputError(name_, fmt::format("truncated binary ratings: {} cut short at byte {}",
+                                                what, bytes_.size()));
+        }
+        std::vector<T> v(static_cast<std::size_t>(count));
+        if (count > 0) std::memcpy(v.data(), bytes_.data() + pos_, count * sizeof(T));
+        pos_ += count * sizeof(T);
+        return v;
+    }
+    std::uint64_t take_u64(const char* what) { return take<std::uint64_t>(1, what)[0]; }
+    void align(const char* what) {
+        const std::size_t n = padding(pos_).size();
+        if (n > bytes_.size() - pos_) {
+            throw InputError(name_, fmt::format("truncated binary ratings: {} cut short", what));
+        }
+        pos_ += n;
+    }
+    std::size_t remaining() const noexcept { return bytes_.size() - pos_; }
+
+  private:
+    std::span<const std::byte> bytes_;
+    const std::string& name_;
+    std::size_t pos_ = 0;
+};
+
+IdMap decode_names(Cursor& c, std::uint64_t dimension, const char* what, const std::string& name) {
+    const std::uint64_t count = c.take_u64(what);
+    const std::uint64_t chars = c.take_u64(what);
+    if (count != 0 && count != dimension) {
+        throw InputError(name,
+                         fmt::format("{}: {} ids for a dimension of {}", what, count, dimension));
+    }
+    const auto offsets = c.take<std::uint64_t>(count == 0 ? 0 : count + 1, what);
+    const auto bytes = c.take<char>(chars, what);
+    c.align(what);
+    IdMap map;
+    if (count == 0) return map;
+    if (offsets.front() != 0 || offsets.back() != chars) {
+        throw InputError(name, fmt::format("{}: offsets run from {} to {}, expected 0 to {}", what,
+                                           offsets.front(), offsets.back(), chars));
+    }
+    for (std::uint64_t i = 0; i < count; ++i) {
+        if (offsets[i + 1] <= offsets[i]) {
+            throw InputError(name,
+                             fmt::format("{}: id {} is empty or its offsets decrease", what, i));
+        }
+        const std::string_view id(bytes.data() + offsets[i], offsets[i + 1] - offsets[i]);
+        const auto [index, added] = map.insert(id);
+        if (!added) {
+            throw InputError(name, fmt::format("{}: id \"{}\" appears twice (indices {} and {})",
+                                               what, id, index, i));
+        }
+    }
+    return map;
+}
+
+Header check_header(std::span<const std::byte> bytes, const std::string& name) {
+    Header h{};
+    if (bytes.size() < sizeof h) {
+        throw InputError(name, fmt::format("truncated binary ratings: {} bytes, the header alone "
+                                           "is 64",
+                                           bytes.size()));
+    }
+    std::memcpy(&h, bytes.data(), sizeof h);
+    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) {
+        throw InputError(name, "not a rotor binary ratings file (bad magic)");
+    }
+    if (h.version != kVersion) {
+        throw InputError(name, fmt::format("unsupported binary ratings version {} (this build "
+                                           "reads version {})",
+                                           h.version, kVersion));
+    }
+    if (h.flags != 0) throw InputError(name, fmt::format("unknown flags {:#x}", h.flags));
+    if (h.num_users > 0xFFFFFFFFu || h.num_items > 0xFFFFFFFFu) {
+        throw InputError(name, fmt::format("N = {} or M = {} does not fit in 32 bits", h.num_users,
+                                           h.num_items));
+    }
+    if (h.payload_bytes != bytes.size() - sizeof h) {
+        throw InputError(name, fmt::format("the header says {} payload bytes, the file has {} "
+                                           "(truncated or appended to)",
+                                           h.payload_bytes, bytes.size() - sizeof h));
+    }
+    const std::uint32_t crc =
+        crc_update(static_cast<std::uint32_t>(crc32(0, nullptr, 0)), bytes.subspan(sizeof h));
+    if (crc != h.crc32) {
+        throw InputError(name, fmt::format("CRC-32 mismatch (corrupt file): stored {:08x}, "
+                                           "computed {:08x}",
+                                           h.crc32, crc));
+    }
+    return h;
+}
+
+}  // namespace
+
+bool has_ratings_binary_magic(std::span<const std::byte> prefix) noexcept {
+    return prefix.size() >= sizeof kMagic && std::memcmp(prefix.data(), kMagic, sizeof kMagic) == 0;
+}
+
+void write_ratings_binary(const std::string& path, const Ratings& ratings, const IdMap& users,
+                          const IdMap& items) {
+    ROTOR_ASSERT(users.empty() || users.size() == ratings.num_users(), "user map size != N");
+    ROTOR_ASSERT(items.empty() || items.size() == ratings.num_items(), "item map size != M");
+    const auto item_bytes = std::as_bytes(ratings.user_items());
+    const auto value_bytes = std::as_bytes(ratings.user_values());
+    const std::vector<std::byte> user_names = encode_names(users);
+    const std::vector<std::byte> item_names = encode_names(items);
+    const std::span<const std::byte> sections[] = {
+        std::as_bytes(ratings.user_offsets()),
+        item_bytes,
+        padding(item_bytes.size()),
+        value_bytes,
+        padding(value_bytes.size()),
+        user_names,
+        item_names,
+    };
+    Header h{};
+    std::memcpy(h.magic, kMagic, sizeof kMagic);
+    h.version = kVersion;
+    h.num_users = ratings.num_users();
+    h.num_items = ratings.num_items();
+    h.nnz = ratings.nnz();
+    auto crc = static_cast<std::uint32_t>(crc32(0, nullptr, 0));
+    for (const auto s : sections) {
+        crc = crc_update(crc, s);
+        h.payload_bytes += s.size();
+    }
+    h.crc32 = crc;
+
+    core::AtomicFile f(path);
+    f.write_pod(h);
+    for (const auto s : sections) f.write(s);
+    f.commit();
+}
+
+RatingsFile parse_ratings_binary(std::span<const std::byte> bytes, const std::string& name) {
+    const Header h = check_header(bytes, name);
+    Cursor c(bytes.subspan(sizeof h), name);
+    auto offsets = c.take<std::uint64_t>(h.num_users + 1, "user offsets");
+    auto items = c.take<ItemId>(h.nnz, "item ids");
+    c.align("item ids");
+    auto values = c.take<float>(h.nnz, "ratings");
+    c.align("ratings");
+    RatingsFile out;
+    out.users = decode_names(c, h.num_users, "user ids", name);
+    out.items = decode_names(c, h.num_items, "item ids", name);
+    if (c.remaining() != 0) {
+        throw InputError(name, fmt::format("{} bytes after the item ids", c.remaining()));
+    }
+    out.ratings = Ratings::from_csr(static_cast<std::uint32_t>(h.num_users),
+                                    static_cast<std::uint32_t>(h.num_items), std::move(offsets),
+                                    std::move(items), std::move(values), name);
+    out.ratings_with_new_ids = out.ratings.nnz();
+    return out;
+}
+
+RatingsFile read_ratings_binary(const std::string& path) {
+    const core::MappedFile mapped(path);
+    return parse_ratings_binary(mapped.bytes(), path);
+}
+
+}  // namespace rotor::mf

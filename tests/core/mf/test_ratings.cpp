@@ -1,0 +1,182 @@
+// Tests of Ratings (CSR and CSC built from triples or from a CSR) and IdMap.
+#include "core/mf/ratings.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/base/error.h"
+#include "tests/core/mf/ratings_test_util.h"
+
+namespace rotor::mf {
+namespace {
+
+using testing::csc_entries;
+using testing::csr_entries;
+using testing::entries;
+using testing::random_triples;
+
+template <class T>
+std::vector<T> vec(std::span<const T> s) {
+    return {s.begin(), s.end()};
+}
+
+TEST(IdMap, IndicesInOrderOfFirstInsertion) {
+    IdMap m;
+    EXPECT_EQ(m.insert("b"), std::make_pair(0u, true));
+    EXPECT_EQ(m.insert("a"), std::make_pair(1u, true));
+    EXPECT_EQ(m.insert("b"), std::make_pair(0u, false));
+    EXPECT_EQ(m.size(), 2u);
+    EXPECT_EQ(m.name(1), "a");
+    EXPECT_EQ(m.find("a"), 1u);
+    EXPECT_FALSE(m.find("c").has_value());
+    const IdMap copy = m;  // the copy's index is its own
+    EXPECT_EQ(copy.find("b"), 0u);
+    EXPECT_EQ(copy, m);
+    EXPECT_GT(m.memory_bytes(), 0u);
+}
+
+TEST(Ratings, SmallMatrixByUserAndByItem) {
+    // 3 users x 4 items; user 1 and item 2 have no ratings.
+    const std::vector<RatingTriple> t = {
+        {2, 3, 5.0f}, {0, 1, 3.0f}, {2, 0, 1.0f}, {0, 0, 4.0f}, {2, 1, 2.0f}};
+    const Ratings r = Ratings::from_triples(3, 4, t);
+    EXPECT_EQ(r.num_users(), 3u);
+    EXPECT_EQ(r.num_items(), 4u);
+    EXPECT_EQ(r.nnz(), 5u);
+    EXPECT_EQ(vec(r.user_offsets()), (std::vector<std::uint64_t>{0, 2, 2, 5}));
+    EXPECT_EQ(vec(r.user_items()), (std::vector<ItemId>{0, 1, 0, 1, 3}));
+    EXPECT_EQ(vec(r.user_values()), (std::vector<float>{4, 3, 1, 2, 5}));
+    EXPECT_EQ(vec(r.item_offsets()), (std::vector<std::uint64_t>{0, 2, 4, 4, 5}));
+    EXPECT_EQ(vec(r.item_users()), (std::vector<UserId>{0, 2, 0, 2, 2}));
+    EXPECT_EQ(vec(r.item_values()), (std::vector<float>{4, 1, 3, 2, 5}));
+    EXPECT_TRUE(r.items_of(1).empty());
+    EXPECT_TRUE(r.users_of(2).empty());
+    EXPECT_EQ(r.user_degree(2), 3u);
+    EXPECT_EQ(r.item_degree(1), 2u);
+    EXPECT_DOUBLE_EQ(r.mean(), 3.0);
+    EXPECT_EQ(r.memory_bytes(), 8u * (4 + 5) + 16u * 5);
+}
+
+TEST(Ratings, EmptyMatrix) {
+    const Ratings empty;
+    EXPECT_EQ(empty.nnz(), 0u);
+    EXPECT_EQ(empty.user_offsets().size(), 1u);
+    EXPECT_EQ(empty.item_offsets().size(), 1u);
+    EXPECT_EQ(empty.mean(), 0.0);
+    const Ratings shaped = Ratings::from_triples(3, 2, {});
+    EXPECT_EQ(vec(shaped.user_offsets()), (std::vector<std::uint64_t>{0, 0, 0, 0}));
+    EXPECT_EQ(vec(shaped.item_offsets()), (std::vector<std::uint64_t>{0, 0, 0}));
+}
+
+TEST(Ratings, CsrAndCscHoldEveryEntryOnceInIncreasingOrder) {
+    const auto t = random_triples(50, 70, 900, 7);
+    const Ratings r = Ratings::from_triples(50, 70, t);
+    EXPECT_EQ(csr_entries(r), entries(t));
+    EXPECT_EQ(csc_entries(r), entries(t));
+    for (UserId u = 0; u < r.num_users(); ++u) {
+        const auto items = r.items_of(u);
+        for (std::size_t k = 1; k < items.size(); ++k) EXPECT_LT(items[k - 1], items[k]);
+    }
+    for (ItemId i = 0; i < r.num_items(); ++i) {
+        const auto users = r.users_of(i);
+        for (std::size_t k = 1; k < users.size(); ++k) EXPECT_LT(users[k - 1], users[k]);
+    }
+    double sum = 0;
+    for (const auto& x : t) sum += x.value;
+    EXPECT_NEAR(r.mean(), sum / 900.0, 1e-12);
+}
+
+TEST(Ratings, TheOrderOfTheTriplesDoesNotMatter) {
+    auto t = random_triples(20, 30, 200, 3);
+    const Ratings a = Ratings::from_triples(20, 30, t);
+    std::reverse(t.begin(), t.end());
+    const Ratings b = Ratings::from_triples(20, 30, t);
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(vec(a.item_users()), vec(b.item_users()));
+}
+
+TEST(Ratings, FromCsrDerivesTheSameCsc) {
+    const auto t = random_triples(40, 25, 300, 11);
+    const Ratings a = Ratings::from_triples(40, 25, t);
+    const Ratings b = Ratings::from_csr(40, 25, vec(a.user_offsets()), vec(a.user_items()),
+                                        vec(a.user_values()), "csr");
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(vec(a.item_offsets()), vec(b.item_offsets()));
+    EXPECT_EQ(vec(a.item_users()), vec(b.item_users()));
+    EXPECT_EQ(vec(a.item_values()), vec(b.item_values()));
+    EXPECT_EQ(a.mean(), b.mean());
+}
+
+TEST(Ratings, DuplicateWithoutOriginNamesTheListPositions) {
+    const std::vector<RatingTriple> t = {{0, 1, 1}, {1, 1, 2}, {0, 0, 3}, {0, 1, 4}};
+    try {
+        Ratings::from_triples(2, 2, t);
+        FAIL() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("duplicate rating for user 0, item 1"),
+                  std::string::npos)
+            << e.what();
+        EXPECT_NE(std::string(e.what()).find("#1 and #4"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Ratings, DuplicateWithOriginNamesBothLinesAndTheIds) {
+    IdMap users;
+    IdMap items;
+    users.insert("alice");
+    users.insert("bob");
+    items.insert("x");
+    items.insert("y");
+    // Two duplicates: (bob, x) on lines 20 and 40, (alice, y) on lines 10 and 30. The one whose
+    // second line comes first is reported.
+    const std::vector<RatingTriple> t = {{0, 1, 1}, {1, 0, 2}, {0, 1, 3}, {1, 0, 4}};
+    TripleOrigin origin;
+    origin.path = "r.txt";
+    origin.line_of = [](std::uint64_t k) { return 10 * (k + 1); };
+    origin.users = &users;
+    origin.items = &items;
+    try {
+        Ratings::from_triples(2, 2, t, origin);
+        FAIL() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.path(), "r.txt");
+        EXPECT_EQ(e.line(), 30u);
+        EXPECT_NE(std::string(e.what()).find("r.txt:30:1: duplicate rating for user \"alice\", "
+                                             "item \"y\" (first on line 10)"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(Ratings, FromCsrRejectsBadArrays) {
+    const auto bad = [](std::vector<std::uint64_t> off, std::vector<ItemId> items,
+                        std::vector<float> values, const std::string& what) {
+        try {
+            Ratings::from_csr(2, 3, off, items, values, "f.bin");
+            FAIL() << "no error for " << what;
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find("f.bin: "), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+        }
+    };
+    bad({0, 1}, {0}, {1}, "expected N + 1");
+    bad({0, 1, 2}, {0}, {1, 2}, "1 item ids but 2 values");
+    bad({0, 1, 3}, {0, 1}, {1, 2}, "expected 0 to 2");
+    bad({0, 2, 1}, {0, 1}, {1, 2}, "expected 0 to 2");
+    bad({0, 2, 2}, {1, 1}, {1, 2}, "not strictly increasing");
+    bad({0, 2, 2}, {2, 1}, {1, 2}, "not strictly increasing");
+    bad({0, 1, 2}, {0, 3}, {1, 2}, "item 3 is >= M = 3");
+    bad({0, 1, 2}, {0, 1}, {1, std::numeric_limits<float>::infinity()}, "not finite");
+    bad({0, 1, 2}, {0, 1}, {std::nanf(""), 1}, "not finite");
+}
+
+TEST(Ratings, FromCsrRejectsDecreasingOffsets) {
+    EXPECT_THROW(Ratings::from_csr(3, 3, {0, 2, 1, 2}, {0, 1}, {1, 2}, "x"), InputError);
+}
+
+}  // namespace
+}  // namespace rotor::mf

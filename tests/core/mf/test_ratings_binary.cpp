@@ -1,0 +1,168 @@
+// Tests of the binary ratings form: round trips (text -> Ratings -> binary -> Ratings) and
+// corrupt files, each built in the test, rejected with InputError naming the file.
+#include "core/mf/ratings_binary.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/base/error.h"
+#include "core/mf/ratings_reader.h"
+#include "tests/core/io/temp_dir.h"
+#include "tests/core/mf/ratings_test_util.h"
+
+namespace rotor::mf {
+namespace {
+
+using rotor::testing::read_all;
+using rotor::testing::TempDir;
+using testing::random_triples;
+
+template <class T>
+std::vector<T> vec(std::span<const T> s) {
+    return {s.begin(), s.end()};
+}
+
+constexpr std::size_t kHeader = 64;
+constexpr std::size_t kCrcAt = 48;
+
+/// Recomputes the header's CRC-32 after the test changed the payload.
+void fix_crc(std::string& bytes) {
+    const auto crc =
+        static_cast<std::uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(bytes.data() + kHeader),
+                                         static_cast<uInt>(bytes.size() - kHeader)));
+    std::memcpy(bytes.data() + kCrcAt, &crc, 4);
+}
+
+void expect_corrupt(const std::string& bytes, const std::string& what) {
+    TempDir dir;
+    const std::string path = dir.write("bad.bin", bytes);
+    try {
+        read_ratings_binary(path);
+        FAIL() << "no error for " << what;
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.path(), path);
+        EXPECT_NE(std::string(e.what()).find(path + ": "), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+}
+
+/// A small good file's bytes: 3 users x 2 items, 4 ratings, names "u0".."u2", "i0", "i1".
+std::string good_bytes(const TempDir& dir) {
+    const RatingsFile f = read_ratings(dir.write("r.txt", "u0 i0 1\nu0 i1 2\nu1 i1 3\nu2 i0 4\n"));
+    const std::string path = dir.file("good.bin");
+    write_ratings_binary(path, f.ratings, f.users, f.items);
+    return read_all(path);
+}
+
+TEST(RatingsBinary, TextToBinaryToRatingsRoundTrip) {
+    TempDir dir;
+    const RatingsFile text = read_ratings(dir.write(
+        "r.csv", "userId,movieId,rating,timestamp\n1,31,2.5,0\n1,1029,3,0\n2,31,4,0\n7,5,0.5,0\n"));
+    const std::string path = dir.file("r.bin");
+    write_ratings_binary(path, text.ratings, text.users, text.items);
+    EXPECT_EQ(dir.count(), 2u);  // r.csv and r.bin: no temporary left behind
+    const RatingsFile bin = read_ratings_binary(path);
+    EXPECT_EQ(bin.ratings, text.ratings);
+    EXPECT_EQ(vec(bin.ratings.item_offsets()), vec(text.ratings.item_offsets()));
+    EXPECT_EQ(vec(bin.ratings.item_users()), vec(text.ratings.item_users()));
+    EXPECT_EQ(vec(bin.ratings.item_values()), vec(text.ratings.item_values()));
+    EXPECT_EQ(bin.users, text.users);
+    EXPECT_EQ(bin.items, text.items);
+    EXPECT_EQ(bin.ratings.mean(), text.ratings.mean());
+    EXPECT_EQ(bin.first_new_user, 0u);
+    const std::string bin_bytes = read_all(path);
+    const std::string csv_bytes = read_all(dir.file("r.csv"));
+    EXPECT_TRUE(has_ratings_binary_magic(std::as_bytes(std::span(bin_bytes))));
+    EXPECT_FALSE(has_ratings_binary_magic(std::as_bytes(std::span(csv_bytes))));
+}
+
+TEST(RatingsBinary, LargerRandomMatrixWithoutNamesAndEmptyRows) {
+    TempDir dir;
+    const Ratings r = Ratings::from_triples(300, 200, random_triples(300, 200, 5000, 5));
+    const std::string path = dir.file("r.bin");
+    write_ratings_binary(path, r, IdMap(), IdMap());
+    const RatingsFile back = read_ratings_binary(path);
+    EXPECT_EQ(back.ratings, r);
+    EXPECT_TRUE(back.users.empty());
+    EXPECT_TRUE(back.items.empty());
+    // Written twice, the same bytes.
+    write_ratings_binary(dir.file("again.bin"), back.ratings, back.users, back.items);
+    EXPECT_EQ(read_all(dir.file("again.bin")), read_all(path));
+}
+
+TEST(RatingsBinary, EmptyMatrix) {
+    TempDir dir;
+    write_ratings_binary(dir.file("e.bin"), Ratings(), IdMap(), IdMap());
+    const RatingsFile back = read_ratings_binary(dir.file("e.bin"));
+    EXPECT_EQ(back.ratings.nnz(), 0u);
+    EXPECT_EQ(back.ratings.num_users(), 0u);
+}
+
+TEST(RatingsBinary, HeaderMismatchesNameTheFile) {
+    TempDir dir;
+    const std::string good = good_bytes(dir);
+    expect_corrupt(good.substr(0, 40), "the header alone is 64");
+    std::string bad = good;
+    bad[0] = 'X';
+    expect_corrupt(bad, "bad magic");
+    bad = good;
+    bad[8] = 2;
+    expect_corrupt(bad, "unsupported binary ratings version 2");
+    bad = good;
+    bad[12] = 1;
+    expect_corrupt(bad, "unknown flags");
+    bad = good;
+    bad[16 + 4] = 1;  // N >= 2^32
+    expect_corrupt(bad, "does not fit in 32 bits");
+    expect_corrupt(good.substr(0, good.size() - 8), "truncated or appended to");
+    expect_corrupt(good + std::string(8, '\0'), "truncated or appended to");
+}
+
+TEST(RatingsBinary, PayloadCorruptionFailsTheCrc) {
+    TempDir dir;
+    const std::string good = good_bytes(dir);
+    for (const std::size_t at : {kHeader, kHeader + 40, good.size() - 1}) {
+        std::string bad = good;
+        bad[at] = static_cast<char>(bad[at] ^ 0x10);
+        expect_corrupt(bad, "CRC-32 mismatch");
+    }
+}
+
+TEST(RatingsBinary, StructureIsCheckedBehindAGoodCrc) {
+    TempDir dir;
+    const std::string good = good_bytes(dir);
+    // Payload: offsets (4 x u64) at 64, items (4 x u32) at 96, values (4 x f32) at 112, then
+    // the user map (count, chars, 4 offsets, "u0u1u2" + 2 zero bytes) at 128.  Every patch keeps
+    // the CRC right, so the structural checks are what catches it.
+    const auto patched = [&](std::size_t at, const void* v, std::size_t n) {
+        std::string b = good;
+        std::memcpy(b.data() + at, v, n);
+        fix_crc(b);
+        return b;
+    };
+    const std::uint32_t item2 = 2;
+    expect_corrupt(patched(96, &item2, 4), "item 2 is >= M = 2");
+    const std::uint32_t item0 = 0;
+    expect_corrupt(patched(100, &item0, 4), "not strictly increasing");
+    const std::uint64_t offset = 5;  // beyond nnz = 4: must not be followed
+    expect_corrupt(patched(64 + 8, &offset, 8), "user offsets decrease at user 1");
+    const float inf = std::numeric_limits<float>::infinity();
+    expect_corrupt(patched(112, &inf, 4), "not finite");
+    expect_corrupt(patched(128 + 16 + 32, "u1", 2), "user ids: id \"u1\" appears twice");
+    const std::uint64_t count = 2;
+    expect_corrupt(patched(128, &count, 8), "user ids: 2 ids for a dimension of 3");
+    const std::uint64_t offsets_shrunk = 0;
+    expect_corrupt(patched(128 + 16 + 8, &offsets_shrunk, 8), "user ids: id 0 is empty");
+}
+
+TEST(RatingsBinary, MissingFileIsAnInputError) {
+    TempDir dir;
+    EXPECT_THROW(read_ratings_binary(dir.file("none.bin")), InputError);
+}
+
+}  // namespace
+}  // namespace rotor::mf
