@@ -69,15 +69,24 @@ double sgd_update(std::uint32_t i, std::uint32_t j, float a, SgdSide& rows, SgdS
     const auto eta_h = static_cast<float>(p.eta / std::sqrt(double{cols.factor_gsum[j]}));
     float sw[4] = {0, 0, 0, 0}, sh[4] = {0, 0, 0, 0};
     const std::size_t K = w.size();
-    for (std::size_t k = 0; k < K; ++k) {
-        const float wk = w[k], hk = h[k];
+    float* wp = w.data();
+    float* hp = h.data();
+    // Coordinate k goes to lane k % 4; blocks of 4 so the compiler can keep the lanes in one
+    // vector register.
+    auto step = [&](std::size_t k, std::size_t lane) {
+        const float wk = wp[k], hk = hp[k];
         const float gw = lw * wk - ef * hk;
         const float gh = lh * hk - ef * wk;
-        sw[k % 4] += gw * gw;
-        sh[k % 4] += gh * gh;
-        w[k] = wk - eta_w * gw;
-        h[k] = hk - eta_h * gh;
+        sw[lane] += gw * gw;
+        sh[lane] += gh * gh;
+        wp[k] = wk - eta_w * gw;
+        hp[k] = hk - eta_h * gh;
+    };
+    std::size_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+        for (std::size_t l = 0; l < 4; ++l) step(k + l, l);
     }
+    for (; k < K; ++k) step(k, k % 4);
     const float inv_k = 1.0f / static_cast<float>(K);
     rows.factor_gsum[i] += ((sw[0] + sw[1]) + (sw[2] + sw[3])) * inv_k;
     cols.factor_gsum[j] += ((sh[0] + sh[1]) + (sh[2] + sh[3])) * inv_k;

@@ -47,8 +47,8 @@ TEST(ExactSum, IsAccurate) {
         s.add(x);
         ref += x;
     }
-    // each term rounded by <= 2^-49, plus the long double sum's own error
-    EXPECT_NEAR(s.value(), static_cast<double>(ref), 5000 * 0x1p-49 + 1e-15 * std::fabs(ref));
+    // each term rounded by < 2^-48, plus the long double sum's own error
+    EXPECT_NEAR(s.value(), static_cast<double>(ref), 5000 * 0x1p-48 + 1e-15 * std::fabs(ref));
     // Cancellation a double sum gets wrong: 1e10 + 1e-6 - 1e10.
     ExactSum c;
     c.add(1e10);
@@ -58,14 +58,17 @@ TEST(ExactSum, IsAccurate) {
 }
 
 TEST(ExactSum, RoundsEachTermToTheGrid) {
-    // Both conversion paths (|x| < 2^15 and above) are exact for values on the 2^-48 grid.
+    // Both conversion paths (|x| < 2^15 and above) are exact for values on the 2^-48 grid, and
+    // round toward zero the others.
     for (double x :
          {0.0, 1.0, -0.375, 0x1p-48, 32767.99999999, 32768.0, -32768.5, 1e13 + 0.25, -1.4e14}) {
         EXPECT_EQ(ExactSum::of(x).value(), x) << x;
     }
-    EXPECT_EQ(ExactSum::of(0x1p-50).value(), 0.0);      // below half a step
-    EXPECT_EQ(ExactSum::of(0x1p-49).value(), 0.0);      // a tie: to even (0)
-    EXPECT_EQ(ExactSum::of(0x3p-49).value(), 0x1p-47);  // a tie: to even (2 steps)
+    EXPECT_EQ(ExactSum::of(0x1p-49).value(), 0.0);        // half a step: toward zero
+    EXPECT_EQ(ExactSum::of(-0x3p-49).value(), -0x1p-48);  // -1.5 steps: -1 step
+    EXPECT_EQ(ExactSum::of(0x7p-50).value(), 0x1p-48);    // 1.75 steps: 1 step
+    // Above 2^15 the two-part conversion: values there are on the grid, exact.
+    EXPECT_EQ(ExactSum::of(-40000.0 - 0x1p-37).value(), -40000.0 - 0x1p-37);
     ExactSum big;
     for (int i = 0; i < 100000; ++i) big.add(1e13);
     EXPECT_EQ(big.value(), 1e18);
