@@ -35,13 +35,16 @@ void add_outer(const SparseView& part, std::span<const float> u, std::span<const
 }
 
 // Buffers of one iteration, allocated once: per part the column of W being updated and its
-// pushed sums, the pulled total and the column of H.
+// pushed sums, the total of several parts and the column of H.
 struct Workspace {
     std::vector<std::vector<float>> u;
     std::vector<ColumnSums> pushed;
+    ColumnSums total;
     std::vector<float> v;
 
-    Workspace(std::span<const CcdPart> parts, std::uint32_t cols) : v(cols) {
+    Workspace(std::span<const CcdPart> parts, std::uint32_t cols)
+        : total(parts.size() > 1 ? cols : 0), v(cols) {
+        ROTOR_ASSERT(!parts.empty(), "CCD: no part");
         for (const CcdPart& part : parts) {
             u.emplace_back(part.ratings.outer_size());
             pushed.emplace_back(cols);
@@ -56,7 +59,13 @@ void column_step(std::span<const CcdPart> parts, Workspace& ws,
         ws.pushed[q].clear();
         push_column_sums(parts[q].ratings, ws.u[q], parts[q].residuals, ws.pushed[q]);
     }
-    pull_columns(combine(ws.pushed), col_counts, lambda, form, ws.v);
+    if (parts.size() == 1) {
+        pull_columns(ws.pushed[0], col_counts, lambda, form, ws.v);
+        return;
+    }
+    ws.total.clear();
+    for (const ColumnSums& part : ws.pushed) ws.total.add(part);  // = combine(ws.pushed)
+    pull_columns(ws.total, col_counts, lambda, form, ws.v);
 }
 
 void rank_one(std::span<const CcdPart> parts, Factors& h, std::uint32_t k,

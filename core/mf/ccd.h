@@ -11,15 +11,14 @@
 // the same H, and a pull writes the same values everywhere.
 //
 // Rank-one update of factor k (u = column k of W, v = column k of H, as contiguous vectors):
-//   (a) r̂_ij = r_ij + u_i v_j                                          add_rank_one
-//   (b) v_j = Σ_{i∈Ω_j} r̂_ij u_i / (λρ_j + Σ_{i∈Ω_j} u_i²)            push_column_sums +
-//   pull_columns (c) u_i = Σ_{j∈Ω_i} r̂_ij v_j / (λρ_i + Σ_{j∈Ω_i} v_j²)            update_rows
-//   (local)
+//   (a) r̂_ij = r_ij + u_i v_j                                 add_rank_one
+//   (b) v_j = Σ_{i∈Ω_j} r̂_ij u_i / (λρ_j + Σ_{i∈Ω_j} u_i²)   push_column_sums, pull_columns
+//   (c) u_i = Σ_{j∈Ω_i} r̂_ij v_j / (λρ_i + Σ_{j∈Ω_i} v_j²)   update_rows (local)
 //       (b)-(c) repeated `inner` times (CCD++'s inner iterations)
-//   (d) r_ij = r̂_ij − u_i v_j                                          subtract_rank_one
+//   (d) r_ij = r̂_ij − u_i v_j                                 subtract_rank_one
 // Each of (b) and (c) sets its coordinates to the exact minimisers of the objective with every
-// other coordinate fixed (CCD++, eq. 6-7), so the objective never increases. The column update
-// comes first so that CCD++'s start H = 0 makes progress (with W first, H = 0 gives u = 0).
+// other coordinate fixed, so the objective never increases. The column update comes first so
+// that CCD++'s start H = 0 makes progress (with W first, H = 0 gives u = 0).
 // Biases are the same updates with the other side fixed at 1: c_j = Σ (r_ij + c_j) / (λ_b ρ_j +
 // |Ω_j|) pushed and pulled, then b_i locally.
 //

@@ -23,9 +23,9 @@
 // block's updates do not depend on which epoch or rank runs it; (3) the state is one float per
 // row, and it travels with its H row around the ring (H's accumulators belong to the slice).
 //
-// Arithmetic. Float, as LIBMF's: w_i·h_j over 8 interleaved lanes and the factor steps over 4
-// (fixed orders, so a result does not depend on the build or the machine beyond IEEE float);
-// the error e and the bias steps in double. Unlike CCD, SGD needs no exact sums: its updates
+// Arithmetic. Float, as LIBMF's: w_i·h_j over 8 interleaved lanes and the factor steps over 4,
+// in fixed orders (no reassociation is left to the compiler); the error e and the bias steps in
+// double. Unlike CCD, SGD needs no exact sums: its updates
 // touch one rating's rows at a time, and a block's result depends only on its seed.
 //
 // Order. A block's ratings are visited in a uniformly random order drawn from the Rng the
