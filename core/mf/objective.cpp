@@ -107,6 +107,10 @@ double rmse(double squared_error, std::uint64_t count) {
     return count == 0 ? 0.0 : std::sqrt(squared_error / static_cast<double>(count));
 }
 
+double train_rmse(std::span<const float> residuals) {
+    return rmse(squared_error(residuals), residuals.size());
+}
+
 ErrorStats evaluate(std::span<const std::uint32_t> users, std::span<const std::uint32_t> items,
                     std::span<const float> values,
                     const std::function<double(std::uint32_t, std::uint32_t)>& predict) {

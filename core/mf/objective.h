@@ -102,6 +102,9 @@ double objective(const SparseView& all, std::span<const float> residuals, const 
 
 /// sqrt(squared_error / count); 0 when count is 0.
 double rmse(double squared_error, std::uint64_t count);
+/// The training RMSE from current residuals: rmse(squared_error(residuals), residuals.size()).
+/// Across parts, add the parts' squared_error and counts first.
+double train_rmse(std::span<const float> residuals);
 
 /// RMSE and MAE of predictions against held-out ratings.
 struct ErrorStats {

@@ -411,7 +411,7 @@ TEST(Ccd, RecoversAPlantedLowRankMatrix) {
     for (int it = 0; it < 10; ++it) ccd_iteration(all, h, c, p);
     const ErrorStats test =
         evaluate(pl.test.users, pl.test.items, pl.test.values, ModelView{mu, &w, &h, b, c});
-    const double train = rmse(squared_error(r), r.size());
+    const double train = train_rmse(r);
     EXPECT_LT(test.rmse, 1.05 * kSigma) << "train RMSE " << train;
     EXPECT_LT(train, kSigma);
     EXPECT_GT(test.count, 30000u);

@@ -44,6 +44,7 @@ TEST(Objective, ResidualsByHand) {
     EXPECT_NEAR(r[2], -2.8, 1e-6);
     EXPECT_NEAR(squared_error(r), 9.46, 1e-5);
     EXPECT_NEAR(rmse(squared_error(r), 3), std::sqrt(9.46 / 3), 1e-6);
+    EXPECT_NEAR(train_rmse(r), std::sqrt(9.46 / 3), 1e-6);
     EXPECT_EQ(rmse(0, 0), 0.0);
 }
 
