@@ -1,0 +1,112 @@
+// A sum of doubles whose value does not depend on the order or the grouping of its terms, so
+// that partial sums pushed by any number of parts (threads, ranks) and added in any order give
+// bitwise the same total: the pull of CCD's push/pull (docs/mf.md, "Exact partial sums").
+//
+// A plain double sum does not have that property: (a + b) + (c + d) and ((a + b) + c) + d round
+// differently, so the same column update summed over 1 and over 3 parts would differ in its last
+// bits, and W and H would drift apart over iterations. Here each term is rounded ONCE, on its
+// own, to a multiple of 2^-48 (toward zero: a fixed-point number), and the fixed-point values
+// are added exactly in a 128-bit integer. Integer addition is associative, so the total depends
+// only on the multiset of terms. (Float storage of the factors would hide most of a double sum's
+// differences, but not all: one flipped float bit, and the runs diverge.)
+//
+// Range and precision: a term must satisfy |x| < 2^47 (about 1.4e14); its rounding error is
+// below 2^-48 (about 3.6e-15) in absolute value, so n terms are within n * 3.6e-15 of their
+// exact sum (a double sum's bound is n * 1.1e-16 * Σ|x|). The total may reach 2^79. A term out of
+// range, infinite or NaN makes the sum invalid, and value() is then NaN: the error shows, it is
+// never silently inexact. Cost: about twice a double sum's time per term (docs/mf.md).
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+namespace rotor::mf {
+
+/// An exact fixed-point sum of doubles. A value type, 24 bytes (no 16-byte alignment, so arrays
+/// of them pack). Not thread-safe: one writer at a time; combine per-thread sums with add().
+class ExactSum {
+  public:
+    /// Bits after the binary point of the fixed-point representation.
+    static constexpr int kFractionBits = 48;
+    /// Terms must be strictly smaller than this in absolute value (2^47).
+    static constexpr double kMaxTerm = 140737488355328.0;
+    /// Limbs of to_limbs(): see there.
+    static constexpr int kLimbs = 4;
+
+    /// Adds x rounded toward zero to a multiple of 2^-48. Out-of-range or non-finite x makes the
+    /// sum invalid.
+    void add(double x) noexcept {
+        if (std::fabs(x) < 32768.0) {                          // x * 2^48 < 2^63: one conversion
+            add_fixed(static_cast<std::int64_t>(x * 0x1p48));  // toward zero
+        } else if (std::fabs(x) < kMaxTerm) {  // integer part and fraction converted apart
+            const double a = x * 0x1p16;
+            const auto hi = static_cast<std::int64_t>(a);  // trunc(a), exact in a double
+            const double frac = a - static_cast<double>(hi);
+            // hi and frac have the sign of x: truncating the fraction alone truncates x * 2^48.
+            add_fixed(static_cast<Int128>(hi) * (Int128{1} << 32) +
+                      static_cast<std::int64_t>(frac * 0x1p32));
+        } else {
+            ++invalid_;
+        }
+    }
+    /// Adds another sum exactly.
+    void add(const ExactSum& o) noexcept {
+        add_fixed(o.fixed());
+        invalid_ += o.invalid_;
+    }
+    /// The sum of the single term x: convert a term that repeats once, then add() it.
+    static ExactSum of(double x) noexcept {
+        ExactSum s;
+        s.add(x);
+        return s;
+    }
+
+    /// The total rounded to the nearest double; NaN when invalid.
+    double value() const noexcept {
+        if (invalid_ != 0) return std::nan("");
+        return std::ldexp(static_cast<double>(fixed()), -kFractionBits);
+    }
+    bool valid() const noexcept { return invalid_ == 0; }
+    bool operator==(const ExactSum& o) const noexcept {
+        return lo_ == o.lo_ && hi_ == o.hi_ && invalid_ == o.invalid_;
+    }
+
+    /// The sum as four int64 limbs whose elementwise sums over parts (e.g. one allreduce_sum of
+    /// int64 across ranks) are the limbs of the total: the fixed-point value v =
+    /// l2 * 2^86 + l1 * 2^43 + l0 with l0, l1 in [0, 2^43) and l2 = v >> 86 (|l2| < 2^41), and
+    /// l3 the count of invalid terms. Summing the limbs of up to 2^20 parts cannot overflow.
+    std::array<std::int64_t, kLimbs> to_limbs() const noexcept {
+        const Int128 v = fixed();
+        constexpr Int128 kMask = (Int128{1} << 43) - 1;
+        return {static_cast<std::int64_t>(v & kMask), static_cast<std::int64_t>((v >> 43) & kMask),
+                static_cast<std::int64_t>(v >> 86), static_cast<std::int64_t>(invalid_)};
+    }
+    /// The sum whose limbs (or the elementwise sum of several sums' limbs) are `l`.
+    static ExactSum from_limbs(const std::array<std::int64_t, kLimbs>& l) noexcept {
+        ExactSum s;
+        s.add_fixed(static_cast<Int128>(l[0]) + static_cast<Int128>(l[1]) * (Int128{1} << 43) +
+                    static_cast<Int128>(l[2]) * (Int128{1} << 86));
+        s.invalid_ = static_cast<std::uint64_t>(l[3]);
+        return s;
+    }
+
+  private:
+    __extension__ using Int128 = __int128;
+    __extension__ using UInt128 = unsigned __int128;
+
+    Int128 fixed() const noexcept {
+        return static_cast<Int128>((static_cast<UInt128>(hi_) << 64) | lo_);
+    }
+    void add_fixed(Int128 t) noexcept {
+        const UInt128 v = static_cast<UInt128>(fixed()) + static_cast<UInt128>(t);  // wraps
+        lo_ = static_cast<std::uint64_t>(v);
+        hi_ = static_cast<std::uint64_t>(v >> 64);
+    }
+
+    std::uint64_t lo_ = 0;       // low 64 bits of the two's-complement fixed-point total
+    std::uint64_t hi_ = 0;       // high 64 bits
+    std::uint64_t invalid_ = 0;  // terms out of range or not finite
+};
+
+}  // namespace rotor::mf

@@ -1,0 +1,111 @@
+#include "core/mf/exact_sum.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/base/rng.h"
+
+namespace rotor::mf {
+namespace {
+
+std::vector<double> random_terms(std::size_t n, std::uint64_t seed) {
+    Rng rng(seed);
+    std::vector<double> t(n);
+    for (double& x : t) {
+        const double mag = std::pow(10.0, -8 + 18 * rng.uniform());  // 1e-8 .. 1e10
+        x = (rng.uniform() < 0.5 ? -mag : mag) * (1 + rng.uniform());
+    }
+    return t;
+}
+
+TEST(ExactSum, DoesNotDependOnOrderOrGrouping) {
+    std::vector<double> t = random_terms(5000, 1);
+    ExactSum ref;
+    for (double x : t) ref.add(x);
+    Rng rng(2);
+    for (int trial = 0; trial < 10; ++trial) {
+        std::shuffle(t.begin(), t.end(), rng);
+        // Cut into 1..6 groups at random points, sum each, add the groups.
+        const auto groups = 1 + rng.below(6);
+        std::vector<ExactSum> parts(groups);
+        for (double x : t) parts[rng.below(groups)].add(x);
+        ExactSum total;
+        for (const ExactSum& p : parts) total.add(p);
+        EXPECT_TRUE(total == ref) << "trial " << trial;
+        EXPECT_EQ(total.value(), ref.value());
+    }
+}
+
+TEST(ExactSum, IsAccurate) {
+    const std::vector<double> t = random_terms(5000, 3);
+    ExactSum s;
+    long double ref = 0;
+    for (double x : t) {
+        s.add(x);
+        ref += x;
+    }
+    // each term rounded by < 2^-48, plus the long double sum's own error
+    EXPECT_NEAR(s.value(), static_cast<double>(ref), 5000 * 0x1p-48 + 1e-15 * std::fabs(ref));
+    // Cancellation a double sum gets wrong: 1e10 + 1e-6 - 1e10.
+    ExactSum c;
+    c.add(1e10);
+    c.add(1e-6);
+    c.add(-1e10);
+    EXPECT_NEAR(c.value(), 1e-6, 1e-14);
+}
+
+TEST(ExactSum, RoundsEachTermToTheGrid) {
+    // Both conversion paths (|x| < 2^15 and above) are exact for values on the 2^-48 grid, and
+    // round toward zero the others.
+    for (double x :
+         {0.0, 1.0, -0.375, 0x1p-48, 32767.99999999, 32768.0, -32768.5, 1e13 + 0.25, -1.4e14}) {
+        EXPECT_EQ(ExactSum::of(x).value(), x) << x;
+    }
+    EXPECT_EQ(ExactSum::of(0x1p-49).value(), 0.0);        // half a step: toward zero
+    EXPECT_EQ(ExactSum::of(-0x3p-49).value(), -0x1p-48);  // -1.5 steps: -1 step
+    EXPECT_EQ(ExactSum::of(0x7p-50).value(), 0x1p-48);    // 1.75 steps: 1 step
+    // Above 2^15 the two-part conversion: values there are on the grid, exact.
+    EXPECT_EQ(ExactSum::of(-40000.0 - 0x1p-37).value(), -40000.0 - 0x1p-37);
+    ExactSum big;
+    for (int i = 0; i < 100000; ++i) big.add(1e13);
+    EXPECT_EQ(big.value(), 1e18);
+}
+
+TEST(ExactSum, OutOfRangeOrNotFiniteIsInvalid) {
+    for (double x : {ExactSum::kMaxTerm, -2e14, double{INFINITY}, std::nan("")}) {
+        ExactSum s;
+        s.add(1.0);
+        s.add(x);
+        EXPECT_FALSE(s.valid()) << x;
+        EXPECT_TRUE(std::isnan(s.value())) << x;
+        ExactSum t = ExactSum::of(2.0);
+        t.add(s);
+        EXPECT_FALSE(t.valid());
+    }
+    EXPECT_TRUE(ExactSum::of(1.4e14).valid());
+}
+
+TEST(ExactSum, LimbsAddUpAndRoundTrip) {
+    const std::vector<double> t = random_terms(3000, 5);
+    std::vector<ExactSum> parts(4);
+    for (std::size_t i = 0; i < t.size(); ++i) parts[i % 4].add(t[i] * 1e3);
+    parts[3].add(-1e14);  // a negative total in one part
+    std::array<std::int64_t, ExactSum::kLimbs> limbs{};
+    ExactSum total;
+    for (const ExactSum& p : parts) {
+        EXPECT_TRUE(ExactSum::from_limbs(p.to_limbs()) == p);
+        const auto l = p.to_limbs();
+        for (int k = 0; k < ExactSum::kLimbs; ++k) limbs[k] += l[k];
+        total.add(p);
+    }
+    EXPECT_TRUE(ExactSum::from_limbs(limbs) == total);
+    ExactSum bad;
+    bad.add(std::nan(""));
+    EXPECT_FALSE(ExactSum::from_limbs(bad.to_limbs()).valid());
+}
+
+}  // namespace
+}  // namespace rotor::mf
