@@ -84,7 +84,6 @@ void apply_common(TrainFlags& f) {
     f.options.iterations = f.common.iterations;
     f.options.seed = f.common.seed;
     f.options.eval_every = f.common.eval_every;
-    f.options.record_schedule = !f.common.trace.empty();
 }
 
 /// What `lda train` sets up before training, on every rank alike.

@@ -1,5 +1,6 @@
-// The distributed trainer's results (apps/lda/trainer.h): the model gathered on
-// rank 0, held-out evaluation, top words, α and the block timeline. Every message is written
+// The trainer's results (apps/lda/trainer.h): the log-likelihood, the model gathered on rank 0
+// (written straight from the tables by one process), held-out evaluation, top words, α, the
+// block timeline, and the metrics summary of a ring iteration. Every message is written
 // with comm::WireWriter and read with comm::WireReader or comm's typed collectives.
 #include <algorithm>
 #include <functional>

@@ -292,34 +292,6 @@ void Trainer::set_alpha(std::vector<double> alpha) {
 
 Trainer::~Trainer() = default;
 
-std::uint64_t Trainer::estimate_memory(const core::Corpus& corpus, const TrainOptions& options,
-                                       int ranks, int threads, std::uint64_t rank_tokens) {
-    const std::uint64_t k = options.params.num_topics;
-    const std::uint64_t n = std::max<std::uint64_t>(corpus.num_tokens(), 1);
-    const auto p = static_cast<std::uint64_t>(std::max(ranks, 1));
-    std::uint64_t bytes = 0;
-    // Blocks: doc and topic per token, the word lists (at most one entry per token) and
-    // build_blocks' temporary 4 bytes per token; while documents move, the grid-free copy (word
-    // and topic per token, 8 more while sorting) and the new blocks beside the old.
-    bytes += rank_tokens * (sizeof(DocId) + sizeof(TopicId) + 4);
-    bytes +=
-        std::min<std::uint64_t>(rank_tokens, static_cast<std::uint64_t>(corpus.num_words()) * 64) *
-        12;
-    bytes += rank_tokens * (8 + 8 + sizeof(DocId) + sizeof(TopicId));
-    // Doc rows: the rank's share, by tokens, of every doc's row (as the single-node estimate).
-    const std::uint64_t doc_rows = estimate_doc_rows(corpus, options.params.num_topics);
-    bytes += static_cast<std::uint64_t>(static_cast<double>(doc_rows) *
-                                        static_cast<double>(rank_tokens) / static_cast<double>(n));
-    // Model: the held slices (about 1/P of the table) and the ring's messages (up to as much).
-    const auto freq = corpus.word_frequencies();
-    const std::vector<std::uint64_t> f(freq.begin(), freq.end());
-    bytes += 2 * WordTopicTable::bytes_for(options.params.num_topics, f) / p;
-    // Per-worker topic totals, the global copy and the samplers' scratch.
-    bytes += k * 8 * (2 + static_cast<std::uint64_t>(threads)) +
-             k * 40 * static_cast<std::uint64_t>(threads);
-    return bytes;
-}
-
 double Trainer::timer_budget() const noexcept { return timer_ ? timer_->budget() : 0.0; }
 
 void Trainer::to_slice_local(std::vector<TokenBlock>& blocks) {
@@ -343,23 +315,44 @@ void Trainer::to_slice_local(std::vector<TokenBlock>& blocks) {
 }
 
 std::uint64_t Trainer::estimate_memory(const core::Corpus& corpus, const TrainOptions& options,
-                                       int threads) {
+                                       int ranks, int threads, std::uint64_t rank_tokens) {
     const std::uint64_t k = options.params.num_topics;
-    const std::uint64_t n = corpus.num_tokens();
+    const auto t = static_cast<std::uint64_t>(threads);
     std::uint64_t bytes = 0;
-    // Blocks: doc and topic per token, plus the word list and offsets (at most one entry per
-    // token), and the temporary N * 4 bytes of build_blocks.
-    bytes += n * (sizeof(DocId) + sizeof(TopicId)) + n * 4;
-    bytes += std::min<std::uint64_t>(n, static_cast<std::uint64_t>(corpus.num_words()) * 64) * 12;
-    bytes += estimate_doc_rows(corpus, options.params.num_topics);
+    // Blocks: doc and topic per token, the word lists (at most one entry per token) and
+    // build_blocks' temporary 4 bytes per token.
+    bytes += rank_tokens * (sizeof(DocId) + sizeof(TopicId) + 4);
+    bytes +=
+        std::min<std::uint64_t>(rank_tokens, static_cast<std::uint64_t>(corpus.num_words()) * 64) *
+        12;
+    const std::uint64_t doc_rows = estimate_doc_rows(corpus, options.params.num_topics);
     // Word-topic rows: dense 4K bytes, or sparse 8 * (1 + min(K, f)), whichever the table picks.
     const auto freq = corpus.word_frequencies();
     const std::vector<std::uint64_t> f(freq.begin(), freq.end());
-    bytes += WordTopicTable::bytes_for(options.params.num_topics, f);
-    // Topic totals: the global copy, one per worker or per block, and sampler scratch.
-    const std::uint64_t side = options.blocks > 0 ? options.blocks : 2 * threads;
-    bytes += k * 8 * (1 + std::max<std::uint64_t>(threads, side)) + k * 40 * threads;
-    return bytes;
+    const std::uint64_t table = WordTopicTable::bytes_for(options.params.num_topics, f);
+    if (ranks <= 1) {
+        // One process: every doc row and the whole table; the topic totals' global copy, one
+        // copy per worker or per block, and the samplers' scratch.
+        const std::uint64_t side = options.blocks > 0 ? options.blocks : 2 * t;
+        return bytes + doc_rows + table + k * 8 * (1 + std::max<std::uint64_t>(t, side)) +
+               k * 40 * t;
+    }
+    // While documents move: the grid-free copy (word and topic per token, 8 more while sorting)
+    // and the new blocks beside the old.
+    bytes += rank_tokens * (8 + 8 + sizeof(DocId) + sizeof(TopicId));
+    // Doc rows: the rank's share, by tokens, of every doc's row.
+    const std::uint64_t n = std::max<std::uint64_t>(corpus.num_tokens(), 1);
+    bytes += static_cast<std::uint64_t>(static_cast<double>(doc_rows) *
+                                        static_cast<double>(rank_tokens) / static_cast<double>(n));
+    // Model: the held slices (about 1/P of the table) and the ring's messages (up to as much).
+    bytes += 2 * table / static_cast<std::uint64_t>(ranks);
+    // Per-worker topic totals, the global copy and the samplers' scratch.
+    return bytes + k * 8 * (2 + t) + k * 40 * t;
+}
+
+std::uint64_t Trainer::estimate_memory(const core::Corpus& corpus, const TrainOptions& options,
+                                       int threads) {
+    return estimate_memory(corpus, options, 1, threads, corpus.num_tokens());
 }
 
 std::uint64_t Trainer::estimate_doc_rows(const core::Corpus& corpus, std::uint32_t num_topics) {

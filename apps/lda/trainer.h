@@ -70,6 +70,7 @@
 namespace rotor::sched {
 class BlockScheduler;
 class Runtime;
+struct ScheduleEvent;
 }  // namespace rotor::sched
 
 namespace rotor::comm {
@@ -213,11 +214,13 @@ class Trainer {
     /// blocks, doc rows (its share of all docs' rows), the slices' tables and messages (2/P of
     /// the whole word-topic table: the held slices plus the ring's messages), the per-worker
     /// totals, and while documents move, its documents twice more (the grid-free copy and the
-    /// new blocks). Estimated from the corpus' shape before anything big is allocated; the
-    /// corpus itself is not counted. Linear in rank_tokens.
+    /// new blocks). With one rank: the blocks, every doc row, the whole table and the copies of
+    /// the totals (per worker, or per block of a diagonal round). Estimated from the corpus'
+    /// shape before anything big is allocated; the corpus itself is not counted. Linear in
+    /// rank_tokens.
     static std::uint64_t estimate_memory(const core::Corpus& corpus, const TrainOptions& options,
                                          int ranks, int threads, std::uint64_t rank_tokens);
-    /// One process: blocks, tables, per-worker (or per-block) copies of the totals.
+    /// One process: estimate_memory(corpus, options, 1, threads, corpus.num_tokens()).
     static std::uint64_t estimate_memory(const core::Corpus& corpus, const TrainOptions& options,
                                          int threads);
     /// The doc-topic rows' share of estimate_memory: every doc's row of capacity min(K, length)
@@ -390,6 +393,12 @@ class Trainer {
     void sweep_deterministic(train::Record& m);
     /// Folds the per-block copies into totals_; returns Σ_p ‖ñ^p − n‖₁.
     double reconcile_copies();
+    /// Adds Σ_p (ñ^p_k − n_k) over this rank's copies of the totals to delta[k], k < K.
+    void add_copy_deltas(std::span<std::int64_t> delta) const;
+    /// Σ_p ‖ñ^p − next‖₁ over this rank's copies: STRADS' eq. 1 before the division.
+    double copy_staleness(const std::vector<TotalCount>& next) const;
+    /// Appends the loop's block runs to schedule(), run e of iteration first_iter + e.sweep.
+    void keep_schedule(const std::vector<sched::ScheduleEvent>& events, std::uint32_t first_iter);
     void canonicalize_rows();
 
     /// The model's parameters, vocabulary, labels and totals, without rows.

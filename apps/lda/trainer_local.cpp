@@ -111,17 +111,37 @@ void Trainer::canonicalize_rows() {
     });
 }
 
+void Trainer::add_copy_deltas(std::span<std::int64_t> delta) const {
+    const std::uint32_t k_count = options_.params.num_topics;
+    for (const auto& local : local_totals_)
+        for (std::uint32_t k = 0; k < k_count; ++k) delta[k] += local[k] - totals_[k];
+}
+
+double Trainer::copy_staleness(const std::vector<TotalCount>& next) const {
+    const std::uint32_t k_count = options_.params.num_topics;
+    double err = 0;
+    for (const auto& local : local_totals_)
+        for (std::uint32_t k = 0; k < k_count; ++k)
+            err += static_cast<double>(std::abs(local[k] - next[k]));
+    return err;
+}
+
+void Trainer::keep_schedule(const std::vector<sched::ScheduleEvent>& events,
+                            std::uint32_t first_iter) {
+    for (const sched::ScheduleEvent& e : events)
+        schedule_.push_back({first_iter + static_cast<std::uint32_t>(e.sweep), e.worker,
+                             e.block.row, e.block.col, e.start_s, e.end_s});
+}
+
 double Trainer::reconcile_copies() {
     // Exact reconciliation: every token move is recorded in exactly one copy, so
     // n_k(new) = n_k(old) + Σ_p (ñ^p_k − n_k(old)).
-    const std::uint32_t k_count = options_.params.num_topics;
+    std::vector<std::int64_t> delta(totals_.size(), 0);
+    add_copy_deltas(delta);
     std::vector<TotalCount> next = totals_;
-    for (const auto& local : local_totals_)
-        for (std::uint32_t k = 0; k < k_count; ++k) next[k] += local[k] - totals_[k];
+    for (std::size_t k = 0; k < next.size(); ++k) next[k] += delta[k];
     // STRADS eq. 1: Σ_p ‖ñ^p − n‖₁, the staleness of the copies (the caller divides by P·N).
-    double err = 0;
-    for (const auto& local : local_totals_)
-        for (std::uint32_t k = 0; k < k_count; ++k) err += std::abs(local[k] - next[k]);
+    const double err = copy_staleness(next);
     totals_ = std::move(next);
     return err;
 }
@@ -179,9 +199,7 @@ train::Record Trainer::sweep_dynamic(std::uint32_t sweeps,
         sched::run_dynamic_loop(runtime_, scheduler, loop, kernel, close_sweep);
     ROTOR_ASSERT(result.sweeps_completed == static_cast<int>(sweeps),
                  "a sweep ended without being closed");
-    for (const sched::ScheduleEvent& e : result.events)
-        schedule_.push_back({first + static_cast<std::uint32_t>(e.sweep), e.worker, e.block.row,
-                             e.block.col, e.start_s, e.end_s});
+    keep_schedule(result.events, first);
     return last;
 }
 
@@ -209,8 +227,7 @@ void Trainer::sweep_deterministic(train::Record& m) {
     const sched::DiagonalResult result =
         sched::run_diagonal_loop(runtime_, sched::DiagonalSchedule(side_), kernel, after_round,
                                  options_.record_schedule, &since_start_);
-    for (const sched::ScheduleEvent& e : result.events)
-        schedule_.push_back({m.iter, e.worker, e.block.row, e.block.col, e.start_s, e.end_s});
+    keep_schedule(result.events, m.iter);
     m.set("s_error", err / (static_cast<double>(side_) * side_ * num_tokens_));
     m.processed = std::accumulate(result.units.begin(), result.units.end(), std::uint64_t{0});
     m.set_times(result.times);

@@ -87,8 +87,7 @@ std::uint64_t Trainer::compute(int slice, std::uint32_t iter, int phase, Round& 
     const sched::LoopResult result = sched::run_dynamic_loop(runtime_, scheduler, loop, kernel);
 
     st.compute_s += result.times.wall_s;
-    for (const sched::ScheduleEvent& e : result.events)
-        schedule_.push_back({iter, e.worker, e.block.row, e.block.col, e.start_s, e.end_s});
+    keep_schedule(result.events, iter);
     for (std::size_t w = 0; w < result.units.size(); ++w) {
         st.sampled[w] += result.units[w];
         st.clocks.clock(static_cast<int>(w)).add(sched::Phase::kCompute, result.times.compute_s[w]);
@@ -176,17 +175,13 @@ Trainer::Reconciled Trainer::reconcile_totals(std::uint64_t sampled_here) {
     // Exact reconciliation across workers and ranks: n_k(new) = n_k(old) + Σ_{ranks, workers}
     // (ñ_k − n_k(old)). The token count rides along in the same allreduce.
     std::vector<std::int64_t> delta(k_count + 1, 0);
-    for (const auto& local : local_totals_)
-        for (std::uint32_t k = 0; k < k_count; ++k) delta[k] += local[k] - totals_[k];
+    add_copy_deltas(delta);
     delta[k_count] = static_cast<std::int64_t>(sampled_here);
     comm_.allreduce_sum(delta);
     std::vector<TotalCount> next = totals_;
     for (std::uint32_t k = 0; k < k_count; ++k) next[k] += delta[k];
     // STRADS eq. 1 over every worker of every rank: Δ_t = Σ_p ‖ñ^p − n‖₁ / (P·N).
-    std::vector<double> err{0.0, static_cast<double>(runtime_.threads())};
-    for (const auto& local : local_totals_)
-        for (std::uint32_t k = 0; k < k_count; ++k)
-            err[0] += static_cast<double>(std::abs(local[k] - next[k]));
+    std::vector<double> err{copy_staleness(next), static_cast<double>(runtime_.threads())};
     comm_.allreduce_sum(err);
     totals_ = std::move(next);
     Reconciled out;
