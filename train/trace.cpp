@@ -42,22 +42,27 @@ void write_events(const std::string& path, nlohmann::json events) {
 
 }  // namespace
 
+namespace {
+
+// One field list serves both directions, so encoding and decoding cannot disagree.
+template <class B, class F>
+void block_run_fields(B& b, F&& field) {
+    field(b.iter);
+    field(b.worker);
+    field(b.row);
+    field(b.col);
+    field(b.start_s);
+    field(b.end_s);
+}
+
+}  // namespace
+
 void wire_encode(comm::WireWriter& w, const BlockRun& b) {
-    w.put(b.iter);
-    w.put(b.worker);
-    w.put(b.row);
-    w.put(b.col);
-    w.put(b.start_s);
-    w.put(b.end_s);
+    block_run_fields(b, [&](const auto& x) { w.put(x); });
 }
 
 void wire_decode(comm::WireReader& r, BlockRun& b) {
-    r.get(b.iter);
-    r.get(b.worker);
-    r.get(b.row);
-    r.get(b.col);
-    r.get(b.start_s);
-    r.get(b.end_s);
+    block_run_fields(b, [&](auto& x) { r.get(x); });
 }
 
 void write_chrome_trace(const std::string& path, std::span<const BlockRun> runs, int workers,

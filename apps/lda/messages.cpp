@@ -23,50 +23,50 @@ void read_packed_row(comm::WireReader& r, std::uint32_t num_topics,
 
 }  // namespace detail
 
+namespace {
+
+// One field list per struct serves both directions, so encoding and decoding cannot disagree.
+template <class M, class F>
+void rank_metrics_fields(M& m, F&& field) {
+    field(m.tokens);
+    field(m.tokens_sampled);
+    field(m.processed_ratio);
+    field(m.iteration_s);
+    field(m.compute_s);
+    field(m.comm_s);
+    field(m.wait_s);
+    field(m.overhead_ratio);
+    field(m.effective_ratio);
+    field(m.load_cv);
+    field(m.rebalance_s);
+    field(m.tokens_moved_out);
+    field(m.model_bytes);
+}
+
+template <class H, class F>
+void heldout_fields(H& h, F&& field) {
+    field(h.docs);
+    field(h.fit_tokens);
+    field(h.scored_tokens);
+    field(h.loglik);
+}
+
+}  // namespace
+
 void wire_encode(comm::WireWriter& w, const RankMetrics& m) {
-    w.put(m.tokens);
-    w.put(m.tokens_sampled);
-    w.put(m.processed_ratio);
-    w.put(m.iteration_s);
-    w.put(m.compute_s);
-    w.put(m.comm_s);
-    w.put(m.wait_s);
-    w.put(m.overhead_ratio);
-    w.put(m.effective_ratio);
-    w.put(m.load_cv);
-    w.put(m.rebalance_s);
-    w.put(m.tokens_moved_out);
-    w.put(m.model_bytes);
+    rank_metrics_fields(m, [&](const auto& x) { w.put(x); });
 }
 
 void wire_decode(comm::WireReader& r, RankMetrics& m) {
-    r.get(m.tokens);
-    r.get(m.tokens_sampled);
-    r.get(m.processed_ratio);
-    r.get(m.iteration_s);
-    r.get(m.compute_s);
-    r.get(m.comm_s);
-    r.get(m.wait_s);
-    r.get(m.overhead_ratio);
-    r.get(m.effective_ratio);
-    r.get(m.load_cv);
-    r.get(m.rebalance_s);
-    r.get(m.tokens_moved_out);
-    r.get(m.model_bytes);
+    rank_metrics_fields(m, [&](auto& x) { r.get(x); });
 }
 
 void wire_encode(comm::WireWriter& w, const HeldoutResult& h) {
-    w.put(h.docs);
-    w.put(h.fit_tokens);
-    w.put(h.scored_tokens);
-    w.put(h.loglik);
+    heldout_fields(h, [&](const auto& x) { w.put(x); });
 }
 
 void wire_decode(comm::WireReader& r, HeldoutResult& h) {
-    r.get(h.docs);
-    r.get(h.fit_tokens);
-    r.get(h.scored_tokens);
-    r.get(h.loglik);
+    heldout_fields(h, [&](auto& x) { r.get(x); });
 }
 
 void wire_encode(comm::WireWriter& w, const DocTransfer& t) {
