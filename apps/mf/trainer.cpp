@@ -1,0 +1,106 @@
+#include "apps/mf/trainer.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/base/error.h"
+
+namespace rotor::mf {
+
+std::string_view solver_name(Solver s) { return s == Solver::kCcd ? "ccd" : "sgd"; }
+
+Solver parse_solver(std::string_view name) {
+    if (name == "ccd") return Solver::kCcd;
+    if (name == "sgd") return Solver::kSgd;
+    throw ConfigError("--solver", fmt::format("'{}' is not a solver (ccd or sgd)", name));
+}
+
+CcdParams TrainOptions::ccd() const {
+    CcdParams p;
+    p.objective = objective;
+    p.inner = inner;
+    return p;
+}
+
+SgdParams TrainOptions::sgd() const {
+    SgdParams p;
+    p.objective = objective;
+    p.eta = eta;
+    return p;
+}
+
+void TrainOptions::validate(int ranks) const {
+    if (ranks < 1) throw ConfigError("ranks", "at least one rank is needed");
+    if (rank == 0 || rank > kMaxRank)
+        throw ConfigError("--rank", fmt::format("must be in 1..{}, got {}", kMaxRank, rank));
+    if (iterations == 0) throw ConfigError("--iterations", "must be at least 1");
+    if (blocks < 0) throw ConfigError("--blocks", "must be positive (0: the default)");
+    if (blocks > 4096) throw ConfigError("--blocks", "at most 4096 per side");
+    if (solver == Solver::kCcd) {
+        ccd().validate();
+    } else {
+        sgd().validate();
+    }
+    if (timer) timer_params.validate();
+}
+
+TestRatings TestRatings::from(const Ratings& test) {
+    TestRatings t;
+    t.users.reserve(test.nnz());
+    t.items.reserve(test.nnz());
+    t.values.reserve(test.nnz());
+    for (UserId u = 0; u < test.num_users(); ++u) {
+        const auto items = test.items_of(u);
+        const auto values = test.values_of_user(u);
+        for (std::size_t k = 0; k < items.size(); ++k) {
+            t.users.push_back(u);
+            t.items.push_back(items[k]);
+            t.values.push_back(values[k]);
+        }
+    }
+    return t;
+}
+
+std::unique_ptr<Trainer> make_trainer(const TrainerInputs& in) {
+    in.options.validate(in.comm.size());
+    return in.options.solver == Solver::kCcd ? make_ccd_trainer(in) : make_sgd_trainer(in);
+}
+
+std::uint64_t estimate_memory(const Ratings& train, const TrainOptions& options, int ranks,
+                              int threads) {
+    const auto p = static_cast<std::uint64_t>(std::max(ranks, 1));
+    const auto t = static_cast<std::uint64_t>(std::max(threads, 1));
+    const std::uint64_t n = train.num_users();
+    const std::uint64_t m = train.num_items();
+    const std::uint64_t k = options.rank;
+    const std::uint64_t nnz = train.nnz();
+    // Every rank reads the whole matrix (CSR and CSC) and keeps its users' ratings.
+    std::uint64_t bytes = train.memory_bytes() + 12 * (nnz / p + 1) + 8 * (n / p + 1);
+    // Its rows of W, all of H (replicated for ccd; for sgd the held slices and the gathered H on
+    // evaluation), and rank 0's gathered model at the end.
+    bytes += 4 * k * (n / p + 1) + 4 * k * m + 4 * k * (n + m);
+    // Biases and per-row state.
+    bytes += 16 * (n + m);
+    if (options.solver == Solver::kCcd) {
+        // Residuals, two column vectors, and each worker's exact column sums (48 bytes each).
+        bytes += 4 * (nnz / p + 1) + 4 * (n + m) + 48 * m * (t + 1);
+    } else {
+        // The blocks' triples and a block's visiting order; two H slices in flight.
+        bytes += 12 * (nnz / p + 1) + 4 * (nnz / p + 1) + 2 * 4 * k * (m / p + 1);
+    }
+    return bytes;
+}
+
+train::RecordSchema record_schema(bool has_test) {
+    train::RecordSchema s;
+    s.count_key = "ratings_processed";
+    s.rate_key = "ratings_per_s";
+    s.rate_unit = "ratings/s";
+    s.headline_key = has_test ? "test_rmse" : "train_rmse";
+    s.headline_label = has_test ? "test RMSE" : "train RMSE";
+    return s;
+}
+
+}  // namespace rotor::mf
