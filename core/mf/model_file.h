@@ -4,8 +4,9 @@
 // The directory holds params.json (strict JSON: format, version, solver, K, λ, λ_b, λ form,
 // bias, μ, shapes, iterations, seed, the training file, and the CRC-32 of each binary file),
 // w.bin and h.bin (rows x K little-endian float32, row-major), bias.bin (b then c, float32; absent
-// without bias), and users.txt / items.txt (one original id per line, index order). It is
-// written under a temporary name and renamed into place: a complete model or none.
+// without bias), and users.txt / items.txt (one original id per line, index order), seen.bin (the
+// items each user rated in training, for recommendations). It is written under a temporary name and
+// renamed into place: a complete model or none.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,11 @@ struct Model {
     std::vector<float> col_bias;
     IdMap users;
     IdMap items;
+    /// The items each user rated in training (CSR: seen_offsets N + 1 entries, seen_items
+    /// increasing per user), so that `rotor mf recommend` leaves them out. Both empty: unknown
+    /// (written as seen.bin when present).
+    std::vector<std::uint64_t> seen_offsets;
+    std::vector<std::uint32_t> seen_items;
 
     /// A view for predict/evaluate; valid while the model lives and is not changed.
     ModelView view() const { return ModelView{mu, &w, &h, row_bias, col_bias}; }
