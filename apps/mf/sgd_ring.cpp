@@ -1,0 +1,193 @@
+// One SGD epoch with P > 1 ranks (sgd_trainer.h): W's rows stay, H's 2P slices rotate on the
+// two-slot ring pipeline (HarpLDA+, Peng et al., VLDB 2017; NOMAD, Yun et al., VLDB 2014). Each
+// rank runs its blocks of one held slice with the dynamic block loop while the other held slice
+// travels; the HarpLDA+ timer stops every rank's round after the same budget, tuned on the
+// allreduced processed ratio. The same rotation as LDA's word-topic slices
+// (apps/lda/trainer_ring.cpp).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "apps/mf/sgd_trainer.h"
+#include "comm/collectives.h"
+#include "comm/ring_pipeline.h"
+#include "comm/wire.h"
+#include "core/base/error.h"
+#include "core/base/timer.h"
+#include "sched/block_loop.h"
+#include "sched/block_scheduler.h"
+#include "sched/runtime.h"
+#include "sched/worker_clock.h"
+
+namespace rotor::mf::detail {
+namespace {
+
+/// First field of every slice message (u32), then the slice id, rows and K (u32 each), the rows
+/// (rows x K floats, no length), then the biases and accumulators (vectors of floats).
+constexpr std::uint32_t kSliceMagic = 0x4d465348;  // "MFSH"
+
+/// How often the driving thread lets MPI progress a rotation while the workers compute.
+constexpr auto kProgressPeriod = std::chrono::microseconds(500);
+
+double mean(const std::vector<double>& v) {
+    return v.empty() ? 0.0
+                     : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+/// What one epoch accumulates on this rank.
+struct SgdTrainer::Round {
+    explicit Round(int threads) : clocks(threads), done(static_cast<std::size_t>(threads), 0) {}
+    sched::WorkerClocks clocks;
+    std::vector<std::uint64_t> done;  // ratings per worker
+    double compute_s = 0;
+};
+
+std::uint64_t SgdTrainer::compute(int slice, std::uint32_t epoch, int phase, Round& st,
+                                  comm::RingProgress& in_flight) {
+    std::vector<int> cols(static_cast<std::size_t>(cols_per_slice_));
+    std::iota(cols.begin(), cols.end(), slice * cols_per_slice_);
+    scheduler_->reset_columns(cols);
+    ROTOR_ASSERT(held_[static_cast<std::size_t>(slice)] != nullptr,
+                 "computing on a slice this rank does not hold");
+    // The timer (loop.budget_s) stops the round: sgd_block ends between ratings and the block
+    // stays not done; its other ratings wait for the next epoch.
+    const auto kernel = [&](int, const sched::Job& job, const std::atomic<bool>& stop) {
+        const std::size_t id = block_id(job.block.row, job.block.col);
+        const std::uint64_t n = run_block(id, slice, epoch, &stop);
+        return sched::BlockResult{n, n == block(id).size()};
+    };
+    sched::DynamicLoopOptions loop;
+    loop.pick_seed = {options_.seed, kSgdPickStream, epoch, static_cast<std::uint64_t>(rank()),
+                      static_cast<std::uint64_t>(phase)};
+    loop.budget_s = timer_ ? timer_->budget() : 0.0;
+    loop.record = options_.record_schedule;
+    loop.origin = &since_start_;
+    if (in_flight.active()) {
+        // MPI progresses only inside MPI calls, and only this thread may call MPI: the workers
+        // run under a helper thread while this one polls the rotation in flight.
+        loop.poll = [&in_flight, arrived = false]() mutable {
+            if (!arrived) arrived = in_flight();
+        };
+        loop.poll_period = kProgressPeriod;
+    }
+    const sched::LoopResult result = sched::run_dynamic_loop(runtime_, *scheduler_, loop, kernel);
+    st.compute_s += result.times.wall_s;
+    keep_schedule(result.events, epoch);
+    for (std::size_t w = 0; w < result.units.size(); ++w) {
+        st.done[w] += result.units[w];
+        st.clocks.clock(static_cast<int>(w)).add(sched::Phase::kCompute, result.times.compute_s[w]);
+        st.clocks.clock(static_cast<int>(w)).add(sched::Phase::kWait, result.times.wait_s[w]);
+    }
+    return std::accumulate(result.units.begin(), result.units.end(), std::uint64_t{0});
+}
+
+train::Record SgdTrainer::iterate_ring() {
+    const std::uint32_t epoch = iterations_done_ + 1;
+    Stopwatch wall;
+    Round st(runtime_.threads());
+    st.clocks.begin_iteration();
+    int phase = 0;
+    comm::RingPipeline ring(comm_);
+    const comm::RingStats stats = ring.run({
+        .compute =
+            [&](int slice, comm::RingProgress& progress) {
+                compute(slice, epoch, phase++, st, progress);
+            },
+        .pack = [&](int slice) { return pack_slice(slice); },
+        .unpack = [&](int slice, std::span<const std::byte> bytes) { unpack_slice(slice, bytes); },
+    });
+    const sched::IterationTimes times = st.clocks.end_iteration();
+    const std::uint64_t here = std::accumulate(st.done.begin(), st.done.end(), std::uint64_t{0});
+    std::vector<std::int64_t> total{static_cast<std::int64_t>(here)};
+    comm_.allreduce_sum(total);
+    const auto processed = static_cast<std::uint64_t>(total[0]);
+    const double ratio = static_cast<double>(processed) / static_cast<double>(train_.nnz());
+    // Every rank feeds the same allreduced ratio, so every rank keeps the same budget.
+    if (timer_) timer_->update(std::clamp(ratio, 0.0, 1.0));
+
+    const double wall_s = wall.seconds();
+    const double mine_ratio =
+        shard_.nnz() ? static_cast<double>(here) / static_cast<double>(shard_.nnz()) : 1.0;
+    const std::vector<double> mine{wall_s,
+                                   st.compute_s,
+                                   stats.comm_s,
+                                   stats.wait_s,
+                                   times.effective_ratio,
+                                   times.load_cv,
+                                   wall_s > 0 ? std::clamp(1 - st.compute_s / wall_s, 0.0, 1.0) : 0,
+                                   mine_ratio};
+    const std::vector<std::vector<double>> all = comm::allgather(comm_, mine, "sgd metrics");
+    std::vector<std::vector<double>> col(mine.size());
+    for (const auto& r : all)
+        for (std::size_t i = 0; i < mine.size() && i < r.size(); ++i) col[i].push_back(r[i]);
+
+    train::Record m;
+    m.iter = epoch;
+    m.set_times(times);  // this rank's workers; the ratios below are every rank's means
+    m.iteration_s = *std::max_element(col[0].begin(), col[0].end());
+    m.effective_ratio = mean(col[4]);
+    m.load_cv = mean(col[5]);
+    m.overhead_ratio = mean(col[6]);
+    m.processed = processed;
+    m.finish(train_.nnz());
+    m.set("ranks", ranks_);
+    m.set("compute_s", mean(col[1]));
+    m.set("comm_s", mean(col[2]));
+    m.set("wait_s", mean(col[3]));
+    m.set("timer_budget_s", timer_ ? timer_->budget() : 0.0);
+    m.set_array("rank_processed_ratio", std::move(col[7]));
+    m.set_array("rank_compute_s", std::move(col[1]));
+    m.set_array("rank_wait_s", std::move(col[3]));
+    iterations_done_ = epoch;
+    return m;
+}
+
+std::vector<std::byte> SgdTrainer::pack_slice(int slice) {
+    auto& held = held_[static_cast<std::size_t>(slice)];
+    ROTOR_ASSERT(held != nullptr, "packing a slice this rank does not hold");
+    const std::span<const float> values = held->h.values();
+    comm::WireWriter message(32 + 4 * (values.size() + 4 * held->h.rows()));
+    message.put(kSliceMagic);
+    message.put(static_cast<std::uint32_t>(slice));
+    message.put(held->h.rows());
+    message.put(k_);
+    message.put_array(values);
+    message.put(held->state.bias);
+    message.put(held->state.factor_gsum);
+    message.put(held->state.bias_gsum);
+    // The rows now travel: this rank no longer holds them.
+    held.reset();
+    return message.take();
+}
+
+void SgdTrainer::unpack_slice(int slice, std::span<const std::byte> bytes) {
+    comm::WireReader message(bytes, "H slice message", rank());
+    message.expect_u32(kSliceMagic, "magic");
+    const auto got = message.get<std::uint32_t>();
+    if (got != static_cast<std::uint32_t>(slice))
+        message.fail(fmt::format("expected slice {}, received slice {}", slice, got));
+    const auto rows = message.get<std::uint32_t>();
+    const auto k = message.get<std::uint32_t>();
+    const std::size_t want = slice_items_[static_cast<std::size_t>(slice)].size();
+    if (rows != want || k != k_)
+        message.fail(fmt::format("slice {} is {} x {}, not {} x {}", slice, rows, k, want, k_));
+    const bool bias = options_.objective.bias;
+    auto held = std::make_unique<HSlice>(rows, k_, bias);
+    message.get_array(held->h.values());
+    message.get(held->state.bias);
+    message.get(held->state.factor_gsum);
+    message.get(held->state.bias_gsum);
+    message.finish();
+    const std::size_t nb = bias ? rows : 0;
+    if (held->state.factor_gsum.size() != rows || held->state.bias.size() != nb ||
+        held->state.bias_gsum.size() != nb)
+        message.fail(fmt::format("slice {}: biases or accumulators of the wrong size", slice));
+    held_[static_cast<std::size_t>(slice)] = std::move(held);
+}
+
+}  // namespace rotor::mf::detail

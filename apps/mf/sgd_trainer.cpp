@@ -1,0 +1,502 @@
+// The SGD trainer (sgd_trainer.h): layout, one rank's epochs on the dynamic block loop or on
+// diagonal rounds, evaluation, the gathered model and state, restore. The ring of H's slices for
+// P > 1 ranks is in sgd_ring.cpp.
+#include "apps/mf/sgd_trainer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "comm/collectives.h"
+#include "comm/wire.h"
+#include "core/base/error.h"
+#include "core/base/rng.h"
+#include "core/mf/objective.h"
+#include "sched/block_grid.h"
+#include "sched/block_loop.h"
+#include "sched/block_scheduler.h"
+#include "sched/runtime.h"
+
+namespace rotor::mf {
+namespace detail {
+namespace {
+
+/// The grid side with --deterministic on one rank: fixed, so that it does not depend on the
+/// thread count.
+constexpr int kDeterministicBlocks = 16;
+/// Rows per chunk when the training error is summed in parallel: the chunks' sums are added in
+/// chunk order, so the result does not depend on the thread count.
+constexpr std::uint32_t kEvalChunkRows = 256;
+constexpr std::uint32_t kNoRow = std::numeric_limits<std::uint32_t>::max();
+
+/// Appends the rows, biases and accumulators of `h` and `state` to a message.
+void put_rows(comm::WireWriter& w, const Factors& h, const SgdState& state) {
+    w.put(std::vector<float>(h.values().begin(), h.values().end()));
+    w.put(state.bias);
+    w.put(state.factor_gsum);
+    w.put(state.bias_gsum);
+}
+
+/// Reads put_rows' fields for `ids` (global rows of `out`, in order) into `out`.
+void read_rows(comm::WireReader& r, std::span<const std::uint32_t> ids, std::uint32_t k, bool bias,
+               WholeH& out) {
+    const auto values = r.get<std::vector<float>>();
+    const auto b = r.get<std::vector<float>>();
+    const auto g = r.get<std::vector<float>>();
+    const auto bg = r.get<std::vector<float>>();
+    const std::size_t n = ids.size();
+    if (values.size() != n * k || g.size() != n || b.size() != (bias ? n : 0) ||
+        bg.size() != b.size())
+        r.fail(fmt::format("rows of the wrong shape for {} rows of K = {}", n, k));
+    for (std::size_t i = 0; i < n; ++i) {
+        std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(i * k), k,
+                    out.h.row(ids[i]).begin());
+        out.gsum[ids[i]] = g[i];
+        if (bias) {
+            out.bias[ids[i]] = b[i];
+            out.bias_gsum[ids[i]] = bg[i];
+        }
+    }
+}
+
+WholeH empty_whole(std::uint32_t rows, std::uint32_t k, bool bias) {
+    WholeH w;
+    w.h = Factors(rows, k);
+    w.gsum.assign(rows, 0.0f);
+    if (bias) {
+        w.bias.assign(rows, 0.0f);
+        w.bias_gsum.assign(rows, 0.0f);
+    }
+    return w;
+}
+
+}  // namespace
+
+SgdTrainer::SgdTrainer(const TrainerInputs& in)
+    : Trainer(in.comm.rank()),
+      train_(in.train),
+      test_(in.test),
+      options_(in.options),
+      params_(in.options.sgd()),
+      runtime_(in.runtime),
+      comm_(in.comm),
+      ranks_(in.comm.size()),
+      k_(in.options.rank),
+      user_state_(0, false) {
+    options_.validate(ranks_);
+    if (options_.deterministic && ranks_ > 1)
+        throw ConfigError("--deterministic", "sgd supports it on one rank only");
+    if (train_.nnz() == 0) throw ConfigError("--train", "no ratings to train on");
+    const bool bias = options_.objective.bias;
+    if (bias) mu_ = rating_sum(train_.user_values()).value() / static_cast<double>(train_.nnz());
+    rank_users_ = assign_users(train_, ranks_, options_.seed);
+    shard_ = Shard::of(train_, rank_users_[static_cast<std::size_t>(rank())]);
+    local_row_.assign(train_.num_users(), kNoRow);
+    for (std::uint32_t r = 0; r < shard_.rows(); ++r) local_row_[shard_.users[r]] = r;
+    user_counts_ = row_counts(shard_.view());
+    w_ = Factors(shard_.rows(), k_);
+    w_.init_uniform(options_.seed, kSgdInitWStream, 0.0f, init_high(), shard_.users);
+    user_state_ = SgdState(shard_.rows(), bias);
+    choose_grid(runtime_.threads());
+    split_items();
+    build_blocks();
+    init_slices();
+    scheduler_ = std::make_unique<sched::BlockScheduler>(side_);
+    if (options_.timer && ranks_ > 1) timer_.emplace(options_.timer_params);
+    if (options_.record_schedule) {
+        // One time origin for every rank's timeline (to within the barrier's latency).
+        comm_.barrier();
+        since_start_.reset();
+    }
+}
+
+SgdTrainer::~SgdTrainer() = default;
+
+float SgdTrainer::init_high() const {
+    // LIBMF's initial values: uniform in [0, 1/sqrt(K)), so that w·h starts below 1.
+    return static_cast<float>(1.0 / std::sqrt(static_cast<double>(k_)));
+}
+
+std::vector<int> SgdTrainer::home_slices() const {
+    if (ranks_ == 1) return {0};
+    return {2 * rank(), 2 * rank() + 1};
+}
+
+void SgdTrainer::choose_grid(int threads) {
+    if (options_.blocks > 0) {
+        cols_per_slice_ = options_.blocks;
+    } else if (options_.deterministic) {
+        cols_per_slice_ = kDeterministicBlocks;
+    } else {
+        cols_per_slice_ = sched::default_grid_side(threads);
+    }
+    side_ = num_slices() * cols_per_slice_;
+    if (side_ > 4096)
+        throw ConfigError("--blocks", fmt::format("the rank's grid would have {} > 4096 blocks "
+                                                  "per side ({} slices of {} columns)",
+                                                  side_, num_slices(), cols_per_slice_));
+}
+
+void SgdTrainer::split_items() {
+    const std::uint32_t m = train_.num_items();
+    // The rank's ratings of each item: the column groups balance the rank's own blocks.
+    std::vector<std::uint64_t> mine(m, 0);
+    for (const std::uint32_t j : shard_.items) ++mine[j];
+    sched::Partition slices;
+    if (ranks_ == 1) {
+        slices.members.resize(1);
+        slices.members[0].resize(m);
+        std::iota(slices.members[0].begin(), slices.members[0].end(), std::uint32_t{0});
+    } else {
+        // Every (rank, slice) cell about equal: a round ends for a rank when its neighbour's
+        // slice arrives, so an unequal cell turns into waiting.
+        const auto p = static_cast<std::size_t>(ranks_);
+        std::vector<std::uint64_t> weights(static_cast<std::size_t>(m) * p, 0);
+        for (std::size_t q = 0; q < p; ++q)
+            for (const std::uint32_t u : rank_users_[q])
+                for (const std::uint32_t j : train_.items_of(u)) ++weights[j * p + q];
+        slices = sched::partition_cols_balanced(weights, ranks_, num_slices());
+    }
+    col_of_item_.assign(m, 0);
+    local_of_item_.assign(m, 0);
+    slice_items_.resize(static_cast<std::size_t>(num_slices()));
+    slice_counts_.resize(static_cast<std::size_t>(num_slices()));
+    for (int s = 0; s < num_slices(); ++s) {
+        std::vector<std::uint32_t>& items = slice_items_[static_cast<std::size_t>(s)];
+        items = slices.members[static_cast<std::size_t>(s)];
+        std::sort(items.begin(), items.end());
+        std::vector<std::uint64_t> weights(items.size());
+        auto& counts = slice_counts_[static_cast<std::size_t>(s)];
+        counts.resize(items.size());
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            weights[i] = mine[items[i]];
+            counts[i] = train_.item_degree(items[i]);
+        }
+        const sched::Partition groups = sched::partition_cols_greedy(weights, cols_per_slice_);
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            col_of_item_[items[i]] =
+                static_cast<std::uint32_t>(s * cols_per_slice_) + groups.group_of[i];
+            local_of_item_[items[i]] = static_cast<std::uint32_t>(i);
+        }
+    }
+}
+
+void SgdTrainer::build_blocks() {
+    const std::uint64_t row_seed =
+        Rng::from({options_.seed, kSgdRowStream, static_cast<std::uint64_t>(rank())}).next();
+    const sched::Partition rows = sched::partition_rows(user_counts_, side_, row_seed);
+    const std::size_t blocks = static_cast<std::size_t>(side_) * static_cast<std::size_t>(side_);
+    block_offsets_.assign(blocks + 1, 0);
+    const SparseView v = shard_.view();
+    for (std::uint32_t r = 0; r < shard_.rows(); ++r)
+        for (std::uint64_t e = v.offsets[r]; e < v.offsets[r + 1]; ++e)
+            ++block_offsets_[block_id(static_cast<int>(rows.group_of[r]),
+                                      static_cast<int>(col_of_item_[v.ids[e]])) +
+                             1];
+    std::partial_sum(block_offsets_.begin(), block_offsets_.end(), block_offsets_.begin());
+    block_rows_.resize(shard_.nnz());
+    block_cols_.resize(shard_.nnz());
+    block_values_.resize(shard_.nnz());
+    std::vector<std::uint64_t> at(block_offsets_.begin(), block_offsets_.end() - 1);
+    for (std::uint32_t r = 0; r < shard_.rows(); ++r) {
+        for (std::uint64_t e = v.offsets[r]; e < v.offsets[r + 1]; ++e) {
+            const std::uint32_t j = v.ids[e];
+            const std::uint64_t t = at[block_id(static_cast<int>(rows.group_of[r]),
+                                                static_cast<int>(col_of_item_[j]))]++;
+            block_rows_[t] = r;
+            block_cols_[t] = local_of_item_[j];
+            block_values_[t] = v.values[e];
+        }
+    }
+}
+
+void SgdTrainer::init_slices() {
+    held_.clear();
+    held_.resize(static_cast<std::size_t>(num_slices()));
+    for (const int s : home_slices()) {
+        const auto& items = slice_items_[static_cast<std::size_t>(s)];
+        auto slice = std::make_unique<HSlice>(static_cast<std::uint32_t>(items.size()), k_,
+                                              options_.objective.bias);
+        slice->h.init_uniform(options_.seed, kSgdInitHStream, 0.0f, init_high(), items);
+        held_[static_cast<std::size_t>(s)] = std::move(slice);
+    }
+}
+
+BlockView SgdTrainer::block(std::size_t id) const {
+    const std::uint64_t lo = block_offsets_[id];
+    const std::uint64_t n = block_offsets_[id + 1] - lo;
+    return BlockView{std::span<const std::uint32_t>(block_rows_).subspan(lo, n),
+                     std::span<const std::uint32_t>(block_cols_).subspan(lo, n),
+                     std::span<const float>(block_values_).subspan(lo, n)};
+}
+
+SgdSide SgdTrainer::user_side() { return user_state_.side(w_, user_counts_); }
+
+SgdSide SgdTrainer::slice_side(int slice) {
+    HSlice& s = *held_[static_cast<std::size_t>(slice)];
+    return s.state.side(s.h, slice_counts_[static_cast<std::size_t>(slice)]);
+}
+
+std::uint64_t SgdTrainer::run_block(std::size_t id, int slice, std::uint32_t epoch,
+                                    const std::atomic<bool>* stop) {
+    Rng rng =
+        Rng::from({options_.seed, kSgdBlockStream, epoch, static_cast<std::uint64_t>(rank()), id});
+    SgdSide rows = user_side();
+    SgdSide cols = slice_side(slice);
+    return sgd_block(block(id), rows, cols, mu_, params_, rng, stop, nullptr);
+}
+
+void SgdTrainer::keep_schedule(const std::vector<sched::ScheduleEvent>& events,
+                               std::uint32_t epoch) {
+    for (const sched::ScheduleEvent& e : events)
+        schedule_.push_back({epoch, e.worker, e.block.row, e.block.col, e.start_s, e.end_s});
+}
+
+train::Record SgdTrainer::iterate() {
+    if (ranks_ > 1) return iterate_ring();
+    return options_.deterministic ? iterate_deterministic() : iterate_dynamic();
+}
+
+train::Record SgdTrainer::iterate_dynamic() {
+    // One sweep over the L x L grid: an idle worker takes a random block whose row group and
+    // column group are both free (HarpLDA+'s scheduler, LIBMF's get_job / put_job).
+    const std::uint32_t epoch = iterations_done_ + 1;
+    scheduler_->reset();
+    sched::DynamicLoopOptions loop;
+    loop.pick_seed = {options_.seed, kSgdPickStream, epoch, static_cast<std::uint64_t>(rank()), 0};
+    loop.record = options_.record_schedule;
+    loop.origin = &since_start_;
+    const auto kernel = [&](int, const sched::Job& job, const std::atomic<bool>&) {
+        const std::uint64_t n =
+            run_block(block_id(job.block.row, job.block.col), 0, epoch, nullptr);
+        return sched::BlockResult{n, true};
+    };
+    const sched::LoopResult result = sched::run_dynamic_loop(runtime_, *scheduler_, loop, kernel);
+    keep_schedule(result.events, epoch);
+    train::Record m;
+    m.iter = epoch;
+    m.set_times(result.times);
+    m.processed = std::accumulate(result.units.begin(), result.units.end(), std::uint64_t{0});
+    m.finish(shard_.nnz());
+    iterations_done_ = epoch;
+    return m;
+}
+
+train::Record SgdTrainer::iterate_deterministic() {
+    // L diagonal rounds of L blocks sharing no row and no column: every block starts from the
+    // state the previous rounds left, whichever worker runs it, so the model does not depend on
+    // the thread count.
+    const std::uint32_t epoch = iterations_done_ + 1;
+    const auto kernel = [&](int, const sched::DiagonalJob& job) {
+        return run_block(block_id(job.block.row, job.block.col), 0, epoch, nullptr);
+    };
+    const sched::DiagonalResult result =
+        sched::run_diagonal_loop(runtime_, sched::DiagonalSchedule(side_), kernel, {},
+                                 options_.record_schedule, &since_start_);
+    keep_schedule(result.events, epoch);
+    train::Record m;
+    m.iter = epoch;
+    m.set_times(result.times);
+    m.processed = std::accumulate(result.units.begin(), result.units.end(), std::uint64_t{0});
+    m.finish(shard_.nnz());
+    iterations_done_ = epoch;
+    return m;
+}
+
+double SgdTrainer::train_squared_error(const ModelView& view) {
+    const std::uint32_t rows = shard_.rows();
+    const std::uint32_t chunks = (rows + kEvalChunkRows - 1) / kEvalChunkRows;
+    std::vector<double> part(chunks, 0.0);
+    const SparseView v = shard_.view();
+    runtime_.parallel_for(0, chunks, [&](std::int64_t lo, std::int64_t hi) {
+        for (auto c = lo; c < hi; ++c) {
+            const auto first = static_cast<std::uint32_t>(c) * kEvalChunkRows;
+            const std::uint32_t last = std::min(rows, first + kEvalChunkRows);
+            double s = 0;
+            for (std::uint32_t r = first; r < last; ++r) {
+                for (std::uint64_t e = v.offsets[r]; e < v.offsets[r + 1]; ++e) {
+                    const double err = v.values[e] - view.predict(r, v.ids[e]);
+                    s += err * err;
+                }
+            }
+            part[static_cast<std::size_t>(c)] = s;
+        }
+    });
+    return std::accumulate(part.begin(), part.end(), 0.0);
+}
+
+void SgdTrainer::evaluate_record(train::Record& r) {
+    // P > 1: every rank gathers all of H (the memory plan counts it) and evaluates its own
+    // users' ratings; the sums are added across ranks.
+    std::optional<WholeH> whole;
+    if (ranks_ > 1) whole = collect_h(true);
+    const Factors& h = whole ? whole->h : held_[0]->h;
+    const std::span<const float> c = whole ? whole->bias : held_[0]->state.bias;
+    const ModelView view{mu_, &w_, &h, user_state_.bias, c};
+    const ObjectiveParams& o = options_.objective;
+    // Squared training error, W's penalty, H's penalty (rank 0), test squared and absolute sums.
+    std::vector<double> sums(5, 0.0);
+    sums[0] = train_squared_error(view);
+    sums[1] = penalty(w_, user_state_.bias, user_counts_, o);
+    if (rank() == 0) {
+        std::vector<std::uint64_t> counts(train_.num_items());
+        for (std::uint32_t j = 0; j < train_.num_items(); ++j) counts[j] = train_.item_degree(j);
+        sums[2] = penalty(h, c, counts, o);
+    }
+    if (test_ != nullptr) {
+        // A known user is evaluated by its rank, an unseen one (>= N) by rank 0.
+        for (std::uint64_t t = 0; t < test_->size(); ++t) {
+            const std::uint32_t u = test_->users[t];
+            const std::uint32_t row = u < local_row_.size() ? local_row_[u] : kNoRow;
+            if (row == kNoRow && (u < local_row_.size() || rank() != 0)) continue;
+            const double e = test_->values[t] - view.predict(row, test_->items[t]);
+            sums[3] += e * e;
+            sums[4] += std::abs(e);
+        }
+    }
+    comm_.allreduce_sum(sums);
+    r.set("train_rmse", rmse(sums[0], train_.nnz()));
+    r.set("objective", sums[0] + sums[1] + sums[2]);
+    if (test_ != nullptr) {
+        const auto n = static_cast<double>(std::max<std::uint64_t>(test_->size(), 1));
+        r.set("test_rmse", std::sqrt(sums[3] / n));
+        r.set("test_mae", sums[4] / n);
+    }
+}
+
+std::optional<WholeH> SgdTrainer::collect_h(bool everywhere) {
+    comm::WireWriter mine;
+    const std::vector<int> home = home_slices();
+    for (const int s : home) {
+        const HSlice& slice = *held_[static_cast<std::size_t>(s)];
+        mine.put(static_cast<std::uint32_t>(s));
+        put_rows(mine, slice.h, slice.state);
+    }
+    const bool bias = options_.objective.bias;
+    std::optional<WholeH> out;
+    if (everywhere || rank() == 0) out = empty_whole(train_.num_items(), k_, bias);
+    const auto read = [&](int q, comm::WireReader& r) {
+        for (std::size_t i = 0; i < home.size(); ++i) {
+            const auto s = r.get<std::uint32_t>();
+            const auto want =
+                static_cast<std::uint32_t>(ranks_ == 1 ? 0 : 2 * q + static_cast<int>(i));
+            if (s != want) r.fail(fmt::format("slice {} where slice {} was expected", s, want));
+            read_rows(r, slice_items_[s], k_, bias, *out);
+        }
+    };
+    if (everywhere) {
+        comm::allgather_messages(comm_, mine.bytes(), "H slices", read);
+    } else {
+        comm::gather_messages(comm_, mine.bytes(), 0, "H slices", read);
+    }
+    return out;
+}
+
+std::optional<WholeH> SgdTrainer::collect_w() {
+    comm::WireWriter mine;
+    put_rows(mine, w_, user_state_);
+    const bool bias = options_.objective.bias;
+    std::optional<WholeH> out;
+    if (rank() == 0) out = empty_whole(train_.num_users(), k_, bias);
+    comm::gather_messages(comm_, mine.bytes(), 0, "W rows", [&](int q, comm::WireReader& r) {
+        read_rows(r, rank_users_[static_cast<std::size_t>(q)], k_, bias, *out);
+    });
+    return out;
+}
+
+Model SgdTrainer::gather_model() { return gather_state().model; }
+
+TrainerState SgdTrainer::gather_state() {
+    std::optional<WholeH> w = collect_w();
+    std::optional<WholeH> h = collect_h(false);
+    TrainerState s;
+    if (rank() != 0) return s;
+    s.iterations_done = iterations_done_;
+    s.timer_budget = timer_ ? timer_->budget() : 0.0;
+    Model& m = s.model;
+    m.params = options_.objective;
+    m.solver = "sgd";
+    m.iterations = iterations_done_;
+    m.seed = options_.seed;
+    m.mu = mu_;
+    m.w = std::move(w->h);
+    m.h = std::move(h->h);
+    m.row_bias = std::move(w->bias);
+    m.col_bias = std::move(h->bias);
+    s.w_gsum = std::move(w->gsum);
+    s.h_gsum = std::move(h->gsum);
+    s.b_gsum = std::move(w->bias_gsum);
+    s.c_gsum = std::move(h->bias_gsum);
+    return s;
+}
+
+void SgdTrainer::check_state(const TrainerState& state) const {
+    const Model& m = state.model;
+    const std::uint32_t n = train_.num_users();
+    const std::uint32_t items = train_.num_items();
+    const bool bias = options_.objective.bias;
+    const auto fail = [](const std::string& what) {
+        throw InputError("checkpoint state", "does not fit the ratings and options: " + what);
+    };
+    if (m.w.rows() != n || m.w.k() != k_)
+        fail(fmt::format("W is {} x {}, not {} x {}", m.w.rows(), m.w.k(), n, k_));
+    if (m.h.rows() != items || m.h.k() != k_)
+        fail(fmt::format("H is {} x {}, not {} x {}", m.h.rows(), m.h.k(), items, k_));
+    if (state.w_gsum.size() != n || state.h_gsum.size() != items)
+        fail("no sgd accumulators for every row of W and H");
+    const std::size_t nb = bias ? n : 0;
+    const std::size_t mb = bias ? items : 0;
+    if (m.row_bias.size() != nb || state.b_gsum.size() != nb || m.col_bias.size() != mb ||
+        state.c_gsum.size() != mb)
+        fail(bias ? "biases or their accumulators missing" : "biases given without --bias");
+}
+
+void SgdTrainer::restore(const TrainerState& state) {
+    check_state(state);
+    const Model& m = state.model;
+    const bool bias = options_.objective.bias;
+    for (std::uint32_t r = 0; r < shard_.rows(); ++r) {
+        const std::uint32_t u = shard_.users[r];
+        std::copy_n(m.w.row(u).begin(), k_, w_.row(r).begin());
+        user_state_.factor_gsum[r] = state.w_gsum[u];
+        if (bias) {
+            user_state_.bias[r] = m.row_bias[u];
+            user_state_.bias_gsum[r] = state.b_gsum[u];
+        }
+    }
+    for (const int s : home_slices()) {
+        HSlice& slice = *held_[static_cast<std::size_t>(s)];
+        const auto& items = slice_items_[static_cast<std::size_t>(s)];
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            const std::uint32_t j = items[i];
+            std::copy_n(m.h.row(j).begin(), k_, slice.h.row(static_cast<std::uint32_t>(i)).begin());
+            slice.state.factor_gsum[i] = state.h_gsum[j];
+            if (bias) {
+                slice.state.bias[i] = m.col_bias[j];
+                slice.state.bias_gsum[i] = state.c_gsum[j];
+            }
+        }
+    }
+    iterations_done_ = state.iterations_done;
+    if (timer_) {
+        sched::TimerParams p = options_.timer_params;
+        if (state.timer_budget > 0) p.initial_s = state.timer_budget;
+        timer_.emplace(p);
+    }
+}
+
+std::vector<std::vector<train::BlockRun>> SgdTrainer::gather_schedule() {
+    return comm::gather(comm_, schedule_, 0, "timeline");
+}
+
+}  // namespace detail
+
+std::unique_ptr<Trainer> make_sgd_trainer(const TrainerInputs& in) {
+    return std::make_unique<detail::SgdTrainer>(in);
+}
+
+}  // namespace rotor::mf

@@ -1,0 +1,172 @@
+// Internal to the SGD trainer's sources (sgd_trainer.cpp: layout, one rank's epochs, evaluation,
+// model and state; sgd_ring.cpp: the ring of H's slices for P > 1 ranks). Block SGD
+// (core/mf/sgd.h) on the engine in the pattern of HarpLDA+ (Peng et al., VLDB 2017) and NOMAD
+// (Yun et al., VLDB 2014), the mf::Trainer that make_sgd_trainer returns (docs/mf.md, "Training
+// with SGD").
+//
+// Layout on rank p of P:
+// - Users (rows of W): assign_users(train, P, seed)[p], kept as a Shard; the rank's W rows, user
+//   biases and their AdaGrad accumulators never move. Local row r is user users[r].
+// - Items (rows of H): P = 1: one slice of every item (slice-local id = global id). P > 1: 2P
+//   slices balancing every rank's share of the ratings (sched::partition_cols_balanced), slice s
+//   holding its items' H rows, biases and accumulators, indexed by slice-local id (the item's
+//   position in slice_items(s), sorted); slices 2p and 2p + 1 are home on rank p and rotate on
+//   comm::RingPipeline during an epoch.
+// - Grid: each slice cut into c column groups (partition_cols_greedy by the rank's ratings of
+//   each item), so the rank's grid has side G = slices · c, column s·c + j being group j of slice
+//   s; the rank's rows cut into G groups of about equal ratings (partition_rows). c is --blocks,
+//   or 16 with --deterministic (P = 1), or sched::default_grid_side(threads). Block (row, col)'s
+//   ratings are stored once as (local W row, slice-local H row, value) triples.
+// - Initial values: Factors::init_uniform in [0, 1/sqrt(K)) by global id (LIBMF's start), so the
+//   initial model does not depend on P, the threads or the grid; biases 0, accumulators 1.
+//   μ = the exact mean of every training rating (0 without bias).
+// - Randomness: block b of epoch t on rank p visits its ratings in the order drawn from
+//   Rng::from({seed, kBlockStream, t, p, b}), so a block's result depends on its inputs and seed.
+//
+// Thread-safety: one driving thread calls the methods (collective ones on every rank in the same
+// order); the runtime's workers run blocks that share no W row and no H row.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "apps/mf/shard.h"
+#include "apps/mf/trainer.h"
+#include "core/base/timer.h"
+#include "core/mf/factors.h"
+#include "core/mf/sgd.h"
+#include "core/mf/sparse_view.h"
+
+namespace rotor::sched {
+class BlockScheduler;
+struct ScheduleEvent;
+}  // namespace rotor::sched
+
+namespace rotor::comm {
+class RingProgress;
+}  // namespace rotor::comm
+
+namespace rotor::mf::detail {
+
+// Seed streams of the SGD trainer: every random choice derives from (seed, stream, ...).
+inline constexpr std::uint64_t kSgdInitWStream = 0x53474957;  // "SGIW": W row of a global user
+inline constexpr std::uint64_t kSgdInitHStream = 0x53474948;  // "SGIH": H row of a global item
+inline constexpr std::uint64_t kSgdRowStream = 0x53475257;    // "SGRW": row groups of rank p
+inline constexpr std::uint64_t kSgdBlockStream = 0x5347424b;  // "SGBK": block b, epoch t, rank p
+inline constexpr std::uint64_t kSgdPickStream = 0x5347504b;   // "SGPK": which free block next
+
+/// One slice of H: its items' rows, biases and AdaGrad accumulators, by slice-local id.
+struct HSlice {
+    HSlice(std::uint32_t rows, std::uint32_t k, bool bias) : h(rows, k), state(rows, bias) {}
+    Factors h;
+    SgdState state;
+};
+
+/// H, biases and accumulators of every item in global order (gathered for evaluation, the model
+/// and the state).
+struct WholeH {
+    Factors h;
+    std::vector<float> bias, gsum, bias_gsum;
+};
+
+class SgdTrainer final : public Trainer {
+  public:
+    /// Collective. Throws ConfigError for --deterministic with P > 1 or an oversized grid.
+    explicit SgdTrainer(const TrainerInputs& in);
+    ~SgdTrainer() override;
+
+    std::uint32_t iterations_done() const override { return iterations_done_; }
+    train::Record iterate() override;
+    void evaluate_record(train::Record& r) override;
+    Model gather_model() override;
+    TrainerState gather_state() override;
+    void restore(const TrainerState& state) override;
+    std::vector<std::vector<train::BlockRun>> gather_schedule() override;
+
+  private:
+    /// What one ring epoch accumulates on this rank (sgd_ring.cpp).
+    struct Round;
+
+    int num_slices() const { return ranks_ == 1 ? 1 : 2 * ranks_; }
+    /// The slices held between epochs: {0} for one rank, {2p, 2p + 1} else.
+    std::vector<int> home_slices() const;
+    /// LIBMF's initial values are uniform in [0, init_high()) = [0, 1/sqrt(K)).
+    float init_high() const;
+    void choose_grid(int threads);
+    /// Cuts the items into slices (slice_items_, slice_counts_) and each slice into column groups
+    /// (col_of_item_, local_of_item_).
+    void split_items();
+    /// The rank's ratings into the G x G blocks' triples.
+    void build_blocks();
+    /// Initial H rows of the home slices.
+    void init_slices();
+    std::size_t block_id(int row, int col) const {
+        return static_cast<std::size_t>(row) * static_cast<std::size_t>(side_) +
+               static_cast<std::size_t>(col);
+    }
+    BlockView block(std::size_t id) const;
+    SgdSide user_side();
+    SgdSide slice_side(int slice);
+    /// Runs block `id` of epoch `epoch` against `slice` (held); returns the ratings processed.
+    std::uint64_t run_block(std::size_t id, int slice, std::uint32_t epoch,
+                            const std::atomic<bool>* stop);
+    void keep_schedule(const std::vector<sched::ScheduleEvent>& events, std::uint32_t epoch);
+
+    // One rank.
+    train::Record iterate_dynamic();
+    train::Record iterate_deterministic();
+
+    // P > 1 ranks (sgd_ring.cpp).
+    train::Record iterate_ring();
+    std::uint64_t compute(int slice, std::uint32_t epoch, int phase, Round& st,
+                          comm::RingProgress& in_flight);
+    std::vector<std::byte> pack_slice(int slice);
+    void unpack_slice(int slice, std::span<const std::byte> bytes);
+
+    /// Σ (a − â)² over the rank's ratings, in a fixed order of chunks (any thread count).
+    double train_squared_error(const ModelView& view);
+    /// InputError unless `state` has the shapes of this run's ratings and options.
+    void check_state(const TrainerState& state) const;
+    /// Collective: every item's H row, bias and accumulators in global order, on every rank
+    /// (everywhere) or on rank 0 only (nothing elsewhere).
+    std::optional<WholeH> collect_h(bool everywhere);
+    /// Collective: W, b and their accumulators of every user on rank 0 (nothing elsewhere).
+    std::optional<WholeH> collect_w();
+
+    const Ratings& train_;
+    const TestRatings* test_;
+    TrainOptions options_;
+    SgdParams params_;
+    sched::Runtime& runtime_;
+    comm::Communicator& comm_;
+    int ranks_ = 1;
+    int side_ = 0;
+    int cols_per_slice_ = 0;
+    std::uint32_t k_ = 0;
+    double mu_ = 0;
+    std::vector<std::vector<std::uint32_t>> rank_users_;  // every rank's users, increasing
+    Shard shard_;
+    std::vector<std::uint32_t> local_row_;    // local row of every user, or ~0 if not ours
+    std::vector<std::uint64_t> user_counts_;  // |Ω_i| of the local rows
+    Factors w_;
+    SgdState user_state_;
+    std::vector<std::vector<std::uint32_t>> slice_items_;   // global item ids, increasing
+    std::vector<std::vector<std::uint64_t>> slice_counts_;  // |Ω_j| by slice-local id
+    std::vector<std::uint32_t> col_of_item_;                // grid column of every item
+    std::vector<std::uint32_t> local_of_item_;              // slice-local id of every item
+    std::vector<std::unique_ptr<HSlice>> held_;             // per slice; null when not held
+    std::vector<std::uint64_t> block_offsets_;              // G·G + 1, into the triples
+    std::vector<std::uint32_t> block_rows_, block_cols_;
+    std::vector<float> block_values_;
+    std::unique_ptr<sched::BlockScheduler> scheduler_;
+    std::optional<sched::TimerControl> timer_;
+    std::uint32_t iterations_done_ = 0;
+    Stopwatch since_start_;
+    std::vector<train::BlockRun> schedule_;
+};
+
+}  // namespace rotor::mf::detail

@@ -1,0 +1,185 @@
+// The SGD trainer's cases over any communicator: in-process ranks (test_sgd_trainer.cpp, under
+// TSan) and MPI ranks under mpiexec (test_sgd_trainer_mpi.cpp). Every case is collective: all
+// ranks call it together.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "apps/mf/trainer.h"
+#include "comm/communicator.h"
+#include "comm/inprocess_communicator.h"
+#include "core/mf/ratings.h"
+#include "sched/runtime.h"
+#include "tests/core/mf/mf_test_util.h"
+
+namespace rotor::mf::testing {
+
+inline constexpr double kSigma = 0.1;
+
+/// A planted rank-4 problem with noise σ = kSigma: training ratings and held-out ones.
+struct Problem {
+    Ratings train;
+    TestRatings test;
+};
+
+inline Problem make_problem(std::uint32_t rows = 400, std::uint32_t cols = 300,
+                            std::uint64_t seed = 31) {
+    Planted pl = planted(rows, cols, 4, kSigma, 0.3, 0.05, seed);
+    Problem p;
+    const std::uint32_t n = pl.train.rows();  // before the arrays move
+    p.train = Ratings::from_csr(n, pl.train.cols, std::move(pl.train.offsets),
+                                std::move(pl.train.ids), std::move(pl.train.values), "planted");
+    p.test.users = std::move(pl.test.users);
+    p.test.items = std::move(pl.test.items);
+    p.test.values = std::move(pl.test.values);
+    return p;
+}
+
+/// SGD with the kernel test's λ (small: the planted noise is small), K = 4.
+inline TrainOptions sgd_options(std::uint32_t iterations) {
+    TrainOptions o;
+    o.solver = Solver::kSgd;
+    o.rank = 4;
+    o.objective.lambda = 0.002;
+    o.objective.lambda_bias = 0.002;
+    o.iterations = iterations;
+    o.seed = 7;
+    return o;
+}
+
+/// Trains `epochs` epochs over `comm` with `threads` workers; returns the last record, evaluated.
+inline train::Record train_epochs(Trainer& t, std::uint32_t epochs) {
+    train::Record r;
+    for (std::uint32_t e = 0; e < epochs; ++e) r = t.iterate();
+    t.evaluate_record(r);
+    return r;
+}
+
+/// Test RMSE of `epochs` epochs on one rank of its own (every caller computes the same).
+inline double one_rank_test_rmse(const Problem& p, const TrainOptions& o, std::uint32_t epochs) {
+    comm::InProcessGroup group(1);
+    sched::Runtime rt(1, sched::PinMode::kNone);
+    auto t = make_trainer({p.train, &p.test, o, rt, group.at(0)});
+    return *train_epochs(*t, epochs).get("test_rmse");
+}
+
+inline void expect_same_model(const Model& a, const Model& b) {
+    EXPECT_TRUE(a.w == b.w);
+    EXPECT_TRUE(a.h == b.h);
+    EXPECT_EQ(a.row_bias, b.row_bias);
+    EXPECT_EQ(a.col_bias, b.col_bias);
+    EXPECT_EQ(a.mu, b.mu);
+}
+
+inline void expect_same_state(const TrainerState& a, const TrainerState& b) {
+    expect_same_model(a.model, b.model);
+    EXPECT_EQ(a.w_gsum, b.w_gsum);
+    EXPECT_EQ(a.h_gsum, b.h_gsum);
+    EXPECT_EQ(a.b_gsum, b.b_gsum);
+    EXPECT_EQ(a.c_gsum, b.c_gsum);
+    EXPECT_EQ(a.iterations_done, b.iterations_done);
+}
+
+/// Without the timer every rating is processed once per epoch, and the ranks converge about as
+/// one rank does. With a timer whose first budget is far too short, rounds stop early (processed
+/// ratio below 1), every rank keeps the same budget, and the model still converges, more slowly
+/// per epoch (each processes a part of the ratings; how much depends on the machine's speed).
+inline void case_ring_trains(comm::Communicator& c, bool timer, double one_rank_rmse) {
+    const Problem p = make_problem();
+    TrainOptions o = sgd_options(20);
+    o.timer = timer;
+    o.timer_params.initial_s = 1e-4;
+    o.timer_params.min_s = 1e-5;
+    sched::Runtime rt(1, sched::PinMode::kNone);
+    auto t = make_trainer({p.train, &p.test, o, rt, c});
+    train::Record r;
+    int stopped = 0;
+    double first_rmse = 0;
+    const std::uint32_t epochs = timer ? 30 : 20;
+    for (std::uint32_t e = 0; e < epochs; ++e) {
+        r = t->iterate();
+        if (e == 0) {
+            train::Record first = r;
+            t->evaluate_record(first);
+            first_rmse = *first.get("test_rmse");
+        }
+        EXPECT_EQ(r.iter, e + 1);
+        EXPECT_GT(r.processed, 0u);
+        EXPECT_LE(r.processed, p.train.nnz());
+        EXPECT_DOUBLE_EQ(r.processed_ratio, static_cast<double>(r.processed) / p.train.nnz());
+        stopped += r.processed < p.train.nnz();
+        if (!timer) {
+            EXPECT_EQ(r.processed, p.train.nnz()) << "epoch " << e + 1;
+            EXPECT_EQ(*r.get("timer_budget_s"), 0.0);
+            continue;
+        }
+        std::vector<double> budget{*r.get("timer_budget_s"), -*r.get("timer_budget_s")};
+        c.allreduce_max(budget);
+        EXPECT_EQ(budget[0], -budget[1]) << "the ranks' budgets differ";
+    }
+    t->evaluate_record(r);
+    const double rmse = *r.get("test_rmse");
+    EXPECT_TRUE(std::isfinite(*r.get("objective")));
+    if (timer) {
+        EXPECT_GT(stopped, 0) << "a 0.1 ms first budget stops the first rounds";
+        EXPECT_LT(rmse, 2 * kSigma);
+        EXPECT_LT(rmse, 0.5 * first_rmse);
+        return;
+    }
+    EXPECT_LT(rmse, 1.05 * one_rank_rmse + 0.005) << "one rank: " << one_rank_rmse;
+    EXPECT_LT(rmse, 1.2 * kSigma);
+    EXPECT_LT(*r.get("train_rmse"), 1.2 * kSigma);
+}
+
+/// The initial model does not depend on the split, and gather_model places every row: before
+/// training, P ranks gather bitwise one rank's model; after, every value is finite.
+inline void case_gather_model(comm::Communicator& c) {
+    const Problem p = make_problem(120, 90);
+    const TrainOptions o = sgd_options(1);
+    sched::Runtime rt(1, sched::PinMode::kNone);
+    auto t = make_trainer({p.train, &p.test, o, rt, c});
+    comm::InProcessGroup group(1);
+    auto one = make_trainer({p.train, &p.test, o, rt, group.at(0)});
+    const Model first = t->gather_model();
+    if (c.rank() == 0) {
+        expect_same_model(first, one->gather_model());
+        EXPECT_EQ(first.solver, "sgd");
+        EXPECT_EQ(first.w.rows(), p.train.num_users());
+        EXPECT_EQ(first.h.rows(), p.train.num_items());
+    } else {
+        EXPECT_EQ(first.w.rows(), 0u);
+    }
+    t->iterate();
+    const Model m = t->gather_model();
+    if (c.rank() != 0) return;
+    EXPECT_EQ(m.iterations, 1u);
+    EXPECT_EQ(m.row_bias.size(), p.train.num_users());
+    EXPECT_EQ(m.col_bias.size(), p.train.num_items());
+    int changed = 0;
+    for (std::uint32_t u = 0; u < m.w.rows(); ++u) changed += m.w.row(u)[0] != first.w.row(u)[0];
+    EXPECT_EQ(changed, static_cast<int>(m.w.rows())) << "every user has ratings: every row moves";
+    for (const float x : m.h.values()) ASSERT_TRUE(std::isfinite(x));
+}
+
+/// `state` (from any rank count) restored here gives it back bitwise through gather_state, and
+/// training continues to a good model.
+inline void case_restore_and_continue(comm::Communicator& c, const TrainerState& state,
+                                      const Problem& p) {
+    const TrainOptions o = sgd_options(6);
+    sched::Runtime rt(1, sched::PinMode::kNone);
+    auto t = make_trainer({p.train, &p.test, o, rt, c});
+    t->restore(state);
+    EXPECT_EQ(t->iterations_done(), state.iterations_done);
+    const TrainerState back = t->gather_state();
+    if (c.rank() == 0) expect_same_state(back, state);
+    const train::Record r = train_epochs(*t, 14);
+    EXPECT_EQ(r.iter, state.iterations_done + 14);
+    EXPECT_LT(*r.get("test_rmse"), 1.2 * kSigma);
+}
+
+}  // namespace rotor::mf::testing

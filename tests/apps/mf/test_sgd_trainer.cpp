@@ -1,0 +1,180 @@
+// The SGD trainer (apps/mf/sgd_trainer.h) on one rank and on 2 and 3 in-process ranks: bitwise
+// reproducibility with --deterministic, the dynamic scheduler's exclusivity (under TSan), planted
+// recovery, the ring with and without the timer, the gathered model and state round trips.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <vector>
+
+#include "apps/mf/trainer.h"
+#include "comm/inprocess_communicator.h"
+#include "core/base/error.h"
+#include "sched/runtime.h"
+#include "tests/apps/mf/sgd_test_cases.h"
+
+namespace rotor::mf {
+namespace {
+
+using namespace rotor::mf::testing;
+
+/// One rank with `threads` workers over its own one-rank communicator.
+struct Local {
+    Local(const Problem& p, const TrainOptions& o, int threads)
+        : rt(threads, sched::PinMode::kNone),
+          trainer(make_trainer({p.train, &p.test, o, rt, group.at(0)})) {}
+    comm::InProcessGroup group{1};
+    sched::Runtime rt;
+    std::unique_ptr<Trainer> trainer;
+};
+
+TEST(SgdTrainer, DeterministicGivesTheSameModelAtAnyThreadCount) {
+    const Problem p = make_problem(200, 150);
+    TrainOptions o = sgd_options(4);
+    o.deterministic = true;
+    std::optional<Model> first;
+    for (const int threads : {1, 2, 4}) {
+        Local run(p, o, threads);
+        for (int e = 0; e < 4; ++e) EXPECT_EQ(run.trainer->iterate().processed, p.train.nnz());
+        const Model m = run.trainer->gather_model();
+        if (!first) {
+            first = m;
+        } else {
+            SCOPED_TRACE(threads);
+            expect_same_model(m, *first);
+        }
+    }
+}
+
+TEST(SgdTrainer, DeterministicRestoreContinuesBitwise) {
+    const Problem p = make_problem(200, 150);
+    TrainOptions o = sgd_options(4);
+    o.deterministic = true;
+    Local straight(p, o, 2);
+    for (int e = 0; e < 4; ++e) straight.trainer->iterate();
+    TrainerState half;
+    {
+        Local first(p, o, 2);
+        for (int e = 0; e < 2; ++e) first.trainer->iterate();
+        half = first.trainer->gather_state();
+    }
+    Local second(p, o, 2);
+    second.trainer->restore(half);
+    for (int e = 0; e < 2; ++e) second.trainer->iterate();
+    expect_same_state(second.trainer->gather_state(), straight.trainer->gather_state());
+}
+
+bool overlaps(const train::BlockRun& a, const train::BlockRun& b) {
+    return a.start_s < b.end_s && b.start_s < a.end_s;
+}
+
+TEST(SgdTrainer, DynamicSchedulerNeverRunsBlocksSharingARowOrColumnAtOnce) {
+    const Problem p = make_problem(300, 200);
+    TrainOptions o = sgd_options(3);
+    o.record_schedule = true;
+    o.blocks = 4;
+    Local run(p, o, 3);
+    for (int e = 0; e < 3; ++e) EXPECT_EQ(run.trainer->iterate().processed, p.train.nnz());
+    const auto schedule = run.trainer->gather_schedule();
+    ASSERT_EQ(schedule.size(), 1u);
+    const std::vector<train::BlockRun>& runs = schedule[0];
+    EXPECT_EQ(runs.size(), 3u * 16u) << "every block once per epoch";
+    int conflicts = 0;
+    for (std::size_t a = 0; a < runs.size(); ++a) {
+        for (std::size_t b = a + 1; b < runs.size(); ++b) {
+            const bool shared = runs[a].row == runs[b].row || runs[a].col == runs[b].col;
+            if (shared && overlaps(runs[a], runs[b])) ++conflicts;
+        }
+    }
+    EXPECT_EQ(conflicts, 0);
+}
+
+TEST(SgdTrainer, RecoversAPlantedMatrixWithinFivePercentOfSigma) {
+    // The kernel test's problem (docs/mf.md, "Measurements"): enough ratings per row and column
+    // that the estimate's error is small beside σ.
+    const Problem p = make_problem(1000, 800);
+    Local run(p, sgd_options(20), 2);
+    const train::Record r = train_epochs(*run.trainer, 20);
+    EXPECT_LT(*r.get("test_rmse"), 1.05 * kSigma) << "train RMSE " << *r.get("train_rmse");
+    EXPECT_GT(*r.get("test_mae"), 0.0);
+    EXPECT_EQ(run.trainer->iterations_done(), 20u);
+    std::printf("planted: test RMSE %.4f\n", *r.get("test_rmse"));
+}
+
+TEST(SgdTrainer, EvaluationMatchesTheGatheredModel) {
+    const Problem p = make_problem(120, 90);
+    Local run(p, sgd_options(3), 2);
+    train::Record r = train_epochs(*run.trainer, 3);
+    const Model m = run.trainer->gather_model();
+    const ErrorStats test = evaluate(p.test.users, p.test.items, p.test.values, m.view());
+    EXPECT_NEAR(*r.get("test_rmse"), test.rmse, 1e-12);
+    double sq = 0;
+    for (std::uint32_t u = 0; u < p.train.num_users(); ++u) {
+        const auto items = p.train.items_of(u);
+        const auto values = p.train.values_of_user(u);
+        for (std::size_t k = 0; k < items.size(); ++k) {
+            const double e = values[k] - m.view().predict(u, items[k]);
+            sq += e * e;
+        }
+    }
+    EXPECT_NEAR(*r.get("train_rmse"), std::sqrt(sq / p.train.nnz()), 1e-9);
+    EXPECT_GT(*r.get("objective"), sq);
+}
+
+TEST(SgdTrainer, RefusesDeterministicOnSeveralRanksAndABadState) {
+    const Problem p = make_problem(60, 40);
+    TrainOptions o = sgd_options(1);
+    o.deterministic = true;
+    comm::run_ranks(2, [&](comm::Communicator& c) {
+        sched::Runtime rt(1, sched::PinMode::kNone);
+        EXPECT_THROW(make_trainer({p.train, &p.test, o, rt, c}), ConfigError);
+    });
+    Local run(p, sgd_options(1), 1);
+    TrainerState s = run.trainer->gather_state();
+    s.h_gsum.pop_back();
+    EXPECT_THROW(run.trainer->restore(s), InputError);
+}
+
+class SgdRanks : public ::testing::TestWithParam<int> {};
+
+TEST_P(SgdRanks, RingWithoutTimerProcessesEveryRatingAndConverges) {
+    const Problem p = make_problem();
+    TrainOptions o = sgd_options(20);
+    const double one = one_rank_test_rmse(p, o, 20);
+    comm::run_ranks(GetParam(), [&](comm::Communicator& c) { case_ring_trains(c, false, one); });
+}
+
+TEST_P(SgdRanks, RingWithTimerConverges) {
+    const Problem p = make_problem();
+    const double one = one_rank_test_rmse(p, sgd_options(20), 20);
+    comm::run_ranks(GetParam(), [&](comm::Communicator& c) { case_ring_trains(c, true, one); });
+}
+
+TEST_P(SgdRanks, GatheredModelIsWhole) {
+    comm::run_ranks(GetParam(), [](comm::Communicator& c) { case_gather_model(c); });
+}
+
+TEST_P(SgdRanks, StateRestoresOnAnotherRankCount) {
+    const Problem p = make_problem();
+    TrainerState state;
+    comm::run_ranks(GetParam(), [&](comm::Communicator& c) {
+        sched::Runtime rt(1, sched::PinMode::kNone);
+        auto t = make_trainer({p.train, &p.test, sgd_options(6), rt, c});
+        for (int e = 0; e < 6; ++e) t->iterate();
+        TrainerState s = t->gather_state();
+        if (c.rank() == 0) state = std::move(s);
+    });
+    ASSERT_EQ(state.iterations_done, 6u);
+    for (const int ranks : {1, GetParam() == 2 ? 3 : 2}) {
+        SCOPED_TRACE(ranks);
+        comm::run_ranks(ranks,
+                        [&](comm::Communicator& c) { case_restore_and_continue(c, state, p); });
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, SgdRanks, ::testing::Values(2, 3));
+
+}  // namespace
+}  // namespace rotor::mf
