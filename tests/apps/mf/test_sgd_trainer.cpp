@@ -94,7 +94,7 @@ TEST(SgdTrainer, DynamicSchedulerNeverRunsBlocksSharingARowOrColumnAtOnce) {
 TEST(SgdTrainer, RecoversAPlantedMatrixWithinFivePercentOfSigma) {
     // The kernel test's problem (docs/mf.md, "Measurements"): enough ratings per row and column
     // that the estimate's error is small beside σ.
-    const Problem p = make_problem(1000, 800);
+    const Problem p = make_problem(1000, 800, 0.3);
     Local run(p, sgd_options(20), 2);
     const train::Record r = train_epochs(*run.trainer, 20);
     EXPECT_LT(*r.get("test_rmse"), 1.05 * kSigma) << "train RMSE " << *r.get("train_rmse");
