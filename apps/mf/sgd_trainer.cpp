@@ -35,26 +35,27 @@ constexpr std::uint32_t kNoRow = std::numeric_limits<std::uint32_t>::max();
 
 /// Appends the rows, biases and accumulators of `h` and `state` to a message.
 void put_rows(comm::WireWriter& w, const Factors& h, const SgdState& state) {
-    w.put(std::vector<float>(h.values().begin(), h.values().end()));
+    w.put_length(h.values().size());
+    w.put_array(h.values());
     w.put(state.bias);
     w.put(state.factor_gsum);
     w.put(state.bias_gsum);
 }
 
-/// Reads put_rows' fields for `ids` (global rows of `out`, in order) into `out`.
+/// Reads put_rows' fields for `ids` (global rows of `out`, in order) into `out`, each row
+/// straight into its place (no copy of the message's values).
 void read_rows(comm::WireReader& r, std::span<const std::uint32_t> ids, std::uint32_t k, bool bias,
                WholeH& out) {
-    const auto values = r.get<std::vector<float>>();
+    const std::size_t n = ids.size();
+    if (r.get_length(sizeof(float)) != n * k)
+        r.fail(fmt::format("factor rows of the wrong size for {} rows of K = {}", n, k));
+    for (std::size_t i = 0; i < n; ++i) r.get_array(out.h.row(ids[i]));
     const auto b = r.get<std::vector<float>>();
     const auto g = r.get<std::vector<float>>();
     const auto bg = r.get<std::vector<float>>();
-    const std::size_t n = ids.size();
-    if (values.size() != n * k || g.size() != n || b.size() != (bias ? n : 0) ||
-        bg.size() != b.size())
-        r.fail(fmt::format("rows of the wrong shape for {} rows of K = {}", n, k));
+    if (g.size() != n || b.size() != (bias ? n : 0) || bg.size() != b.size())
+        r.fail(fmt::format("biases or accumulators of the wrong size for {} rows", n));
     for (std::size_t i = 0; i < n; ++i) {
-        std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(i * k), k,
-                    out.h.row(ids[i]).begin());
         out.gsum[ids[i]] = g[i];
         if (bias) {
             out.bias[ids[i]] = b[i];
@@ -369,6 +370,11 @@ void SgdTrainer::evaluate_record(train::Record& r) {
 }
 
 std::optional<WholeH> SgdTrainer::collect_h(bool everywhere) {
+    if (ranks_ == 1) {
+        // One slice of every item, slice-local id = global id: a plain copy.
+        const HSlice& all = *held_[0];
+        return WholeH{all.h, all.state.bias, all.state.factor_gsum, all.state.bias_gsum};
+    }
     comm::WireWriter mine;
     const std::vector<int> home = home_slices();
     for (const int s : home) {
@@ -397,6 +403,8 @@ std::optional<WholeH> SgdTrainer::collect_h(bool everywhere) {
 }
 
 std::optional<WholeH> SgdTrainer::collect_w() {
+    if (ranks_ == 1)
+        return WholeH{w_, user_state_.bias, user_state_.factor_gsum, user_state_.bias_gsum};
     comm::WireWriter mine;
     put_rows(mine, w_, user_state_);
     const bool bias = options_.objective.bias;
