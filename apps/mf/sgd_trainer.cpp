@@ -257,34 +257,64 @@ void SgdTrainer::keep_schedule(const std::vector<sched::ScheduleEvent>& events,
         schedule_.push_back({epoch, e.worker, e.block.row, e.block.col, e.start_s, e.end_s});
 }
 
-train::Record SgdTrainer::iterate() {
-    if (ranks_ > 1) return iterate_ring();
-    return options_.deterministic ? iterate_deterministic() : iterate_dynamic();
+train::Record SgdTrainer::iterate() { return iterate_span(1, {}); }
+
+train::Record SgdTrainer::iterate_span(std::uint32_t sweeps,
+                                       const std::function<void(train::Record&)>& on_sweep) {
+    if (ranks_ == 1 && !options_.deterministic) return iterate_dynamic(sweeps, on_sweep);
+    ROTOR_ASSERT(sweeps >= 1, "iterate_span needs at least one sweep");
+    for (std::uint32_t s = 1;; ++s) {
+        train::Record r = ranks_ > 1 ? iterate_ring() : iterate_deterministic();
+        if (s == sweeps) return r;
+        if (on_sweep) on_sweep(r);
+    }
 }
 
-train::Record SgdTrainer::iterate_dynamic() {
-    // One sweep over the L x L grid: an idle worker takes a random block whose row group and
-    // column group are both free (HarpLDA+'s scheduler, LIBMF's get_job / put_job).
-    const std::uint32_t epoch = iterations_done_ + 1;
-    scheduler_->reset();
-    sched::DynamicLoopOptions loop;
-    loop.pick_seed = {options_.seed, kSgdPickStream, epoch, static_cast<std::uint64_t>(rank()), 0};
-    loop.record = options_.record_schedule;
-    loop.origin = &since_start_;
+train::Record SgdTrainer::iterate_dynamic(std::uint32_t sweeps,
+                                          const std::function<void(train::Record&)>& on_sweep) {
+    // Sweeps over the L x L grid back to back: an idle worker takes a random block whose row
+    // group and column group are both free (HarpLDA+'s scheduler, LIBMF's get_job / put_job),
+    // of the slowest sweep if it can, else of the next one (BlockScheduler::reset_sweeps), so the
+    // tail of an epoch costs no idle time. Block b of sweep s is epoch first + s's.
+    ROTOR_ASSERT(sweeps >= 1, "iterate_span needs at least one sweep");
+    const std::uint32_t first = iterations_done_ + 1;
+    std::vector<std::atomic<std::uint64_t>> done(sweeps);
     const auto kernel = [&](int, const sched::Job& job, const std::atomic<bool>&) {
+        const auto s = static_cast<std::uint32_t>(job.sweep);
         const std::uint64_t n =
-            run_block(block_id(job.block.row, job.block.col), 0, epoch, nullptr);
+            run_block(block_id(job.block.row, job.block.col), 0, first + s, nullptr);
+        done[s].fetch_add(n, std::memory_order_relaxed);
         return sched::BlockResult{n, true};
     };
-    const sched::LoopResult result = sched::run_dynamic_loop(runtime_, *scheduler_, loop, kernel);
-    keep_schedule(result.events, epoch);
-    train::Record m;
-    m.iter = epoch;
-    m.set_times(result.times);
-    m.processed = std::accumulate(result.units.begin(), result.units.end(), std::uint64_t{0});
-    m.finish(shard_.nnz());
-    iterations_done_ = epoch;
-    return m;
+    // The loop closes sweeps in order, one at a time, after their last block's release.
+    train::Record last;
+    const auto close_sweep = [&](int sweep, const sched::IterationTimes& times) {
+        const auto s = static_cast<std::uint32_t>(sweep);
+        train::Record m;
+        m.iter = first + s;
+        m.set_times(times);
+        m.processed = done[s].load(std::memory_order_relaxed);
+        m.finish(shard_.nnz());
+        iterations_done_ = m.iter;
+        if (s + 1 == sweeps) {
+            last = std::move(m);
+        } else if (on_sweep) {
+            on_sweep(m);
+        }
+    };
+    scheduler_->reset_sweeps(static_cast<int>(sweeps));
+    sched::DynamicLoopOptions loop;
+    loop.pick_seed = {options_.seed, kSgdPickStream, first, static_cast<std::uint64_t>(rank()), 0};
+    loop.record = options_.record_schedule;
+    loop.origin = &since_start_;
+    const sched::LoopResult result =
+        sched::run_dynamic_loop(runtime_, *scheduler_, loop, kernel, close_sweep);
+    ROTOR_ASSERT(result.sweeps_completed == static_cast<int>(sweeps),
+                 "a sweep ended without being closed");
+    for (const sched::ScheduleEvent& e : result.events)
+        schedule_.push_back({first + static_cast<std::uint32_t>(e.sweep), e.worker, e.block.row,
+                             e.block.col, e.start_s, e.end_s});
+    return last;
 }
 
 train::Record SgdTrainer::iterate_deterministic() {

@@ -29,6 +29,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -81,6 +82,11 @@ class SgdTrainer final : public Trainer {
 
     std::uint32_t iterations_done() const override { return iterations_done_; }
     train::Record iterate() override;
+    /// One rank without --deterministic: the sweeps pipelined on the block loop
+    /// (BlockScheduler::reset_sweeps), so the tail of one epoch overlaps the next. Else the
+    /// default.
+    train::Record iterate_span(std::uint32_t sweeps,
+                               const std::function<void(train::Record&)>& on_sweep) override;
     void evaluate_record(train::Record& r) override;
     Model gather_model() override;
     TrainerState gather_state() override;
@@ -117,7 +123,8 @@ class SgdTrainer final : public Trainer {
     void keep_schedule(const std::vector<sched::ScheduleEvent>& events, std::uint32_t epoch);
 
     // One rank.
-    train::Record iterate_dynamic();
+    train::Record iterate_dynamic(std::uint32_t sweeps,
+                                  const std::function<void(train::Record&)>& on_sweep);
     train::Record iterate_deterministic();
 
     // P > 1 ranks (sgd_ring.cpp).

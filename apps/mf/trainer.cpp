@@ -63,6 +63,15 @@ TestRatings TestRatings::from(const Ratings& test) {
     return t;
 }
 
+train::Record Trainer::iterate_span(std::uint32_t sweeps,
+                                    const std::function<void(train::Record&)>& on_sweep) {
+    for (std::uint32_t s = 1;; ++s) {
+        train::Record r = iterate();
+        if (s >= sweeps) return r;
+        if (on_sweep) on_sweep(r);
+    }
+}
+
 std::unique_ptr<Trainer> make_trainer(const TrainerInputs& in) {
     in.options.validate(in.comm.size());
     return in.options.solver == Solver::kCcd ? make_ccd_trainer(in) : make_sgd_trainer(in);

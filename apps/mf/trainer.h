@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -111,6 +112,12 @@ class Trainer {
     virtual std::uint32_t iterations_done() const = 0;
     /// One iteration over every rating: processed (ratings), per-worker times, ratios.
     virtual train::Record iterate() = 0;
+    /// `sweeps` >= 1 iterations back to back: returns the last one's record and hands the others
+    /// to on_sweep as each completes (possibly from a worker thread), so that train::
+    /// run_iterations runs the iterations between sync points without a barrier (SpanDriver).
+    /// By default iterate() `sweeps` times.
+    virtual train::Record iterate_span(std::uint32_t sweeps,
+                                       const std::function<void(train::Record&)>& on_sweep);
     /// Adds train_rmse, objective (the whole f of core/mf/objective.h) and, with a test set,
     /// test_rmse and test_mae.
     virtual void evaluate_record(train::Record& r) = 0;

@@ -72,15 +72,31 @@ bool overlaps(const train::BlockRun& a, const train::BlockRun& b) {
 
 TEST(SgdTrainer, DynamicSchedulerNeverRunsBlocksSharingARowOrColumnAtOnce) {
     const Problem p = make_problem(300, 200);
-    TrainOptions o = sgd_options(3);
+    TrainOptions o = sgd_options(4);
     o.record_schedule = true;
     o.blocks = 4;
     Local run(p, o, 3);
-    for (int e = 0; e < 3; ++e) EXPECT_EQ(run.trainer->iterate().processed, p.train.nnz());
+    // One epoch, then three pipelined ones (a block of the next epoch may start while the last
+    // blocks of the previous one run, never on the same row or column).
+    EXPECT_EQ(run.trainer->iterate().processed, p.train.nnz());
+    std::vector<std::uint32_t> early;
+    const train::Record last = run.trainer->iterate_span(3, [&](train::Record& r) {
+        early.push_back(r.iter);
+        EXPECT_EQ(r.processed, p.train.nnz());
+    });
+    EXPECT_EQ(early, (std::vector<std::uint32_t>{2, 3}));
+    EXPECT_EQ(last.iter, 4u);
+    EXPECT_EQ(last.processed, p.train.nnz());
+    EXPECT_EQ(run.trainer->iterations_done(), 4u);
     const auto schedule = run.trainer->gather_schedule();
     ASSERT_EQ(schedule.size(), 1u);
     const std::vector<train::BlockRun>& runs = schedule[0];
-    EXPECT_EQ(runs.size(), 3u * 16u) << "every block once per epoch";
+    EXPECT_EQ(runs.size(), 4u * 16u) << "every block once per epoch";
+    for (std::uint32_t e = 1; e <= 4; ++e)
+        EXPECT_EQ(std::count_if(runs.begin(), runs.end(),
+                                [e](const train::BlockRun& b) { return b.iter == e; }),
+                  16)
+            << "epoch " << e;
     int conflicts = 0;
     for (std::size_t a = 0; a < runs.size(); ++a) {
         for (std::size_t b = a + 1; b < runs.size(); ++b) {
