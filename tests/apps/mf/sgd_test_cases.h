@@ -139,10 +139,39 @@ inline void case_ring_trains(comm::Communicator& c, bool timer, double one_rank_
     EXPECT_LT(*r.get("train_rmse"), 1.2 * kSigma);
 }
 
+/// Held-out ratings of unseen users and items (indices >= N, >= M) appended to p's test set.
+inline void add_unseen(Problem& p) {
+    const std::uint32_t n = p.train.num_users(), m = p.train.num_items();
+    const std::uint32_t users[] = {n, 0, n + 3};
+    const std::uint32_t items[] = {0, m + 1, m + 3};
+    const float values[] = {3.5f, 2.0f, 4.0f};
+    for (int t = 0; t < 3; ++t) {
+        p.test.users.push_back(users[t]);
+        p.test.items.push_back(items[t]);
+        p.test.values.push_back(values[t]);
+    }
+}
+
+/// Σ (a − â)² of a model over every training rating.
+inline double squared_error_of(const Model& m, const Ratings& a) {
+    double sq = 0;
+    for (std::uint32_t u = 0; u < a.num_users(); ++u) {
+        const auto items = a.items_of(u);
+        const auto values = a.values_of_user(u);
+        for (std::size_t k = 0; k < items.size(); ++k) {
+            const double e = values[k] - m.view().predict(u, items[k]);
+            sq += e * e;
+        }
+    }
+    return sq;
+}
+
 /// The initial model does not depend on the split, and gather_model places every row: before
-/// training, P ranks gather bitwise one rank's model; after, every value is finite.
+/// training, P ranks gather bitwise one rank's model; after, every value is finite and the ranks'
+/// evaluation (test ratings of unseen users and items included) is the gathered model's.
 inline void case_gather_model(comm::Communicator& c) {
-    const Problem p = make_problem(120, 90);
+    Problem p = make_problem(120, 90);
+    add_unseen(p);
     const TrainOptions o = sgd_options(1);
     sched::Runtime rt(1, sched::PinMode::kNone);
     auto t = make_trainer({p.train, &p.test, o, rt, c});
@@ -157,7 +186,8 @@ inline void case_gather_model(comm::Communicator& c) {
     } else {
         EXPECT_EQ(first.w.rows(), 0u);
     }
-    t->iterate();
+    train::Record r = t->iterate();
+    t->evaluate_record(r);
     const Model m = t->gather_model();
     if (c.rank() != 0) return;
     EXPECT_EQ(m.iterations, 1u);
@@ -167,6 +197,12 @@ inline void case_gather_model(comm::Communicator& c) {
     for (std::uint32_t u = 0; u < m.w.rows(); ++u) changed += m.w.row(u)[0] != first.w.row(u)[0];
     EXPECT_EQ(changed, static_cast<int>(m.w.rows())) << "every user has ratings: every row moves";
     for (const float x : m.h.values()) ASSERT_TRUE(std::isfinite(x));
+    const ErrorStats test = evaluate(p.test.users, p.test.items, p.test.values, m.view());
+    EXPECT_NEAR(*r.get("test_rmse"), test.rmse, 1e-9 * test.rmse);
+    EXPECT_NEAR(*r.get("test_mae"), test.mae, 1e-9 * test.mae);
+    const double sq = squared_error_of(m, p.train);
+    EXPECT_NEAR(*r.get("train_rmse"), std::sqrt(sq / p.train.nnz()), 1e-9);
+    EXPECT_GT(*r.get("objective"), sq);
 }
 
 /// `state` (from any rank count) restored here gives it back bitwise through gather_state (the
