@@ -2,6 +2,7 @@
 // train::run_iterations, in one process or as one rank of `mpiexec -n P`.
 #include "apps/mf/cli.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -35,6 +36,9 @@ struct TrainFlags {
     std::string lambda_form = "weighted";
     bool no_bias = false;
     mf::TrainOptions options;
+    /// The model-defining flags given on the command line (with --resume they must agree with
+    /// the checkpoint).
+    std::vector<std::string> given;
 };
 
 /// What `mf train` sets up before training, on every rank alike.
@@ -65,19 +69,56 @@ void apply_flags(TrainFlags& f) {
     o.record_schedule = !f.common.trace.empty();
 }
 
-/// --resume: the run's options come from the checkpoint; only --iterations (the total) may
-/// change.
+/// A flag's value as the run has it and as the checkpoint has it, for the conflict message.
+struct Setting {
+    const char* flag;
+    std::string ours;
+    std::string theirs;
+};
+
+std::vector<Setting> settings(const mf::TrainOptions& a, const mf::TrainOptions& b) {
+    auto form = [](const mf::TrainOptions& o) {
+        return o.objective.form == mf::LambdaForm::kPlain ? "plain" : "weighted";
+    };
+    return {
+        {"--solver", std::string(mf::solver_name(a.solver)),
+         std::string(mf::solver_name(b.solver))},
+        {"--rank", std::to_string(a.rank), std::to_string(b.rank)},
+        {"--lambda", fmt::format("{}", a.objective.lambda), fmt::format("{}", b.objective.lambda)},
+        {"--lambda-bias", fmt::format("{}", a.objective.lambda_bias),
+         fmt::format("{}", b.objective.lambda_bias)},
+        {"--lambda-form", form(a), form(b)},
+        {"--no-bias", a.objective.bias ? "off" : "on", b.objective.bias ? "off" : "on"},
+        {"--inner", std::to_string(a.inner), std::to_string(b.inner)},
+        {"--eta", fmt::format("{}", a.eta), fmt::format("{}", b.eta)},
+        {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
+        {"--deterministic", a.deterministic ? "on" : "off", b.deterministic ? "on" : "off"},
+        {"--blocks", std::to_string(a.blocks), std::to_string(b.blocks)},
+        {"--timer", a.timer ? "on" : "off", b.timer ? "on" : "off"}};
+}
+
+/// --resume: the run continues with the checkpoint's options. A model-defining flag given with a
+/// different value is refused by name (silently keeping the checkpoint's would hide the user's
+/// intent); --iterations (the total to reach) and --eval-every may change.
 void apply_checkpoint(TrainFlags& f, const mf::Checkpoint& c) {
+    for (const Setting& s : settings(f.options, c.options)) {
+        const bool given = std::find(f.given.begin(), f.given.end(), s.flag) != f.given.end();
+        if (given && s.ours != s.theirs)
+            throw ConfigError(s.flag, fmt::format("is {} but {} was trained with {}; resume "
+                                                  "without it or start a new run",
+                                                  s.ours, f.common.resume, s.theirs));
+    }
     const std::uint32_t target =
         f.common.iterations_set ? f.options.iterations : c.options.iterations;
-    const bool schedule = f.options.record_schedule;
+    const mf::TrainOptions ours = f.options;
     f.options = c.options;
     f.options.iterations = target;
-    f.options.record_schedule = schedule;
+    f.options.eval_every = ours.eval_every;
+    f.options.record_schedule = ours.record_schedule;
     if (c.state.iterations_done > target)
         throw ConfigError("--iterations",
-                          fmt::format("the checkpoint is at iteration {}, beyond {}",
-                                      c.state.iterations_done, target));
+                          fmt::format("{} is at iteration {}, beyond {}: give a larger total",
+                                      f.common.resume, c.state.iterations_done, target));
 }
 
 void read_inputs(TrainFlags& f, TrainSetup& s) {
@@ -195,10 +236,13 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
     train::Hooks hooks;
     const std::uint32_t every = f.common.checkpoint_every;
     hooks.after_iteration = [&](const train::Record& r) {
-        if (every > 0 && r.iter % every == 0 && r.iter < f.options.iterations)
+        // The last iteration too, so that a finished run can be continued with --iterations.
+        if (every > 0 && (r.iter % every == 0 || r.iter == f.options.iterations))
             mf::write_checkpoint(s.checkpoint_dir, *trainer, f.options, s.print, world);
     };
-    hooks.needs_state = [every](std::uint32_t iter) { return every > 0 && iter % every == 0; };
+    hooks.needs_state = [every, &f](std::uint32_t iter) {
+        return every > 0 && (iter % every == 0 || iter == f.options.iterations);
+    };
     train::LoopOptions loop;
     loop.last = f.options.iterations;
     loop.eval_every = f.options.eval_every;
@@ -247,7 +291,9 @@ void add_train(CLI::App& mf, comm::Communicator* world) {
     f->common.seed = o.seed;
     f->common.eval_every = o.eval_every;
     train::add_common_train_flags(*c, f->common, "epochs");
-    c->callback([f, world] {
+    c->callback([f, world, c] {
+        for (const Setting& s : settings(f->options, f->options))
+            if (c->count(s.flag) > 0) f->given.emplace_back(s.flag);
         if (world != nullptr) {
             run_train(*f, *world);
         } else {
