@@ -285,15 +285,17 @@ void add_train(CLI::App& mf, comm::Communicator* world) {
     c->add_option("--blocks", o.blocks,
                   "sgd: grid side L (default ceil(sqrt(2)*threads); 16 with "
                   "--deterministic)");
-    c->add_flag("--timer,!--no-timer", o.timer,
-                "sgd under MPI: stop each round after a tuned time budget (default on)");
+    train::add_switch(*c, "timer", o.timer,
+                      "sgd under MPI: stop each round after a tuned time budget");
     f->common.iterations = o.iterations;
     f->common.seed = o.seed;
     f->common.eval_every = o.eval_every;
     train::add_common_train_flags(*c, f->common, "epochs");
     c->callback([f, world, c] {
         for (const Setting& s : settings(f->options, f->options))
-            if (c->count(s.flag) > 0) f->given.emplace_back(s.flag);
+            if (c->count(s.flag) > 0 ||
+                (std::string_view(s.flag) == "--timer" && c->count("--no-timer") > 0))
+                f->given.emplace_back(s.flag);
         if (world != nullptr) {
             run_train(*f, *world);
         } else {
