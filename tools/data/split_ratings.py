@@ -40,9 +40,9 @@ def open_text(path: Path):
     return open(path, "rt", encoding="utf-8", newline="")
 
 
-def open_out(path: Path):
+def open_out(path: Path, gz: bool):
     raw = open(path, "wb")
-    if path.suffix == ".gz":
+    if gz:
         return gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename=""), raw
     return raw, None
 
@@ -107,7 +107,7 @@ def split_file(src: Path, train: Path, test: Path, fraction: float, seed: int) -
     try:
         for path in (train, test):
             path.parent.mkdir(parents=True, exist_ok=True)
-            outs.append(open_out(path.with_name(path.name + ".tmp")))
+            outs.append(open_out(path.with_name(path.name + ".tmp"), path.suffix == ".gz"))
         writers = [lambda s, o=o: o.write(s.encode("utf-8")) for o, _ in outs]
         with open_text(src) as f:
             counts = split_stream(f, fraction, seed, writers[0], writers[1])
