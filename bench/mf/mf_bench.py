@@ -229,7 +229,8 @@ def prepare_split(args) -> tuple[Path, Path | None]:
     d.mkdir(parents=True, exist_ok=True)
     train, test = d / "train.txt", d / "test.txt"
     subprocess.run([args.python, str(SPLIT), str(args.ratings), "--train", str(train), "--test",
-                    str(test), "--fraction", str(args.test_fraction), "--seed", "1"], check=True)
+                    str(test), "--fraction", str(args.test_fraction), "--seed", "1"], check=True,
+                   stderr=subprocess.DEVNULL if args.quiet else None)
     return train, test
 
 
@@ -316,16 +317,19 @@ def write_ladder_report(args, res: dict) -> None:
     lines.append("|---|" + "---|" * (len(targets) + 3))
     for name, c in res["configs"].items():
         cells = [fmt(c["time_to"][t][0], "{:.3g}") for t in targets]
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {fmt(c['final_test_rmse'], '{:.4f}')}"
-                     f" | {fmt(c['best_test_rmse'], '{:.4f}')} | {fmt(c['epoch_s'], '{:.4g}')} |")
-    lines += ["", "Scaling (targets: speedup ≥ 1.9, effective ratio ≥ 0.98, 2x1 / 1x2 ≥ 0.9):", "",
+        tail = [fmt(c["final_test_rmse"], "{:.4f}"), fmt(c["best_test_rmse"], "{:.4f}"),
+                fmt(c["epoch_s"], "{:.4g}")]
+        lines.append(f"| {name} | " + " | ".join(cells + tail) + " |")
+    lines += ["", "Scaling (targets: speedup ≥ 1.9, effective ratio ≥ 0.98, 2x1 / 1x2 ≥ 0.9):",
+              "",
               "| solver | epoch 1T / 2T | effective ratio 2T | 2 ranks x 1T vs 1 rank x 2T |",
               "|---|---|---|---|"]
     for solver, s in res["scaling"].items():
         lines.append(f"| {solver} | {fmt(s['speedup_2T'])} | {fmt(s['effective_ratio_2T'])} | "
                      f"{fmt(s['ranks2x1_over_ranks1x2'])} |")
     lines += ["", "Peak RSS against the memory plan:", "",
-              "| configuration | peak RSS MiB | plan MiB | RSS / plan | plan from |", "|---|---|---|---|---|"]
+              "| configuration | peak RSS MiB | plan MiB | RSS / plan | plan from |",
+              "|---|---|---|---|---|"]
     for name, c in res["configs"].items():
         plan = c.get("plan_bytes")
         ratio = c["peak_rss_bytes"] / plan if plan else None
@@ -403,7 +407,8 @@ def big_mode(args) -> dict:
     (args.out / "big.json").write_text(json.dumps(res, indent=1) + "\n")
     lines = [f"# MF at large K: {train}, {threads} threads, {args.big_iterations} iterations", "",
              "| solver | K | ratings/s | ratings·K/s | cost/rating vs smallest K (K ratio) | "
-             "peak RSS MiB | plan MiB | RSS / plan (≤ 1.2) |", "|---|---|---|---|---|---|---|---|"]
+             "peak RSS MiB | plan MiB | RSS / plan (≤ 1.2) |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         plan = r["plan_bytes"]
         lines.append(f"| {r['solver']} | {r['rank']} | {fmt(r['ratings_per_s'], '{:.3g}')} | "
