@@ -126,6 +126,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
     args.mpiexec = "mpiexec"
+    args.verbose_rotor = False
     return args
 
 

@@ -102,7 +102,9 @@ def rotor_cmd(args, solver: str, threads: int, ranks: int, metrics: Path, out: P
               extra: tuple = ()) -> list[str]:
     cmd = [args.rotor, "mf", "train", "--train", str(train), "--solver", solver, "--rank",
            str(rank), "--threads", str(threads), "--iterations", str(iterations), "--seed",
-           str(args.seed), "--metrics", str(metrics), "--out", str(out), "--quiet"]
+           str(args.seed), "--metrics", str(metrics), "--out", str(out)]
+    if not args.verbose_rotor:
+        cmd.append("--quiet")
     if test is not None:
         cmd += ["--test", str(test)]
     if args.lam is not None:
@@ -125,7 +127,7 @@ def run_rotor(args, solver: str, threads: int, ranks: int, tag: str, rank: int, 
     shutil.rmtree(d / "model", ignore_errors=True)  # models are not kept: disk
     return {"tool": "rotor", "solver": solver, "threads": threads, "ranks": ranks, "rank": rank,
             "wall_s": wall, "peak_rss_bytes": peak_kib * 1024, "records": records,
-            "cmd": cmd}
+            "cmd": cmd, "log": d / "log.txt"}
 
 
 def run_als(args, tag: str, train: Path, test: Path | None) -> dict:
@@ -144,19 +146,25 @@ def run_als(args, tag: str, train: Path, test: Path | None) -> dict:
             "records": read_jsonl(d / "metrics.jsonl"), "cmd": cmd}
 
 
-def parse_needs(text: str) -> int | None:
-    """Bytes of the first "needs about X UNIT" in rotor's message, or None."""
-    m = re.search(r"needs about ([0-9.]+) ?(B|KiB|MiB|GiB|TiB)", text)
+def parse_needs(text: str, phrase: str = "needs about") -> int | None:
+    """Bytes of the first "<phrase> X UNIT" in rotor's output, or None."""
+    m = re.search(re.escape(phrase) + r" ([0-9.]+) ?(B|KiB|MiB|GiB|TiB)\b", text)
     return int(float(m.group(1)) * UNITS[m.group(2)]) if m else None
 
 
 def memory_plan(args, solver: str, threads: int, rank: int, train: Path, test: Path | None,
-                records: list[dict], tag: str) -> tuple[int | None, str]:
-    """(plan bytes, where it came from): the metrics' key, else a refused --max-memory 1 run."""
+                records: list[dict], tag: str, run_log: Path | None = None
+                ) -> tuple[int | None, str]:
+    """(plan bytes, where it came from): the metrics' key, else the start line of the run's log
+    ("memory plan X", printed without --quiet), else a refused --max-memory 1 run."""
     for rec in records[:1]:
         for key in PLAN_KEYS:
             if key in rec:
                 return int(rec[key]), f"metrics {key}"
+    if run_log is not None and run_log.exists():
+        plan = parse_needs(run_log.read_text(errors="replace"), "memory plan")
+        if plan is not None:
+            return plan, "the run's start line (rounded to 0.1 unit)"
     d = args.out / "runs" / tag
     d.mkdir(parents=True, exist_ok=True)
     cmd = rotor_cmd(args, solver, threads, 1, d / "metrics.jsonl", d / "model", rank, train,
@@ -261,7 +269,8 @@ def ladder_mode(args) -> dict:
         for threads in args.threads:
             name = f"rotor {solver} {threads}T"
             plans[name] = memory_plan(args, solver, threads, args.rank, train, test,
-                                      runs[name][0]["records"], f"plan-{solver}-t{threads}")
+                                      runs[name][0]["records"], f"plan-{solver}-t{threads}",
+                                      runs[name][0]["log"])
     results = summarize_ladder(args, runs, plans)
     results["data"] = {"train": str(train), "test": str(test) if test else None}
     write_ladder_report(args, results)
@@ -388,7 +397,7 @@ def big_mode(args) -> dict:
             runs = [run_rotor(args, solver, threads, 1, f"big-{solver}-k{k}-{rep}", k, train, None,
                               args.big_iterations) for rep in range(args.big_repeats)]
             plan, source = memory_plan(args, solver, threads, k, train, None, runs[0]["records"],
-                                       f"big-plan-{solver}-k{k}")
+                                       f"big-plan-{solver}-k{k}", runs[0]["log"])
             rps = median([median([r.get("ratings_per_s") for r in run["records"][1:] or
                                   run["records"]]) for run in runs])
             peak = median([r["peak_rss_bytes"] for r in runs])
@@ -458,6 +467,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--no-mpi", dest="mpi", action="store_false")
     p.add_argument("--rotor-arg", action="append", default=[],
                    help="one more argument for every rotor run (repeatable)")
+    p.add_argument("--verbose-rotor", action="store_true",
+                   help="run rotor without --quiet (its start line gives the memory plan)")
     p.add_argument("--big", action="store_true", help="the large-K mode instead")
     p.add_argument("--big-train", type=Path, help="ratings for --big (default: a 1e7 synthetic)")
     p.add_argument("--big-ranks", type=int_list, default=[16, 128, 1024])

@@ -28,6 +28,9 @@ def main() -> int:
         print(f"rotor: error: --max-memory: this run needs about {a.rank / 10:.1f} MiB but the "
               "limit is 1 B; use ...", file=sys.stderr)
         return 3
+    if not a.quiet:
+        print(f"rotor: mf train: 3 users x 2 items, 5 ratings; solver {a.solver}, rank {a.rank}, "
+              f"{a.threads} threads; memory plan {a.rank / 5:.1f} MiB")
     epoch = 0.01 * a.rank / (a.threads * ranks)
     with open(a.metrics, "w") as f:
         for it in range(1, a.iterations + 1):

@@ -165,6 +165,18 @@ class MfBenchTest(unittest.TestCase):
         self.assertAlmostEqual(b["cost_ratio"], 4.0)
         self.assertAlmostEqual(b["k_ratio"], 4.0)
         self.assertGreater(a["rss_over_plan"], 0)
+        self.assertIn("refusal", a["plan_source"])
+
+    def test_the_plan_from_the_start_line_without_quiet(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            train, _ = planted(Path(tmp), users=20, items=10)
+            rc = bench.main(bench_args(Path(tmp), "--big", "--big-train", str(train),
+                                       "--big-ranks", "10", "--solvers", "sgd",
+                                       "--verbose-rotor"))
+            self.assertEqual(rc, 0)
+            row = json.loads((Path(tmp) / "out" / "big.json").read_text())["rows"][0]
+        self.assertEqual(row["plan_bytes"], 2 * 2**20)
+        self.assertIn("start line", row["plan_source"])
 
     def test_helpers(self):
         self.assertEqual(bench.parse_needs("x: this run needs about 1.5 GiB but"), 3 * 2**29)
