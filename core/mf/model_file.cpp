@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <set>
 #include <span>
@@ -346,7 +347,7 @@ Layout read_params(Params& p, Model& m) {
     m.train_path = p.get_string("train");
     const auto& seen = p.at(p.root(), "seen_ratings");
     l.seen = !seen.is_null();
-    if (l.seen) l.seen_ratings = p.get_unsigned("seen_ratings", std::uint64_t{1} << 62);
+    if (l.seen) l.seen_ratings = p.get_unsigned("seen_ratings", std::uint64_t{1} << 56);
     try {
         m.params.validate();
     } catch (const ConfigError& e) {
@@ -366,34 +367,45 @@ Layout read_params(Params& p, Model& m) {
     return l;
 }
 
-/// The bytes of a binary file, checked for size and CRC-32 against params.json.
-std::string read_binary(const std::string& path, std::uint64_t expected_bytes, std::uint32_t crc) {
-    std::string bytes = read_whole(path);
-    if (bytes.size() != expected_bytes) {
+/// A binary file opened for reading after checking its size against what params.json implies
+/// (before anything is allocated for its contents).
+std::ifstream open_binary(const std::string& path, std::uint64_t expected_bytes) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path, fmt::format("cannot open: {}", std::strerror(errno)));
+    in.seekg(0, std::ios::end);
+    const auto size = static_cast<std::uint64_t>(in.tellg());
+    in.seekg(0, std::ios::beg);
+    if (!in || size != expected_bytes) {
         throw InputError(path, fmt::format("{} bytes where params.json implies {} (truncated or "
                                            "of another shape)",
-                                           bytes.size(), expected_bytes));
+                                           size, expected_bytes));
     }
-    const std::uint32_t got =
-        crc_update(crc_start(), std::as_bytes(std::span(bytes.data(), bytes.size())));
+    return in;
+}
+
+/// Reads the rest of `in` into `parts` in order, then checks the CRC-32 of what was read.
+void read_parts(std::ifstream& in, const std::string& path, std::uint32_t crc,
+                std::initializer_list<std::span<std::byte>> parts) {
+    std::uint32_t got = crc_start();
+    for (const auto part : parts) {
+        if (!in.read(reinterpret_cast<char*>(part.data()),
+                     static_cast<std::streamsize>(part.size()))) {
+            throw InputError(path, "read error (truncated while reading?)");
+        }
+        got = crc_update(got, part);
+    }
     if (got != crc) {
         throw InputError(path, fmt::format("CRC-32 mismatch (corrupt file): params.json says "
                                            "{:08x}, the file has {:08x}",
                                            crc, got));
     }
-    return bytes;
-}
-
-template <class T>
-void copy_out(const std::string& bytes, std::size_t offset, std::span<T> out) {
-    if (!out.empty()) std::memcpy(out.data(), bytes.data() + offset, out.size_bytes());
 }
 
 Factors read_factors(const std::string& path, std::uint32_t rows, std::uint32_t k,
                      std::uint32_t crc, const char* what) {
-    const std::string bytes = read_binary(path, std::uint64_t{rows} * k * sizeof(float), crc);
+    std::ifstream in = open_binary(path, std::uint64_t{rows} * k * sizeof(float));
     Factors f(rows, k);
-    copy_out(bytes, 0, f.values());
+    read_parts(in, path, crc, {std::as_writable_bytes(f.values())});
     check_finite(f.values(), k, path, what);
     return f;
 }
@@ -432,12 +444,12 @@ IdMap read_ids(const std::string& path, std::uint32_t expected, const char* what
 
 void read_seen(const std::string& path, const Layout& l, Model& m) {
     const std::uint64_t offsets_bytes = (std::uint64_t{l.n} + 1) * sizeof(std::uint64_t);
-    const std::string bytes =
-        read_binary(path, offsets_bytes + l.seen_ratings * sizeof(std::uint32_t), l.crc_seen);
+    std::ifstream in = open_binary(path, offsets_bytes + l.seen_ratings * sizeof(std::uint32_t));
     m.seen_offsets.resize(std::size_t{l.n} + 1);
     m.seen_items.resize(l.seen_ratings);
-    copy_out(bytes, 0, std::span(m.seen_offsets));
-    copy_out(bytes, offsets_bytes, std::span(m.seen_items));
+    read_parts(in, path, l.crc_seen,
+               {std::as_writable_bytes(std::span(m.seen_offsets)),
+                std::as_writable_bytes(std::span(m.seen_items))});
     check_seen(m, path);
 }
 
@@ -452,12 +464,12 @@ Model read_model(const std::string& dir) {
     m.h = read_factors(join(dir, kH), l.m, l.k, l.crc_h, "H");
     if (m.params.bias) {
         const std::string path = join(dir, kBias);
-        const std::string bytes =
-            read_binary(path, (std::uint64_t{l.n} + l.m) * sizeof(float), l.crc_bias);
+        std::ifstream in = open_binary(path, (std::uint64_t{l.n} + l.m) * sizeof(float));
         m.row_bias.resize(l.n);
         m.col_bias.resize(l.m);
-        copy_out(bytes, 0, std::span(m.row_bias));
-        copy_out(bytes, std::size_t{l.n} * sizeof(float), std::span(m.col_bias));
+        read_parts(in, path, l.crc_bias,
+                   {std::as_writable_bytes(std::span(m.row_bias)),
+                    std::as_writable_bytes(std::span(m.col_bias))});
         check_finite(m.row_bias, 0, path, "user biases");
         check_finite(m.col_bias, 0, path, "item biases");
     } else if (m.mu != 0) {
