@@ -1,7 +1,9 @@
 #include "apps/mf/pairs_reader.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <string>
 #include <system_error>
 
 #include "core/io/parse.h"

@@ -1,6 +1,7 @@
 // `rotor mf predict`, `rotor mf recommend`, `rotor mf eval` and `rotor mf export`: using a trained
-// MF model directory (core/mf/model_file.h; docs/user-guide.md, "Matrix factorization"). The CLI
-// parses flags into the structs below; the run_* functions do the work and throw rotor errors.
+// MF model directory (core/mf/model_file.h; docs/user-guide.md, "Matrix factorization: using a
+// model"). The CLI parses flags into the structs below; the run_* functions do the work and throw
+// rotor errors.
 #pragma once
 
 #include <cstdint>
