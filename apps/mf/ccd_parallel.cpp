@@ -2,11 +2,46 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <thread>
 
 #include "core/base/error.h"
 #include "core/base/timer.h"
 
 namespace rotor::mf {
+
+/// A barrier for the workers of one rank, all running at once (run_workers): the last to arrive
+/// opens the next generation. Waiters spin first (a step of CCD++ is often only tens of
+/// microseconds, shorter than a futex wake-up), then yield, then sleep on the atomic.
+class ParallelCcd::Barrier {
+  public:
+    explicit Barrier(int n) : n_(n) {}
+
+    void arrive_and_wait() {
+        const std::uint32_t gen = generation_.load(std::memory_order_acquire);
+        if (count_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
+            count_.store(0, std::memory_order_relaxed);
+            generation_.fetch_add(1, std::memory_order_release);
+            generation_.notify_all();
+            return;
+        }
+        for (int i = 0; generation_.load(std::memory_order_acquire) == gen; ++i) {
+            if (i < kSpins) continue;
+            if (i < kSpins + kYields) {
+                std::this_thread::yield();
+            } else {
+                generation_.wait(gen, std::memory_order_acquire);
+            }
+        }
+    }
+
+  private:
+    static constexpr int kSpins = 4000;
+    static constexpr int kYields = 200;
+    const int n_;
+    std::atomic<int> count_{0};
+    std::atomic<std::uint32_t> generation_{0};
+};
 
 /// One worker's share: its rows (a rebased CSR view and the matching slices of the residuals,
 /// of u and of b) and its columns for the pull.
@@ -47,7 +82,7 @@ ParallelCcd::ParallelCcd(CcdRankState& state, const CcdParams& params, sched::Ru
       comm_(comm),
       threads_(runtime.threads()),
       clocks_(runtime.threads()),
-      barrier_(std::make_unique<std::barrier<>>(runtime.threads())) {
+      barrier_(std::make_unique<Barrier>(runtime.threads())) {
     params_.validate();
     const SparseView& r = state_.ratings;
     r.check_shape();

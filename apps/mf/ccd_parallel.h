@@ -23,7 +23,6 @@
 #pragma once
 
 #include <array>
-#include <barrier>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -72,6 +71,7 @@ class ParallelCcd {
 
   private:
     struct Worker;
+    class Barrier;
     /// What a step does (run_step); one step's work touches nothing another worker touches in
     /// the same step.
     enum class StepKind : std::uint8_t { kBiasPush, kLoad, kAddPush, kCombine, kPull, kRows };
@@ -114,7 +114,7 @@ class ParallelCcd {
     std::array<std::vector<float>, 2> v_;
     std::vector<float> ones_cols_;  ///< M ones: the column side of the b update
     sched::WorkerClocks clocks_;
-    std::unique_ptr<std::barrier<>> barrier_;  ///< the workers' meeting point, one process
+    std::unique_ptr<Barrier> barrier_;  ///< the workers' meeting point, one process
 };
 
 }  // namespace rotor::mf
