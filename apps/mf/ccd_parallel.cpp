@@ -297,14 +297,23 @@ sched::IterationTimes ParallelCcd::iterate() {
             }
         });
     } else {
+        // One run_workers call per step, or with one worker per segment up to an allreduce.
         std::vector<Worker> workers;
         for (int w = 0; w < threads_; ++w) workers.push_back(make_worker(w));
-        for (const Step& step : steps) {
+        for (std::size_t i = 0; i < steps.size();) {
+            std::size_t end = i + 1;
+            while (threads_ == 1 && end < steps.size() &&
+                   steps[end - 1].kind != StepKind::kCombine) {
+                ++end;
+            }
             runtime_.run_workers([&](int w) {
-                const sched::PhaseTimer timer(*workers[w].clock, sched::Phase::kCompute);
-                run_step(workers[w], step);
+                for (std::size_t j = i; j < end; ++j) {
+                    const sched::PhaseTimer timer(*workers[w].clock, sched::Phase::kCompute);
+                    run_step(workers[w], steps[j]);
+                }
             });
-            if (step.kind == StepKind::kCombine) comm_.allreduce_sum(limbs_);
+            if (steps[end - 1].kind == StepKind::kCombine) comm_.allreduce_sum(limbs_);
+            i = end;
         }
     }
     return clocks_.end_iteration();

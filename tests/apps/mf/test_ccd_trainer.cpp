@@ -47,14 +47,15 @@ TEST(CcdTrainer, SplitRowsByRatingsBalancesAndCovers) {
 TEST(CcdTrainer, AnyRanksAndThreadsGiveBitwiseTheSameModel) {
     const Ratings r = testing::small_ratings();
     for (const bool weighted : {true, false}) {
-        TrainOptions o = ccd_options();
+        TrainOptions o = ccd_options(3);
         o.objective.form = weighted ? LambdaForm::kWeighted : LambdaForm::kPlain;
         o.objective.bias = weighted;  // plain form without bias: the STRADS objective
-        const CcdRun one = run_ranks(r, o, 1, 1, 3);
+        const CcdRun one = run_ranks(r, o, 1, 1, 2);
         ASSERT_EQ(one.model.w.rows(), r.num_users());
         for (int ranks = 1; ranks <= 4; ++ranks) {
             for (int threads = 1; threads <= 2; ++threads) {
-                const CcdRun many = run_ranks(r, o, ranks, threads, 3);
+                if (!weighted && ranks % 2 == threads % 2) continue;  // a few splits suffice
+                const CcdRun many = run_ranks(r, o, ranks, threads, 2);
                 expect_bitwise_equal(
                     many.model, one.model,
                     fmt::format("{} ranks x {} threads, weighted {}", ranks, threads, weighted));
@@ -124,7 +125,7 @@ TEST(CcdTrainer, ObjectiveNeverIncreases) {
 }
 
 // Planted rank-4 matrix with noise σ: the held-out RMSE approaches σ (as in
-// tests/core/mf/test_ccd.cpp, here on 2 ranks x 2 threads).
+// tests/core/mf/test_ccd.cpp, here on 2 threads; other splits give the same model).
 TEST(CcdTrainer, RecoversAPlantedMatrix) {
     constexpr double kSigma = 0.1;
     const testing::Planted pl = testing::planted(1000, 800, 4, kSigma, 0.3, 0.05, 31);
@@ -134,7 +135,7 @@ TEST(CcdTrainer, RecoversAPlantedMatrix) {
     o.objective.lambda = 0.002;
     o.objective.lambda_bias = 0.002;
     const TestRatings test{pl.test.users, pl.test.items, pl.test.values};
-    const CcdRun run = run_ranks(r, o, 2, 2, 10, nullptr, &test);
+    const CcdRun run = run_ranks(r, o, 1, 2, 10, nullptr, &test);
     const double rmse = *run.records.back().get("test_rmse");
     EXPECT_LT(rmse, 1.05 * kSigma);
     EXPECT_LT(*run.records.back().get("train_rmse"), kSigma);
