@@ -19,7 +19,7 @@
 // Why per-worker pushes rather than LIBPMF's column-parallel pass over a CSC copy of the
 // residuals: the CSC copy would double the residual memory and the work of (a) and (d), which
 // must then update both copies; the per-worker sums cost 48 bytes per column and worker and a
-// combine that is column-parallel too (docs/mf.md has the measured speedups).
+// combine that is column-parallel too (bench/mf/bench_ccd_scaling measures the speedup).
 #pragma once
 
 #include <array>
