@@ -47,7 +47,7 @@ Ratings planted() {
     return Ratings::from_triples(120, 80, t);
 }
 
-Model train(const Ratings& a, Solver solver, int ranks, double* rmse) {
+Model fit(const Ratings& a, Solver solver, int ranks, double* rmse) {
     TrainOptions o;
     o.solver = solver;
     o.rank = 4;
@@ -76,13 +76,13 @@ int main() {
     try {
         const Ratings a = planted();
         double ccd1 = 0, ccd2 = 0, sgd = 0;
-        const Model one = train(a, Solver::kCcd, 1, &ccd1);
-        const Model two = train(a, Solver::kCcd, 2, &ccd2);
+        const Model one = fit(a, Solver::kCcd, 1, &ccd1);
+        const Model two = fit(a, Solver::kCcd, 2, &ccd2);
         expect(ccd1 < 0.1, "ccd fits the planted matrix (train RMSE " + std::to_string(ccd1) + ")");
         expect(one.w.values().size() == two.w.values().size() &&
                    std::equal(one.w.values().begin(), one.w.values().end(), two.w.values().begin()),
                "ccd gives the same W on 1 and 2 ranks");
-        train(a, Solver::kSgd, 1, &sgd);
+        fit(a, Solver::kSgd, 1, &sgd);
         expect(sgd < 0.3, "sgd fits the planted matrix (train RMSE " + std::to_string(sgd) + ")");
 
         const std::string dir = std::filesystem::temp_directory_path() / "rotor-mf-consumer";
