@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/base/rng.h"
+#include "core/lasso/cd.h"
 #include "core/lasso/design.h"
 
 namespace rotor::lasso::testing {
@@ -75,5 +76,30 @@ inline std::vector<double> dense_z(const Design& d) {
     }
     return z;
 }
+
+}  // namespace rotor::lasso::testing
+
+namespace rotor::lasso::testing {
+
+/// A design cut into parts with their residuals, ready for the kernels (b = 0).
+struct Split {
+    std::vector<DesignPart> parts;
+    std::vector<std::vector<double>> residuals;
+    std::vector<PartView> views;
+
+    Split(const Design& d, std::uint32_t count) : parts(split_design(d, count)) {
+        for (const DesignPart& p : parts) residuals.emplace_back(p.rows());
+        for (std::size_t q = 0; q < parts.size(); ++q) {
+            views.push_back(parts[q].view(residuals[q]));
+            init_residuals(views.back(), std::vector<double>(d.features(), 0));
+        }
+    }
+    /// Every part's residuals, in row order.
+    std::vector<double> all_residuals() const {
+        std::vector<double> out;
+        for (const auto& r : residuals) out.insert(out.end(), r.begin(), r.end());
+        return out;
+    }
+};
 
 }  // namespace rotor::lasso::testing
