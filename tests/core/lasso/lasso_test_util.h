@@ -41,21 +41,24 @@ inline RawData random_data(std::uint32_t n, std::uint32_t p, double density, std
     return d;
 }
 
-/// A design whose columns are strongly correlated: x_j = f + s·e_j with one shared factor f and
-/// independent e_j (pairwise correlation 1 / (1 + s²)), y = Σ_j x_j + noise. Dense.
-inline RawData correlated_data(std::uint32_t n, std::uint32_t p, double s, std::uint64_t seed) {
+/// A design of correlated groups: x_j = f_g + s·e_j for the `group` columns j of group g, with
+/// one factor f_g per group and independent e_j, all uniform in [-1, 1) (correlation 1 / (1 + s²)
+/// inside a group, 0 across groups); y = Σ of every third column + noise. Dense.
+inline RawData correlated_data(std::uint32_t n, std::uint32_t p, std::uint32_t group, double s,
+                               std::uint64_t seed) {
     Rng rng(seed);
     RawData d;
     d.features = p;
     d.dense = true;
     std::vector<std::uint32_t> cols(p);
     std::vector<double> vals(p);
+    std::vector<double> f((p + group - 1) / group);
     for (std::uint32_t i = 0; i < n; ++i) {
-        const double f = 2 * rng.uniform() - 1;
+        for (double& x : f) x = 2 * rng.uniform() - 1;
         double y = 0.1 * (2 * rng.uniform() - 1);
         for (std::uint32_t j = 0; j < p; ++j) {
             cols[j] = j;
-            vals[j] = f + s * (2 * rng.uniform() - 1);
+            vals[j] = f[j / group] + s * (2 * rng.uniform() - 1);
             y += (j % 3 == 0 ? 1.0 : 0.0) * vals[j];
         }
         d.add_sample(y, cols, vals);
