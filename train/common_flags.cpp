@@ -23,6 +23,16 @@ std::string CommonTrainFlags::resolved_checkpoint_dir() const {
     return out + ".checkpoint";
 }
 
+void add_switch(CLI::App& c, const std::string& name, bool& value, const std::string& help) {
+    const bool on = value;
+    auto* yes = c.add_flag_callback(
+        "--" + name, [&value] { value = true; }, help + (on ? " (default)" : ""));
+    auto* no = c.add_flag_callback(
+        "--no-" + name, [&value] { value = false; },
+        "Turn --" + name + " off" + (on ? "" : " (default)"));
+    yes->excludes(no);
+}
+
 void add_common_train_flags(CLI::App& c, CommonTrainFlags& f, const std::string& unit) {
     c.add_option("--out", f.out, "Model directory to write")->required();
     c.add_option("--iterations,-n", f.iterations,

@@ -39,6 +39,11 @@ struct CommonTrainFlags {
     std::string resolved_checkpoint_dir() const;
 };
 
+/// Registers a feature switch: `--<name>` turns it on, `--no-<name>` off (the two exclude each
+/// other); the help of each says which is the default, taken from `value`'s value now (CLI11's
+/// own negated flags print a misleading "{false}"). `value` must outlive `c`.
+void add_switch(CLI::App& c, const std::string& name, bool& value, const std::string& help);
+
 /// Registers the common flags of a `train` subcommand, bound to `f` (which must outlive `c`).
 /// `unit` names one iteration in the help ("Gibbs sweeps", "epochs", ...).
 void add_common_train_flags(CLI::App& c, CommonTrainFlags& f,

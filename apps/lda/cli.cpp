@@ -331,8 +331,8 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
     c->add_option("--coherence-top", f->coherence_top,
                   "Words per topic for the UMass coherence metric (0: do not compute)")
         ->capture_default_str();
-    c->add_flag("--timer,!--no-timer", f->dist.timer,
-                "MPI only: stop each round's compute after a tuned time budget (default on)");
+    train::add_switch(*c, "timer", f->dist.timer,
+                      "MPI only: stop each round's compute after a tuned time budget");
     c->add_option("--timer-init", f->dist.timer_params.initial_s,
                   "MPI only: first round's time budget, seconds")
         ->capture_default_str();
@@ -342,9 +342,8 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
     c->add_option("--timer-high", f->dist.timer_params.high,
                   "MPI only: the budget halves when a round processed more than this ratio")
         ->capture_default_str();
-    c->add_flag("--rebalance,!--no-rebalance", f->dist.rebalance,
-                "MPI only: move documents between ranks to follow their measured speeds (default "
-                "on)");
+    train::add_switch(*c, "rebalance", f->dist.rebalance,
+                      "MPI only: move documents between ranks to follow their measured speeds");
     c->add_option("--rebalance-tolerance", f->dist.rebalance_tolerance,
                   "MPI only: move documents once a rank holds more than 1 + this of its share")
         ->capture_default_str();

@@ -93,8 +93,15 @@ std::uint64_t estimate_memory(const Ratings& train, const TrainOptions& options,
     // Biases and per-row state.
     bytes += 16 * (n + m);
     if (options.solver == Solver::kCcd) {
-        // Residuals, two column vectors, and each worker's exact column sums (48 bytes each).
-        bytes += 4 * (nnz / p + 1) + 4 * (n + m) + 48 * m * (t + 1);
+        // Residuals; u and each worker's rebased offsets (12 bytes a row); v twice and a column
+        // of ones (12 bytes a column); each worker's exact column sums and the pulled totals (48
+        // bytes a column each); across ranks, a pull's limbs and the reduction's buffer (64 bytes
+        // a column each).
+        bytes += 4 * (nnz / p + 1) + 12 * (n / p + t) + 12 * m + 48 * m * (t + 1) +
+                 (p > 1 ? 128 * m : 0);
+        // Rank 0's gather beside the model: every W row received and decoded (8 k n bytes), or
+        // for a checkpoint every residual received, decoded and placed (12 nnz).
+        bytes += std::max(8 * k * n, 12 * nnz);
     } else {
         // The blocks' triples and a block's visiting order; two H slices in flight.
         bytes += 12 * (nnz / p + 1) + 4 * (nnz / p + 1) + 2 * 4 * k * (m / p + 1);

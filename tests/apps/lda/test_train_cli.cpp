@@ -153,3 +153,14 @@ TEST_F(TrainCli, BadFlagsAreConfigErrors) {
 }
 
 }  // namespace
+
+TEST(TrainHelp, SwitchesShowTheirRealDefault) {
+    // CLI11's negated flags printed "--timer,--no-timer{false}" although the timer is on.
+    for (const std::string cmd : {"lda train --help", "mf train --help"}) {
+        const Outcome r = run(cmd);
+        ASSERT_EQ(r.code, 0) << r.out;
+        EXPECT_EQ(r.out.find("{false}"), std::string::npos) << cmd << "\n" << r.out;
+        EXPECT_NE(r.out.find("--no-timer"), std::string::npos) << cmd;
+        EXPECT_NE(r.out.find("time budget (default)"), std::string::npos) << cmd;
+    }
+}

@@ -1,0 +1,322 @@
+#include "apps/mf/ccd_parallel.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <thread>
+
+#include "core/base/error.h"
+#include "core/base/timer.h"
+
+namespace rotor::mf {
+
+/// A barrier for the workers of one rank, all running at once (run_workers): the last to arrive
+/// opens the next generation. Waiters spin first (a step of CCD++ is often only tens of
+/// microseconds, shorter than a futex wake-up), then yield, then sleep on the atomic.
+class ParallelCcd::Barrier {
+  public:
+    explicit Barrier(int n) : n_(n) {}
+
+    void arrive_and_wait() {
+        const std::uint32_t gen = generation_.load(std::memory_order_acquire);
+        if (count_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
+            count_.store(0, std::memory_order_relaxed);
+            generation_.fetch_add(1, std::memory_order_release);
+            generation_.notify_all();
+            return;
+        }
+        for (int i = 0; generation_.load(std::memory_order_acquire) == gen; ++i) {
+            if (i < kSpins) continue;
+            if (i < kSpins + kYields) {
+                std::this_thread::yield();
+            } else {
+                generation_.wait(gen, std::memory_order_acquire);
+            }
+        }
+    }
+
+  private:
+    static constexpr int kSpins = 4000;
+    static constexpr int kYields = 200;
+    const int n_;
+    std::atomic<int> count_{0};
+    std::atomic<std::uint32_t> generation_{0};
+};
+
+/// One worker's share: its rows (a rebased CSR view and the matching slices of the residuals,
+/// of u and of b) and its columns for the pull.
+struct ParallelCcd::Worker {
+    int index = 0;
+    SparseView ratings;
+    std::uint32_t row_lo = 0;
+    std::span<float> residuals;
+    std::span<float> u;
+    std::span<float> row_bias;
+    std::uint32_t col_lo = 0;
+    std::uint32_t cols = 0;
+    sched::WorkerClock* clock = nullptr;
+};
+
+std::vector<std::uint32_t> split_rows_by_ratings(std::span<const std::uint64_t> offsets,
+                                                 int parts) {
+    ROTOR_ASSERT(parts >= 1 && !offsets.empty(), "split_rows_by_ratings: no parts or no offsets");
+    const auto rows = static_cast<std::uint32_t>(offsets.size() - 1);
+    const std::uint64_t nnz = offsets.back();
+    std::vector<std::uint32_t> begin(static_cast<std::size_t>(parts) + 1, rows);
+    begin[0] = 0;
+    for (int q = 1; q < parts; ++q) {
+        // floor(nnz * q / parts) without overflow
+        const auto qq = static_cast<std::uint64_t>(q), pp = static_cast<std::uint64_t>(parts);
+        const std::uint64_t target = nnz / pp * qq + nnz % pp * qq / pp;
+        const auto it = std::lower_bound(offsets.begin(), offsets.end() - 1, target);
+        begin[q] = std::max(begin[q - 1], static_cast<std::uint32_t>(it - offsets.begin()));
+    }
+    return begin;
+}
+
+ParallelCcd::ParallelCcd(CcdRankState& state, const CcdParams& params, sched::Runtime& runtime,
+                         comm::Communicator& comm)
+    : state_(state),
+      params_(params),
+      runtime_(runtime),
+      comm_(comm),
+      threads_(runtime.threads()),
+      clocks_(runtime.threads()),
+      barrier_(std::make_unique<Barrier>(runtime.threads())) {
+    params_.validate();
+    const SparseView& r = state_.ratings;
+    r.check_shape();
+    const std::uint32_t rows = r.outer_size();
+    const std::uint32_t m = state_.h.rows();
+    ROTOR_ASSERT(state_.w.rows() == rows && state_.w.k() == state_.h.k() &&
+                     state_.residuals.size() == r.nnz() && state_.col_counts.size() == m,
+                 "ParallelCcd: W, residuals and column counts must match the ratings and H");
+    ROTOR_ASSERT(
+        !params_.objective.bias || (state_.row_bias.size() == rows && state_.col_bias.size() == m),
+        "ParallelCcd: one bias per row and per column");
+    row_begin_ = split_rows_by_ratings(r.offsets, threads_);
+    col_begin_.resize(static_cast<std::size_t>(threads_) + 1);
+    for (int q = 0; q <= threads_; ++q) {
+        col_begin_[q] = static_cast<std::uint32_t>(std::uint64_t{m} * static_cast<unsigned>(q) /
+                                                   static_cast<unsigned>(threads_));
+    }
+    for (int q = 0; q < threads_; ++q) {
+        const std::uint64_t base = r.offsets[row_begin_[q]];
+        std::vector<std::uint64_t>& o = offsets_.emplace_back();
+        for (std::uint32_t i = row_begin_[q]; i <= row_begin_[q + 1]; ++i) {
+            o.push_back(r.offsets[i] - base);
+        }
+        pushed_.emplace_back(m);
+        totals_.emplace_back(col_begin_[q + 1] - col_begin_[q]);
+    }
+    if (comm_.size() > 1) limbs_.assign(std::size_t{2} * ExactSum::kLimbs * m, 0);
+    u_.assign(rows, 0.0f);
+    for (std::vector<float>& v : v_) v.assign(m, 0.0f);
+    ones_cols_.assign(m, 1.0f);
+}
+
+ParallelCcd::~ParallelCcd() = default;
+
+ParallelCcd::Worker ParallelCcd::make_worker(int w) {
+    Worker me;
+    me.index = w;
+    const std::uint32_t lo = row_begin_[w];
+    const std::uint32_t rows = row_begin_[w + 1] - lo;
+    const std::uint64_t e0 = state_.ratings.offsets[lo];
+    const std::uint64_t n = state_.ratings.offsets[lo + rows] - e0;
+    me.ratings = SparseView{offsets_[w], state_.ratings.ids.subspan(e0, n),
+                            state_.ratings.values.subspan(e0, n)};
+    me.row_lo = lo;
+    me.residuals = std::span<float>(state_.residuals).subspan(e0, n);
+    me.u = std::span<float>(u_).subspan(lo, rows);
+    if (params_.objective.bias) me.row_bias = std::span<float>(state_.row_bias).subspan(lo, rows);
+    me.col_lo = col_begin_[w];
+    me.cols = col_begin_[w + 1] - col_begin_[w];
+    me.clock = &clocks_.clock(w);
+    return me;
+}
+
+void ParallelCcd::wait(Worker& me) {
+    sched::PhaseTimer timer(*me.clock, sched::Phase::kWait);
+    barrier_->arrive_and_wait();
+}
+
+void ParallelCcd::push(Worker& me, std::span<const float> u) {
+    push_column_sums(me.ratings, u, me.residuals, pushed_[me.index]);
+}
+
+void ParallelCcd::combine(Worker& me) {
+    ColumnSums& total = totals_[me.index];
+    for (std::uint32_t c = 0; c < me.cols; ++c) {
+        const std::uint32_t j = me.col_lo + c;
+        ColumnSum s;
+        for (ColumnSums& part : pushed_) {
+            s.num.add(part.sums[j].num);
+            s.den.add(part.sums[j].den);
+            part.sums[j] = ColumnSum{};  // consumed: the next push starts from zero
+        }
+        total.sums[c] = s;
+    }
+    if (limbs_.empty()) return;
+    for (std::uint32_t c = 0; c < me.cols; ++c) {
+        const auto num = total.sums[c].num.to_limbs();
+        const auto den = total.sums[c].den.to_limbs();
+        std::int64_t* out = limbs_.data() + (me.col_lo + std::size_t{c}) * kLimbsPerColumn;
+        std::copy(num.begin(), num.end(), out);
+        std::copy(den.begin(), den.end(), out + ExactSum::kLimbs);
+    }
+}
+
+void ParallelCcd::pull(Worker& me, double lambda, std::span<float> v) {
+    ColumnSums& total = totals_[me.index];
+    if (!limbs_.empty()) {
+        for (std::uint32_t c = 0; c < me.cols; ++c) {
+            const std::int64_t* in = limbs_.data() + (me.col_lo + std::size_t{c}) * kLimbsPerColumn;
+            std::array<std::int64_t, ExactSum::kLimbs> num{}, den{};
+            std::copy_n(in, ExactSum::kLimbs, num.begin());
+            std::copy_n(in + ExactSum::kLimbs, ExactSum::kLimbs, den.begin());
+            total.sums[c].num = ExactSum::from_limbs(num);
+            total.sums[c].den = ExactSum::from_limbs(den);
+        }
+    }
+    pull_columns(total,
+                 std::span<const std::uint64_t>(state_.col_counts).subspan(me.col_lo, me.cols),
+                 lambda, params_.objective.form, v.subspan(me.col_lo, me.cols));
+}
+
+void ParallelCcd::load(Worker& me, std::uint32_t k) {
+    float* v = v_[k % 2].data();
+    for (std::uint32_t c = 0; c < me.cols; ++c) v[me.col_lo + c] = state_.h.at(me.col_lo + c, k);
+    for (std::size_t i = 0; i < me.u.size(); ++i) {
+        me.u[i] = state_.w.at(me.row_lo + static_cast<std::uint32_t>(i), k);
+    }
+}
+
+void ParallelCcd::finish_biases(Worker& me) {
+    const double lambda = params_.objective.lambda_bias;
+    const std::span<const float> c = v_[kBiasBuffer];
+    subtract_rank_one(me.ratings, me.u, c, me.residuals);
+    // Nobody reads the old c after the push: each worker stores its columns.
+    std::copy_n(c.begin() + me.col_lo, me.cols, state_.col_bias.begin() + me.col_lo);
+    // b: the column side fixed at 1, local to the worker's rows.
+    add_rank_one(me.ratings, me.row_bias, ones_cols_, me.residuals);
+    update_rows(me.ratings, ones_cols_, me.residuals, lambda, params_.objective.form, me.row_bias);
+    subtract_rank_one(me.ratings, me.row_bias, ones_cols_, me.residuals);
+}
+
+void ParallelCcd::finish_rank_one(Worker& me, std::uint32_t k) {
+    const std::span<const float> v = v_[k % 2];
+    subtract_rank_one(me.ratings, me.u, v, me.residuals);
+    for (std::size_t i = 0; i < me.u.size(); ++i) {
+        state_.w.at(me.row_lo + static_cast<std::uint32_t>(i), k) = me.u[i];
+    }
+    for (std::uint32_t c = 0; c < me.cols; ++c) state_.h.at(me.col_lo + c, k) = v[me.col_lo + c];
+}
+
+void ParallelCcd::run_step(Worker& me, const Step& step) {
+    const bool bias = step.k == kBiasStep;
+    const double lambda = bias ? params_.objective.lambda_bias : params_.objective.lambda;
+    const std::span<float> v = v_[bias ? kBiasBuffer : step.k % 2];
+    switch (step.kind) {
+        case StepKind::kBiasPush:  // c: the row side fixed at 1
+            std::fill(me.u.begin(), me.u.end(), 1.0f);
+            add_rank_one(me.ratings, me.u, state_.col_bias, me.residuals);
+            push(me, me.u);
+            break;
+        case StepKind::kLoad:
+            load(me, 0);
+            break;
+        case StepKind::kAddPush:  // (a), then the first push of (b)
+            add_rank_one(me.ratings, me.u, v, me.residuals);
+            push(me, me.u);
+            break;
+        case StepKind::kCombine:
+            combine(me);
+            if (limbs_.empty()) pull(me, lambda, v);
+            break;
+        case StepKind::kPull:
+            pull(me, lambda, v);
+            break;
+        case StepKind::kRows:  // (c), then the next push, or (d)
+            if (bias) {
+                finish_biases(me);
+            } else {
+                update_rows(me.ratings, v, me.residuals, lambda, params_.objective.form, me.u);
+                if (!step.last) {
+                    push(me, me.u);
+                    break;
+                }
+                finish_rank_one(me, step.k);
+            }
+            // v_ of the next factor is the other buffer: nobody reads it any more.
+            if (const std::uint32_t next = bias ? 0 : step.k + 1; next < state_.h.k()) {
+                load(me, next);
+            }
+            break;
+    }
+}
+
+std::vector<ParallelCcd::Step> ParallelCcd::plan() const {
+    // Consecutive steps are separated by a barrier (one process) or are separate run_workers
+    // calls with the allreduce after each kCombine (several ranks).
+    std::vector<Step> steps;
+    const auto pull_steps = [&](std::uint32_t k) {
+        steps.push_back({StepKind::kCombine, k, false});
+        if (!limbs_.empty()) steps.push_back({StepKind::kPull, k, false});
+    };
+    if (params_.objective.bias) {
+        steps.push_back({StepKind::kBiasPush, kBiasStep, false});
+        pull_steps(kBiasStep);
+        steps.push_back({StepKind::kRows, kBiasStep, true});
+    } else {
+        steps.push_back({StepKind::kLoad, 0, false});
+    }
+    for (std::uint32_t k = 0; k < state_.h.k(); ++k) {
+        steps.push_back({StepKind::kAddPush, k, false});
+        for (std::uint32_t s = 0; s < params_.inner; ++s) {
+            pull_steps(k);
+            steps.push_back({StepKind::kRows, k, s + 1 == params_.inner});
+        }
+    }
+    return steps;
+}
+
+sched::IterationTimes ParallelCcd::iterate() {
+    const std::vector<Step> steps = plan();
+    clocks_.begin_iteration();
+    if (comm_.size() == 1) {
+        // One run_workers call; the steps meet at barriers. (Not with several ranks in one
+        // process: their runtimes share oneTBB's threads, and a worker waiting at a barrier could
+        // hold the thread another rank's worker needs.)
+        runtime_.run_workers([&](int w) {
+            Worker me = make_worker(w);
+            for (std::size_t i = 0; i < steps.size(); ++i) {
+                if (i > 0) wait(me);
+                const sched::PhaseTimer timer(*me.clock, sched::Phase::kCompute);
+                run_step(me, steps[i]);
+            }
+        });
+    } else {
+        // One run_workers call per step, or with one worker per segment up to an allreduce.
+        std::vector<Worker> workers;
+        for (int w = 0; w < threads_; ++w) workers.push_back(make_worker(w));
+        for (std::size_t i = 0; i < steps.size();) {
+            std::size_t end = i + 1;
+            while (threads_ == 1 && end < steps.size() &&
+                   steps[end - 1].kind != StepKind::kCombine) {
+                ++end;
+            }
+            runtime_.run_workers([&](int w) {
+                for (std::size_t j = i; j < end; ++j) {
+                    const sched::PhaseTimer timer(*workers[w].clock, sched::Phase::kCompute);
+                    run_step(workers[w], steps[j]);
+                }
+            });
+            if (steps[end - 1].kind == StepKind::kCombine) comm_.allreduce_sum(limbs_);
+            i = end;
+        }
+    }
+    return clocks_.end_iteration();
+}
+
+}  // namespace rotor::mf

@@ -1,0 +1,267 @@
+// make_ccd_trainer: CCD++ (core/mf/ccd.h) on 1..N ranks x T threads, bitwise the same model for
+// any ranks x threads (apps/mf/ccd_parallel.h runs one rank's iteration).
+//
+// Layout: users are split over ranks by assign_users; a rank keeps its Shard, its rows of W
+// (initialised from the global user ids, so the start does not depend on the split), its b and
+// the residuals of its ratings; H, c and |Ω_j| are replicated. μ is the exact sum of every
+// training rating over nnz, the same on every rank.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "apps/mf/ccd_parallel.h"
+#include "apps/mf/shard.h"
+#include "apps/mf/trainer.h"
+#include "comm/collectives.h"
+#include "core/base/error.h"
+
+namespace rotor::mf {
+namespace {
+
+/// The stream of W's initial values (Factors::init_uniform).
+constexpr std::uint64_t kCcdInitStream = 0x43434457;  // "CCDW"
+/// CCD++'s start as LIBPMF has it: W uniform in [0, 0.1), H = 0.
+constexpr float kInitHigh = 0.1f;
+/// A test user the model never saw (predict counts it as a zero factor and bias).
+constexpr std::uint32_t kUnseen = std::numeric_limits<std::uint32_t>::max();
+
+CcdParams ccd_params(const TrainOptions& o) {
+    CcdParams p;
+    p.objective = o.objective;
+    p.inner = o.inner;
+    return p;
+}
+
+std::vector<float> copy_of(std::span<const float> values) { return {values.begin(), values.end()}; }
+
+class CcdTrainer final : public Trainer {
+  public:
+    explicit CcdTrainer(const TrainerInputs& in);
+
+    std::uint32_t iterations_done() const override { return iterations_done_; }
+    train::Record iterate() override;
+    void evaluate_record(train::Record& r) override;
+    Model gather_model() override;
+    TrainerState gather_state() override;
+    void restore(const TrainerState& state) override;
+    std::vector<std::vector<train::BlockRun>> gather_schedule() override;
+
+  private:
+    void init_state(sched::Runtime& runtime);
+    void take_test(const TestRatings& test);
+    void check_state(const TrainerState& state) const;
+
+    const Ratings& train_;
+    const TrainOptions& options_;
+    comm::Communicator& comm_;
+    bool bias_;
+    std::vector<std::vector<std::uint32_t>> users_of_rank_;
+    Shard shard_;
+    std::vector<std::uint64_t> row_counts_;  ///< |Ω_i| of the rank's rows
+    double mu_ = 0;
+    CcdRankState state_;
+    std::unique_ptr<ParallelCcd> engine_;
+    std::uint32_t iterations_done_ = 0;
+    bool has_test_ = false;
+    std::vector<std::uint32_t> test_rows_;  ///< local row, or kUnseen
+    std::vector<std::uint32_t> test_items_;
+    std::vector<float> test_values_;
+};
+
+CcdTrainer::CcdTrainer(const TrainerInputs& in)
+    : Trainer(in.comm.rank()),
+      train_(in.train),
+      options_(in.options),
+      comm_(in.comm),
+      bias_(in.options.objective.bias) {
+    users_of_rank_ = assign_users(train_, comm_.size(), options_.seed);
+    shard_ = Shard::of(train_, users_of_rank_[static_cast<std::size_t>(rank())]);
+    row_counts_ = row_counts(shard_.view());
+    init_state(in.runtime);
+    if (in.test != nullptr) take_test(*in.test);
+}
+
+void CcdTrainer::init_state(sched::Runtime& runtime) {
+    const std::uint32_t k = options_.rank;
+    const std::uint32_t m = train_.num_items();
+    state_.ratings = shard_.view();
+    state_.w = Factors(shard_.rows(), k);
+    state_.w.init_uniform(options_.seed, kCcdInitStream, 0.0f, kInitHigh, shard_.users);
+    state_.h = Factors(m, k);
+    if (bias_) {
+        state_.row_bias.assign(shard_.rows(), 0.0f);
+        state_.col_bias.assign(m, 0.0f);
+        // ExactSum: the same μ whichever rank sums, in whatever order.
+        if (train_.nnz() > 0) {
+            mu_ = rating_sum(train_.user_values()).value() / static_cast<double>(train_.nnz());
+        }
+    }
+    state_.col_counts.resize(m);
+    for (ItemId j = 0; j < m; ++j) state_.col_counts[j] = train_.item_degree(j);
+    state_.residuals.resize(shard_.nnz());
+    compute_residuals(state_.ratings, state_.w, state_.row_bias, state_.h, state_.col_bias, mu_,
+                      state_.residuals);
+    engine_ = std::make_unique<ParallelCcd>(state_, ccd_params(options_), runtime, comm_);
+}
+
+void CcdTrainer::take_test(const TestRatings& test) {
+    has_test_ = true;
+    std::vector<std::uint32_t> local(train_.num_users(), kUnseen);
+    for (std::uint32_t r = 0; r < shard_.rows(); ++r) local[shard_.users[r]] = r;
+    for (std::uint64_t t = 0; t < test.size(); ++t) {
+        const std::uint32_t u = test.users[t];
+        const bool unseen = u >= train_.num_users();
+        if (unseen ? rank() != 0 : local[u] == kUnseen) continue;  // another rank's user
+        test_rows_.push_back(unseen ? kUnseen : local[u]);
+        test_items_.push_back(test.items[t]);
+        test_values_.push_back(test.values[t]);
+    }
+}
+
+train::Record CcdTrainer::iterate() {
+    const sched::IterationTimes times = engine_->iterate();
+    train::Record r;
+    r.iter = ++iterations_done_;
+    r.set_times(times);
+    // processed counts ratings: every training rating (of every rank) once per iteration, as an
+    // SGD epoch does, although CCD++ reads each 2 + 2·inner times per factor (6 for the biases).
+    r.processed = train_.nnz();
+    r.finish(train_.nnz());
+    return r;
+}
+
+void CcdTrainer::evaluate_record(train::Record& r) {
+    const ObjectiveParams& p = options_.objective;
+    ErrorStats test;
+    if (has_test_) {
+        const ModelView view{mu_, &state_.w, &state_.h, state_.row_bias, state_.col_bias};
+        test = evaluate(test_rows_, test_items_, test_values_, view);
+    }
+    // H's penalty once (rank 0): H is replicated.
+    std::vector<double> sums{
+        squared_error(state_.residuals),
+        penalty(state_.w, state_.row_bias, row_counts_, p),
+        rank() == 0 ? penalty(state_.h, state_.col_bias, state_.col_counts, p) : 0.0,
+        test.squared_sum,
+        test.absolute_sum,
+        static_cast<double>(test.count)};
+    comm_.allreduce_sum(sums);
+    r.set("train_rmse", rmse(sums[0], train_.nnz()));
+    if (has_test_) {
+        const auto n = static_cast<std::uint64_t>(sums[5]);
+        r.set("test_rmse", rmse(sums[3], n));
+        r.set("test_mae", n > 0 ? sums[4] / static_cast<double>(n) : 0.0);
+    }
+    r.set("objective", sums[0] + sums[1] + sums[2]);
+}
+
+Model CcdTrainer::gather_model() {
+    const auto w = comm::gather(comm_, copy_of(state_.w.values()), 0, "ccd W rows");
+    const auto b = comm::gather(comm_, state_.row_bias, 0, "ccd user biases");
+    if (rank() != 0) return {};
+    const std::uint32_t k = options_.rank;
+    Model m;
+    m.params = options_.objective;
+    m.solver = "ccd";
+    m.iterations = iterations_done_;
+    m.seed = options_.seed;
+    m.mu = mu_;
+    m.w = Factors(train_.num_users(), k);
+    if (bias_) m.row_bias.assign(train_.num_users(), 0.0f);
+    for (std::size_t q = 0; q < users_of_rank_.size(); ++q) {
+        const std::vector<std::uint32_t>& users = users_of_rank_[q];
+        if (w[q].size() != std::size_t{k} * users.size() ||
+            b[q].size() != (bias_ ? users.size() : 0))
+            throw CommError(rank(), fmt::format("ccd W rows of rank {}: wrong size", q));
+        for (std::size_t r = 0; r < users.size(); ++r) {
+            std::copy_n(w[q].begin() + static_cast<std::ptrdiff_t>(r * k), k,
+                        m.w.row(users[r]).begin());
+            if (bias_) m.row_bias[users[r]] = b[q][r];
+        }
+    }
+    m.h = state_.h;
+    m.col_bias = state_.col_bias;
+    return m;
+}
+
+TrainerState CcdTrainer::gather_state() {
+    TrainerState s;
+    s.model = gather_model();
+    const auto res = comm::gather(comm_, state_.residuals, 0, "ccd residuals");
+    if (rank() != 0) return {};
+    s.iterations_done = iterations_done_;
+    s.residuals.resize(train_.nnz());
+    const auto offsets = train_.user_offsets();
+    for (std::size_t q = 0; q < users_of_rank_.size(); ++q) {
+        std::uint64_t e = 0;
+        for (const std::uint32_t u : users_of_rank_[q]) {
+            const std::uint64_t n = offsets[u + 1] - offsets[u];
+            if (e + n > res[q].size()) {
+                throw CommError(rank(), fmt::format("ccd residuals of rank {}: too short", q));
+            }
+            std::copy_n(res[q].begin() + static_cast<std::ptrdiff_t>(e), n,
+                        s.residuals.begin() + static_cast<std::ptrdiff_t>(offsets[u]));
+            e += n;
+        }
+    }
+    return s;
+}
+
+void CcdTrainer::check_state(const TrainerState& state) const {
+    const Model& m = state.model;
+    const std::uint32_t n = train_.num_users(), items = train_.num_items(), k = options_.rank;
+    const auto fail = [](const std::string& what) {
+        throw InputError("checkpoint", "ccd state does not fit: " + what);
+    };
+    if (m.w.rows() != n || m.w.k() != k || m.h.rows() != items || m.h.k() != k) {
+        fail(fmt::format("W {}x{} and H {}x{}, expected {}x{} and {}x{}", m.w.rows(), m.w.k(),
+                         m.h.rows(), m.h.k(), n, k, items, k));
+    }
+    if (m.params.bias != bias_ || m.row_bias.size() != (bias_ ? n : 0) ||
+        m.col_bias.size() != (bias_ ? items : 0)) {
+        fail("the biases differ from the options");
+    }
+    if (state.residuals.size() != train_.nnz()) {
+        fail(fmt::format("{} residuals for {} ratings", state.residuals.size(), train_.nnz()));
+    }
+    if (bias_ && m.mu != mu_) fail("the global mean differs (another training file?)");
+}
+
+void CcdTrainer::restore(const TrainerState& state) {
+    check_state(state);
+    const Model& m = state.model;
+    const auto offsets = train_.user_offsets();
+    std::uint64_t e = 0;
+    for (std::uint32_t r = 0; r < shard_.rows(); ++r) {
+        const std::uint32_t u = shard_.users[r];
+        std::copy_n(m.w.row(u).begin(), options_.rank, state_.w.row(r).begin());
+        if (bias_) state_.row_bias[r] = m.row_bias[u];
+        const std::uint64_t n = offsets[u + 1] - offsets[u];
+        std::copy_n(state.residuals.begin() + static_cast<std::ptrdiff_t>(offsets[u]), n,
+                    state_.residuals.begin() + static_cast<std::ptrdiff_t>(e));
+        e += n;
+    }
+    std::copy(m.h.values().begin(), m.h.values().end(), state_.h.values().begin());
+    std::copy(m.col_bias.begin(), m.col_bias.end(), state_.col_bias.begin());
+    iterations_done_ = state.iterations_done;
+}
+
+std::vector<std::vector<train::BlockRun>> CcdTrainer::gather_schedule() {
+    // CCD has no blocks: every rank's timeline is empty.
+    if (rank() != 0) return {};
+    return std::vector<std::vector<train::BlockRun>>(static_cast<std::size_t>(comm_.size()));
+}
+
+}  // namespace
+
+std::unique_ptr<Trainer> make_ccd_trainer(const TrainerInputs& in) {
+    return std::make_unique<CcdTrainer>(in);
+}
+
+}  // namespace rotor::mf

@@ -1,0 +1,271 @@
+#include "apps/mf/checkpoint.h"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "comm/wire.h"
+#include "core/base/error.h"
+#include "core/io/atomic_file.h"
+#include "train/checkpoint_dir.h"
+
+namespace rotor::mf {
+namespace {
+
+constexpr char kFormat[] = "rotor-mf-checkpoint";
+constexpr int kVersion = 1;
+constexpr std::uint32_t kPartMagic = 0x4346'4d52;  // "RMFC"
+constexpr std::uint32_t kPartVersion = 1;
+
+template <class T>
+std::span<const std::byte> bytes_of(std::span<const T> v) {
+    return std::as_bytes(v);
+}
+
+// ---- state.json -------------------------------------------------------------------------------
+
+/// The key's value, of the JSON type asked for, or an InputError naming the file and the key.
+const nlohmann::json& field(const nlohmann::json& j, const char* key, const std::string& path) {
+    if (!j.is_object() || !j.contains(key))
+        throw InputError(path, fmt::format("missing key \"{}\"", key));
+    return j.at(key);
+}
+
+std::uint64_t get_unsigned(const nlohmann::json& j, const char* key, const std::string& path,
+                           std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
+    const auto& v = field(j, key, path);
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max)
+        throw InputError(path, fmt::format("\"{}\" must be an integer in 0..{}", key, max));
+    return v.get<std::uint64_t>();
+}
+
+double get_double(const nlohmann::json& j, const char* key, const std::string& path) {
+    const auto& v = field(j, key, path);
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+        throw InputError(path, fmt::format("\"{}\" must be a finite number", key));
+    return v.get<double>();
+}
+
+bool get_bool(const nlohmann::json& j, const char* key, const std::string& path) {
+    const auto& v = field(j, key, path);
+    if (!v.is_boolean()) throw InputError(path, fmt::format("\"{}\" must be true or false", key));
+    return v.get<bool>();
+}
+
+std::string get_string(const nlohmann::json& j, const char* key, const std::string& path) {
+    const auto& v = field(j, key, path);
+    if (!v.is_string()) throw InputError(path, fmt::format("\"{}\" must be a string", key));
+    return v.get<std::string>();
+}
+
+nlohmann::ordered_json options_json(const TrainOptions& o) {
+    return {{"solver", std::string(solver_name(o.solver))},
+            {"rank", o.rank},
+            {"lambda", o.objective.lambda},
+            {"lambda_bias", o.objective.lambda_bias},
+            {"lambda_form", o.objective.form == LambdaForm::kPlain ? "plain" : "weighted"},
+            {"bias", o.objective.bias},
+            {"inner", o.inner},
+            {"eta", o.eta},
+            {"iterations", o.iterations},
+            {"seed", o.seed},
+            {"eval_every", o.eval_every},
+            {"deterministic", o.deterministic},
+            {"blocks", o.blocks},
+            {"timer", o.timer},
+            {"timer_low", o.timer_params.low},
+            {"timer_high", o.timer_params.high},
+            {"timer_initial_s", o.timer_params.initial_s}};
+}
+
+TrainOptions options_from_json(const nlohmann::json& j, const std::string& path) {
+    TrainOptions o;
+    try {
+        o.solver = parse_solver(get_string(j, "solver", path));
+    } catch (const ConfigError& e) {
+        throw InputError(path, e.what());
+    }
+    o.rank = static_cast<std::uint32_t>(get_unsigned(j, "rank", path, kMaxRank));
+    o.objective.lambda = get_double(j, "lambda", path);
+    o.objective.lambda_bias = get_double(j, "lambda_bias", path);
+    const std::string form = get_string(j, "lambda_form", path);
+    if (form != "plain" && form != "weighted")
+        throw InputError(path, "\"lambda_form\" must be \"plain\" or \"weighted\"");
+    o.objective.form = form == "plain" ? LambdaForm::kPlain : LambdaForm::kWeighted;
+    o.objective.bias = get_bool(j, "bias", path);
+    o.inner = static_cast<std::uint32_t>(get_unsigned(j, "inner", path, 1U << 20));
+    o.eta = get_double(j, "eta", path);
+    o.iterations = static_cast<std::uint32_t>(get_unsigned(j, "iterations", path, 1U << 30));
+    o.seed = get_unsigned(j, "seed", path);
+    o.eval_every = static_cast<std::uint32_t>(get_unsigned(j, "eval_every", path, 1U << 30));
+    o.deterministic = get_bool(j, "deterministic", path);
+    o.blocks = static_cast<int>(get_unsigned(j, "blocks", path, 4096));
+    o.timer = get_bool(j, "timer", path);
+    o.timer_params.low = get_double(j, "timer_low", path);
+    o.timer_params.high = get_double(j, "timer_high", path);
+    o.timer_params.initial_s = get_double(j, "timer_initial_s", path);
+    try {
+        o.validate(1);
+    } catch (const ConfigError& e) {
+        throw InputError(path, fmt::format("bad options: {}", e.what()));
+    }
+    return o;
+}
+
+// ---- part 0: the state ------------------------------------------------------------------------
+
+std::vector<std::byte> encode_state(const TrainerState& s) {
+    const Model& m = s.model;
+    comm::WireWriter w;
+    w.put(kPartMagic);
+    w.put(kPartVersion);
+    w.put(std::uint8_t{1});  // holds the state
+    w.put(s.iterations_done);
+    w.put(s.timer_budget);
+    w.put(m.mu);
+    w.put(m.w.rows());
+    w.put(m.h.rows());
+    w.put(m.w.k());
+    w.put(std::vector<float>(m.w.values().begin(), m.w.values().end()));
+    w.put(std::vector<float>(m.h.values().begin(), m.h.values().end()));
+    for (const auto* v :
+         {&m.row_bias, &m.col_bias, &s.w_gsum, &s.h_gsum, &s.b_gsum, &s.c_gsum, &s.residuals})
+        w.put(*v);
+    return w.take();
+}
+
+Factors factors_from(std::uint32_t rows, std::uint32_t k, const std::vector<float>& values,
+                     comm::WireReader& r) {
+    if (values.size() != static_cast<std::uint64_t>(rows) * k)
+        r.fail(fmt::format("a factor matrix holds {} values, not {} x {}", values.size(), rows, k));
+    Factors f(rows, k);
+    std::copy(values.begin(), values.end(), f.values().begin());
+    return f;
+}
+
+TrainerState decode_state(std::span<const std::byte> bytes, const std::string& name) {
+    comm::WireReader r(bytes, name, 0);
+    r.expect_u32(kPartMagic, "magic");
+    r.expect_u32(kPartVersion, "version");
+    if (r.get<std::uint8_t>() != 1) r.fail("part 0 does not hold the state");
+    TrainerState s;
+    r.get(s.iterations_done);
+    r.get(s.timer_budget);
+    r.get(s.model.mu);
+    const auto n = r.get<std::uint32_t>();
+    const auto m = r.get<std::uint32_t>();
+    const auto k = r.get<std::uint32_t>();
+    if (k == 0 || k > kMaxRank) r.fail(fmt::format("rank {} out of range", k));
+    const auto w = r.get<std::vector<float>>();
+    const auto h = r.get<std::vector<float>>();
+    s.model.w = factors_from(n, k, w, r);
+    s.model.h = factors_from(m, k, h, r);
+    for (auto* v : {&s.model.row_bias, &s.model.col_bias, &s.w_gsum, &s.h_gsum, &s.b_gsum,
+                    &s.c_gsum, &s.residuals})
+        r.get(*v);
+    r.finish();
+    return s;
+}
+
+}  // namespace
+
+RatingsFingerprint fingerprint(const RatingsFile& train) {
+    const Ratings& a = train.ratings;
+    std::uint64_t h = train::fnv1a(bytes_of(a.user_offsets()));
+    h = train::fnv1a(bytes_of(a.user_items()), h);
+    h = train::fnv1a(bytes_of(a.user_values()), h);
+    for (const IdMap* map : {&train.users, &train.items}) {
+        for (const std::string& id : map->names()) {
+            h = train::fnv1a(std::as_bytes(std::span(id.data(), id.size() + 1)), h);
+        }
+    }
+    return {a.num_users(), a.num_items(), a.nnz(), h};
+}
+
+void write_checkpoint(const std::string& dir, Trainer& trainer, const TrainOptions& options,
+                      const RatingsFingerprint& ratings, comm::Communicator& comm) {
+    const TrainerState state = trainer.gather_state();  // whole on rank 0
+    const std::uint32_t done = trainer.iterations_done();
+    std::vector<std::byte> part;
+    if (comm.rank() == 0) {
+        part = encode_state(state);
+    } else {
+        comm::WireWriter w;
+        w.put(kPartMagic);
+        w.put(kPartVersion);
+        w.put(std::uint8_t{0});
+        part = w.take();
+    }
+    const int ranks = comm.size();
+    train::write_checkpoint_dir(
+        dir, comm, [&](train::PartWriter& out) { out.write(part); },
+        [&](const std::vector<train::PartInfo>& parts) {
+            nlohmann::ordered_json j;
+            j["format"] = kFormat;
+            j["version"] = kVersion;
+            j["options"] = options_json(options);
+            j["iterations_done"] = done;
+            j["ranks"] = ranks;
+            j["ratings"] = {{"users", ratings.users},
+                            {"items", ratings.items},
+                            {"ratings", ratings.ratings},
+                            {"hash", ratings.hash}};
+            auto& pj = j["parts"] = nlohmann::ordered_json::array();
+            for (const auto& p : parts)
+                pj.push_back({{"file", p.file}, {"bytes", p.bytes}, {"fnv1a", p.fnv1a}});
+            return j.dump(2) + "\n";
+        });
+}
+
+Checkpoint read_checkpoint(const std::string& dir) {
+    const std::string path = dir + "/state.json";
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(train::read_file(path));
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(path, fmt::format("not valid JSON: {}", e.what()));
+    }
+    if (get_string(j, "format", path) != kFormat)
+        throw InputError(path, fmt::format("not an MF checkpoint (format is not \"{}\")", kFormat));
+    const std::uint64_t version = get_unsigned(j, "version", path);
+    if (version != kVersion)
+        throw InputError(path, fmt::format("version {} is not supported (this rotor reads {})",
+                                           version, kVersion));
+    Checkpoint c;
+    c.options = options_from_json(field(j, "options", path), path);
+    c.ranks = static_cast<int>(get_unsigned(j, "ranks", path, 1U << 20));
+    const auto& rj = field(j, "ratings", path);
+    c.ratings = {get_unsigned(rj, "users", path), get_unsigned(rj, "items", path),
+                 get_unsigned(rj, "ratings", path), get_unsigned(rj, "hash", path)};
+    const auto& parts = field(j, "parts", path);
+    if (!parts.is_array() || parts.size() != static_cast<std::size_t>(c.ranks) || c.ranks < 1)
+        throw InputError(path, "\"parts\" must list one part per rank");
+    const train::PartInfo p0{get_string(parts[0], "file", path),
+                             get_unsigned(parts[0], "bytes", path),
+                             get_unsigned(parts[0], "fnv1a", path)};
+    if (p0.file != train::part_name(0)) throw InputError(path, "part 0 is misnamed");
+    const std::string bytes = train::read_checked_part(dir, p0, 0);
+    const std::string part_path = dir + "/" + p0.file;
+    try {
+        c.state = decode_state(std::as_bytes(std::span(bytes.data(), bytes.size())), part_path);
+    } catch (const CommError& e) {
+        throw InputError(part_path, e.what());
+    }
+    const std::uint64_t done = get_unsigned(j, "iterations_done", path, 1U << 30);
+    if (done != c.state.iterations_done)
+        throw InputError(path, "\"iterations_done\" disagrees with part 0");
+    if (done > c.options.iterations)
+        throw InputError(path, "\"iterations_done\" is beyond the run's iterations");
+    if (c.state.model.w.rows() != c.ratings.users || c.state.model.h.rows() != c.ratings.items ||
+        c.state.model.w.k() != c.options.rank)
+        throw InputError(part_path, "the factors' shapes disagree with state.json");
+    c.state.model.params = c.options.objective;
+    c.state.model.solver = std::string(solver_name(c.options.solver));
+    c.state.model.seed = c.options.seed;
+    c.state.model.iterations = c.state.iterations_done;
+    return c;
+}
+
+}  // namespace rotor::mf

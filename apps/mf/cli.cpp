@@ -1,0 +1,316 @@
+// `rotor mf train`: the CLI parses flags into mf::TrainOptions and drives an mf::Trainer on
+// train::run_iterations, in one process or as one rank of `mpiexec -n P`.
+#include "apps/mf/cli.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "apps/mf/checkpoint.h"
+#include "apps/mf/trainer.h"
+#include "comm/agreed.h"
+#include "comm/communicator.h"
+#include "comm/inprocess_communicator.h"
+#include "core/base/error.h"
+#include "core/mf/model_file.h"
+#include "core/mf/ratings_load.h"
+#include "sched/runtime.h"
+#include "train/checkpoint_dir.h"
+#include "train/common_flags.h"
+#include "train/loop.h"
+#include "train/memory_plan.h"
+#include "train/reporter.h"
+#include "train/trace.h"
+
+namespace rotor::apps {
+namespace {
+
+struct TrainFlags {
+    train::CommonTrainFlags common;
+    std::string train;
+    std::string test;
+    std::string solver = "sgd";
+    std::string lambda_form = "weighted";
+    bool no_bias = false;
+    mf::TrainOptions options;
+    /// The model-defining flags given on the command line (with --resume they must agree with
+    /// the checkpoint).
+    std::vector<std::string> given;
+};
+
+/// What `mf train` sets up before training, on every rank alike.
+struct TrainSetup {
+    std::optional<mf::RatingsFile> train;
+    std::optional<mf::RatingsFile> test;
+    std::optional<mf::TestRatings> test_ratings;
+    std::optional<mf::Checkpoint> resume;
+    mf::RatingsFingerprint print;
+    std::optional<sched::Runtime> runtime;
+    std::unique_ptr<train::JsonLinesReporter> metrics;  // rank 0 only
+    std::string checkpoint_dir;
+    std::uint64_t plan = 0;
+};
+
+/// The flags into the options (before --resume replaces them).
+void apply_flags(TrainFlags& f) {
+    mf::TrainOptions& o = f.options;
+    o.solver = mf::parse_solver(f.solver);
+    if (f.lambda_form != "plain" && f.lambda_form != "weighted")
+        throw ConfigError("--lambda-form", "must be plain or weighted");
+    o.objective.form =
+        f.lambda_form == "plain" ? mf::LambdaForm::kPlain : mf::LambdaForm::kWeighted;
+    o.objective.bias = !f.no_bias;
+    o.iterations = f.common.iterations;
+    o.seed = f.common.seed;
+    o.eval_every = f.common.eval_every;
+    o.record_schedule = !f.common.trace.empty();
+}
+
+/// A flag's value as the run has it and as the checkpoint has it, for the conflict message.
+struct Setting {
+    const char* flag;
+    std::string ours;
+    std::string theirs;
+};
+
+std::vector<Setting> settings(const mf::TrainOptions& a, const mf::TrainOptions& b) {
+    auto form = [](const mf::TrainOptions& o) {
+        return o.objective.form == mf::LambdaForm::kPlain ? "plain" : "weighted";
+    };
+    return {
+        {"--solver", std::string(mf::solver_name(a.solver)),
+         std::string(mf::solver_name(b.solver))},
+        {"--rank", std::to_string(a.rank), std::to_string(b.rank)},
+        {"--lambda", fmt::format("{}", a.objective.lambda), fmt::format("{}", b.objective.lambda)},
+        {"--lambda-bias", fmt::format("{}", a.objective.lambda_bias),
+         fmt::format("{}", b.objective.lambda_bias)},
+        {"--lambda-form", form(a), form(b)},
+        {"--no-bias", a.objective.bias ? "off" : "on", b.objective.bias ? "off" : "on"},
+        {"--inner", std::to_string(a.inner), std::to_string(b.inner)},
+        {"--eta", fmt::format("{}", a.eta), fmt::format("{}", b.eta)},
+        {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
+        {"--deterministic", a.deterministic ? "on" : "off", b.deterministic ? "on" : "off"},
+        {"--blocks", std::to_string(a.blocks), std::to_string(b.blocks)},
+        {"--timer", a.timer ? "on" : "off", b.timer ? "on" : "off"}};
+}
+
+/// --resume: the run continues with the checkpoint's options. A model-defining flag given with a
+/// different value is refused by name (silently keeping the checkpoint's would hide the user's
+/// intent); --iterations (the total to reach) and --eval-every may change.
+void apply_checkpoint(TrainFlags& f, const mf::Checkpoint& c) {
+    for (const Setting& s : settings(f.options, c.options)) {
+        const bool given = std::find(f.given.begin(), f.given.end(), s.flag) != f.given.end();
+        if (given && s.ours != s.theirs)
+            throw ConfigError(s.flag, fmt::format("is {} but {} was trained with {}; resume "
+                                                  "without it or start a new run",
+                                                  s.ours, f.common.resume, s.theirs));
+    }
+    const std::uint32_t target =
+        f.common.iterations_set ? f.options.iterations : c.options.iterations;
+    const mf::TrainOptions ours = f.options;
+    f.options = c.options;
+    f.options.iterations = target;
+    f.options.eval_every = ours.eval_every;
+    f.options.record_schedule = ours.record_schedule;
+    if (c.state.iterations_done > target)
+        throw ConfigError("--iterations",
+                          fmt::format("{} is at iteration {}, beyond {}: give a larger total",
+                                      f.common.resume, c.state.iterations_done, target));
+}
+
+void read_inputs(TrainFlags& f, TrainSetup& s) {
+    s.train.emplace(mf::load_ratings(f.train));
+    if (s.train->ratings.nnz() == 0) throw InputError(f.train, "no ratings");
+    if (f.common.checkpoint_every > 0 || s.resume) s.print = mf::fingerprint(*s.train);
+    if (s.resume && !(s.resume->ratings == s.print))
+        throw ConfigError("--resume", fmt::format("{} was made on other ratings than {}",
+                                                  f.common.resume, f.train));
+    if (!f.test.empty()) {
+        mf::ReadRatingsOptions ro;
+        ro.users = &s.train->users;
+        ro.items = &s.train->items;
+        s.test.emplace(mf::load_ratings(f.test, ro));
+        s.test_ratings.emplace(mf::TestRatings::from(s.test->ratings));
+    }
+}
+
+/// Everything before the trainer, agreed by every rank: flags, the checkpoint, the ratings, the
+/// memory plan, the runtime and the metrics file.
+void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
+    s.checkpoint_dir = f.common.resolved_checkpoint_dir();
+    const int host_ranks = train::ranks_on_this_host(world);
+    comm::run_agreed(world, [&] {
+        apply_flags(f);
+        if (!f.common.resume.empty()) {
+            s.resume = mf::read_checkpoint(f.common.resume);
+            apply_checkpoint(f, *s.resume);
+        }
+        f.options.validate(world.size());
+        if (f.common.checkpoint_every > 0 && world.rank() == 0)
+            train::remove_stale_temporaries(s.checkpoint_dir);
+        read_inputs(f, s);
+        const int threads = f.common.resolved_threads(host_ranks);
+        const mf::RatingsFile& t = *s.train;
+        s.plan = mf::estimate_memory(t.ratings, f.options, world.size(), threads) +
+                 t.users.memory_bytes() + t.items.memory_bytes();
+        train::check_memory(s.plan, train::memory_limit(f.common.max_memory, host_ranks),
+                            "use a smaller --rank, more ranks, or raise --max-memory",
+                            world.size() > 1);
+        s.runtime.emplace(threads, f.common.pin_mode());
+        if (world.rank() == 0 && !f.common.metrics.empty())
+            s.metrics = std::make_unique<train::JsonLinesReporter>(
+                f.common.metrics, mf::record_schema(s.test_ratings.has_value()));
+    });
+}
+
+std::unique_ptr<mf::Trainer> make_trainer(TrainFlags& f, TrainSetup& s, comm::Communicator& world) {
+    std::unique_ptr<mf::Trainer> trainer;
+    comm::run_agreed(world, [&] {
+        const mf::TrainerInputs in{s.train->ratings, s.test_ratings ? &*s.test_ratings : nullptr,
+                                   f.options, *s.runtime, world};
+        trainer = mf::make_trainer(in);
+    });
+    if (s.resume) {
+        comm::run_agreed(world, [&] { trainer->restore(s.resume->state); });
+        s.resume->state = {};
+        if (!f.common.quiet && world.rank() == 0)
+            fmt::print("rotor: resumed {} at iteration {}\n", f.common.resume,
+                       trainer->iterations_done());
+    }
+    return trainer;
+}
+
+void print_start(const TrainFlags& f, const TrainSetup& s, comm::Communicator& world) {
+    if (f.common.quiet || world.rank() != 0) return;
+    const mf::Ratings& a = s.train->ratings;
+    fmt::print(
+        "rotor: mf train: {} users x {} items, {} ratings; solver {}, rank {}, {} thread{}{}"
+        "; memory plan {}{}\n",
+        a.num_users(), a.num_items(), a.nnz(), mf::solver_name(f.options.solver), f.options.rank,
+        s.runtime->threads(), s.runtime->threads() == 1 ? "" : "s",
+        world.size() > 1 ? fmt::format(" x {} ranks", world.size()) : "",
+        train::human_bytes(s.plan), world.size() > 1 ? " per rank" : "");
+    std::fflush(stdout);
+}
+
+/// The model (gathered on rank 0, with the id maps and the items each user rated), the metrics
+/// and the timeline, written by rank 0; agreed.
+void finish_train(TrainFlags& f, TrainSetup& s, mf::Trainer& trainer, comm::Communicator& world) {
+    mf::Model model = trainer.gather_model();
+    std::vector<std::vector<train::BlockRun>> timeline;
+    if (!f.common.trace.empty()) timeline = trainer.gather_schedule();
+    comm::run_agreed(world, [&] {
+        if (world.rank() != 0) return;
+        const mf::RatingsFile& t = *s.train;
+        model.users = t.users;
+        model.items = t.items;
+        model.seen_offsets.assign(t.ratings.user_offsets().begin(), t.ratings.user_offsets().end());
+        model.seen_items.assign(t.ratings.user_items().begin(), t.ratings.user_items().end());
+        model.train_path = f.train;
+        mf::write_model(f.common.out, model);
+        if (s.metrics) s.metrics->commit();
+        if (f.common.trace.empty()) return;
+        if (world.size() == 1) {
+            train::write_chrome_trace(f.common.trace, timeline.at(0), s.runtime->threads(),
+                                      "rotor mf train");
+        } else {
+            train::write_chrome_trace_ranks(f.common.trace, timeline, s.runtime->threads());
+        }
+    });
+    if (!f.common.quiet && world.rank() == 0)
+        fmt::print("rotor: model written to {}\n", f.common.out);
+}
+
+void run_train(TrainFlags& f, comm::Communicator& world) {
+    TrainSetup s;  // not movable: it holds the runtime
+    prepare_train(f, world, s);
+    print_start(f, s, world);
+    std::unique_ptr<mf::Trainer> trainer = make_trainer(f, s, world);
+    train::TerminalReporter terminal(stdout, mf::record_schema(s.test_ratings.has_value()));
+    train::TeeReporter tee;
+    if (!f.common.quiet && world.rank() == 0) tee.add(terminal);
+    if (s.metrics) tee.add(*s.metrics);
+    train::Hooks hooks;
+    const std::uint32_t every = f.common.checkpoint_every;
+    hooks.after_iteration = [&](const train::Record& r) {
+        // The last iteration too, so that a finished run can be continued with --iterations.
+        if (every > 0 && (r.iter % every == 0 || r.iter == f.options.iterations))
+            mf::write_checkpoint(s.checkpoint_dir, *trainer, f.options, s.print, world);
+    };
+    hooks.needs_state = [every, &f](std::uint32_t iter) {
+        return every > 0 && (iter % every == 0 || iter == f.options.iterations);
+    };
+    train::LoopOptions loop;
+    loop.last = f.options.iterations;
+    loop.eval_every = f.options.eval_every;
+    loop.report = world.rank() == 0;
+    train::run_iterations(*trainer, loop, tee, hooks);
+    finish_train(f, s, *trainer, world);
+}
+
+void add_train(CLI::App& mf, comm::Communicator* world) {
+    auto f = std::make_shared<TrainFlags>();
+    mf::TrainOptions& o = f->options;
+    auto* c = mf.add_subcommand("train", "Train a matrix factorization model (CCD++ or block SGD)");
+    c->add_option("--train", f->train,
+                  "Training ratings: user item rating text/CSV[.gz], or "
+                  "the binary form of `rotor ratings build`")
+        ->required();
+    c->add_option("--test", f->test,
+                  "Held-out ratings: log their RMSE and MAE at every evaluation");
+    c->add_option("--solver", f->solver, "ccd (STRADS coordinate descent) or sgd (block SGD)")
+        ->check(CLI::IsMember({"ccd", "sgd"}))
+        ->capture_default_str();
+    c->add_option("--rank,-k", o.rank, "Rank K of the factors")->capture_default_str();
+    c->add_option("--lambda", o.objective.lambda, "Regularisation of W and H")
+        ->capture_default_str();
+    c->add_option("--lambda-bias", o.objective.lambda_bias, "Regularisation of the biases")
+        ->capture_default_str();
+    c->add_option("--lambda-form", f->lambda_form,
+                  "weighted (lambda times each row's and column's rating count, as LIBMF and "
+                  "ALS-WR) or plain (STRADS, CCD++)")
+        ->capture_default_str();
+    c->add_flag("--no-bias", f->no_bias,
+                "No global mean and no user and item biases (the STRADS objective)");
+    c->add_option("--inner", o.inner, "ccd: inner sweeps per rank-one update")
+        ->capture_default_str();
+    c->add_option("--eta", o.eta, "sgd: initial learning rate (per-row AdaGrad)")
+        ->capture_default_str();
+    c->add_flag("--deterministic", o.deterministic,
+                "sgd: diagonal rounds on a fixed grid, the same model at any thread count (ccd "
+                "always is)");
+    c->add_option("--blocks", o.blocks,
+                  "sgd: grid side L (default ceil(sqrt(2)*threads); 16 with "
+                  "--deterministic)");
+    train::add_switch(*c, "timer", o.timer,
+                      "sgd under MPI: stop each round after a tuned time budget");
+    f->common.iterations = o.iterations;
+    f->common.seed = o.seed;
+    f->common.eval_every = o.eval_every;
+    train::add_common_train_flags(*c, f->common, "epochs");
+    c->callback([f, world, c] {
+        for (const Setting& s : settings(f->options, f->options))
+            if (c->count(s.flag) > 0 ||
+                (std::string_view(s.flag) == "--timer" && c->count("--no-timer") > 0))
+                f->given.emplace_back(s.flag);
+        if (world != nullptr) {
+            run_train(*f, *world);
+        } else {
+            comm::InProcessGroup one(1);  // one process: a world of one rank
+            run_train(*f, one.at(0));
+        }
+    });
+}
+
+}  // namespace
+
+void add_mf_commands(CLI::App& app, comm::Communicator* world) {
+    auto* mf = app.add_subcommand("mf", "Matrix factorization: train, predict, recommend, eval");
+    mf->require_subcommand(1);
+    add_train(*mf, world);
+}
+
+}  // namespace rotor::apps

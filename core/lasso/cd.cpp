@@ -1,0 +1,122 @@
+#include "core/lasso/cd.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/base/error.h"
+
+namespace rotor::lasso {
+
+std::uint32_t Coefficients::nonzeros() const {
+    return static_cast<std::uint32_t>(
+        std::count_if(b.begin(), b.end(), [](double x) { return x != 0; }));
+}
+
+void init_residuals(const PartView& part, std::span<const double> b) {
+    ROTOR_ASSERT(b.size() == part.x.columns(), "one coefficient per column");
+    std::copy(part.targets.begin(), part.targets.end(), part.residuals.begin());
+    for (std::uint32_t j = 0; j < part.x.columns(); ++j) {
+        if (b[j] == 0) continue;
+        for (std::uint64_t e = part.x.offsets[j]; e < part.x.offsets[j + 1]; ++e) {
+            part.residuals[part.x.rows[e]] -= b[j] * part.x.values[e];
+        }
+    }
+}
+
+void set_offset(const ProblemView& problem, Coefficients& coefs) {
+    ExactSum o;
+    for (std::uint32_t j = 0; j < problem.features(); ++j) {
+        if (coefs.b[j] != 0 && problem.shifts[j] != 0) o.add(problem.shifts[j] * coefs.b[j]);
+    }
+    coefs.offset = o.value();
+}
+
+void push_gradients(const PartView& part, std::span<const std::uint32_t> coords,
+                    std::span<ExactSum> sums) {
+    ROTOR_ASSERT(sums.size() == coords.size(), "one sum per coordinate");
+    const ColumnsView& x = part.x;
+    for (std::size_t t = 0; t < coords.size(); ++t) {
+        const std::uint32_t j = coords[t];
+        for (std::uint64_t e = x.offsets[j]; e < x.offsets[j + 1]; ++e) {
+            sums[t].add(x.values[e] * part.residuals[x.rows[e]]);
+        }
+    }
+}
+
+std::uint32_t pull_updates(const ProblemView& problem, double lambda,
+                           std::span<const std::uint32_t> coords, std::span<const ExactSum> total,
+                           Coefficients& coefs, std::span<double> deltas) {
+    ROTOR_ASSERT(total.size() == coords.size() && deltas.size() == coords.size(),
+                 "one total and one delta per coordinate");
+    const double n = problem.samples;
+    const double lambda_tilde = lambda / problem.y_scale;
+    // Σ_i q_i = Σ ỹ − N o, from the residual every coordinate of the round sees.
+    const double q_sum = problem.target_sum - n * coefs.offset;
+    std::uint32_t changed = 0;
+    for (std::size_t t = 0; t < coords.size(); ++t) {
+        const std::uint32_t j = coords[t];
+        const double g = (total[t].value() - problem.shifts[j] * q_sum) / n;
+        const double b_new = coordinate_update(coefs.b[j], g, problem.sq_norms[j], lambda_tilde);
+        deltas[t] = b_new - coefs.b[j];
+        if (deltas[t] != 0) ++changed;
+    }
+    for (std::size_t t = 0; t < coords.size(); ++t) {
+        const std::uint32_t j = coords[t];
+        coefs.b[j] += deltas[t];
+        coefs.last_delta[j] = deltas[t];
+        coefs.offset += problem.shifts[j] * deltas[t];
+    }
+    return changed;
+}
+
+void update_residuals(const PartView& part, std::span<const std::uint32_t> coords,
+                      std::span<const double> deltas) {
+    const ColumnsView& x = part.x;
+    for (std::size_t t = 0; t < coords.size(); ++t) {
+        const double delta = deltas[t];
+        if (delta == 0) continue;
+        const std::uint32_t j = coords[t];
+        for (std::uint64_t e = x.offsets[j]; e < x.offsets[j + 1]; ++e) {
+            part.residuals[x.rows[e]] -= delta * x.values[e];
+        }
+    }
+}
+
+RoundStats parallel_round(std::span<const PartView> parts, const ProblemView& problem,
+                          double lambda, std::span<const std::uint32_t> coords,
+                          Coefficients& coefs) {
+    ROTOR_ASSERT(!parts.empty(), "at least one part");
+    std::vector<ExactSum> total(coords.size());
+    std::vector<ExactSum> pushed(parts.size() > 1 ? coords.size() : 0);
+    for (const PartView& part : parts) {
+        if (parts.size() == 1) {
+            push_gradients(part, coords, total);
+            break;
+        }
+        std::fill(pushed.begin(), pushed.end(), ExactSum{});
+        push_gradients(part, coords, pushed);
+        for (std::size_t t = 0; t < coords.size(); ++t) total[t].add(pushed[t]);
+    }
+    std::vector<double> deltas(coords.size());
+    RoundStats stats;
+    stats.updated = static_cast<std::uint32_t>(coords.size());
+    stats.changed = pull_updates(problem, lambda, coords, total, coefs, deltas);
+    for (double d : deltas) stats.max_abs_delta = std::max(stats.max_abs_delta, std::fabs(d));
+    for (const PartView& part : parts) update_residuals(part, coords, deltas);
+    return stats;
+}
+
+RoundStats sequential_round(std::span<const PartView> parts, const ProblemView& problem,
+                            double lambda, std::span<const std::uint32_t> coords,
+                            Coefficients& coefs) {
+    RoundStats stats;
+    for (const std::uint32_t& j : coords) {
+        const RoundStats one = parallel_round(parts, problem, lambda, {&j, 1}, coefs);
+        stats.updated += one.updated;
+        stats.changed += one.changed;
+        stats.max_abs_delta = std::max(stats.max_abs_delta, one.max_abs_delta);
+    }
+    return stats;
+}
+
+}  // namespace rotor::lasso

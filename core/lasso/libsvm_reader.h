@@ -1,0 +1,39 @@
+// Reading a regression data set in the LIBSVM/svmlight sparse format (docs/lasso.md, "Input"):
+//     <target> [qid:<n>] <index>:<value> <index>:<value> ... [# comment]
+// one sample per line, plain or gzip (by magic bytes).
+//
+// The rules, for each line (lines end at '\n'; a '\r' before it is removed):
+//   - a UTF-8 byte-order mark at the start of line 1 is skipped (columns still count it);
+//   - everything from a '#' to the end of the line is a comment; a line left blank is skipped;
+//   - fields are separated by runs of spaces and tabs;
+//   - the target is a decimal or scientific number (an optional leading '+', as in "+1"),
+//     finite as a double;
+//   - an optional `qid:<unsigned>` right after the target is accepted and ignored;
+//   - features are `index:value`, index a 1-based unsigned integer below 2^32 - 1, strictly
+//     increasing along the line; value a finite number. Zero values are accepted and not stored.
+// Any violation throws InputError `<path>:<line>:<col>: <what>` (exit code 2); col is the 1-based
+// byte column of the offending field. The data has p = the largest index seen (at least
+// ReadLibsvmOptions::min_features) features; samples with no feature are valid.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/io/line_reader.h"
+#include "core/lasso/design.h"
+
+namespace rotor::lasso {
+
+/// Options of read_libsvm(). A plain struct.
+struct ReadLibsvmOptions {
+    /// p is at least this (a model's feature count, when reading data to predict on).
+    std::uint32_t min_features = 0;
+};
+
+/// Reads `path` (plain or gzip). Returns sparse RawData (dense == false).
+RawData read_libsvm(const std::string& path, const ReadLibsvmOptions& options = {});
+
+/// The same from an open reader (tests, fuzzing).
+RawData read_libsvm(core::LineReader& reader, const ReadLibsvmOptions& options = {});
+
+}  // namespace rotor::lasso

@@ -1,0 +1,290 @@
+// `rotor mf train` through the real binary, on real files: both solvers, metrics, test RMSE,
+// bad input, the memory plan, checkpoints and resume (bitwise equal to an uninterrupted run,
+// also after kill -9), and under mpiexec.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/rng.h"
+#include "core/mf/mf_test_util.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using rotor::Rng;
+
+const std::string kRotor = ROTOR_BINARY_DIR "/apps/rotor";
+constexpr double kSigma = 0.3;
+
+struct Outcome {
+    int code;
+    std::string out;  // stdout and stderr
+};
+
+Outcome run_command(const std::string& cmd) {
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    std::string out;
+    char buf[4096];
+    while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    const int status = pclose(p);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+Outcome run(const std::string& args) { return run_command(kRotor + " " + args); }
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+/// A planted rank-3 problem written as MovieLens-style CSV files (string ids, a header).
+void write_planted(const std::string& train, const std::string& test) {
+    const auto p = rotor::mf::testing::planted(240, 160, 3, kSigma, 0.25, 0.05, 11);
+    std::ofstream t(train);
+    t << "userId,movieId,rating,timestamp\n";
+    for (std::uint32_t i = 0; i < p.train.rows(); ++i)
+        for (std::uint64_t e = p.train.offsets[i]; e < p.train.offsets[i + 1]; ++e)
+            t << "u" << i << ",m" << p.train.ids[e] << "," << p.train.values[e] << ",0\n";
+    std::ofstream v(test);
+    v << "userId,movieId,rating\n";
+    for (std::size_t e = 0; e < p.test.values.size(); ++e)
+        v << "u" << p.test.users[e] << ",m" << p.test.items[e] << "," << p.test.values[e] << "\n";
+}
+
+std::vector<nlohmann::json> read_metrics(const std::string& path) {
+    std::vector<nlohmann::json> records;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) records.push_back(nlohmann::json::parse(line));
+    return records;
+}
+
+class MfTrainCli : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() /
+               ("rotor-mf-train-cli-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+        write_planted(path("train.csv"), path("test.csv"));
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::string path(const std::string& name) const { return (dir_ / name).string(); }
+    std::string train_args(const std::string& solver, const std::string& out) const {
+        return "mf train --train " + path("train.csv") + " --test " + path("test.csv") +
+               " --solver " + solver + " --rank 6 --threads 2 --seed 5 -q --out " + path(out);
+    }
+    fs::path dir_;
+};
+
+TEST_F(MfTrainCli, BothSolversReachTheNoiseLevelAndReportEveryKey) {
+    for (const std::string solver : {"ccd", "sgd"}) {
+        const Outcome r = run(train_args(solver, solver) + " --iterations 30 --eval-every 10" +
+                              " --lambda 0.02 --metrics " + path(solver + ".jsonl"));
+        ASSERT_EQ(r.code, 0) << r.out;
+        const auto records = read_metrics(path(solver + ".jsonl"));
+        ASSERT_EQ(records.size(), 30u) << solver;
+        for (const auto& j : records) {
+            for (const char* key : {"iter", "time_s", "ratings_per_s", "ratings_processed",
+                                    "effective_ratio", "load_cv", "thread_compute_s"})
+                EXPECT_TRUE(j.contains(key)) << solver << " lacks " << key << ": " << j.dump();
+        }
+        const auto& last = records.back();
+        for (const char* key : {"train_rmse", "test_rmse", "test_mae", "objective"})
+            ASSERT_TRUE(last.contains(key)) << solver << " lacks " << key;
+        // Test RMSE within 25% of the noise on this small problem (the 5% bound of the issue
+        // is checked on a bigger one in the trainers' tests).
+        EXPECT_LT(last.at("test_rmse").get<double>(), 1.25 * kSigma) << solver;
+        EXPECT_LT(records[19].at("objective").get<double>(),
+                  records[9].at("objective").get<double>() * 1.0001)
+            << solver;
+        for (const char* f : {"params.json", "w.bin", "h.bin", "users.txt", "items.txt"})
+            EXPECT_TRUE(fs::exists(path(solver + "/" + f))) << solver << " " << f;
+    }
+}
+
+TEST_F(MfTrainCli, BadInputNamesTheLineAndWritesNothing) {
+    {
+        std::ofstream bad(path("bad.csv"));
+        bad << "u1,m1,4\nu2,m2,4\nu3,m3,four\n";
+    }
+    const Outcome r = run("mf train --train " + path("bad.csv") + " -q --out " + path("model"));
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(path("bad.csv") + ":3:"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(path("model")));
+    const Outcome dup = run("mf train --train " + path("train.csv") + " --test " +
+                            path("missing.csv") + " -q --out " + path("model"));
+    EXPECT_EQ(dup.code, 2) << dup.out;
+    EXPECT_FALSE(fs::exists(path("model")));
+}
+
+TEST_F(MfTrainCli, MemoryPlanRefusesBeforeTraining) {
+    const Outcome r = run(train_args("ccd", "model") + " --max-memory 64K");
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_NE(r.out.find("--max-memory"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(path("model")));
+}
+
+/// A run resumed from its checkpoint ends with the same bytes as one that never stopped.
+void expect_same_model(const std::string& a, const std::string& b) {
+    for (const char* f : {"w.bin", "h.bin", "bias.bin"})
+        EXPECT_EQ(slurp(a + "/" + f), slurp(b + "/" + f)) << f;
+}
+
+TEST_F(MfTrainCli, ResumedRunEqualsUninterruptedRun) {
+    for (const std::string solver : {"ccd", "sgd"}) {
+        const std::string base = train_args(solver, solver + "-straight") + " --deterministic";
+        ASSERT_EQ(run(base + " --iterations 6").code, 0);
+        const std::string ck = path(solver + ".ck");
+        const Outcome first =
+            run(train_args(solver, solver + "-first") +
+                " --deterministic --iterations 3 --checkpoint-every 2" + " --checkpoint-dir " + ck);
+        ASSERT_EQ(first.code, 0) << first.out;
+        // Resumed on one thread: ccd and deterministic sgd do not depend on the thread count.
+        const Outcome second =
+            run("mf train --train " + path("train.csv") + " --threads 1" +
+                " -q --iterations 6 --resume " + ck + " --out " + path(solver + "-resumed"));
+        ASSERT_EQ(second.code, 0) << second.out;
+        expect_same_model(path(solver + "-straight"), path(solver + "-resumed"));
+    }
+}
+
+TEST_F(MfTrainCli, ResumeRefusesOtherRatingsAndBrokenCheckpoints) {
+    const std::string ck = path("ck");
+    ASSERT_EQ(run(train_args("ccd", "m") + " --iterations 3 --checkpoint-every 1" +
+                  " --checkpoint-dir " + ck)
+                  .code,
+              0);
+    const Outcome other =
+        run("mf train --train " + path("test.csv") + " -q --resume " + ck + " --out " + path("m2"));
+    EXPECT_EQ(other.code, 3) << other.out;
+    EXPECT_NE(other.out.find("other ratings"), std::string::npos) << other.out;
+    {  // one flipped byte in the part
+        std::fstream part(ck + "/part-00000.bin", std::ios::in | std::ios::out | std::ios::binary);
+        part.seekp(100);
+        part.put('\x7f');
+    }
+    const Outcome flipped = run("mf train --train " + path("train.csv") + " -q --resume " + ck +
+                                " --out " + path("m3"));
+    EXPECT_EQ(flipped.code, 2) << flipped.out;
+    EXPECT_NE(flipped.out.find("part-00000.bin"), std::string::npos) << flipped.out;
+    {
+        std::ofstream state(ck + "/state.json", std::ios::app);
+        state << "garbage";
+    }
+    const Outcome garbage = run("mf train --train " + path("train.csv") + " -q --resume " + ck +
+                                " --out " + path("m4"));
+    EXPECT_EQ(garbage.code, 2) << garbage.out;
+    EXPECT_NE(garbage.out.find("state.json"), std::string::npos) << garbage.out;
+    EXPECT_FALSE(fs::exists(path("m3")) || fs::exists(path("m4")));
+}
+
+pid_t spawn(const std::vector<std::string>& args) {
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+    return pid;
+}
+
+int wait_exit(pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST_F(MfTrainCli, KilledAndResumedCcdRunEqualsUninterruptedRun) {
+    const std::vector<std::string> base = {
+        kRotor,   "mf", "train",        "--train", path("train.csv"), "--solver", "ccd",
+        "--rank", "16", "--iterations", "40",      "--threads",       "2",        "--eval-every",
+        "0",      "-q"};
+    auto straight = base;
+    straight.insert(straight.end(), {"--out", path("straight")});
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(wait_exit(spawn(straight)), 0);
+    const double run_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const std::string ck = path("ck");
+    auto args = base;
+    args.insert(args.end(),
+                {"--checkpoint-every", "1", "--checkpoint-dir", ck, "--out", path("resumed")});
+    Rng rng(7);
+    int kills = 0;
+    double scale = 1.0;
+    for (int attempt = 0; attempt < 40; ++attempt) {
+        auto a = args;
+        if (fs::exists(ck + "/state.json")) a.insert(a.end(), {"--resume", ck});
+        const pid_t pid = spawn(a);
+        if (kills >= 3) {
+            ASSERT_EQ(wait_exit(pid), 0);
+            break;
+        }
+        const double ms = run_ms * scale * (0.1 + 0.5 * rng.uniform());
+        std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(ms * 1000)));
+        ::kill(pid, SIGKILL);
+        const int code = wait_exit(pid);
+        if (code == 128 + SIGKILL) {
+            ++kills;
+            continue;
+        }
+        ASSERT_EQ(code, 0);
+        fs::remove_all(ck);  // it finished first: start over with shorter delays
+        fs::remove_all(path("resumed"));
+        kills = 0;
+        scale /= 2;
+    }
+    ASSERT_EQ(kills, 3) << "the run was too fast to be interrupted: the test proves nothing";
+    expect_same_model(path("straight"), path("resumed"));
+}
+
+#ifdef ROTOR_MPIEXEC
+/// mpiexec as CI runs it: as root, more ranks than cores.
+std::string mpiexec(int ranks) {
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    ::setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
+    return std::string(ROTOR_MPIEXEC) + " -n " + std::to_string(ranks) + " --oversubscribe ";
+}
+
+TEST_F(MfTrainCli, CcdUnderMpiexecEqualsOneProcess) {
+    ASSERT_EQ(run(train_args("ccd", "one") + " --threads 1 --iterations 4").code, 0);
+    const Outcome r = run_command(mpiexec(2) + kRotor + " " + train_args("ccd", "two") +
+                                  " --threads 1 --iterations 4");
+    ASSERT_EQ(r.code, 0) << r.out;
+    expect_same_model(path("one"), path("two"));
+}
+
+TEST_F(MfTrainCli, SgdUnderMpiexecTrains) {
+    const Outcome r =
+        run_command(mpiexec(2) + kRotor + " mf train --train " + path("train.csv") + " --test " +
+                    path("test.csv") + " --solver sgd --rank 6 --threads 1" +
+                    " --iterations 20 --eval-every 20 --lambda 0.02 --metrics " + path("m.jsonl") +
+                    " --out " + path("two"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto records = read_metrics(path("m.jsonl"));
+    ASSERT_EQ(records.size(), 20u);
+    EXPECT_LT(records.back().at("test_rmse").get<double>(), 1.5 * kSigma);
+}
+#endif
+
+}  // namespace
