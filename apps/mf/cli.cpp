@@ -11,6 +11,7 @@
 
 #include "apps/mf/checkpoint.h"
 #include "apps/mf/trainer.h"
+#include "apps/mf/use_cli.h"
 #include "comm/agreed.h"
 #include "comm/communicator.h"
 #include "comm/inprocess_communicator.h"
@@ -311,6 +312,7 @@ void add_mf_commands(CLI::App& app, comm::Communicator* world) {
     auto* mf = app.add_subcommand("mf", "Matrix factorization: train, predict, recommend, eval");
     mf->require_subcommand(1);
     add_train(*mf, world);
+    add_mf_use_commands(*mf);
 }
 
 }  // namespace rotor::apps

@@ -9,8 +9,8 @@
 
 #include "apps/corpus/cli.h"
 #include "apps/lda/cli.h"
+#include "apps/mf/cli.h"
 #include "apps/mf/ratings_cli.h"
-#include "apps/mf/use_cli.h"
 #include "comm/agreed.h"
 #include "comm/launch.h"
 #include "core/base/error.h"
@@ -60,14 +60,7 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "rotor 0.1.0");
     rotor::apps::add_corpus_commands(app);
     rotor::apps::add_lda_commands(app, mpi.comm);
-    // BEGIN TEMPORARY (branch mf-use): the `mf` subcommand until apps/mf/cli.cpp creates it;
-    // replace this block with add_mf_commands, which then calls add_mf_use_commands.
-    {
-        auto* mf = app.add_subcommand("mf", "Matrix factorization: predict, recommend, eval");
-        mf->require_subcommand(1);
-        rotor::apps::add_mf_use_commands(*mf);
-    }
-    // END TEMPORARY
+    rotor::apps::add_mf_commands(app, mpi.comm);
     rotor::apps::add_ratings_commands(app);
     try {
         app.parse(argc, argv);

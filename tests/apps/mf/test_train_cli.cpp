@@ -89,9 +89,11 @@ class MfTrainCli : public ::testing::Test {
     }
     void TearDown() override { fs::remove_all(dir_); }
     std::string path(const std::string& name) const { return (dir_ / name).string(); }
-    std::string train_args(const std::string& solver, const std::string& out) const {
+    std::string train_args(const std::string& solver, const std::string& out,
+                           int threads = 2) const {
         return "mf train --train " + path("train.csv") + " --test " + path("test.csv") +
-               " --solver " + solver + " --rank 6 --threads 2 --seed 5 -q --out " + path(out);
+               " --solver " + solver + " --rank 6 --threads " + std::to_string(threads) +
+               " --seed 5 -q --out " + path(out);
     }
     fs::path dir_;
 };
@@ -267,9 +269,9 @@ std::string mpiexec(int ranks) {
 }
 
 TEST_F(MfTrainCli, CcdUnderMpiexecEqualsOneProcess) {
-    ASSERT_EQ(run(train_args("ccd", "one") + " --threads 1 --iterations 4").code, 0);
-    const Outcome r = run_command(mpiexec(2) + kRotor + " " + train_args("ccd", "two") +
-                                  " --threads 1 --iterations 4");
+    ASSERT_EQ(run(train_args("ccd", "one", 1) + " --iterations 4").code, 0);
+    const Outcome r =
+        run_command(mpiexec(2) + kRotor + " " + train_args("ccd", "two", 1) + " --iterations 4");
     ASSERT_EQ(r.code, 0) << r.out;
     expect_same_model(path("one"), path("two"));
 }
