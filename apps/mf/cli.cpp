@@ -284,7 +284,7 @@ void add_train(CLI::App& mf, comm::Communicator* world) {
                 "sgd: diagonal rounds on a fixed grid, the same model at any thread count (ccd "
                 "always is)");
     c->add_option("--blocks", o.blocks,
-                  "sgd: grid side L (default ceil(sqrt(2)*threads); 16 with "
+                  "sgd: grid side L per slice (default max(ceil(sqrt(2)*threads), 8); 16 with "
                   "--deterministic)");
     train::add_switch(*c, "timer", o.timer,
                       "sgd under MPI: stop each round after a tuned time budget");

@@ -5,18 +5,20 @@
 // with SGD").
 //
 // Layout on rank p of P:
-// - Users (rows of W): assign_users(train, P, seed)[p], kept as a Shard; the rank's W rows, user
-//   biases and their AdaGrad accumulators never move. Local row r is user users[r].
+// - Users (rows of W): assign_users(train, P, seed)[p], kept as a Shard in group-major order
+//   (the rows of a grid row group contiguous); the rank's W rows, user biases and their AdaGrad
+//   accumulators never move. Local row r is user shard.users[r].
 // - Items (rows of H): P = 1: one slice of every item (slice-local id = global id). P > 1: 2P
 //   slices balancing every rank's share of the ratings (sched::partition_cols_balanced), slice s
 //   holding its items' H rows, biases and accumulators, indexed by slice-local id (the item's
-//   position in slice_items(s), sorted); slices 2p and 2p + 1 are home on rank p and rotate on
-//   comm::RingPipeline during an epoch.
-// - Grid: each slice cut into c column groups (partition_cols_greedy by the rank's ratings of
-//   each item), so the rank's grid has side G = slices · c, column s·c + j being group j of slice
-//   s; the rank's rows cut into G groups of about equal ratings (partition_rows). c is --blocks,
-//   or 16 with --deterministic (P = 1), or sched::default_grid_side(threads). Block (row, col)'s
-//   ratings are stored once as (local W row, slice-local H row, value) triples.
+//   position in slice_items(s), group-major like the rows); slices 2p and 2p + 1 are home on rank p
+//   and rotate on comm::RingPipeline during an epoch.
+// - Grid: each slice cut into c column groups (partition_cols_greedy by each item's ratings on
+//   every rank, so that all ranks cut a slice alike), so the rank's grid has side G = slices · c,
+//   column s·c + j being group j of slice s; the rank's rows cut into G groups of about equal
+//   ratings (partition_rows). c is --blocks, or 16 with --deterministic (P = 1), or
+//   max(sched::default_grid_side(threads), 8). Block (row, col)'s ratings are stored once as (local
+//   W row, slice-local H row, value) triples.
 // - Initial values: Factors::init_uniform in [0, 1/sqrt(K)) by global id (LIBMF's start), so the
 //   initial model does not depend on P, the threads or the grid; biases 0, accumulators 1.
 //   μ = the exact mean of every training rating (0 without bias).
@@ -103,6 +105,9 @@ class SgdTrainer final : public Trainer {
     /// LIBMF's initial values are uniform in [0, init_high()) = [0, 1/sqrt(K)).
     float init_high() const;
     void choose_grid(int threads);
+    /// The rank's users into the grid's row groups (row_group_), local rows group-major (shard_,
+    /// local_row_, user_counts_).
+    void split_users();
     /// Cuts the items into slices (slice_items_, slice_counts_) and each slice into column groups
     /// (col_of_item_, local_of_item_).
     void split_items();
@@ -159,9 +164,10 @@ class SgdTrainer final : public Trainer {
     Shard shard_;
     std::vector<std::uint32_t> local_row_;    // local row of every user, or ~0 if not ours
     std::vector<std::uint64_t> user_counts_;  // |Ω_i| of the local rows
+    std::vector<std::uint32_t> row_group_;    // grid row group of every local row
     Factors w_;
     SgdState user_state_;
-    std::vector<std::vector<std::uint32_t>> slice_items_;   // global item ids, increasing
+    std::vector<std::vector<std::uint32_t>> slice_items_;   // global item ids, group-major
     std::vector<std::vector<std::uint64_t>> slice_counts_;  // |Ω_j| by slice-local id
     std::vector<std::uint32_t> col_of_item_;                // grid column of every item
     std::vector<std::uint32_t> local_of_item_;              // slice-local id of every item

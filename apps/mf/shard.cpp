@@ -30,7 +30,6 @@ Shard Shard::of(const Ratings& ratings, std::span<const std::uint32_t> users) {
     s.items.reserve(total);
     s.values.reserve(total);
     for (std::size_t r = 0; r < users.size(); ++r) {
-        ROTOR_ASSERT(r == 0 || users[r - 1] < users[r], "Shard::of: users must increase");
         const auto it = ratings.items_of(users[r]);
         const auto va = ratings.values_of_user(users[r]);
         s.items.insert(s.items.end(), it.begin(), it.end());

@@ -20,12 +20,12 @@ std::vector<std::vector<std::uint32_t>> assign_users(const Ratings& ratings, int
 /// The ratings of some users as a CSR part: local row r is global user users[r]; the ids are
 /// global item ids (rows of H). A value type owning its arrays.
 struct Shard {
-    std::vector<std::uint32_t> users;    ///< global user ids, increasing
+    std::vector<std::uint32_t> users;    ///< global user ids, distinct, in the part's row order
     std::vector<std::uint64_t> offsets;  ///< users.size() + 1 entries
     std::vector<std::uint32_t> items;    ///< global item ids, increasing within a row
     std::vector<float> values;           ///< the ratings, aligned with items
 
-    /// The part of `ratings` made of `users` (increasing, < N), rows in that order.
+    /// The part of `ratings` made of `users` (distinct, < N), rows in that order.
     static Shard of(const Ratings& ratings, std::span<const std::uint32_t> users);
 
     SparseView view() const { return SparseView{offsets, items, values}; }

@@ -40,7 +40,7 @@ Solver parse_solver(std::string_view name);
 /// What `rotor mf train` trains and how. Plain struct; validate() checks it.
 struct TrainOptions {
     Solver solver = Solver::kSgd;
-    std::uint32_t rank = 32;    ///< K (--rank), 1..kMaxRank
+    std::uint32_t rank = 64;    ///< K (--rank), 1..kMaxRank (64: docs/mf.md, "Defaults")
     ObjectiveParams objective;  ///< --lambda, --lambda-bias, --lambda-form, --no-bias
     std::uint32_t inner = 3;    ///< ccd: inner sweeps per rank-one update (--inner)
     double eta = 0.1;           ///< sgd: initial learning rate (--eta)
@@ -50,7 +50,8 @@ struct TrainOptions {
     /// sgd: diagonal rounds on a fixed grid, so that a seed gives the same model at any thread
     /// count (ccd always does).
     bool deterministic = false;
-    /// sgd: grid side L per rank (0: ceil(sqrt(2) P) for P threads; 16 with --deterministic).
+    /// sgd: grid side L per slice (0: max(ceil(sqrt(2) P), 8) for P threads; 16 with
+    /// --deterministic).
     int blocks = 0;
     /// sgd on more than one rank: the HarpLDA+ timer stops each round together (--no-timer:
     /// every round runs to the end of its blocks).

