@@ -128,20 +128,23 @@ std::vector<std::byte> encode_state(const TrainerState& s) {
     w.put(m.w.rows());
     w.put(m.h.rows());
     w.put(m.w.k());
-    w.put(std::vector<float>(m.w.values().begin(), m.w.values().end()));
-    w.put(std::vector<float>(m.h.values().begin(), m.h.values().end()));
+    for (const Factors* f : {&m.w, &m.h}) {  // as vectors, without a copy of the values
+        w.put_length(f->values().size());
+        w.put_array(f->values());
+    }
     for (const auto* v :
          {&m.row_bias, &m.col_bias, &s.w_gsum, &s.h_gsum, &s.b_gsum, &s.c_gsum, &s.residuals})
         w.put(*v);
     return w.take();
 }
 
-Factors factors_from(std::uint32_t rows, std::uint32_t k, const std::vector<float>& values,
-                     comm::WireReader& r) {
-    if (values.size() != static_cast<std::uint64_t>(rows) * k)
-        r.fail(fmt::format("a factor matrix holds {} values, not {} x {}", values.size(), rows, k));
+/// Reads a factor matrix written as a vector straight into place.
+Factors get_factors(std::uint32_t rows, std::uint32_t k, comm::WireReader& r) {
+    const std::size_t n = r.get_length(sizeof(float));
+    if (n != static_cast<std::uint64_t>(rows) * k)
+        r.fail(fmt::format("a factor matrix holds {} values, not {} x {}", n, rows, k));
     Factors f(rows, k);
-    std::copy(values.begin(), values.end(), f.values().begin());
+    r.get_array(f.values());
     return f;
 }
 
@@ -158,10 +161,8 @@ TrainerState decode_state(std::span<const std::byte> bytes, const std::string& n
     const auto m = r.get<std::uint32_t>();
     const auto k = r.get<std::uint32_t>();
     if (k == 0 || k > kMaxRank) r.fail(fmt::format("rank {} out of range", k));
-    const auto w = r.get<std::vector<float>>();
-    const auto h = r.get<std::vector<float>>();
-    s.model.w = factors_from(n, k, w, r);
-    s.model.h = factors_from(m, k, h, r);
+    s.model.w = get_factors(n, k, r);
+    s.model.h = get_factors(m, k, r);
     for (auto* v : {&s.model.row_bias, &s.model.col_bias, &s.w_gsum, &s.h_gsum, &s.b_gsum,
                     &s.c_gsum, &s.residuals})
         r.get(*v);
@@ -182,6 +183,14 @@ RatingsFingerprint fingerprint(const RatingsFile& train) {
         }
     }
     return {a.num_users(), a.num_items(), a.nnz(), h};
+}
+
+std::uint64_t checkpoint_memory(const Ratings& train, const TrainOptions& options) {
+    const std::uint64_t rows = std::uint64_t{train.num_users()} + train.num_items();
+    // W and H, biases and accumulators; ccd's residuals.
+    std::uint64_t state = 4 * rows * options.rank + 16 * rows;
+    if (options.solver == Solver::kCcd) state += 4 * train.nnz();
+    return 2 * state;
 }
 
 void write_checkpoint(const std::string& dir, Trainer& trainer, const TrainOptions& options,

@@ -37,6 +37,10 @@ struct Checkpoint {
 void write_checkpoint(const std::string& dir, Trainer& trainer, const TrainOptions& options,
                       const RatingsFingerprint& ratings, comm::Communicator& comm);
 
+/// Peak bytes a checkpoint adds on a rank (rank 0's gathered state beside its encoding on
+/// writing; the part read beside the decoded state on --resume): for the memory plan.
+std::uint64_t checkpoint_memory(const Ratings& train, const TrainOptions& options);
+
 /// Reads and verifies checkpoint `dir` (strict JSON, format and version, the part's size and
 /// checksum, shapes). InputError naming the file on any failure. Local: every rank reads it.
 Checkpoint read_checkpoint(const std::string& dir);

@@ -157,6 +157,8 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         const mf::RatingsFile& t = *s.train;
         s.plan = mf::estimate_memory(t.ratings, f.options, world.size(), threads) +
                  t.users.memory_bytes() + t.items.memory_bytes();
+        if (f.common.checkpoint_every > 0 || s.resume)
+            s.plan += mf::checkpoint_memory(t.ratings, f.options);
         train::check_memory(s.plan, train::memory_limit(f.common.max_memory, host_ranks),
                             "use a smaller --rank, more ranks, or raise --max-memory",
                             world.size() > 1);
