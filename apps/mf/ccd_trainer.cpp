@@ -6,6 +6,7 @@
 // the residuals of its ratings; H, c and |Ω_j| are replicated. μ is the exact sum of every
 // training rating over nnz, the same on every rank.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -143,15 +144,33 @@ void CcdTrainer::evaluate_record(train::Record& r) {
         const ModelView view{mu_, &state_.w, &state_.h, state_.row_bias, state_.col_bias};
         test = evaluate(test_rows_, test_items_, test_values_, view);
     }
-    // H's penalty once (rank 0): H is replicated.
-    std::vector<double> sums{
-        squared_error(state_.residuals),
-        penalty(state_.w, state_.row_bias, row_counts_, p),
-        rank() == 0 ? penalty(state_.h, state_.col_bias, state_.col_counts, p) : 0.0,
-        test.squared_sum,
-        test.absolute_sum,
-        static_cast<double>(test.count)};
-    comm_.allreduce_sum(sums);
+    // The training error and the penalties exactly (the same bits at any ranks x threads, like
+    // the model); H's penalty once (rank 0): H is replicated.
+    ExactSum exact[3] = {
+        squared_error_exact(state_.residuals),
+        penalty_exact(state_.w, state_.row_bias, row_counts_, p),
+        rank() == 0 ? penalty_exact(state_.h, state_.col_bias, state_.col_counts, p) : ExactSum{}};
+    std::vector<std::int64_t> limbs;
+    for (const ExactSum& e : exact) {
+        const auto l = e.to_limbs();
+        limbs.insert(limbs.end(), l.begin(), l.end());
+    }
+    comm_.allreduce_sum(limbs);
+    double total[3];
+    for (std::size_t q = 0; q < 3; ++q) {
+        std::array<std::int64_t, ExactSum::kLimbs> l{};
+        std::copy_n(limbs.begin() + static_cast<std::ptrdiff_t>(q * ExactSum::kLimbs),
+                    ExactSum::kLimbs, l.begin());
+        total[q] = ExactSum::from_limbs(l).value();
+    }
+    std::vector<double> sums{total[0],         total[1],          total[2],
+                             test.squared_sum, test.absolute_sum, static_cast<double>(test.count)};
+    std::vector<double> test_sums{test.squared_sum, test.absolute_sum,
+                                  static_cast<double>(test.count)};
+    comm_.allreduce_sum(test_sums);
+    sums[3] = test_sums[0];
+    sums[4] = test_sums[1];
+    sums[5] = test_sums[2];
     r.set("train_rmse", rmse(sums[0], train_.nnz()));
     if (has_test_) {
         const auto n = static_cast<std::uint64_t>(sums[5]);

@@ -63,21 +63,45 @@ double squared_error(std::span<const float> residuals) {
     return s;
 }
 
+namespace {
+
+/// Row i's share of penalty(): λ ρ_i ‖f_i‖² + λ_b ρ_i b_i².
+double penalty_term(const Factors& f, std::span<const float> bias,
+                    std::span<const std::uint64_t> counts, const ObjectiveParams& p,
+                    std::uint32_t i) {
+    const std::uint64_t n = counts.empty() ? 1 : counts[i];
+    const std::span<const float> fi = f.row(i);
+    double term = p.coefficient(p.lambda, n) * dot(fi, fi);
+    if (p.bias && i < bias.size()) {
+        const double b = bias[i];
+        term += p.coefficient(p.lambda_bias, n) * b * b;
+    }
+    return term;
+}
+
+}  // namespace
+
 double penalty(const Factors& f, std::span<const float> bias, std::span<const std::uint64_t> counts,
                const ObjectiveParams& p) {
     ROTOR_ASSERT(p.form == LambdaForm::kPlain || counts.size() == f.rows(),
                  "penalty: the weighted form needs a count per row");
     double s = 0;
-    for (std::uint32_t i = 0; i < f.rows(); ++i) {
-        const std::uint64_t n = counts.empty() ? 1 : counts[i];
-        const std::span<const float> fi = f.row(i);
-        double term = p.coefficient(p.lambda, n) * dot(fi, fi);
-        if (p.bias && i < bias.size()) {
-            const double b = bias[i];
-            term += p.coefficient(p.lambda_bias, n) * b * b;
-        }
-        s += term;
-    }
+    for (std::uint32_t i = 0; i < f.rows(); ++i) s += penalty_term(f, bias, counts, p, i);
+    return s;
+}
+
+ExactSum penalty_exact(const Factors& f, std::span<const float> bias,
+                       std::span<const std::uint64_t> counts, const ObjectiveParams& p) {
+    ROTOR_ASSERT(p.form == LambdaForm::kPlain || counts.size() == f.rows(),
+                 "penalty_exact: the weighted form needs a count per row");
+    ExactSum s;
+    for (std::uint32_t i = 0; i < f.rows(); ++i) s.add(penalty_term(f, bias, counts, p, i));
+    return s;
+}
+
+ExactSum squared_error_exact(std::span<const float> residuals) {
+    ExactSum s;
+    for (const float r : residuals) s.add(static_cast<double>(r) * static_cast<double>(r));
     return s;
 }
 

@@ -90,6 +90,13 @@ double squared_error(std::span<const float> residuals);
 double penalty(const Factors& f, std::span<const float> bias, std::span<const std::uint64_t> counts,
                const ObjectiveParams& p);
 
+/// The terms of penalty() and of squared_error() added exactly: parts' sums combine
+/// (ExactSum::add, or to_limbs and an integer allreduce) to the same bits however the rows are
+/// split, so that a metric does not depend on the rank or thread count.
+ExactSum penalty_exact(const Factors& f, std::span<const float> bias,
+                       std::span<const std::uint64_t> counts, const ObjectiveParams& p);
+ExactSum squared_error_exact(std::span<const float> residuals);
+
 /// |Ω_i| of every row of a CSR part.
 std::vector<std::uint64_t> row_counts(const SparseView& part);
 /// Adds to counts[j] the ratings of column j in a CSR part (counts sized to the columns).
