@@ -283,6 +283,12 @@ void Trainer::evaluate_record(train::Record& r) {
     r.set("kkt", last_.kkt_violation);
     r.set("nonzeros", last_.nonzeros);
     r.set("l1_norm", last_.l1_norm);
+    if (!std::isfinite(last_.objective))
+        throw ConfigError(options_.schedule == Schedule::kCyclic ? "--lambda" : "--parallel",
+                          fmt::format("the objective diverged by iteration {}: coordinates "
+                                      "updated in one round were too correlated; lower "
+                                      "--parallel (or --rho), or use --schedule cyclic",
+                                      iterations_done_));
     const double measure = options_.stop == StopRule::kGap
                                ? last_.relative_gap
                                : last_.kkt_violation / standardization_.y_scale;

@@ -90,7 +90,8 @@ class Trainer {
     /// rounds). Record: updates, changed, rejected, rounds, per-worker times.
     train::Record iterate();
     /// Adds objective, objective_paper, gap, relative_gap, kkt, nonzeros, l1_norm; remembers
-    /// whether the stopping rule holds (converged()).
+    /// whether the stopping rule holds (converged()). ConfigError (the same on every rank) when
+    /// the objective is no longer finite: parallel updates diverged.
     void evaluate_record(train::Record& r);
     /// The last evaluation, and whether it met the stopping rule. Local.
     const Evaluation& last_evaluation() const { return last_; }

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/corpus/cli.h"
+#include "apps/lasso/cli.h"
 #include "apps/lda/cli.h"
 #include "apps/mf/ratings_cli.h"
 #include "apps/mf/use_cli.h"
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
     }
     // END TEMPORARY
     rotor::apps::add_ratings_commands(app);
+    rotor::apps::add_lasso_commands(app, mpi.comm);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
