@@ -128,6 +128,10 @@ Trainer::Trainer(const RawData& slice, const TrainOptions& options, sched::Runti
             worker->residuals.assign(worker->part.targets().begin(), worker->part.targets().end());
             workers_.push_back(std::move(worker));
         }
+        const ColumnsView x = design.rows.columns();
+        column_entries_.resize(x.columns());
+        for (std::uint32_t j = 0; j < x.columns(); ++j) column_entries_[j] = x.count(j);
+        slice_entries_ = x.nnz() + design.rows.samples();
     }
     coefs_ = Coefficients(features());
     if (options_.schedule == Schedule::kStrads)
@@ -145,21 +149,29 @@ ProblemView Trainer::problem() const {
     return {samples_, shifts_, sq_norms_, target_sum_, standardization_.y_scale};
 }
 
-void Trainer::run(const std::function<void(Worker&)>& fn) {
-    const auto one = [&](int w) {
+void Trainer::run(const std::function<void(Worker&)>& fn, std::uint64_t entries) {
+    if (workers_.size() == 1 || entries < options_.inline_entries) {
+        // No hand-off: every part here, in order; its time counts as worker 0's.
+        const sched::PhaseTimer timer(clocks_.clock(0), sched::Phase::kCompute);
+        for (auto& w : workers_) fn(*w);
+        return;
+    }
+    runtime_.run_workers([&](int w) {
         const sched::PhaseTimer timer(clocks_.clock(w), sched::Phase::kCompute);
         fn(*workers_[static_cast<std::size_t>(w)]);
-    };
-    if (workers_.size() == 1) {
-        one(0);  // no hand-off for a single worker
-    } else {
-        runtime_.run_workers(one);
-    }
+    });
+}
+
+std::uint64_t Trainer::entries_of(std::span<const std::uint32_t> coords) const {
+    std::uint64_t n = 0;
+    for (const std::uint32_t j : coords) n += column_entries_[j];
+    return n;
 }
 
 void Trainer::flush_residuals() {
     if (pending_coords_.empty()) return;
-    run([&](Worker& me) { update_residuals(me.view(), pending_coords_, pending_deltas_); });
+    run([&](Worker& me) { update_residuals(me.view(), pending_coords_, pending_deltas_); },
+        entries_of(pending_coords_));
     pending_coords_.clear();
     pending_deltas_.clear();
 }
@@ -180,11 +192,14 @@ void Trainer::combine(std::span<ExactSum> total,
 void Trainer::round(std::span<const std::uint32_t> coords, train::Record& stats) {
     // Push, with the last pull's residual updates first (in order: a row's residual sees the
     // same operations whatever the split).
-    run([&](Worker& me) {
-        if (!pending_coords_.empty()) update_residuals(me.view(), pending_coords_, pending_deltas_);
-        me.sums.assign(coords.size(), ExactSum{});
-        push_gradients(me.view(), coords, me.sums);
-    });
+    run(
+        [&](Worker& me) {
+            if (!pending_coords_.empty())
+                update_residuals(me.view(), pending_coords_, pending_deltas_);
+            me.sums.assign(coords.size(), ExactSum{});
+            push_gradients(me.view(), coords, me.sums);
+        },
+        entries_of(pending_coords_) + entries_of(coords));
     std::vector<ExactSum> total(coords.size());
     combine(total, [](Worker& w) { return std::span<ExactSum>(w.sums); });
     reduce(total);
@@ -204,11 +219,14 @@ void Trainer::round(std::span<const std::uint32_t> coords, train::Record& stats)
 std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, std::uint32_t& rejected) {
     const std::vector<std::uint32_t> candidates = sampler_->draw(rng, options_.strads.candidates);
     const std::size_t pairs = pair_count(candidates.size());
-    run([&](Worker& me) {
-        if (!pending_coords_.empty()) update_residuals(me.view(), pending_coords_, pending_deltas_);
-        me.sums.assign(pairs, ExactSum{});
-        push_candidate_dots(me.view(), candidates, me.sums, me.scratch);
-    });
+    run(
+        [&](Worker& me) {
+            if (!pending_coords_.empty())
+                update_residuals(me.view(), pending_coords_, pending_deltas_);
+            me.sums.assign(pairs, ExactSum{});
+            push_candidate_dots(me.view(), candidates, me.sums, me.scratch);
+        },
+        entries_of(pending_coords_) + candidates.size() * entries_of(candidates));
     pending_coords_.clear();
     pending_deltas_.clear();
     std::vector<ExactSum> total(pairs);
@@ -253,10 +271,12 @@ train::Record Trainer::iterate() {
 
 EvalSums Trainer::eval_sums() {
     const std::uint32_t p = features();
-    run([&](Worker& me) {
-        me.eval = EvalSums(p);
-        push_evaluation(me.view(), coefs_.offset, me.eval);
-    });
+    run(
+        [&](Worker& me) {
+            me.eval = EvalSums(p);
+            push_evaluation(me.view(), coefs_.offset, me.eval);
+        },
+        slice_entries_);
     // The xq sums, then q_sum, rr and ry, as one vector for the allreduce.
     std::vector<ExactSum> all(std::size_t{p} + 3);
     for (auto& w : workers_) {

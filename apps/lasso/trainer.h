@@ -59,6 +59,9 @@ struct TrainOptions {
     std::uint32_t max_iterations = 1000;  ///< --max-iterations
     std::uint32_t eval_every = 1;         ///< evaluate (and test convergence) every N iterations
     std::uint64_t seed = 1;
+    /// Steps of a round over fewer stored entries than this run on the coordinator thread, part
+    /// after part, instead of on the workers (the same bits; tests set 0 to force the workers).
+    std::uint64_t inline_entries = 16384;
 
     /// ConfigError naming the flag on any bad value.
     void validate() const;
@@ -112,7 +115,12 @@ class Trainer {
 
   private:
     struct Worker;
-    void run(const std::function<void(Worker&)>& fn);
+    /// Runs fn on every worker's part: on the workers, or, when the step touches fewer than
+    /// options.inline_entries stored entries (`entries`, over the rank), on this thread part after
+    /// part (a hand-off to the workers costs more than such a step; the result is the same bits).
+    void run(const std::function<void(Worker&)>& fn, std::uint64_t entries);
+    /// Stored entries of the rank's columns `coords`.
+    std::uint64_t entries_of(std::span<const std::uint32_t> coords) const;
     void flush_residuals();
     void reduce(std::vector<ExactSum>& total);
     void combine(std::span<ExactSum> total, const std::function<std::span<ExactSum>(Worker&)>& of);
@@ -130,6 +138,8 @@ class Trainer {
     std::vector<double> shifts_;
     std::vector<double> sq_norms_;
     std::vector<std::unique_ptr<Worker>> workers_;
+    std::vector<std::uint64_t> column_entries_;  ///< stored entries per column in this rank
+    std::uint64_t slice_entries_ = 0;            ///< stored entries + rows of this rank
     sched::WorkerClocks clocks_;
     Coefficients coefs_;
     std::unique_ptr<PrioritySampler> sampler_;

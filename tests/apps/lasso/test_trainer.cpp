@@ -37,7 +37,8 @@ TrainOptions options(Schedule s, double lambda) {
     o.strads.parallel = 4;
     o.strads.rho = 0.5;
     o.seed = 7;
-    o.tol = 0;  // run every iteration asked for
+    o.tol = 0;             // run every iteration asked for
+    o.inline_entries = 0;  // every step on the workers
     return o;
 }
 
@@ -96,6 +97,10 @@ TEST(LassoTrainer, AnyRanksAndThreadsGiveBitwiseTheSameCoefficients) {
                     EXPECT_EQ(many.lambda_max, one.lambda_max) << what;
                     EXPECT_TRUE(same_bits(many.standardization.scales, one.standardization.scales))
                         << what;
+                    TrainOptions inlined = o;  // small steps on the coordinator: the same bits
+                    inlined.inline_entries = 1000;
+                    EXPECT_TRUE(same_bits(run_ranks(*data, inlined, ranks, threads, 3).b, one.b))
+                        << what << ", inlined";
                 }
             }
         }
