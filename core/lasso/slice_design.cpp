@@ -48,6 +48,12 @@ struct SliceBuilder {
     static SliceDesign build(const RawData& raw, const StandardizeOptions& options,
                              const Reducer& reduce);
     static void to_columns(const RawData& raw, Design& d);
+    static std::span<double> column(Design& d, std::uint32_t j) {
+        return {d.values_.data() + d.offsets_[j], d.offsets_[j + 1] - d.offsets_[j]};
+    }
+    static std::vector<double> extremes(Design& d, const RawData& raw, const Reducer& reduce);
+    static void store(const RawData& raw, std::span<const double> zeros,
+                      const std::vector<bool>& constant, const Reducer& reduce, SliceDesign& out);
 };
 
 void SliceBuilder::to_columns(const RawData& raw, Design& d) {
@@ -74,6 +80,67 @@ void SliceBuilder::to_columns(const RawData& raw, Design& d) {
     }
 }
 
+std::vector<double> SliceBuilder::extremes(Design& d, const RawData& raw, const Reducer& reduce) {
+    // (0) The extremes of each column's stored values and of y: every sum below is of terms
+    // scaled by a power of two k_j ≈ 1 / max|x_ij| (exact, and the same on every slice), so
+    // that the fixed point of ExactSum keeps its relative precision whatever the units.
+    const std::uint32_t p = raw.features;
+    std::vector<double> extremes(2 * std::size_t{p} + 2, -kInf);
+    for (std::uint32_t j = 0; j < p; ++j) {
+        for (double x : column(d, j)) {
+            extremes[2 * j] = std::max(extremes[2 * j], x);
+            extremes[2 * j + 1] = std::max(extremes[2 * j + 1], -x);
+        }
+    }
+    for (double y : raw.targets) {
+        extremes[2 * p] = std::max(extremes[2 * p], y);
+        extremes[2 * p + 1] = std::max(extremes[2 * p + 1], -y);
+    }
+    reduce.max(extremes);
+    return extremes;
+}
+
+void SliceBuilder::store(const RawData& raw, std::span<const double> zeros,
+                         const std::vector<bool>& constant, const Reducer& reduce,
+                         SliceDesign& out) {
+    Design& d = out.rows;
+    const Standardization& st = d.standardization_;
+    const std::uint32_t p = raw.features;
+    const std::uint32_t n_local = raw.samples();
+    const double n = out.total_samples;
+    // Storage as build_design has it; (3) Σ(x̃ − c)² over the stored values and Σỹ.
+    d.shifts_.assign(p, 0);
+    d.sq_norms_.assign(p, 0);
+    std::vector<ExactSum> third(std::size_t{p} + 1);
+    for (std::uint32_t j = 0; j < p; ++j) {
+        const std::span<double> v = column(d, j);
+        if (raw.dense) {
+            for (double& x : v) x = (x - st.means[j]) / st.scales[j];
+        } else {
+            for (double& x : v) x /= st.scales[j];
+            d.shifts_[j] = st.means[j] / st.scales[j];
+        }
+        const double c = d.shifts_[j];
+        for (double x : v) third[j].add((x - c) * (x - c));
+    }
+    d.targets_.resize(n_local);
+    for (std::uint32_t i = 0; i < n_local; ++i) {
+        d.targets_[i] = (raw.targets[i] - st.y_mean) / st.y_scale;
+        third[p].add(d.targets_[i]);
+    }
+    reduce.sum(third);
+    for (std::uint32_t j = 0; j < p; ++j) {
+        if (constant[j]) continue;  // z_j = 0: d_j = 0 keeps b_j at 0
+        const double c = d.shifts_[j];
+        d.sq_norms_[j] = (third[j].value() + zeros[j] * c * c) / n;
+    }
+    out.total_target_sum = third[p].value();
+    // The slice's own Σỹ, as build_design() keeps it for its rows.
+    ExactSum local;
+    for (double t : d.targets_) local.add(t);
+    d.target_sum_ = local.value();
+}
+
 SliceDesign SliceBuilder::build(const RawData& raw, const StandardizeOptions& options,
                                 const Reducer& reduce) {
     const std::uint32_t p = raw.features;
@@ -86,34 +153,16 @@ SliceDesign SliceBuilder::build(const RawData& raw, const StandardizeOptions& op
     d.samples_ = n_local;
     d.dense_ = raw.dense;
     to_columns(raw, d);
-    const auto column = [&](std::uint32_t j) {
-        return std::span<double>(d.values_.data() + d.offsets_[j],
-                                 d.offsets_[j + 1] - d.offsets_[j]);
-    };
 
-    // (0) The extremes of each column's stored values and of y: every sum below is of terms
-    // scaled by a power of two k_j ≈ 1 / max|x_ij| (exact, and the same on every slice), so
-    // that the fixed point of ExactSum keeps its relative precision whatever the units.
-    std::vector<double> extremes(2 * std::size_t{p} + 2, -kInf);
-    for (std::uint32_t j = 0; j < p; ++j) {
-        for (double x : column(j)) {
-            extremes[2 * j] = std::max(extremes[2 * j], x);
-            extremes[2 * j + 1] = std::max(extremes[2 * j + 1], -x);
-        }
-    }
-    for (double y : raw.targets) {
-        extremes[2 * p] = std::max(extremes[2 * p], y);
-        extremes[2 * p + 1] = std::max(extremes[2 * p + 1], -y);
-    }
-    reduce.max(extremes);
+    const std::vector<double> extremes = SliceBuilder::extremes(d, raw, reduce);
     std::vector<double> k(std::size_t{p} + 1);
     for (std::uint32_t j = 0; j <= p; ++j) k[j] = unit_scale(extremes[2 * j], extremes[2 * j + 1]);
 
     // (1) Σx_j k_j, nnz_j per column, then N and Σy k_y.
     std::vector<ExactSum> first(2 * std::size_t{p} + 2);
     for (std::uint32_t j = 0; j < p; ++j) {
-        for (double x : column(j)) first[j].add(x * k[j]);
-        first[p + j] = ExactSum::of(static_cast<double>(column(j).size()));
+        for (double x : column(d, j)) first[j].add(x * k[j]);
+        first[p + j] = ExactSum::of(static_cast<double>(column(d, j).size()));
     }
     first[2 * p] = ExactSum::of(n_local);
     for (double y : raw.targets) first[2 * p + 1].add(y * k[p]);
@@ -140,7 +189,7 @@ SliceDesign SliceBuilder::build(const RawData& raw, const StandardizeOptions& op
     // (2) Σ(x − m)² over the stored values (the zeros' (N − nnz)·m² after), Σ(y − ȳ)².
     std::vector<ExactSum> second(std::size_t{p} + 1);
     for (std::uint32_t j = 0; j < p; ++j) {
-        for (double x : column(j)) second[j].add(square((x - st.means[j]) * k[j]));
+        for (double x : column(d, j)) second[j].add(square((x - st.means[j]) * k[j]));
     }
     for (double y : raw.targets) second[p].add(square((y - st.y_mean) * k[p]));
     reduce.sum(second);
@@ -152,37 +201,7 @@ SliceDesign SliceBuilder::build(const RawData& raw, const StandardizeOptions& op
     const double ysd = std::sqrt(second[p].value() / (k[p] * k[p]) / n);
     st.y_scale = ysd > 0 ? ysd : 1;
 
-    // Storage as build_design has it; (3) Σ(x̃ − c)² over the stored values and Σỹ.
-    d.shifts_.assign(p, 0);
-    d.sq_norms_.assign(p, 0);
-    std::vector<ExactSum> third(std::size_t{p} + 1);
-    for (std::uint32_t j = 0; j < p; ++j) {
-        const std::span<double> v = column(j);
-        if (raw.dense) {
-            for (double& x : v) x = (x - st.means[j]) / st.scales[j];
-        } else {
-            for (double& x : v) x /= st.scales[j];
-            d.shifts_[j] = st.means[j] / st.scales[j];
-        }
-        const double c = d.shifts_[j];
-        for (double x : v) third[j].add((x - c) * (x - c));
-    }
-    d.targets_.resize(n_local);
-    for (std::uint32_t i = 0; i < n_local; ++i) {
-        d.targets_[i] = (raw.targets[i] - st.y_mean) / st.y_scale;
-        third[p].add(d.targets_[i]);
-    }
-    reduce.sum(third);
-    for (std::uint32_t j = 0; j < p; ++j) {
-        if (constant[j]) continue;  // z_j = 0: d_j = 0 keeps b_j at 0
-        const double c = d.shifts_[j];
-        d.sq_norms_[j] = (third[j].value() + zeros[j] * c * c) / n;
-    }
-    out.total_target_sum = third[p].value();
-    // The slice's own Σỹ, as build_design() keeps it for its rows.
-    ExactSum local;
-    for (double t : d.targets_) local.add(t);
-    d.target_sum_ = local.value();
+    store(raw, zeros, constant, reduce, out);
     return out;
 }
 
