@@ -96,6 +96,7 @@ class Design {
 
   private:
     friend Design build_design(const RawData& raw, const StandardizeOptions& options);
+    friend struct SliceBuilder;
 
     std::uint32_t samples_ = 0;
     bool dense_ = false;

@@ -1,0 +1,346 @@
+// `rotor lasso train` and `rotor lasso path`: the CLI parses flags into lasso::TrainOptions and
+// drives a lasso::Trainer, in one process or as one rank of `mpiexec -n P`. Every rank reads
+// the data file and keeps its slice of the samples (split_by_entries); rank 0 writes the outputs.
+#include "apps/lasso/cli.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "apps/lasso/data.h"
+#include "apps/lasso/trainer.h"
+#include "comm/agreed.h"
+#include "comm/communicator.h"
+#include "comm/inprocess_communicator.h"
+#include "core/base/error.h"
+#include "core/base/timer.h"
+#include "core/io/atomic_file.h"
+#include "core/lasso/model_file.h"
+#include "sched/runtime.h"
+#include "train/common_flags.h"
+#include "train/memory_plan.h"
+#include "train/reporter.h"
+
+namespace rotor::apps {
+namespace {
+
+using lasso::Trainer;
+
+/// The flags of `train` and `path`.
+struct FitFlags {
+    lasso_cli::DataFlags data;
+    train::CommonTrainFlags common;
+    std::string schedule = "cyclic";
+    std::string stop = "gap";
+    bool no_intercept = false;
+    bool no_standardize = false;
+    lasso::TrainOptions options;
+    // path only
+    std::uint32_t n_lambdas = 20;
+    double eps = 1e-3;
+    std::string models;
+};
+
+/// What a run sets up before training, on every rank alike.
+struct FitSetup {
+    std::uint32_t samples = 0;
+    std::uint32_t features = 0;
+    std::vector<std::string> names;
+    std::uint64_t plan = 0;
+    std::optional<sched::Runtime> runtime;
+    std::unique_ptr<Trainer> trainer;
+    std::unique_ptr<train::JsonLinesReporter> metrics;  // rank 0 only
+};
+
+void apply_flags(FitFlags& f) {
+    lasso::TrainOptions& o = f.options;
+    o.schedule = lasso::parse_schedule(f.schedule);
+    o.stop = lasso::parse_stop_rule(f.stop);
+    o.standardize.intercept = !f.no_intercept;
+    o.standardize.standardize = !f.no_standardize;
+    o.seed = f.common.seed;
+    o.eval_every = f.common.eval_every;
+}
+
+/// Peak bytes of one rank: the whole file as read (16 bytes an entry and a row), its slice
+/// twice (the slice and its standardised columns) and the workers' parts (12 bytes an entry,
+/// 8 per row twice, p + 1 offsets each), and p-sized vectors.
+std::uint64_t estimate_memory(const lasso::RawData& raw, int ranks, int threads) {
+    const std::uint64_t entries = raw.values.size(), rows = raw.samples(), p = raw.features;
+    const std::uint64_t whole = 12 * entries + 16 * rows;
+    const std::uint64_t slice = whole / static_cast<std::uint64_t>(ranks) + 1;
+    return whole + 3 * slice + static_cast<std::uint64_t>(threads) * (8 * p + 64 * p) + 64 * p;
+}
+
+void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_per_iteration) {
+    const int host_ranks = train::ranks_on_this_host(world);
+    lasso::RawData slice;
+    comm::run_agreed(world, [&] {
+        apply_flags(f);
+        f.options.validate();
+        lasso::RawData raw = f.data.read();
+        if (raw.samples() == 0) throw InputError(f.data.path, "no samples");
+        s.samples = raw.samples();
+        s.features = raw.features;
+        s.names = raw.feature_names;
+        const int threads = f.common.resolved_threads(host_ranks);
+        s.plan = estimate_memory(raw, world.size(), threads);
+        train::check_memory(s.plan, train::memory_limit(f.common.max_memory, host_ranks),
+                            "use more ranks (mpiexec) or raise --max-memory", world.size() > 1);
+        const std::vector<std::uint32_t> begin =
+            lasso::split_by_entries(raw.row_offsets, world.size());
+        slice = lasso::slice_rows(raw, begin[world.rank()], begin[world.rank() + 1]);
+        s.runtime.emplace(threads, f.common.pin_mode());
+        if (world.rank() == 0 && !f.common.metrics.empty() && metrics_per_iteration)
+            s.metrics = std::make_unique<train::JsonLinesReporter>(f.common.metrics,
+                                                                   lasso::record_schema());
+    });
+    comm::run_agreed(
+        world, [&] { s.trainer = std::make_unique<Trainer>(slice, f.options, *s.runtime, world); });
+}
+
+/// Iterates until the stopping rule holds or max_iterations; evaluates every eval_every
+/// iterations and at the last; `lambda` is added to every record when given.
+train::Record fit(Trainer& t, const lasso::TrainOptions& o, train::Reporter* reporter,
+                  std::optional<double> lambda, comm::Communicator& world) {
+    train::Record r;
+    Stopwatch clock;
+    double monitoring = 0;
+    while (t.iterations_done() < o.max_iterations) {
+        r = t.iterate();
+        r.time_s = clock.seconds() - monitoring;
+        const bool last = t.iterations_done() == o.max_iterations;
+        if (last || (o.eval_every > 0 && r.iter % o.eval_every == 0)) {
+            Stopwatch eval;
+            comm::run_agreed(world, [&] { t.evaluate_record(r); });  // divergence: agreed
+            monitoring += eval.seconds();
+        }
+        if (lambda) r.set("lambda", *lambda);
+        if (reporter != nullptr) reporter->on_iteration(r, o.max_iterations);
+        if (t.converged()) break;
+    }
+    if (!r.has("objective")) comm::run_agreed(world, [&] { t.evaluate_record(r); });
+    return r;
+}
+
+lasso::Model model_of(const Trainer& t, const FitFlags& f, const FitSetup& s) {
+    lasso::Model m = lasso::Model::from_standardized(t.coefficients().b, t.standardization());
+    m.samples = s.samples;
+    m.lambda = t.options().lambda;
+    m.schedule = std::string(lasso::schedule_name(t.options().schedule));
+    m.iterations = t.iterations_done();
+    m.objective = t.last_evaluation().objective;
+    m.relative_gap = t.last_evaluation().relative_gap;
+    m.standardize = !f.no_standardize;
+    m.feature_names = s.names;
+    return m;
+}
+
+void print_start(const FitFlags& f, const FitSetup& s, comm::Communicator& world,
+                 const char* what) {
+    if (f.common.quiet || world.rank() != 0) return;
+    fmt::print(
+        "rotor: lasso {}: {} samples x {} features; schedule {}, {} thread{}{}; lambda_max "
+        "{:.6g}; memory plan {}{}\n",
+        what, s.samples, s.features, f.schedule, s.runtime->threads(),
+        s.runtime->threads() == 1 ? "" : "s",
+        world.size() > 1 ? fmt::format(" x {} ranks", world.size()) : "", s.trainer->lambda_max(),
+        train::human_bytes(s.plan), world.size() > 1 ? " per rank" : "");
+    std::fflush(stdout);
+}
+
+void run_train(FitFlags& f, comm::Communicator& world) {
+    FitSetup s;
+    prepare(f, world, s, true);
+    print_start(f, s, world, "train");
+    Trainer& t = *s.trainer;
+    train::TerminalReporter terminal(stdout, lasso::record_schema());
+    train::TeeReporter tee;
+    if (!f.common.quiet && world.rank() == 0) tee.add(terminal);
+    if (s.metrics) tee.add(*s.metrics);
+    const train::Record last = fit(t, f.options, &tee, std::nullopt, world);
+    comm::run_agreed(world, [&] {
+        if (world.rank() != 0) return;
+        lasso::write_model(f.common.out, model_of(t, f, s));
+        if (s.metrics) s.metrics->commit();
+    });
+    if (f.common.quiet || world.rank() != 0) return;
+    const lasso::Evaluation& e = t.last_evaluation();
+    fmt::print(
+        "rotor: {} after {} iterations ({} updates): objective {:.10g}, relative gap {:.3g}, "
+        "kkt {:.3g}, {} nonzeros\n",
+        t.converged() ? "converged" : "stopped at --max-iterations", last.iter, t.total_updates(),
+        e.objective, e.relative_gap, e.kkt_violation, e.nonzeros);
+    fmt::print("rotor: model written to {}\n", f.common.out);
+}
+
+/// One λ of a path.
+struct PathPoint {
+    double lambda = 0;
+    lasso::Evaluation eval;
+    std::uint32_t iterations = 0;
+    double time_s = 0;
+    lasso::Model model;
+};
+
+std::string path_text(const FitFlags& f, const FitSetup& s, const std::vector<PathPoint>& points) {
+    std::string out = fmt::format(
+        "# rotor lasso path: {}, {} samples x {} features, lambda_max {:.17g}, schedule {}\n"
+        "lambda\tobjective\trelative_gap\tkkt\tnonzeros\titerations\ttime_s\tintercept\t"
+        "coefficients\n",
+        f.data.path, s.samples, s.features, s.trainer->lambda_max(), f.schedule);
+    for (const PathPoint& p : points) {
+        std::string coefs;
+        for (std::uint32_t j = 0; j < p.model.features; ++j) {
+            if (p.model.beta[j] == 0) continue;
+            coefs += fmt::format("{}{}:{:.17g}", coefs.empty() ? "" : ",", j + 1, p.model.beta[j]);
+        }
+        out += fmt::format("{:.17g}\t{:.17g}\t{:.6g}\t{:.6g}\t{}\t{}\t{:.6f}\t{:.17g}\t{}\n",
+                           p.lambda, p.eval.objective, p.eval.relative_gap, p.eval.kkt_violation,
+                           p.eval.nonzeros, p.iterations, p.time_s, p.model.intercept, coefs);
+    }
+    return out;
+}
+
+void run_path(FitFlags& f, comm::Communicator& world) {
+    comm::run_agreed(world, [&] {
+        if (f.n_lambdas < 1) throw ConfigError("--n-lambdas", "must be at least 1");
+        if (!(f.eps > 0 && f.eps < 1)) throw ConfigError("--eps", "must be in (0, 1)");
+    });
+    FitSetup s;
+    prepare(f, world, s, true);
+    print_start(f, s, world, "path");
+    Trainer& t = *s.trainer;
+    const bool talk = !f.common.quiet && world.rank() == 0;
+    if (talk) fmt::print("lambda\tobjective\tnonzeros\trelative_gap\ttime_s\n");
+    std::vector<PathPoint> points;
+    Stopwatch total;
+    for (std::uint32_t k = 0; k < f.n_lambdas; ++k) {
+        // λ_k = λ_max · eps^(k / (K − 1)), log-spaced; warm started from the previous λ.
+        const double frac = f.n_lambdas == 1 ? 0.0 : double(k) / double(f.n_lambdas - 1);
+        const double lambda = t.lambda_max() * std::pow(f.eps, frac);
+        t.set_lambda(lambda);
+        Stopwatch clock;
+        fit(t, f.options, s.metrics.get(), lambda, world);
+        PathPoint p{lambda, t.last_evaluation(), t.iterations_done(), clock.seconds(),
+                    model_of(t, f, s)};
+        if (talk) {
+            fmt::print("{:.6g}\t{:.10g}\t{}\t{:.3g}\t{:.3f}\n", lambda, p.eval.objective,
+                       p.eval.nonzeros, p.eval.relative_gap, total.seconds());
+            std::fflush(stdout);
+        }
+        points.push_back(std::move(p));
+    }
+    comm::run_agreed(world, [&] {
+        if (world.rank() != 0) return;
+        if (!f.models.empty()) {
+            std::filesystem::create_directories(f.models);
+            for (std::size_t k = 0; k < points.size(); ++k)
+                lasso::write_model(fmt::format("{}/model-{:03}.txt", f.models, k), points[k].model);
+        }
+        core::write_file_atomically(f.common.out, path_text(f, s, points));
+        if (s.metrics) s.metrics->commit();
+    });
+    if (talk) fmt::print("rotor: path of {} lambdas written to {}\n", points.size(), f.common.out);
+}
+
+/// The flags `train` and `path` share.
+void add_fit_flags(CLI::App& c, FitFlags& f) {
+    lasso::TrainOptions& o = f.options;
+    f.data.add(c, "Training samples: LIBSVM/svmlight or CSV/TSV (gzip allowed)");
+    c.add_option("--schedule", f.schedule,
+                 "cyclic (coordinate descent in order), shotgun (L random coordinates a round) or "
+                 "strads (L of L' candidates drawn by priority, correlated ones rejected)")
+        ->check(CLI::IsMember({"cyclic", "shotgun", "strads"}))
+        ->capture_default_str();
+    c.add_option("--parallel,-L", o.strads.parallel, "shotgun, strads: coordinates per round (L)")
+        ->capture_default_str();
+    c.add_option("--candidates", o.strads.candidates, "strads: candidates drawn per round (L')")
+        ->capture_default_str();
+    c.add_option("--rho", o.strads.rho,
+                 "strads: keep a candidate only if |correlation| < rho with every kept one")
+        ->capture_default_str();
+    c.add_option("--eta", o.strads.eta, "strads: priority floor (delta_j^2 + eta)")
+        ->capture_default_str();
+    c.add_option("--tol", o.tol,
+                 "Stop when the relative duality gap (scikit-learn's test; --stop kkt: the KKT "
+                 "violation in standardised units) is below this")
+        ->capture_default_str();
+    c.add_option("--stop", f.stop, "gap or kkt: what --tol bounds")
+        ->check(CLI::IsMember({"gap", "kkt"}))
+        ->capture_default_str();
+    c.add_option("--max-iterations", o.max_iterations,
+                 "At most this many iterations (p coordinate updates each)")
+        ->capture_default_str();
+    c.add_flag("--no-intercept", f.no_intercept, "Fit no intercept (nothing is centred)");
+    c.add_flag("--no-standardize", f.no_standardize,
+               "Penalise the raw coefficients (glmnet standardize = FALSE)");
+    c.add_option("--threads,-t", f.common.threads, "Worker threads (0: every core; per rank)")
+        ->capture_default_str();
+    c.add_option("--seed", f.common.seed, "Seed of the shotgun and strads schedules")
+        ->capture_default_str();
+    f.common.eval_every = 1;
+    c.add_option("--eval-every", f.common.eval_every,
+                 "Evaluate (objective, gap, KKT) and test --tol every N iterations")
+        ->capture_default_str();
+    c.add_option("--metrics", f.common.metrics, "JSON-lines file, one record per iteration");
+    c.add_option("--max-memory", f.common.max_memory,
+                 "Refuse runs needing more (e.g. 8G; default 90% of RAM)");
+    c.add_flag("--quiet,-q", f.common.quiet, "No progress lines");
+    c.add_flag("--no-pin", f.common.no_pin, "Do not pin workers to cores");
+}
+
+template <class Run>
+void on_world(comm::Communicator* world, Run run) {
+    if (world != nullptr) {
+        run(*world);
+    } else {
+        comm::InProcessGroup one(1);  // one process: a world of one rank
+        run(one.at(0));
+    }
+}
+
+void add_train(CLI::App& lasso, comm::Communicator* world) {
+    auto f = std::make_shared<FitFlags>();
+    auto* c = lasso.add_subcommand("train", "Fit a Lasso model at one lambda");
+    add_fit_flags(*c, *f);
+    c->add_option("--lambda", f->options.lambda,
+                  "L1 penalty, glmnet/scikit-learn normalisation (1/(2N)||y - Xb||^2 + "
+                  "lambda ||b||_1)")
+        ->required();
+    c->add_option("--out,-o", f->common.out, "The model file to write")->required();
+    c->callback([f, world] { on_world(world, [&](comm::Communicator& w) { run_train(*f, w); }); });
+}
+
+void add_path(CLI::App& lasso, comm::Communicator* world) {
+    auto f = std::make_shared<FitFlags>();
+    f->options.max_iterations = 1000;
+    auto* c = lasso.add_subcommand(
+        "path", "Fit a path of lambdas from lambda_max down to eps * lambda_max, warm started");
+    add_fit_flags(*c, *f);
+    c->add_option("--n-lambdas", f->n_lambdas, "Number of lambdas, log-spaced")
+        ->capture_default_str();
+    c->add_option("--eps", f->eps, "The smallest lambda over lambda_max")->capture_default_str();
+    c->add_option("--out,-o", f->common.out,
+                  "The path file (TSV: one line per lambda with its nonzero coefficients)")
+        ->required();
+    c->add_option("--models", f->models,
+                  "Also write one model file per lambda into this directory");
+    c->callback([f, world] { on_world(world, [&](comm::Communicator& w) { run_path(*f, w); }); });
+}
+
+}  // namespace
+
+void add_lasso_commands(CLI::App& app, comm::Communicator* world) {
+    auto* lasso = app.add_subcommand("lasso", "Lasso regression: train, path, predict, eval");
+    lasso->require_subcommand(1);
+    add_train(*lasso, world);
+    add_path(*lasso, world);
+    add_lasso_use_commands(*lasso);
+}
+
+}  // namespace rotor::apps

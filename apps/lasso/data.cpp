@@ -1,0 +1,52 @@
+#include "apps/lasso/data.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/base/error.h"
+#include "core/lasso/dense_reader.h"
+#include "core/lasso/libsvm_reader.h"
+
+namespace rotor::apps::lasso_cli {
+namespace {
+
+bool ends_with(std::string s, const std::string& tail) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+void DataFlags::add(CLI::App& c, const std::string& what) {
+    c.add_option("--data", path, what)->required();
+    c.add_option("--format", format,
+                 "libsvm (svmlight: y idx:val ...) or csv (CSV/TSV, header optional); auto: csv "
+                 "for .csv/.tsv/.txt names (also .gz), else libsvm")
+        ->check(CLI::IsMember({"auto", "libsvm", "csv"}))
+        ->capture_default_str();
+    c.add_option("--target", target,
+                 "csv: the target column, by header name or 1-based number (default: the last)");
+}
+
+std::string DataFlags::resolved_format() const {
+    if (format != "auto") return format;
+    std::string p = path;
+    if (ends_with(p, ".gz")) p.resize(p.size() - 3);
+    return ends_with(p, ".csv") || ends_with(p, ".tsv") || ends_with(p, ".txt") ? "csv" : "libsvm";
+}
+
+lasso::RawData DataFlags::read(std::uint32_t min_features) const {
+    const std::string f = resolved_format();
+    if (f == "libsvm") {
+        if (!target.empty())
+            throw ConfigError("--target", "applies to csv input only (libsvm's target is first)");
+        lasso::ReadLibsvmOptions o;
+        o.min_features = min_features;
+        return lasso::read_libsvm(path, o);
+    }
+    lasso::ReadDenseOptions o;
+    o.target = target;
+    return lasso::read_dense(path, o);
+}
+
+}  // namespace rotor::apps::lasso_cli

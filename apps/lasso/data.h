@@ -1,0 +1,29 @@
+// Reading the Lasso's input for the `rotor lasso` commands: LIBSVM/svmlight or CSV/TSV by
+// --format (or by the file's extension), and the flags that choose them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "core/lasso/design.h"
+
+namespace rotor::apps::lasso_cli {
+
+/// --data, --format, --target of a command.
+struct DataFlags {
+    std::string path;
+    std::string format = "auto";  ///< auto (by extension), libsvm, csv
+    std::string target;           ///< csv: the target column (name or 1-based number; last)
+
+    /// Registers the three flags on `c` (--data required).
+    void add(CLI::App& c, const std::string& what);
+    /// "libsvm" or "csv" for this path.
+    std::string resolved_format() const;
+    /// The samples. `min_features`: libsvm's p is at least this (a model's feature count).
+    /// Throws InputError (path:line:col) and ConfigError (--format, --target).
+    lasso::RawData read(std::uint32_t min_features = 0) const;
+};
+
+}  // namespace rotor::apps::lasso_cli

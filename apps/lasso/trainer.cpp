@@ -1,0 +1,335 @@
+#include "apps/lasso/trainer.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/base/error.h"
+
+namespace rotor::lasso {
+namespace {
+
+/// The stream of the schedulers' Rng: Rng::from({seed, kScheduleStream, round}).
+constexpr std::uint64_t kScheduleStream = 0x4C53534F;  // "LSSO"
+
+}  // namespace
+
+std::string_view schedule_name(Schedule s) {
+    switch (s) {
+        case Schedule::kCyclic:
+            return "cyclic";
+        case Schedule::kShotgun:
+            return "shotgun";
+        case Schedule::kStrads:
+            return "strads";
+    }
+    return "?";
+}
+
+Schedule parse_schedule(std::string_view name) {
+    if (name == "cyclic") return Schedule::kCyclic;
+    if (name == "shotgun") return Schedule::kShotgun;
+    if (name == "strads") return Schedule::kStrads;
+    throw ConfigError("--schedule", "must be cyclic, shotgun or strads");
+}
+
+StopRule parse_stop_rule(std::string_view name) {
+    if (name == "gap") return StopRule::kGap;
+    if (name == "kkt") return StopRule::kKkt;
+    throw ConfigError("--stop", "must be gap or kkt");
+}
+
+std::string_view stop_rule_name(StopRule s) { return s == StopRule::kGap ? "gap" : "kkt"; }
+
+void TrainOptions::validate() const {
+    if (!(lambda >= 0) || !std::isfinite(lambda))
+        throw ConfigError("--lambda", "must be a finite number >= 0");
+    if (!(tol >= 0)) throw ConfigError("--tol", "must be >= 0");
+    if (max_iterations == 0) throw ConfigError("--max-iterations", "must be at least 1");
+    if (schedule == Schedule::kStrads) strads.validate();
+    if (schedule == Schedule::kShotgun && strads.parallel == 0)
+        throw ConfigError("--parallel", "must be at least 1");
+}
+
+std::vector<std::uint32_t> split_by_entries(std::span<const std::uint64_t> row_offsets, int parts) {
+    ROTOR_ASSERT(parts >= 1 && !row_offsets.empty(), "split_by_entries: no parts or no offsets");
+    const auto rows = static_cast<std::uint32_t>(row_offsets.size() - 1);
+    const auto cost = [&](std::uint32_t i) { return row_offsets[i] + i; };  // entries + 1 per row
+    const std::uint64_t total = cost(rows);
+    std::vector<std::uint32_t> begin(static_cast<std::size_t>(parts) + 1, rows);
+    begin[0] = 0;
+    for (int q = 1; q < parts; ++q) {
+        const auto qq = static_cast<std::uint64_t>(q), pp = static_cast<std::uint64_t>(parts);
+        const std::uint64_t target = total / pp * qq + total % pp * qq / pp;
+        std::uint32_t lo = begin[q - 1], hi = rows;  // first i with cost(i) >= target
+        while (lo < hi) {
+            const std::uint32_t mid = lo + (hi - lo) / 2;
+            if (cost(mid) < target) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        begin[q] = lo;
+    }
+    return begin;
+}
+
+Reducer comm_reducer(comm::Communicator& comm) {
+    if (comm.size() == 1) return Reducer::single();
+    Reducer r;
+    r.sum = [&comm](std::span<ExactSum> sums) {
+        std::vector<std::int64_t> limbs(sums.size() * ExactSum::kLimbs);
+        for (std::size_t i = 0; i < sums.size(); ++i) {
+            const auto l = sums[i].to_limbs();
+            std::copy(l.begin(), l.end(), limbs.begin() + static_cast<std::ptrdiff_t>(i * 4));
+        }
+        comm.allreduce_sum(limbs);
+        for (std::size_t i = 0; i < sums.size(); ++i) {
+            std::array<std::int64_t, ExactSum::kLimbs> l{};
+            std::copy_n(limbs.begin() + static_cast<std::ptrdiff_t>(i * 4), 4, l.begin());
+            sums[i] = ExactSum::from_limbs(l);
+        }
+    };
+    r.max = [&comm](std::span<double> values) { comm.allreduce_max(values); };
+    return r;
+}
+
+/// One worker's rows, residuals and push buffers.
+struct Trainer::Worker {
+    int index = 0;
+    DesignPart part;
+    std::vector<double> residuals;
+    std::vector<ExactSum> sums;
+    EvalSums eval;
+    std::vector<double> scratch;
+
+    PartView view() { return part.view(residuals); }
+};
+
+Trainer::Trainer(const RawData& slice, const TrainOptions& options, sched::Runtime& runtime,
+                 comm::Communicator& comm)
+    : options_(options), runtime_(runtime), comm_(comm), clocks_(runtime.threads()) {
+    options_.validate();
+    {
+        SliceDesign design = build_slice_design(slice, options_.standardize, comm_reducer(comm_));
+        samples_ = design.total_samples;
+        target_sum_ = design.total_target_sum;
+        standardization_ = design.rows.standardization();
+        shifts_.assign(design.rows.shifts().begin(), design.rows.shifts().end());
+        sq_norms_.assign(design.rows.sq_norms().begin(), design.rows.sq_norms().end());
+        const std::vector<std::uint32_t> begin =
+            split_by_entries(slice.row_offsets, runtime_.threads());
+        for (int w = 0; w < runtime_.threads(); ++w) {
+            auto worker = std::make_unique<Worker>(Worker{
+                w, DesignPart(design.rows, begin[w], begin[w + 1]), {}, {}, EvalSums(0), {}});
+            worker->residuals.assign(worker->part.targets().begin(), worker->part.targets().end());
+            workers_.push_back(std::move(worker));
+        }
+        const ColumnsView x = design.rows.columns();
+        column_entries_.resize(x.columns());
+        for (std::uint32_t j = 0; j < x.columns(); ++j) column_entries_[j] = x.count(j);
+        slice_entries_ = x.nnz() + design.rows.samples();
+    }
+    coefs_ = Coefficients(features());
+    if (options_.schedule == Schedule::kStrads)
+        sampler_ = std::make_unique<PrioritySampler>(coefs_.last_delta, options_.strads.eta);
+    // λ_max from the gradients at b = 0 (q = ỹ).
+    const EvalSums total = eval_sums();
+    double m = 0;
+    for (double g : gradients(problem(), total)) m = std::max(m, std::fabs(g));
+    lambda_max_ = standardization_.y_scale * m;
+}
+
+Trainer::~Trainer() = default;
+
+ProblemView Trainer::problem() const {
+    return {samples_, shifts_, sq_norms_, target_sum_, standardization_.y_scale};
+}
+
+void Trainer::run(const std::function<void(Worker&)>& fn, std::uint64_t entries) {
+    if (workers_.size() == 1 || entries < options_.inline_entries) {
+        // No hand-off: every part here, in order; its time counts as worker 0's.
+        const sched::PhaseTimer timer(clocks_.clock(0), sched::Phase::kCompute);
+        for (auto& w : workers_) fn(*w);
+        return;
+    }
+    runtime_.run_workers([&](int w) {
+        const sched::PhaseTimer timer(clocks_.clock(w), sched::Phase::kCompute);
+        fn(*workers_[static_cast<std::size_t>(w)]);
+    });
+}
+
+std::uint64_t Trainer::entries_of(std::span<const std::uint32_t> coords) const {
+    std::uint64_t n = 0;
+    for (const std::uint32_t j : coords) n += column_entries_[j];
+    return n;
+}
+
+void Trainer::flush_residuals() {
+    if (pending_coords_.empty()) return;
+    run([&](Worker& me) { update_residuals(me.view(), pending_coords_, pending_deltas_); },
+        entries_of(pending_coords_));
+    pending_coords_.clear();
+    pending_deltas_.clear();
+}
+
+void Trainer::reduce(std::vector<ExactSum>& total) {
+    if (comm_.size() > 1) comm_reducer(comm_).sum(total);
+}
+
+void Trainer::combine(std::span<ExactSum> total,
+                      const std::function<std::span<ExactSum>(Worker&)>& of) {
+    std::fill(total.begin(), total.end(), ExactSum{});
+    for (auto& w : workers_) {
+        const std::span<ExactSum> mine = of(*w);
+        for (std::size_t t = 0; t < total.size(); ++t) total[t].add(mine[t]);
+    }
+}
+
+void Trainer::round(std::span<const std::uint32_t> coords, train::Record& stats) {
+    // Push, with the last pull's residual updates first (in order: a row's residual sees the
+    // same operations whatever the split).
+    run(
+        [&](Worker& me) {
+            if (!pending_coords_.empty())
+                update_residuals(me.view(), pending_coords_, pending_deltas_);
+            me.sums.assign(coords.size(), ExactSum{});
+            push_gradients(me.view(), coords, me.sums);
+        },
+        entries_of(pending_coords_) + entries_of(coords));
+    std::vector<ExactSum> total(coords.size());
+    combine(total, [](Worker& w) { return std::span<ExactSum>(w.sums); });
+    reduce(total);
+    pending_coords_.assign(coords.begin(), coords.end());
+    pending_deltas_.assign(coords.size(), 0);
+    const std::uint32_t changed =
+        pull_updates(problem(), options_.lambda, coords, total, coefs_, pending_deltas_);
+    if (sampler_) {
+        for (std::size_t t = 0; t < coords.size(); ++t)
+            sampler_->update(coords[t], pending_deltas_[t]);
+    }
+    stats.set("changed", stats.get("changed").value_or(0) + changed);
+    total_updates_ += coords.size();
+    stats.processed += coords.size();
+}
+
+std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, std::uint32_t& rejected) {
+    const std::vector<std::uint32_t> candidates = sampler_->draw(rng, options_.strads.candidates);
+    const std::size_t pairs = pair_count(candidates.size());
+    run(
+        [&](Worker& me) {
+            if (!pending_coords_.empty())
+                update_residuals(me.view(), pending_coords_, pending_deltas_);
+            me.sums.assign(pairs, ExactSum{});
+            push_candidate_dots(me.view(), candidates, me.sums, me.scratch);
+        },
+        entries_of(pending_coords_) + candidates.size() * entries_of(candidates));
+    pending_coords_.clear();
+    pending_deltas_.clear();
+    std::vector<ExactSum> total(pairs);
+    combine(total, [](Worker& w) { return std::span<ExactSum>(w.sums); });
+    reduce(total);
+    Selection s = select_uncorrelated(problem(), candidates, total, options_.strads);
+    rejected += s.rejected;
+    return std::move(s.kept);
+}
+
+train::Record Trainer::iterate() {
+    train::Record r;
+    clocks_.begin_iteration();
+    const std::uint32_t p = features();
+    std::uint32_t rejected = 0;
+    std::uint64_t rounds = 0;
+    if (options_.schedule == Schedule::kCyclic) {
+        for (std::uint32_t j = 0; j < p; ++j, ++rounds) round({&j, 1}, r);
+    } else {
+        const std::uint32_t l = std::max<std::uint32_t>(1, std::min(options_.strads.parallel, p));
+        const std::uint64_t per_iteration = p == 0 ? 0 : (p + l - 1) / l;
+        for (; rounds < per_iteration; ++rounds) {
+            Rng rng = Rng::from({options_.seed, kScheduleStream, rounds_done_ + rounds});
+            const std::vector<std::uint32_t> coords = options_.schedule == Schedule::kShotgun
+                                                          ? schedule_shotgun(rng, p, l)
+                                                          : strads_schedule(rng, rejected);
+            round(coords, r);
+        }
+    }
+    flush_residuals();
+    rounds_done_ += rounds;
+    ++iterations_done_;
+    r.iter = iterations_done_;
+    r.set_times(clocks_.end_iteration());
+    r.finish(r.processed);
+    if (!r.has("changed")) r.set("changed", 0);
+    r.set("rounds", static_cast<double>(rounds));
+    if (options_.schedule == Schedule::kStrads) r.set("rejected", rejected);
+    r.set("updates_total", static_cast<double>(total_updates_));
+    return r;
+}
+
+EvalSums Trainer::eval_sums() {
+    const std::uint32_t p = features();
+    run(
+        [&](Worker& me) {
+            me.eval = EvalSums(p);
+            push_evaluation(me.view(), coefs_.offset, me.eval);
+        },
+        slice_entries_);
+    // The xq sums, then q_sum, rr and ry, as one vector for the allreduce.
+    std::vector<ExactSum> all(std::size_t{p} + 3);
+    for (auto& w : workers_) {
+        for (std::uint32_t j = 0; j < p; ++j) all[j].add(w->eval.xq[j]);
+        all[p].add(w->eval.q_sum);
+        all[p + 1].add(w->eval.rr);
+        all[p + 2].add(w->eval.ry);
+    }
+    reduce(all);
+    EvalSums total(p);
+    std::copy_n(all.begin(), p, total.xq.begin());
+    total.q_sum = all[p];
+    total.rr = all[p + 1];
+    total.ry = all[p + 2];
+    return total;
+}
+
+void Trainer::evaluate_record(train::Record& r) {
+    last_ = evaluate(problem(), options_.lambda, coefs_, eval_sums());
+    r.set("objective", last_.objective);
+    r.set("objective_paper", last_.objective_paper);
+    r.set("gap", last_.gap);
+    r.set("relative_gap", last_.relative_gap);
+    r.set("kkt", last_.kkt_violation);
+    r.set("nonzeros", last_.nonzeros);
+    r.set("l1_norm", last_.l1_norm);
+    if (!std::isfinite(last_.objective))
+        throw ConfigError(options_.schedule == Schedule::kCyclic ? "--lambda" : "--parallel",
+                          fmt::format("the objective diverged by iteration {}: coordinates "
+                                      "updated in one round were too correlated; lower "
+                                      "--parallel (or --rho), or use --schedule cyclic",
+                                      iterations_done_));
+    const double measure = options_.stop == StopRule::kGap
+                               ? last_.relative_gap
+                               : last_.kkt_violation / standardization_.y_scale;
+    converged_ = measure < options_.tol;
+}
+
+void Trainer::set_lambda(double lambda) {
+    options_.lambda = lambda;
+    options_.validate();
+    iterations_done_ = 0;
+    converged_ = false;
+}
+
+train::RecordSchema record_schema() {
+    train::RecordSchema s;
+    s.count_key = "updates";
+    s.rate_key = "updates_per_s";
+    s.rate_unit = "updates/s";
+    s.headline_key = "objective";
+    s.headline_label = "objective";
+    return s;
+}
+
+}  // namespace rotor::lasso

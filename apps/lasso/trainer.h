@@ -1,0 +1,161 @@
+// The Lasso trainer on 1..N ranks x T threads (docs/lasso.md, "Training on ranks x threads"):
+// STRADS push/pull coordinate descent (Lee et al., NIPS 2014) over the kernels of core/lasso.
+//
+// Layout: the samples are cut into one contiguous slice per rank (balanced by stored entries,
+// split_by_entries) and, inside a rank, into one DesignPart per pinned worker (the same
+// balance). The standardisation is agreed through exact sums allreduced across ranks
+// (build_slice_design). The coefficients, the offset o, the priority sampler and the Rng are
+// replicated: every rank runs the same schedule from Rng(seed, round).
+//
+// A round over coordinates C: every worker PUSHES x̃_jᵀq over its rows into its own ExactSums;
+// the coordinator adds the workers' sums (exactly), allreduces their limbs across ranks (one
+// int64 allreduce_sum per round), PULLS (soft-threshold, the same on every rank), and every
+// worker subtracts the changes from its residuals (merged into the next round's push). STRADS
+// rounds first push the candidates' pairwise dot products the same way. Exact sums make every
+// pulled value independent of the split, so ranks x threads give bitwise the same coefficients.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "core/lasso/design.h"
+#include "core/lasso/objective.h"
+#include "core/lasso/schedule.h"
+#include "core/lasso/slice_design.h"
+#include "sched/runtime.h"
+#include "sched/worker_clock.h"
+#include "train/record.h"
+
+namespace rotor::lasso {
+
+enum class Schedule : std::uint8_t { kCyclic, kShotgun, kStrads };
+/// "cyclic", "shotgun" or "strads".
+std::string_view schedule_name(Schedule s);
+/// The schedule named `name`; ConfigError("--schedule") otherwise.
+Schedule parse_schedule(std::string_view name);
+
+/// What stops a run before max_iterations.
+enum class StopRule : std::uint8_t {
+    kGap,  ///< relative duality gap (gap / σ_y², scikit-learn's test) below tol
+    kKkt,  ///< KKT violation in standardised units (kkt / σ_y) below tol
+};
+StopRule parse_stop_rule(std::string_view name);
+std::string_view stop_rule_name(StopRule s);
+
+/// What `rotor lasso train` fits and how. Plain struct; validate() checks it.
+struct TrainOptions {
+    double lambda = 0;  ///< λ in y's units, glmnet/scikit-learn normalisation (--lambda), >= 0
+    Schedule schedule = Schedule::kCyclic;
+    /// shotgun uses strads.parallel (L); strads all four.
+    StradsParams strads;
+    StandardizeOptions standardize;       ///< --no-intercept, --no-standardize
+    double tol = 1e-7;                    ///< --tol
+    StopRule stop = StopRule::kGap;       ///< --stop
+    std::uint32_t max_iterations = 1000;  ///< --max-iterations
+    std::uint32_t eval_every = 1;         ///< evaluate (and test convergence) every N iterations
+    std::uint64_t seed = 1;
+    /// Steps of a round over fewer stored entries than this run on the coordinator thread, part
+    /// after part, instead of on the workers (the same bits; tests set 0 to force the workers).
+    std::uint64_t inline_entries = 16384;
+
+    /// ConfigError naming the flag on any bad value.
+    void validate() const;
+};
+
+/// First row of each of `parts` contiguous ranges of rows (parts + 1 entries, the last = rows),
+/// cut where the running cost (stored entries + 1 per row) passes k·total/parts.
+std::vector<std::uint32_t> split_by_entries(std::span<const std::uint64_t> row_offsets, int parts);
+
+/// The exact reductions of build_slice_design over a communicator (nothing for one rank).
+Reducer comm_reducer(comm::Communicator& comm);
+
+/// One rank of a training run. Every method is collective (every rank calls it at the same
+/// point) unless noted. Holds references to the runtime and the communicator. Not thread-safe.
+class Trainer {
+  public:
+    /// `slice`: this rank's samples (e.g. slice_rows of the rows split_by_entries gives it).
+    /// Standardises over every rank, splits the slice over the runtime's workers, and measures
+    /// λ_max at b = 0. Options are validated.
+    Trainer(const RawData& slice, const TrainOptions& options, sched::Runtime& runtime,
+            comm::Communicator& comm);
+    ~Trainer();
+    Trainer(const Trainer&) = delete;
+    Trainer& operator=(const Trainer&) = delete;
+
+    /// Iterations done since construction or the last set_lambda(); local.
+    std::uint32_t iterations_done() const { return iterations_done_; }
+    /// One iteration: p coordinate updates (cyclic: a sweep; shotgun/strads: ceil(p / L)
+    /// rounds). Record: updates, changed, rejected, rounds, per-worker times.
+    train::Record iterate();
+    /// Adds objective, objective_paper, gap, relative_gap, kkt, nonzeros, l1_norm; remembers
+    /// whether the stopping rule holds (converged()). ConfigError (the same on every rank) when
+    /// the objective is no longer finite: parallel updates diverged.
+    void evaluate_record(train::Record& r);
+    /// The last evaluation, and whether it met the stopping rule. Local.
+    const Evaluation& last_evaluation() const { return last_; }
+    bool converged() const { return converged_; }
+
+    /// A new λ, keeping the coefficients (a warm start on a path); the iteration count restarts.
+    void set_lambda(double lambda);
+    /// λ_max (y's units): the smallest λ whose solution is β = 0. Local.
+    double lambda_max() const { return lambda_max_; }
+
+    /// The standardised coefficients b (replicated; the model's β_std / σ_y). Local.
+    const Coefficients& coefficients() const { return coefs_; }
+    const Standardization& standardization() const { return standardization_; }
+    std::uint32_t features() const { return static_cast<std::uint32_t>(shifts_.size()); }
+    std::uint32_t samples() const { return samples_; }
+    std::uint64_t total_updates() const { return total_updates_; }
+    const TrainOptions& options() const { return options_; }
+
+  private:
+    struct Worker;
+    /// Runs fn on every worker's part: on the workers, or, when the step touches fewer than
+    /// options.inline_entries stored entries (`entries`, over the rank), on this thread part after
+    /// part (a hand-off to the workers costs more than such a step; the result is the same bits).
+    void run(const std::function<void(Worker&)>& fn, std::uint64_t entries);
+    /// Stored entries of the rank's columns `coords`.
+    std::uint64_t entries_of(std::span<const std::uint32_t> coords) const;
+    void flush_residuals();
+    void reduce(std::vector<ExactSum>& total);
+    void combine(std::span<ExactSum> total, const std::function<std::span<ExactSum>(Worker&)>& of);
+    void round(std::span<const std::uint32_t> coords, train::Record& stats);
+    std::vector<std::uint32_t> strads_schedule(Rng& rng, std::uint32_t& rejected);
+    EvalSums eval_sums();
+    ProblemView problem() const;
+
+    TrainOptions options_;
+    sched::Runtime& runtime_;
+    comm::Communicator& comm_;
+    std::uint32_t samples_ = 0;
+    double target_sum_ = 0;
+    Standardization standardization_;
+    std::vector<double> shifts_;
+    std::vector<double> sq_norms_;
+    std::vector<std::unique_ptr<Worker>> workers_;
+    std::vector<std::uint64_t> column_entries_;  ///< stored entries per column in this rank
+    std::uint64_t slice_entries_ = 0;            ///< stored entries + rows of this rank
+    sched::WorkerClocks clocks_;
+    Coefficients coefs_;
+    std::unique_ptr<PrioritySampler> sampler_;
+    /// The last pull's coordinates and changes, not yet subtracted from the residuals.
+    std::vector<std::uint32_t> pending_coords_;
+    std::vector<double> pending_deltas_;
+    std::vector<std::int64_t> limbs_;
+    double lambda_max_ = 0;
+    std::uint32_t iterations_done_ = 0;
+    std::uint64_t rounds_done_ = 0;
+    std::uint64_t total_updates_ = 0;
+    Evaluation last_;
+    bool converged_ = false;
+};
+
+/// updates_processed, updates_per_s; headline objective.
+train::RecordSchema record_schema();
+
+}  // namespace rotor::lasso

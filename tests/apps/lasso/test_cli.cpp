@@ -1,0 +1,202 @@
+// `rotor lasso train | path | predict | eval` through the real binary: scikit-learn's objective
+// at its lambdas, bad input (exit 2, path:line:col, no model), predictions and metrics checked
+// against the model file, the path, and the model under mpiexec equal to one process's.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/base/error.h"
+#include "core/lasso/dense_reader.h"
+#include "core/lasso/model_file.h"
+#include "tests/apps/mf/rotor_cli_util.h"
+#include "tests/core/io/temp_dir.h"
+
+namespace rotor::apps {
+namespace {
+
+using testing::run_rotor;
+
+const std::string kData = std::string(ROTOR_SOURCE_DIR) + "/tests/core/lasso/data/";
+
+/// One line of the scikit-learn fixture (tests/core/lasso/data/reference.tsv).
+struct Reference {
+    std::string data;
+    double lambda = 0;
+    double objective = 0;
+    std::uint32_t nonzeros = 0;
+};
+
+std::vector<Reference> references() {
+    std::ifstream in(kData + "reference.tsv");
+    std::vector<Reference> out;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream f(line);
+        Reference r;
+        f >> r.data >> r.lambda >> r.objective >> r.nonzeros;
+        out.push_back(r);
+    }
+    return out;
+}
+
+/// The value of `key<TAB>value` lines of a command's output.
+double value_of(const std::string& out, const std::string& key) {
+    const std::size_t at = out.find(key + "\t");
+    if (at == std::string::npos) return std::nan("");
+    return std::stod(out.substr(at + key.size() + 1));
+}
+
+class LassoCli : public ::testing::Test {
+  protected:
+    rotor::testing::TempDir dir_;
+    std::string path(const std::string& name) const { return dir_.file(name); }
+};
+
+TEST_F(LassoCli, TrainMatchesScikitLearnAtItsLambdas) {
+    // scikit-learn's objective to 1e-10 with both the cyclic and the strads schedule.
+    const std::vector<Reference> refs = references();
+    ASSERT_EQ(refs.size(), 9u);
+    for (const Reference& r : refs) {
+        for (const std::string schedule : {"cyclic", "strads"}) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.17g", r.lambda);
+            const auto res =
+                run_rotor(dir_, "lasso train -q --data " + kData + r.data + " --lambda " + buf +
+                                    " --tol 1e-13 --max-iterations 100000 --threads 2 --schedule " +
+                                    schedule + " --parallel 2 --candidates 8 --rho 0.5 --out " +
+                                    path("m.txt"));
+            ASSERT_EQ(res.code, 0) << res.err;
+            const lasso::Model m = lasso::read_model(path("m.txt"));
+            const std::string what = r.data + " " + buf + " " + schedule;
+            EXPECT_LT(m.relative_gap, 1e-13) << what;
+            EXPECT_NEAR(m.objective, r.objective, 1e-10 * r.objective) << what;
+            EXPECT_EQ(m.nonzeros(), r.nonzeros) << what;
+        }
+    }
+}
+
+TEST_F(LassoCli, BadInputExitsTwoWithItsPositionAndWritesNoModel) {
+    const std::string bad = dir_.write("bad.svm", "1 1:0.5 2:1\n2 3:1 2:4\n");
+    const auto r =
+        run_rotor(dir_, "lasso train --data " + bad + " --lambda 0.1 --out " + path("never.txt"));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find(bad + ":2:"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(path("never.txt")));
+    const std::string csv = dir_.write("bad.csv", "a,b,y\n1,2,3\n4,,6\n");
+    const auto c =
+        run_rotor(dir_, "lasso train --data " + csv + " --lambda 0.1 --out " + path("never.txt"));
+    EXPECT_EQ(c.code, 2);
+    EXPECT_NE(c.err.find(csv + ":3:"), std::string::npos) << c.err;
+    EXPECT_FALSE(std::filesystem::exists(path("never.txt")));
+    const auto l = run_rotor(dir_, "lasso train --data " + csv + " --lambda -1 --out x");
+    EXPECT_EQ(l.code, 3) << l.err;  // a ConfigError
+    EXPECT_NE(l.err.find("--lambda"), std::string::npos) << l.err;
+    const auto m = run_rotor(dir_, "lasso predict --model " + bad + " --data " + bad);
+    EXPECT_EQ(m.code, 2);
+    EXPECT_NE(m.err.find(bad + ":1:1"), std::string::npos) << m.err;
+}
+
+TEST_F(LassoCli, DivergenceIsAnErrorNotAModel) {
+    // diabetes' columns are correlated: 8 parallel updates with no correlation check diverge.
+    const auto r =
+        run_rotor(dir_, "lasso train --data " + kData +
+                            "diabetes.csv --lambda 0.1 "
+                            "--schedule shotgun --parallel 8 --max-iterations 2000 --out " +
+                            path("never.txt"));
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find("diverged"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(path("never.txt")));
+}
+
+TEST_F(LassoCli, PredictAndEvalAgreeWithTheModel) {
+    const std::string data = kData + "diabetes.csv";
+    ASSERT_EQ(
+        run_rotor(dir_, "lasso train -q --data " + data + " --lambda 1 --out " + path("m.txt"))
+            .code,
+        0);
+    const lasso::Model m = lasso::read_model(path("m.txt"));
+    const lasso::RawData raw = lasso::read_dense(data);
+    const auto p = run_rotor(dir_, "lasso predict -m " + path("m.txt") + " --data " + data +
+                                       " --out " + path("pred.txt"));
+    ASSERT_EQ(p.code, 0) << p.err;
+    std::ifstream in(path("pred.txt"));
+    double sse = 0, sst = 0, mean = 0;
+    for (double y : raw.targets) mean += y / raw.samples();
+    for (std::uint32_t i = 0; i < raw.samples(); ++i) {
+        double got = 0;
+        ASSERT_TRUE(in >> got) << i;
+        double want = m.intercept;
+        for (std::uint32_t j = 0; j < m.features; ++j)
+            want += m.beta[j] * raw.values[raw.row_offsets[i] + j];
+        EXPECT_NEAR(got, want, 1e-9 * (1 + std::fabs(want))) << i;
+        sse += (raw.targets[i] - want) * (raw.targets[i] - want);
+        sst += (raw.targets[i] - mean) * (raw.targets[i] - mean);
+    }
+    const auto e = run_rotor(dir_, "lasso eval -m " + path("m.txt") + " --data " + data);
+    ASSERT_EQ(e.code, 0) << e.err;
+    EXPECT_EQ(value_of(e.out, "samples"), 442);
+    EXPECT_NEAR(value_of(e.out, "mse"), sse / 442, 1e-8 * sse / 442);
+    EXPECT_NEAR(value_of(e.out, "r2"), 1 - sse / sst, 1e-8);
+    // Around 0.5 on diabetes, as scikit-learn's Lasso there.
+    EXPECT_GT(value_of(e.out, "r2"), 0.45);
+    // A csv with other columns is refused.
+    const std::string other = dir_.write("other.csv", "a,b\n1,2\n");
+    EXPECT_EQ(run_rotor(dir_, "lasso eval -m " + path("m.txt") + " --data " + other).code, 2);
+}
+
+TEST_F(LassoCli, PathFromLambdaMaxDown) {
+    const auto r = run_rotor(dir_, "lasso path --data " + kData + "sparse.svm" +
+                                       " --n-lambdas 6 --eps 0.01 --tol 1e-10 --out " +
+                                       path("path.tsv") + " --models " + path("models"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    std::ifstream in(path("path.tsv"));
+    std::string line;
+    std::vector<std::vector<std::string>> rows;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#' || line.rfind("lambda", 0) == 0) continue;
+        std::vector<std::string> f;
+        std::istringstream s(line);
+        for (std::string x; std::getline(s, x, '\t');) f.push_back(x);
+        rows.push_back(f);
+    }
+    ASSERT_EQ(rows.size(), 6u);
+    EXPECT_EQ(rows[0][4], "0");  // nonzeros at lambda_max
+    for (std::size_t k = 1; k < rows.size(); ++k) {
+        EXPECT_LT(std::stod(rows[k][0]), std::stod(rows[k - 1][0]));
+        EXPECT_LT(std::stod(rows[k][1]), std::stod(rows[k - 1][1]));  // objective falls with λ
+        EXPECT_LT(std::stod(rows[k][2]), 1e-10);
+    }
+    EXPECT_NEAR(std::stod(rows[5][0]), 0.01 * std::stod(rows[0][0]), 1e-12);
+    const lasso::Model last = lasso::read_model(path("models") + "/model-005.txt");
+    EXPECT_EQ(std::to_string(last.nonzeros()), rows[5][4]);
+}
+
+#ifdef ROTOR_MPIEXEC
+TEST_F(LassoCli, UnderMpiexecTheModelEqualsOneProcessByteForByte) {
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    ::setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
+    const std::string args = " lasso train -q --data " + kData +
+                             "wide.svm --lambda 0.05 --schedule strads --parallel 4 "
+                             "--candidates 16 --rho 0.5 --max-iterations 30 --threads ";
+    ASSERT_EQ(run_rotor(dir_, args + "1 --out " + path("one.txt")).code, 0);
+    const std::string cmd = std::string(ROTOR_MPIEXEC) + " -n 2 --oversubscribe " +
+                            ROTOR_BINARY_DIR "/apps/rotor" + args + "2 --out " + path("two.txt") +
+                            " > " + path("mpi.out") + " 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    std::ifstream a(path("one.txt")), b(path("two.txt"));
+    std::stringstream sa, sb;
+    sa << a.rdbuf();
+    sb << b.rdbuf();
+    EXPECT_FALSE(sa.str().empty());
+    EXPECT_EQ(sa.str(), sb.str());
+}
+#endif
+
+}  // namespace
+}  // namespace rotor::apps

@@ -1,0 +1,165 @@
+// lasso::Trainer on in-process ranks (comm::run_ranks) x threads: bitwise the same coefficients
+// for any split and schedule, the KKT conditions met at convergence, the slice design's
+// statistics, the split by entries.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "comm/inprocess_communicator.h"
+#include "core/lasso/libsvm_reader.h"
+#include "tests/apps/lasso/lasso_trainer_util.h"
+#include "tests/core/lasso/lasso_test_util.h"
+
+namespace rotor::lasso {
+namespace {
+
+using testing::LassoRun;
+using testing::same_bits;
+
+LassoRun run_ranks(const RawData& data, const TrainOptions& o, int ranks, int threads,
+                   std::uint32_t iterations) {
+    LassoRun out;
+    comm::run_ranks(ranks, [&](comm::Communicator& c) {
+        LassoRun run = testing::run_lasso(c, data, o, threads, iterations);
+        if (c.rank() == 0) out = std::move(run);
+    });
+    return out;
+}
+
+TrainOptions options(Schedule s, double lambda) {
+    TrainOptions o;
+    o.schedule = s;
+    o.lambda = lambda;
+    o.strads.candidates = 12;
+    o.strads.parallel = 4;
+    o.strads.rho = 0.5;
+    o.seed = 7;
+    o.tol = 0;             // run every iteration asked for
+    o.inline_entries = 0;  // every step on the workers
+    return o;
+}
+
+TEST(LassoTrainer, SplitByEntriesBalancesAndCovers) {
+    const std::vector<std::uint64_t> offsets{0, 5, 5, 6, 10, 12, 20};  // costs 6 1 2 5 3 9
+    EXPECT_EQ(split_by_entries(offsets, 1), (std::vector<std::uint32_t>{0, 6}));
+    EXPECT_EQ(split_by_entries(offsets, 2), (std::vector<std::uint32_t>{0, 4, 6}));
+    const std::vector<std::uint32_t> three = split_by_entries(offsets, 3);
+    EXPECT_EQ(three, (std::vector<std::uint32_t>{0, 3, 5, 6}));  // cost 26: cuts at 8, 17
+    EXPECT_EQ(split_by_entries(std::vector<std::uint64_t>{0}, 2),
+              (std::vector<std::uint32_t>{0, 0, 0}));
+}
+
+TEST(LassoTrainer, SliceDesignOfOneSliceIsCloseToBuildDesign) {
+    for (const double density : {0.3, 1.0}) {
+        RawData raw = testing::random_data(60, 9, density, 3, 5);
+        raw.values[3] = 1e6;  // a large value: the sums are scaled by powers of two
+        const Design d = build_design(raw);
+        const SliceDesign s = build_slice_design(raw, {}, Reducer::single());
+        ASSERT_EQ(s.total_samples, 60u);
+        const Standardization& a = d.standardization();
+        const Standardization& b = s.rows.standardization();
+        EXPECT_NEAR(a.y_mean, b.y_mean, 1e-12 * std::fabs(a.y_mean));
+        EXPECT_NEAR(a.y_scale, b.y_scale, 1e-12 * a.y_scale);
+        for (std::uint32_t j = 0; j < 9; ++j) {
+            EXPECT_NEAR(a.means[j], b.means[j], 1e-12 * (1 + std::fabs(a.means[j]))) << j;
+            EXPECT_NEAR(a.scales[j], b.scales[j], 1e-12 * a.scales[j]) << j;
+            EXPECT_NEAR(d.sq_norms()[j], s.rows.sq_norms()[j], 1e-12) << j;
+            EXPECT_NEAR(d.shifts()[j], s.rows.shifts()[j], 1e-12) << j;
+        }
+        EXPECT_NEAR(d.target_sum(), s.total_target_sum, 1e-12);
+    }
+}
+
+TEST(LassoTrainer, AnyRanksAndThreadsGiveBitwiseTheSameCoefficients) {
+    const RawData sparse = testing::random_data(50, 14, 0.3, 4, 21);
+    const RawData dense = testing::correlated_data(40, 12, 4, 0.5, 22);
+    for (const RawData* data : {&sparse, &dense}) {
+        for (const Schedule s : {Schedule::kCyclic, Schedule::kShotgun, Schedule::kStrads}) {
+            const TrainOptions o = options(s, 0.02);
+            const LassoRun one = run_ranks(*data, o, 1, 1, 3);
+            ASSERT_EQ(one.iterations, 3u);
+            EXPECT_GT(one.last.nonzeros, 0u);
+            for (int ranks = 1; ranks <= 3; ++ranks) {
+                for (int threads = 1; threads <= 2; ++threads) {
+                    if (ranks == 1 && threads == 1) continue;
+                    const std::string what = fmt::format("{} x {}, {}, dense {}", ranks, threads,
+                                                         schedule_name(s), data->dense);
+                    const LassoRun many = run_ranks(*data, o, ranks, threads, 3);
+                    EXPECT_TRUE(same_bits(many.b, one.b)) << what;
+                    EXPECT_EQ(std::bit_cast<std::uint64_t>(many.offset),
+                              std::bit_cast<std::uint64_t>(one.offset))
+                        << what;
+                    EXPECT_EQ(many.last.objective, one.last.objective) << what;
+                    EXPECT_EQ(many.last.gap, one.last.gap) << what;
+                    EXPECT_EQ(many.lambda_max, one.lambda_max) << what;
+                    EXPECT_TRUE(same_bits(many.standardization.scales, one.standardization.scales))
+                        << what;
+                    TrainOptions inlined = o;  // small steps on the coordinator: the same bits
+                    inlined.inline_entries = 1000;
+                    EXPECT_TRUE(same_bits(run_ranks(*data, inlined, ranks, threads, 3).b, one.b))
+                        << what << ", inlined";
+                }
+            }
+        }
+    }
+}
+
+TEST(LassoTrainer, ConvergesToTheKktConditions) {
+    const RawData data = testing::random_data(80, 20, 0.4, 5, 31);
+    for (const Schedule s : {Schedule::kCyclic, Schedule::kStrads}) {
+        TrainOptions o = options(s, 0.05);
+        o.tol = 1e-10;
+        const LassoRun run = run_ranks(data, o, 2, 2, 2000);
+        EXPECT_TRUE(run.converged) << schedule_name(s);
+        EXPECT_LT(run.last.relative_gap, 1e-10);
+        EXPECT_LT(run.last.kkt_violation, 1e-4 * run.standardization.y_scale);
+        EXPECT_GT(run.last.nonzeros, 0u);
+        // Cyclic descent never increases the objective.
+        if (s == Schedule::kCyclic) {
+            for (std::size_t i = 1; i < run.objectives.size(); ++i)
+                EXPECT_LE(run.objectives[i], run.objectives[i - 1] * (1 + 1e-12)) << i;
+        }
+    }
+}
+
+TEST(LassoTrainer, LambdaMaxGivesZeroAndBelowItDoesNot) {
+    const RawData data = testing::random_data(40, 10, 0.5, 3, 41);
+    TrainOptions o = options(Schedule::kCyclic, 0);
+    const double lmax = run_ranks(data, o, 1, 1, 1).lambda_max;
+    ASSERT_GT(lmax, 0);
+    o.lambda = lmax * (1 + 1e-9);
+    EXPECT_EQ(run_ranks(data, o, 2, 1, 5).last.nonzeros, 0u);
+    o.lambda = lmax * 0.9;
+    EXPECT_GT(run_ranks(data, o, 2, 1, 5).last.nonzeros, 0u);
+}
+
+TEST(LassoTrainer, ConstantAndEmptyColumnsStayZero) {
+    RawData d;
+    d.features = 4;  // column 3 never appears; column 1 is constant 2
+    const std::vector<std::uint32_t> cols{0, 1, 2};
+    for (int i = 0; i < 12; ++i) {
+        const std::vector<double> v{double(i % 5), 2.0, double((i * 7) % 3)};
+        d.add_sample(0.5 * v[0] - v[2] + 0.01 * i, cols, v);
+    }
+    const LassoRun run = run_ranks(d, options(Schedule::kCyclic, 0.01), 3, 2, 50);
+    EXPECT_EQ(run.b[1], 0.0);
+    EXPECT_EQ(run.b[3], 0.0);
+    EXPECT_NE(run.b[0], 0.0);
+}
+
+TEST(LassoTrainer, RejectsBadOptions) {
+    TrainOptions o;
+    o.lambda = -1;
+    EXPECT_THROW(o.validate(), ConfigError);
+    o.lambda = 1;
+    o.max_iterations = 0;
+    EXPECT_THROW(o.validate(), ConfigError);
+    EXPECT_THROW(parse_schedule("random"), ConfigError);
+    EXPECT_THROW(parse_stop_rule("never"), ConfigError);
+}
+
+}  // namespace
+}  // namespace rotor::lasso
