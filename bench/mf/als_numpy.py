@@ -24,7 +24,7 @@ Output: one JSON line per iteration on stdout (and in --metrics if given)
 ``{"iter", "time_s", "train_rmse", "test_rmse", "objective"}``; time_s is the training time
 so far on this script's own clock (reading the files and evaluating excluded).
 
-    als_numpy.py --train T [--test V] [--rank 20] [--lambda 0.05] [--lambda-bias L]
+    als_numpy.py --train T [--test V] [--rank 20] [--lambda 0.1] [--lambda-bias L]
                  [--lambda-form weighted|plain] [--iterations 10] [--seed 1] [--threads N]
 """
 
@@ -201,7 +201,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--train", type=Path, required=True)
     p.add_argument("--test", type=Path)
     p.add_argument("--rank", type=int, default=20)
-    p.add_argument("--lambda", dest="lam", type=float, default=0.05)
+    p.add_argument("--lambda", dest="lam", type=float, default=0.1)
     p.add_argument("--lambda-bias", type=float, help="λ_b (default: --lambda)")
     p.add_argument("--lambda-form", choices=("weighted", "plain"), default="weighted")
     p.add_argument("--no-bias", action="store_true", help="μ = b = c = 0 (the STRADS objective)")

@@ -455,7 +455,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--test-fraction", type=float, default=0.2)
     p.add_argument("--solvers", type=lambda s: s.split(","), default=["ccd", "sgd"])
     p.add_argument("--threads", type=int_list, default=[1, 2], help="thread counts (1,2)")
-    p.add_argument("--rank", type=int, default=40)
+    p.add_argument("--rank", type=int, default=64)
     p.add_argument("--lambda", dest="lam", type=float, help="default: rotor's and the peer's")
     p.add_argument("--iterations", type=int, default=30)
     p.add_argument("--als-iterations", type=int, default=15)
