@@ -20,6 +20,7 @@
 #include "apps/mf/shard.h"
 #include "apps/mf/trainer.h"
 #include "comm/collectives.h"
+#include "comm/wire.h"
 #include "core/base/error.h"
 
 namespace rotor::mf {
@@ -38,8 +39,6 @@ CcdParams ccd_params(const TrainOptions& o) {
     p.inner = o.inner;
     return p;
 }
-
-std::vector<float> copy_of(std::span<const float> values) { return {values.begin(), values.end()}; }
 
 class CcdTrainer final : public Trainer {
   public:
@@ -181,29 +180,50 @@ void CcdTrainer::evaluate_record(train::Record& r) {
 }
 
 Model CcdTrainer::gather_model() {
-    const auto w = comm::gather(comm_, copy_of(state_.w.values()), 0, "ccd W rows");
-    const auto b = comm::gather(comm_, state_.row_bias, 0, "ccd user biases");
-    if (rank() != 0) return {};
     const std::uint32_t k = options_.rank;
     Model m;
-    m.params = options_.objective;
-    m.solver = "ccd";
-    m.iterations = iterations_done_;
-    m.seed = options_.seed;
-    m.mu = mu_;
-    m.w = Factors(train_.num_users(), k);
-    if (bias_) m.row_bias.assign(train_.num_users(), 0.0f);
-    for (std::size_t q = 0; q < users_of_rank_.size(); ++q) {
-        const std::vector<std::uint32_t>& users = users_of_rank_[q];
-        if (w[q].size() != std::size_t{k} * users.size() ||
-            b[q].size() != (bias_ ? users.size() : 0))
-            throw CommError(rank(), fmt::format("ccd W rows of rank {}: wrong size", q));
-        for (std::size_t r = 0; r < users.size(); ++r) {
-            std::copy_n(w[q].begin() + static_cast<std::ptrdiff_t>(r * k), k,
-                        m.w.row(users[r]).begin());
-            if (bias_) m.row_bias[users[r]] = b[q][r];
-        }
+    if (rank() == 0) {
+        m.params = options_.objective;
+        m.solver = "ccd";
+        m.iterations = iterations_done_;
+        m.seed = options_.seed;
+        m.mu = mu_;
+        m.w = Factors(train_.num_users(), k);
+        if (bias_) m.row_bias.assign(train_.num_users(), 0.0f);
     }
+    // Rows go straight into place: one copy of W on one rank, W's bytes once more on rank 0 of
+    // several (the memory plan counts 8 K N bytes beside the model).
+    const auto place = [&](const std::vector<std::uint32_t>& users, std::size_t r,
+                           std::span<const float> row, float bias) {
+        std::copy(row.begin(), row.end(), m.w.row(users[r]).begin());
+        if (bias_) m.row_bias[users[r]] = bias;
+    };
+    if (comm_.size() == 1) {
+        for (std::size_t r = 0; r < users_of_rank_[0].size(); ++r) {
+            const auto i = static_cast<std::uint32_t>(r);
+            place(users_of_rank_[0], r, state_.w.row(i), bias_ ? state_.row_bias[r] : 0.0f);
+        }
+    } else {
+        comm::WireWriter mine;
+        mine.put_length(state_.w.values().size());
+        mine.put_array(std::span<const float>(state_.w.values()));
+        mine.put(state_.row_bias);
+        comm::gather_messages(comm_, mine.bytes(), 0, "ccd W rows",
+                              [&](int q, comm::WireReader& r) {
+                                  const std::vector<std::uint32_t>& users =
+                                      users_of_rank_[static_cast<std::size_t>(q)];
+                                  if (r.get_length(sizeof(float)) != std::size_t{k} * users.size())
+                                      r.fail(fmt::format("W rows of rank {}: wrong size", q));
+                                  for (std::size_t i = 0; i < users.size(); ++i)
+                                      r.get_array(m.w.row(users[i]));
+                                  const auto b = r.get<std::vector<float>>();
+                                  if (b.size() != (bias_ ? users.size() : 0))
+                                      r.fail(fmt::format("user biases of rank {}: wrong size", q));
+                                  for (std::size_t i = 0; bias_ && i < users.size(); ++i)
+                                      m.row_bias[users[i]] = b[i];
+                              });
+    }
+    if (rank() != 0) return {};
     m.h = state_.h;
     m.col_bias = state_.col_bias;
     return m;

@@ -155,8 +155,11 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         read_inputs(f, s);
         const int threads = f.common.resolved_threads(host_ranks);
         const mf::RatingsFile& t = *s.train;
+        // The model written by rank 0 also takes a copy of the id maps and the items each user
+        // rated.
         s.plan = mf::estimate_memory(t.ratings, f.options, world.size(), threads) +
-                 t.users.memory_bytes() + t.items.memory_bytes();
+                 2 * (t.users.memory_bytes() + t.items.memory_bytes()) +
+                 8 * (std::uint64_t{t.ratings.num_users()} + 1) + 4 * t.ratings.nnz();
         if (f.common.checkpoint_every > 0 || s.resume)
             s.plan += mf::checkpoint_memory(t.ratings, f.options);
         train::check_memory(s.plan, train::memory_limit(f.common.max_memory, host_ranks),

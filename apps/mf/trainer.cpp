@@ -105,9 +105,9 @@ std::uint64_t estimate_memory(const Ratings& train, const TrainOptions& options,
         // a column each).
         bytes += 4 * (nnz / p + 1) + 12 * (n / p + t) + 12 * m + 48 * m * (t + 1) +
                  (p > 1 ? 128 * m : 0);
-        // Rank 0's gather beside the model: every W row received and decoded (8 k n bytes), or
-        // for a checkpoint every residual received, decoded and placed (12 nnz).
-        bytes += std::max(8 * k * n, 12 * nnz);
+        // Rank 0's gather beside the model under MPI: its own rows encoded and every rank's
+        // received (one process copies its rows straight into the model).
+        if (p > 1) bytes += 4 * k * (n / p + 1) + 4 * k * n;
     } else {
         // The blocks' triples and a block's visiting order; two H slices in flight.
         bytes += 12 * (nnz / p + 1) + 4 * (nnz / p + 1) + 2 * 4 * k * (m / p + 1);
