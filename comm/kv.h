@@ -1,7 +1,7 @@
 // Key-range push/pull between workers and servers with bounded delay: the communication of the
 // parameter server (Li et al., "Scaling distributed machine learning with the parameter server",
 // OSDI 2014; the delayed block proximal gradient of their NIPS 2014 paper), for any model whose
-// state is a vector indexed by 64-bit keys (docs/comm.md, "Key-value push/pull").
+// state is a vector indexed by 64-bit keys (docs/logreg.md, "Key-value push/pull").
 //
 // Roles. A KvLayout names the server ranks and the worker ranks (a rank may be both). Server s
 // owns the keys [bounds[s], bounds[s+1]) (the last range includes 2^64 − 1). Servers[0] is also
