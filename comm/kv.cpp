@@ -346,12 +346,14 @@ void KvNode::begin_iteration(std::uint64_t t) {
         wait_until([&] { return clock_ + tau >= t; }, "waiting for the delay bound");
     }
     in_iteration_ = true;
+    pushed_ = false;
     schedule_.push_back({KvEvent::Kind::kBegin, t, now_ns(), clock_});
 }
 
 void KvNode::push(std::uint64_t t, std::span<const std::uint64_t> keys,
                   std::span<const double> values) {
-    ROTOR_ASSERT(in_iteration_ && t == next_iteration_, "push inside its iteration");
+    ROTOR_ASSERT(in_iteration_ && t == next_iteration_ && !pushed_, "one push an iteration");
+    pushed_ = true;
     ROTOR_ASSERT(values.size() == keys.size() * options_.push_width, "push_width values per key");
     ROTOR_ASSERT(std::adjacent_find(keys.begin(), keys.end(), std::greater_equal<>()) == keys.end(),
                  "push keys strictly increasing");
@@ -417,7 +419,8 @@ std::vector<double> KvNode::wait_pull(std::uint64_t id) {
 }
 
 void KvNode::end_iteration(std::uint64_t t) {
-    ROTOR_ASSERT(in_iteration_ && t == next_iteration_, "end_iteration of the current one");
+    ROTOR_ASSERT(in_iteration_ && t == next_iteration_ && pushed_,
+                 "end_iteration of the current one, after its push");
     in_iteration_ = false;
     ++next_iteration_;
     schedule_.push_back({KvEvent::Kind::kEnd, t, now_ns(), clock_});

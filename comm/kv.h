@@ -30,7 +30,8 @@
 // Failures. fail(error) tells every rank of the layout that this rank failed; any rank that
 // learns it (in any call of the engine) throws AgreedError with that rank, message and exit
 // code, so every rank ends with the same error. A rank that goes silent (killed, hung) makes the
-// others throw CommError after KvOptions::timeout_s without any message, never a hang.
+// others throw CommError after KvOptions::timeout_s without any message, never a hang (so the
+// timeout must exceed the longest computation between two messages).
 //
 // Thread-safety: one KvNode per rank, used by the rank's comm thread only (the Communicator's
 // rule). Callbacks run on that thread, inside the engine's calls.
@@ -123,7 +124,8 @@ class KvNode {
     /// Worker: waits until iteration t − τ − 1 has finished on every worker. t must be the next
     /// iteration (0, then one more than the last ended).
     void begin_iteration(std::uint64_t t);
-    /// Worker: pushes push_width values per key (keys strictly increasing) for iteration t.
+    /// Worker: pushes push_width values per key (keys strictly increasing) for iteration t, once
+    /// per iteration.
     void push(std::uint64_t t, std::span<const std::uint64_t> keys, std::span<const double> values);
     /// Worker: asks for the values of `keys` (strictly increasing) after iteration t has been
     /// applied on their servers. Returns a handle for pull_ready / wait_pull.
@@ -184,6 +186,7 @@ class KvNode {
     // Worker state.
     std::uint64_t next_iteration_ = 0;
     bool in_iteration_ = false;
+    bool pushed_ = false;  ///< the current iteration has pushed
     std::uint64_t clock_ = 0;
     std::uint64_t next_pull_id_ = 0;
     std::map<std::uint64_t, std::unique_ptr<PendingPull>> pulls_;
