@@ -46,6 +46,14 @@ TEST(ReadExamples, LabelsKeysAndValues) {
     EXPECT_EQ(ex.values, (std::vector<double>{2, -1, 0.5, 10}));
 }
 
+TEST(ReadExamples, GzipIsReadByItsMagicBytes) {
+    TempDir dir;
+    const Examples ex = read_examples(dir.write_gz("d.svm.gz", "1 2:0.5\n0 7:1\n"));
+    ASSERT_EQ(ex.size(), 2u);
+    EXPECT_EQ(ex.labels, (std::vector<std::int8_t>{1, -1}));
+    EXPECT_EQ(ex.keys, (std::vector<std::uint64_t>{2, 7}));
+}
+
 TEST(ReadExamples, HashedStringFeaturesMergeCollisions) {
     ReadExamplesOptions o;
     o.hash_features = true;
