@@ -10,6 +10,7 @@
 #include "apps/corpus/cli.h"
 #include "apps/lasso/cli.h"
 #include "apps/lda/cli.h"
+#include "apps/logreg/cli.h"
 #include "apps/mf/cli.h"
 #include "apps/mf/ratings_cli.h"
 #include "comm/agreed.h"
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
     rotor::apps::add_mf_commands(app, mpi.comm);
     rotor::apps::add_ratings_commands(app);
     rotor::apps::add_lasso_commands(app, mpi.comm);
+    rotor::apps::add_logreg_commands(app, mpi.comm);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

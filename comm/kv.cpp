@@ -1,0 +1,466 @@
+#include "comm/kv.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "comm/agreed.h"
+#include "comm/wire.h"
+#include "core/base/timer.h"
+
+namespace rotor::comm {
+namespace {
+
+enum class Kind : std::uint32_t {
+    kPush = 1,
+    kPull = 2,
+    kDone = 3,
+    kStop = 4,
+    kReply = 5,
+    kClock = 6,
+    kFail = 7,
+};
+
+std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+WireWriter start(Kind kind) {
+    WireWriter w;
+    w.put(static_cast<std::uint32_t>(kind));
+    return w;
+}
+
+/// Throws unless keys are strictly increasing and inside [lo, hi) (hi == 0: up to 2^64 − 1).
+void check_keys(const WireReader& r, std::span<const std::uint64_t> keys, std::uint64_t lo,
+                std::uint64_t hi, bool last) {
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (i > 0 && keys[i] <= keys[i - 1]) r.fail("keys not strictly increasing");
+        if (keys[i] < lo || (!last && keys[i] >= hi)) {
+            r.fail(fmt::format("key {} outside the server's range", keys[i]));
+        }
+    }
+}
+
+}  // namespace
+
+struct KvNode::Inbox {
+    int src = 0;
+    int tag = 0;
+    std::vector<std::byte> buf;
+    Request request;
+};
+
+struct KvNode::PendingPull {
+    std::vector<std::uint64_t> keys;
+    std::vector<double> values;
+    std::vector<std::size_t> first;  ///< per server: index of its first key (size servers + 1)
+    std::set<std::size_t> waiting;   ///< servers whose answer has not arrived
+};
+
+struct KvNode::Deferred {
+    int src = 0;
+    std::uint64_t t = 0;
+    std::uint64_t id = 0;
+    std::vector<std::uint64_t> keys;
+};
+
+KvLayout KvLayout::even(std::vector<int> servers, std::vector<int> workers) {
+    KvLayout l;
+    l.servers = std::move(servers);
+    l.workers = std::move(workers);
+    const std::uint64_t n = l.servers.size();
+    l.bounds.push_back(0);
+    for (std::uint64_t s = 1; s < n; ++s) {
+        __extension__ using U128 = unsigned __int128;
+        l.bounds.push_back(static_cast<std::uint64_t>((static_cast<U128>(1) << 64) * s / n));
+    }
+    l.bounds.push_back(std::numeric_limits<std::uint64_t>::max());
+    return l;
+}
+
+std::size_t KvLayout::server_of(std::uint64_t key) const noexcept {
+    const auto it = std::upper_bound(bounds.begin() + 1, bounds.end() - 1, key);
+    return static_cast<std::size_t>(it - (bounds.begin() + 1));
+}
+
+void KvLayout::validate(int ranks) const {
+    const auto distinct_in_range = [&](const std::vector<int>& v) {
+        std::set<int> seen;
+        for (const int r : v) {
+            if (r < 0 || r >= ranks || !seen.insert(r).second) return false;
+        }
+        return !v.empty();
+    };
+    if (!distinct_in_range(servers) || !distinct_in_range(workers)) {
+        throw ConfigError("kv layout", "servers and workers must be distinct ranks of the job");
+    }
+    if (bounds.size() != servers.size() + 1 || bounds.front() != 0 ||
+        !std::is_sorted(bounds.begin(), bounds.end())) {
+        throw ConfigError("kv layout", "bounds must be servers + 1 increasing keys from 0");
+    }
+}
+
+KvNode::KvNode(Communicator& comm, KvLayout layout, KvOptions options, KvServerHandler handler)
+    : comm_(comm), layout_(std::move(layout)), options_(options), handler_(std::move(handler)) {
+    layout_.validate(comm_.size());
+    if (options_.delay < 0 && options_.delay != kInfiniteDelay) {
+        throw ConfigError("delay", "must be >= 0 or infinite");
+    }
+    const auto index = [&](const std::vector<int>& v) {
+        const auto it = std::find(v.begin(), v.end(), comm_.rank());
+        return it == v.end() ? -1 : static_cast<int>(it - v.begin());
+    };
+    server_index_ = index(layout_.servers);
+    worker_index_ = index(layout_.workers);
+    if (is_server()) {
+        ROTOR_ASSERT(handler_.on_push && handler_.on_complete && handler_.on_pull,
+                     "a server needs every handler");
+    }
+    if (server_index_ == 0) done_.assign(layout_.workers.size(), 0);
+    post_receives();
+}
+
+KvNode::~KvNode() = default;
+
+void KvNode::post_receives() {
+    const auto add = [&](int src, int tag) {
+        auto in = std::make_unique<Inbox>();
+        in->src = src;
+        in->tag = tag;
+        in->request = comm_.irecv(in->buf, src, tag);
+        inboxes_.push_back(std::move(in));
+    };
+    if (is_server()) {
+        for (const int w : layout_.workers) add(w, kKvRequestTag);
+    }
+    if (is_worker()) {
+        for (const int s : layout_.servers) add(s, kKvReplyTag);
+    }
+    std::set<int> peers(layout_.servers.begin(), layout_.servers.end());
+    peers.insert(layout_.workers.begin(), layout_.workers.end());
+    if (server_index_ < 0 && worker_index_ < 0) return;
+    for (const int p : peers) {
+        if (p != comm_.rank()) add(p, kKvControlTag);
+    }
+}
+
+void KvNode::send(int dest, int tag, std::vector<std::byte> bytes) {
+    Outgoing out;
+    out.bytes = std::make_unique<std::vector<std::byte>>(std::move(bytes));
+    stats_.bytes_sent += out.bytes->size();
+    ++stats_.messages_sent;
+    out.request = comm_.isend(*out.bytes, dest, tag);
+    outgoing_.push_back(std::move(out));
+}
+
+void KvNode::progress() {
+    bool any = false;
+    for (auto& in : inboxes_) {
+        while (comm_.test(in->request)) {
+            any = true;
+            stats_.bytes_received += in->buf.size();
+            ++stats_.messages_received;
+            const std::vector<std::byte> bytes = std::move(in->buf);
+            in->buf.clear();
+            in->request = comm_.irecv(in->buf, in->src, in->tag);
+            handle(in->src, in->tag, bytes);
+        }
+    }
+    std::erase_if(outgoing_, [&](Outgoing& o) { return comm_.test(o.request); });
+    progressed_ = any;
+}
+
+void KvNode::handle(int src, int tag, std::span<const std::byte> bytes) {
+    if (tag == kKvRequestTag) {
+        handle_request(src, bytes);
+    } else if (tag == kKvReplyTag) {
+        handle_reply(src, bytes);
+    } else {
+        handle_control(src, bytes);
+    }
+}
+
+int KvNode::worker_slot(int rank, const char* what) const {
+    const auto it = std::find(layout_.workers.begin(), layout_.workers.end(), rank);
+    if (it == layout_.workers.end()) {
+        throw CommError(comm_.rank(), fmt::format("kv: {} from rank {}, not a worker", what, rank));
+    }
+    return static_cast<int>(it - layout_.workers.begin());
+}
+
+void KvNode::handle_request(int src, std::span<const std::byte> bytes) {
+    WireReader r(bytes, fmt::format("kv request from rank {}", src), comm_.rank());
+    const auto kind = static_cast<Kind>(r.get<std::uint32_t>());
+    const std::uint64_t lo = layout_.bounds[server_index_];
+    const std::uint64_t hi = layout_.bounds[server_index_ + 1];
+    const bool last = server_index_ + 1 == static_cast<int>(layout_.servers.size());
+    if (kind == Kind::kPush) {
+        const auto t = r.get<std::uint64_t>();
+        const auto keys = r.get<std::vector<std::uint64_t>>();
+        const auto values = r.get<std::vector<double>>();
+        r.finish();
+        check_keys(r, keys, lo, hi, last);
+        if (values.size() != keys.size() * options_.push_width) r.fail("wrong number of values");
+        on_push_message(src, t, keys, values);
+    } else if (kind == Kind::kPull) {
+        auto d = std::make_unique<Deferred>();
+        d->src = src;
+        d->t = r.get<std::uint64_t>();
+        d->id = r.get<std::uint64_t>();
+        d->keys = r.get<std::vector<std::uint64_t>>();
+        r.finish();
+        check_keys(r, d->keys, lo, hi, last);
+        deferred_.push_back(std::move(d));
+        answer_pulls();
+    } else if (kind == Kind::kDone) {
+        const auto t = r.get<std::uint64_t>();
+        r.finish();
+        if (server_index_ != 0) r.fail("a done message to a server that is not the scheduler");
+        on_done(src, t);
+    } else if (kind == Kind::kStop) {
+        r.finish();
+        ++stops_;
+    } else {
+        r.fail(fmt::format("unknown kind {}", static_cast<std::uint32_t>(kind)));
+    }
+}
+
+void KvNode::on_push_message(int src, std::uint64_t t, std::span<const std::uint64_t> keys,
+                             std::span<const double> values) {
+    const int w = worker_slot(src, "push");
+    if (t < completed_) {
+        throw CommError(comm_.rank(), fmt::format("kv: push of finished iteration {}", t));
+    }
+    handler_.on_push(t, w, keys, values);
+    ++pushes_[t];
+    for (auto it = pushes_.find(completed_);
+         it != pushes_.end() && it->second == layout_.workers.size();
+         it = pushes_.find(completed_)) {
+        pushes_.erase(it);
+        handler_.on_complete(completed_);
+        ++completed_;
+    }
+    answer_pulls();
+}
+
+void KvNode::answer_pulls() {
+    std::vector<double> values;
+    std::erase_if(deferred_, [&](const std::unique_ptr<Deferred>& d) {
+        if (d->t >= completed_) return false;
+        values.clear();
+        handler_.on_pull(d->keys, values);
+        ROTOR_ASSERT(values.size() == d->keys.size() * options_.pull_width,
+                     "on_pull gives pull_width values per key");
+        WireWriter w = start(Kind::kReply);
+        w.put(d->id);
+        w.put(values);
+        send(d->src, kKvReplyTag, w.take());
+        return true;
+    });
+}
+
+void KvNode::on_done(int src, std::uint64_t t) {
+    const int w = worker_slot(src, "done");
+    if (t != done_[w]) {
+        throw CommError(comm_.rank(),
+                        fmt::format("kv: rank {} ended iteration {} after {}", src, t, done_[w]));
+    }
+    done_[w] = t + 1;
+    const std::uint64_t clock = *std::min_element(done_.begin(), done_.end());
+    if (clock <= clock_sent_) return;
+    clock_sent_ = clock;
+    for (const int worker : layout_.workers) {
+        WireWriter m = start(Kind::kClock);
+        m.put(clock);
+        send(worker, kKvReplyTag, m.take());
+    }
+}
+
+void KvNode::handle_reply(int src, std::span<const std::byte> bytes) {
+    WireReader r(bytes, fmt::format("kv reply from rank {}", src), comm_.rank());
+    const auto kind = static_cast<Kind>(r.get<std::uint32_t>());
+    if (kind == Kind::kClock) {
+        const auto c = r.get<std::uint64_t>();
+        r.finish();
+        if (src != layout_.servers.front()) r.fail("a clock from a rank that is not the scheduler");
+        clock_ = std::max(clock_, c);
+        return;
+    }
+    if (kind != Kind::kReply) r.fail(fmt::format("unknown kind {}", static_cast<int>(kind)));
+    const auto id = r.get<std::uint64_t>();
+    const auto values = r.get<std::vector<double>>();
+    r.finish();
+    const auto it = pulls_.find(id);
+    const auto s = static_cast<std::size_t>(
+        std::find(layout_.servers.begin(), layout_.servers.end(), src) - layout_.servers.begin());
+    if (it == pulls_.end() || it->second->waiting.erase(s) != 1) {
+        r.fail(fmt::format("an answer to pull {} that is not pending", id));
+    }
+    PendingPull& p = *it->second;
+    const std::size_t w = options_.pull_width;
+    if (values.size() != (p.first[s + 1] - p.first[s]) * w) r.fail("wrong number of values");
+    std::copy(values.begin(), values.end(), p.values.begin() + p.first[s] * w);
+}
+
+void KvNode::handle_control(int src, std::span<const std::byte> bytes) {
+    WireReader r(bytes, fmt::format("kv control from rank {}", src), comm_.rank());
+    if (static_cast<Kind>(r.get<std::uint32_t>()) != Kind::kFail) r.fail("unknown kind");
+    const auto code = r.get<std::int32_t>();
+    const auto message = r.get<std::string>();
+    r.finish();
+    throw AgreedError(static_cast<ExitCode>(code), src, message);
+}
+
+void KvNode::wait_until(const std::function<bool()>& ready, const char* what) {
+    Stopwatch watch;
+    double last_event = 0;
+    for (;;) {
+        progress();
+        if (ready()) break;
+        const double now = watch.seconds();
+        if (progressed_) {
+            last_event = now;
+        } else if (now - last_event > options_.timeout_s) {
+            throw CommError(comm_.rank(), fmt::format("kv: {}: no message for {} s (a rank "
+                                                      "died or hangs)",
+                                                      what, options_.timeout_s));
+        } else {
+            std::this_thread::sleep_for(std::chrono::microseconds(20));
+        }
+    }
+    stats_.wait_s += watch.seconds();
+}
+
+void KvNode::begin_iteration(std::uint64_t t) {
+    ROTOR_ASSERT(is_worker(), "begin_iteration on a worker");
+    ROTOR_ASSERT(t == next_iteration_ && !in_iteration_, "iterations begin in order");
+    if (options_.delay != kInfiniteDelay) {
+        const auto tau = static_cast<std::uint64_t>(options_.delay);
+        wait_until([&] { return clock_ + tau >= t; }, "waiting for the delay bound");
+    }
+    in_iteration_ = true;
+    pushed_ = false;
+    schedule_.push_back({KvEvent::Kind::kBegin, t, now_ns(), clock_});
+}
+
+void KvNode::push(std::uint64_t t, std::span<const std::uint64_t> keys,
+                  std::span<const double> values) {
+    ROTOR_ASSERT(in_iteration_ && t == next_iteration_ && !pushed_, "one push an iteration");
+    pushed_ = true;
+    ROTOR_ASSERT(values.size() == keys.size() * options_.push_width, "push_width values per key");
+    ROTOR_ASSERT(std::adjacent_find(keys.begin(), keys.end(), std::greater_equal<>()) == keys.end(),
+                 "push keys strictly increasing");
+    const std::size_t w = options_.push_width;
+    std::size_t lo = 0;
+    for (std::size_t s = 0; s < layout_.servers.size(); ++s) {
+        std::size_t hi = lo;
+        while (hi < keys.size() && layout_.server_of(keys[hi]) == s) ++hi;
+        WireWriter m = start(Kind::kPush);
+        m.put(t);
+        m.put(std::vector<std::uint64_t>(keys.begin() + lo, keys.begin() + hi));
+        m.put(std::vector<double>(values.begin() + lo * w, values.begin() + hi * w));
+        send(layout_.servers[s], kKvRequestTag, m.take());
+        lo = hi;
+    }
+    progress();
+}
+
+std::uint64_t KvNode::pull(std::uint64_t t, std::span<const std::uint64_t> keys) {
+    ROTOR_ASSERT(is_worker(), "pull on a worker");
+    ROTOR_ASSERT(std::adjacent_find(keys.begin(), keys.end(), std::greater_equal<>()) == keys.end(),
+                 "pull keys strictly increasing");
+    auto p = std::make_unique<PendingPull>();
+    p->keys.assign(keys.begin(), keys.end());
+    p->values.assign(keys.size() * options_.pull_width, 0.0);
+    std::size_t lo = 0;
+    p->first.push_back(0);
+    for (std::size_t s = 0; s < layout_.servers.size(); ++s) {
+        std::size_t hi = lo;
+        while (hi < keys.size() && layout_.server_of(keys[hi]) == s) ++hi;
+        p->first.push_back(hi);
+        if (hi > lo) {
+            p->waiting.insert(s);
+            WireWriter m = start(Kind::kPull);
+            m.put(t);
+            m.put(next_pull_id_);
+            m.put(std::vector<std::uint64_t>(keys.begin() + lo, keys.begin() + hi));
+            send(layout_.servers[s], kKvRequestTag, m.take());
+        }
+        lo = hi;
+    }
+    const std::uint64_t id = next_pull_id_++;
+    pulls_.emplace(id, std::move(p));
+    progress();
+    return id;
+}
+
+bool KvNode::pull_ready(std::uint64_t id) {
+    progress();
+    const auto it = pulls_.find(id);
+    ROTOR_ASSERT(it != pulls_.end(), "pull_ready of a pending pull");
+    return it->second->waiting.empty();
+}
+
+std::vector<double> KvNode::wait_pull(std::uint64_t id) {
+    const auto it = pulls_.find(id);
+    ROTOR_ASSERT(it != pulls_.end(), "wait_pull of a pending pull");
+    PendingPull& p = *it->second;
+    wait_until([&] { return p.waiting.empty(); }, "waiting for a pull");
+    std::vector<double> values = std::move(p.values);
+    pulls_.erase(it);
+    return values;
+}
+
+void KvNode::end_iteration(std::uint64_t t) {
+    ROTOR_ASSERT(in_iteration_ && t == next_iteration_ && pushed_,
+                 "end_iteration of the current one, after its push");
+    in_iteration_ = false;
+    ++next_iteration_;
+    schedule_.push_back({KvEvent::Kind::kEnd, t, now_ns(), clock_});
+    WireWriter m = start(Kind::kDone);
+    m.put(t);
+    send(layout_.servers.front(), kKvRequestTag, m.take());
+    progress();
+}
+
+void KvNode::finish() {
+    ROTOR_ASSERT(!finished_ && !in_iteration_, "finish once, between iterations");
+    if (is_worker()) {
+        wait_until([&] { return clock_ >= next_iteration_; }, "waiting for the other workers");
+        for (const int s : layout_.servers) send(s, kKvRequestTag, start(Kind::kStop).take());
+    }
+    if (is_server()) {
+        wait_until([&] { return stops_ == layout_.workers.size(); }, "waiting for the workers");
+    }
+    wait_until([&] { return outgoing_.empty(); }, "sending");
+    finished_ = true;
+}
+
+void KvNode::fail(const Error& error) noexcept {
+    try {
+        std::set<int> peers(layout_.servers.begin(), layout_.servers.end());
+        peers.insert(layout_.workers.begin(), layout_.workers.end());
+        for (const int p : peers) {
+            if (p == comm_.rank()) continue;
+            WireWriter m = start(Kind::kFail);
+            m.put(static_cast<std::int32_t>(error.exit_code()));
+            m.put(std::string(error.what()));
+            send(p, kKvControlTag, m.take());
+        }
+        Stopwatch watch;
+        while (!outgoing_.empty() && watch.seconds() < 1.0) {
+            std::erase_if(outgoing_, [&](Outgoing& o) { return comm_.test(o.request); });
+        }
+    } catch (...) {
+        // Best effort: the caller ends the job anyway.
+    }
+}
+
+}  // namespace rotor::comm

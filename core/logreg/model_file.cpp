@@ -1,0 +1,107 @@
+#include "core/logreg/model_file.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/base/error.h"
+#include "core/io/atomic_file.h"
+#include "core/io/line_reader.h"
+#include "core/io/parse.h"
+#include "core/lasso/number.h"
+#include "core/logreg/examples.h"
+
+namespace rotor::logreg {
+namespace {
+
+using core::LineReader;
+
+constexpr std::string_view kMagic = "rotor-logreg-model 1";
+
+/// The next line, which must exist.
+std::string_view next_line(LineReader& r, const char* what) {
+    std::string_view line;
+    if (!r.next(line)) r.fail(1, std::string("missing ") + what);
+    return line;
+}
+
+/// The value of a `<name> <value>` line.
+std::string_view field(LineReader& r, std::string_view name) {
+    const std::string_view line = next_line(r, std::string(name).c_str());
+    if (!line.starts_with(name) || line.size() <= name.size() + 1 || line[name.size()] != ' ') {
+        r.fail(1, fmt::format("expected \"{} <value>\"", name));
+    }
+    return line.substr(name.size() + 1);
+}
+
+double number(LineReader& r, std::string_view text, std::size_t col) {
+    const auto v = lasso::detail::parse_number(text);
+    if (!v) r.fail(col, fmt::format("\"{}\" is not a finite number", text));
+    return *v;
+}
+
+std::uint64_t unsigned_of(LineReader& r, std::string_view text, std::size_t col) {
+    std::size_t pos = 0;
+    std::uint64_t v = 0;
+    if (core::parse_uint(text, pos, v) != core::ParseStatus::kOk || pos != text.size()) {
+        r.fail(col, fmt::format("\"{}\" is not an unsigned integer", text));
+    }
+    return v;
+}
+
+void read_weights(LineReader& r, std::uint64_t count, Model& m) {
+    for (std::uint64_t n = 0; n < count; ++n) {
+        const std::string_view line = next_line(r, "weight lines");
+        const std::size_t tab = line.find('\t');
+        if (tab == std::string_view::npos) r.fail(1, "expected \"<key>\\t<weight>\"");
+        const std::uint64_t key = unsigned_of(r, line.substr(0, tab), 1);
+        if (key == kInterceptKey) r.fail(1, "the intercept's key among the weights");
+        if (!m.keys.empty() && key <= m.keys.back()) r.fail(1, "keys do not increase");
+        const double w = number(r, line.substr(tab + 1), tab + 2);
+        if (w == 0) r.fail(tab + 2, "a zero weight");
+        m.keys.push_back(key);
+        m.weights.push_back(w);
+    }
+    std::string_view extra;
+    if (r.next(extra)) r.fail(1, "more lines than the weights announced");
+}
+
+}  // namespace
+
+double Model::margin(std::span<const std::uint64_t> k, std::span<const double> v) const {
+    double m = intercept;
+    std::size_t j = 0;
+    for (std::size_t i = 0; i < k.size(); ++i) {
+        while (j < keys.size() && keys[j] < k[i]) ++j;
+        if (j < keys.size() && keys[j] == k[i]) m += weights[j] * v[i];
+    }
+    return m;
+}
+
+void write_model(const std::string& path, const Model& m) {
+    std::string text = fmt::format(
+        "{}\nlambda {:.17g}\nhashed {}\niterations {}\nobjective {:.17g}\nintercept "
+        "{:.17g}\nweights {}\n",
+        kMagic, m.lambda, m.hashed ? 1 : 0, m.iterations, m.objective, m.intercept, m.keys.size());
+    for (std::size_t i = 0; i < m.keys.size(); ++i) {
+        text += fmt::format("{}\t{:.17g}\n", m.keys[i], m.weights[i]);
+    }
+    core::write_file_atomically(path, text);
+}
+
+Model read_model(const std::string& path) {
+    LineReader r(path);
+    if (next_line(r, "header") != kMagic) r.fail(1, fmt::format("not a \"{}\" file", kMagic));
+    Model m;
+    m.lambda = number(r, field(r, "lambda"), 8);
+    const std::string_view hashed = field(r, "hashed");
+    if (hashed != "0" && hashed != "1") r.fail(8, "hashed is 0 or 1");
+    m.hashed = hashed == "1";
+    m.iterations = unsigned_of(r, field(r, "iterations"), 12);
+    m.objective = number(r, field(r, "objective"), 11);
+    m.intercept = number(r, field(r, "intercept"), 11);
+    read_weights(r, unsigned_of(r, field(r, "weights"), 9), m);
+    return m;
+}
+
+}  // namespace rotor::logreg

@@ -1,0 +1,91 @@
+// The kernels of L1-regularised logistic regression (docs/logreg.md, "Objective"):
+//     F(w) = Σ_i log(1 + exp(−y_i x_iᵀw)) + λ Σ_{k ≠ intercept} |w_k|
+// (liblinear's -s 6 objective with C = 1/λ, divided by C), the intercept unpenalised.
+//
+// Block proximal gradient (Li et al., "Communication efficient distributed machine learning with
+// the parameter server", NIPS 2014, Algorithm 2). For a block b of keys, every part PUSHES, over
+// its examples,
+//     g_k = Σ_i −y_i σ(−y_i m_i) x_ik                 (the gradient of the loss)
+//     u_k = Σ_i c_i n_ib x_ik²                         (an upper bound of the block's Hessian)
+// into exact sums (core/mf/exact_sum.h), so the total over parts is bitwise the same for any
+// split; n_ib is the number of example i's features in b and c_i = 1/4 (Curvature::kBound: a
+// majoriser of the loss on the block, Σ_k u_k d_k² ≥ dᵀ H_bb d for every w by Cauchy–Schwarz
+// and σ(1−σ) ≤ 1/4, so every step descends) or σ(m_i)σ(−m_i) (Curvature::kLocal: the curvature
+// at w, as newGLMNET's, faster but not a global bound). The PULL is the proximal step with the
+// coordinate-wise rate u_k / η:
+//     w_k ← S(w_k − η g_k / u_k, η λ_k / u_k),   S(x, t) = sign(x) max(|x| − t, 0)
+// with λ_k = 0 for the intercept; then every part adds δ_k x_ik to its margins, keys in
+// increasing order, so a margin sees the same operations whatever the split.
+// Single-threaded; no threads, no ranks.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/logreg/shard.h"
+#include "core/mf/exact_sum.h"
+
+namespace rotor::logreg {
+
+using mf::ExactSum;
+
+/// How u_k bounds the curvature (see the file comment).
+enum class Curvature { kBound, kLocal };
+
+/// Scratch space of push_block, reused between calls (one per thread).
+struct BlockScratch {
+    std::vector<std::int64_t> columns;  ///< column of each block key in the part, or -1
+    std::vector<std::uint32_t> counts;  ///< n_ib per example
+    std::vector<double> slope;          ///< −y_i σ(−y_i m_i) of touched examples
+    std::vector<double> curve;          ///< c_i of touched examples
+};
+
+/// PUSH: g[t] += g_k and u[t] += u_k over the part's examples for k = keys[t] (strictly
+/// increasing; keys the part lacks get nothing). O(nnz of the block's columns). Not cleared.
+void push_block(const Shard& part, std::span<const std::uint64_t> keys, Curvature curvature,
+                std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& scratch);
+
+/// The penalty weight of `key`: lambda, or 0 for kInterceptKey.
+inline double penalty_of(std::uint64_t key, double lambda) noexcept {
+    return key == kInterceptKey ? 0.0 : lambda;
+}
+
+/// S(x, t) = sign(x) · max(|x| − t, 0).
+inline double soft_threshold(double x, double t) noexcept {
+    if (x > t) return x - t;
+    if (x < -t) return x + t;
+    return 0;
+}
+
+/// The proximal step of one coordinate: S(w − η g / u, η λ_k / u); 0 when u = 0 (a key no
+/// example has: its optimum is 0).
+inline double prox_step(double w, double g, double u, double lambda_k, double eta) noexcept {
+    if (!(u > 0)) return 0;
+    return soft_threshold(w - eta * g / u, eta * lambda_k / u);
+}
+
+/// Every part after a pull: m_i += deltas[t] x_ik for k = keys[t], t in order (zero deltas
+/// skipped).
+void apply_deltas(Shard& part, std::span<const std::uint64_t> keys, std::span<const double> deltas,
+                  std::vector<std::int64_t>& columns);
+
+/// Sets the margins from w given as sorted `keys` with `w` (keys the part lacks are ignored; its
+/// keys missing from `keys` count as 0), summing each margin in key order.
+void set_margins(Shard& part, std::span<const std::uint64_t> keys, std::span<const double> w);
+
+/// log(1 + exp(−z)), accurate for every z.
+double log1pexp_neg(double z) noexcept;
+
+/// PUSH of the loss: loss += Σ_i log(1 + exp(−y_i m_i)) over the part's examples.
+void push_loss(const Shard& part, ExactSum& loss);
+
+/// λ Σ |w_k| over keys other than kInterceptKey, summed exactly.
+double penalty(std::span<const std::uint64_t> keys, std::span<const double> w, double lambda);
+
+/// The KKT violation of w given the full gradient g (all aligned with keys): the largest, over
+/// k, of |g_k + λ_k sign(w_k)| (w_k ≠ 0) or max(0, |g_k| − λ_k) (w_k = 0). 0 at the optimum.
+double kkt_violation(std::span<const std::uint64_t> keys, std::span<const double> w,
+                     std::span<const double> g, double lambda);
+
+}  // namespace rotor::logreg

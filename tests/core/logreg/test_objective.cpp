@@ -1,0 +1,154 @@
+// Tests of the logistic regression kernels: the pushed gradient against central finite
+// differences of the loss, u as a majoriser of the loss on a block (Curvature::kBound) and as a
+// bound of the diagonal Hessian (kLocal), the proximal step against its optimality conditions
+// and hand-worked values, margins kept by apply_deltas equal to margins recomputed.
+#include "core/logreg/objective.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/base/rng.h"
+#include "tests/core/logreg/logreg_test_util.h"
+
+namespace rotor::logreg {
+namespace {
+
+double loss_at(Shard& part, std::span<const std::uint64_t> keys, std::span<const double> w) {
+    set_margins(part, keys, w);
+    ExactSum s;
+    push_loss(part, s);
+    return s.value();
+}
+
+struct Pushed {
+    std::vector<double> g, u;
+};
+
+Pushed push_all(const Shard& part, std::span<const std::uint64_t> keys, Curvature c) {
+    std::vector<ExactSum> g(keys.size()), u(keys.size());
+    BlockScratch scratch;
+    push_block(part, keys, c, g, u, scratch);
+    Pushed p;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        p.g.push_back(g[i].value());
+        p.u.push_back(u[i].value());
+    }
+    return p;
+}
+
+TEST(LogregObjective, GradientMatchesFiniteDifferences) {
+    Shard part(testing::synthetic_examples(60, 15, 4, 3), true);
+    const std::vector<std::uint64_t> keys(part.keys().begin(), part.keys().end());
+    ASSERT_EQ(keys.back(), kInterceptKey);
+    Rng rng(5);
+    std::vector<double> w(keys.size());
+    for (double& v : w) v = rng.uniform() - 0.5;
+    set_margins(part, keys, w);
+    const Pushed p = push_all(part, keys, Curvature::kBound);
+    const double h = 1e-5;
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        std::vector<double> plus = w, minus = w;
+        plus[k] += h;
+        minus[k] -= h;
+        const double fd = (loss_at(part, keys, plus) - loss_at(part, keys, minus)) / (2 * h);
+        EXPECT_NEAR(p.g[k], fd, 1e-6 * std::max(1.0, std::fabs(fd))) << "key " << k;
+    }
+}
+
+TEST(LogregObjective, BoundCurvatureMajorisesTheLossOnABlock) {
+    Shard part(testing::synthetic_examples(50, 20, 6, 4), true);
+    const std::vector<std::uint64_t> all(part.keys().begin(), part.keys().end());
+    const auto blocks = split_blocks(all, 3, 9);
+    Rng rng(6);
+    std::vector<double> w(all.size());
+    for (double& v : w) v = rng.uniform() * 2 - 1;
+    const double base = loss_at(part, all, w);
+    for (const auto& block : blocks) {
+        set_margins(part, all, w);
+        const Pushed p = push_all(part, block, Curvature::kBound);
+        for (const double scale : {1e-3, 0.1, 1.0, 10.0}) {
+            std::vector<double> moved = w;
+            double model = base;
+            for (std::size_t t = 0; t < block.size(); ++t) {
+                const double d = scale * (rng.uniform() * 2 - 1);
+                const auto at = std::lower_bound(all.begin(), all.end(), block[t]) - all.begin();
+                moved[at] += d;
+                model += p.g[t] * d + 0.5 * p.u[t] * d * d;
+            }
+            EXPECT_LE(loss_at(part, all, moved), model + 1e-9 * std::fabs(model)) << scale;
+        }
+    }
+}
+
+TEST(LogregObjective, LocalCurvatureBoundsTheDiagonalHessian) {
+    Shard part(testing::synthetic_examples(40, 10, 3, 7), false);
+    const std::vector<std::uint64_t> keys(part.keys().begin(), part.keys().end());
+    std::vector<double> w(keys.size(), 0.3);
+    set_margins(part, keys, w);
+    const Pushed p = push_all(part, keys, Curvature::kLocal);
+    const double h = 1e-4;
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        std::vector<double> plus = w, minus = w;
+        plus[k] += h;
+        minus[k] -= h;
+        const double hkk =
+            (loss_at(part, keys, plus) - 2 * loss_at(part, keys, w) + loss_at(part, keys, minus)) /
+            (h * h);
+        EXPECT_GE(p.u[k], hkk - 1e-4) << "key " << k;
+    }
+}
+
+TEST(LogregObjective, ProxStepSatisfiesItsOptimalityConditions) {
+    EXPECT_EQ(prox_step(1.0, 2.0, 4.0, 1.0, 1.0), 0.25);   // S(0.5, 0.25)
+    EXPECT_EQ(prox_step(1.0, 6.0, 4.0, 1.0, 1.0), -0.25);  // S(-0.5, 0.25)
+    EXPECT_EQ(prox_step(0.1, 0.0, 4.0, 1.0, 1.0), 0.0);    // |0.1| <= 0.25
+    EXPECT_EQ(prox_step(0.1, 0.0, 4.0, 0.0, 1.0), 0.1);    // unpenalised: no shrinkage
+    EXPECT_EQ(prox_step(3.0, 1.0, 0.0, 1.0, 1.0), 0.0);    // a key without data
+    Rng rng(11);
+    for (int trial = 0; trial < 1000; ++trial) {
+        const double w = rng.uniform() * 4 - 2, g = rng.uniform() * 4 - 2;
+        const double u = rng.uniform() * 3 + 0.01, l = rng.uniform(), eta = rng.uniform() + 0.1;
+        const double x = prox_step(w, g, u, l, eta);
+        // x minimises g (x − w) + u / (2η) (x − w)² + λ |x|.
+        const double smooth = g + u / eta * (x - w);
+        if (x != 0) {
+            EXPECT_NEAR(smooth + std::copysign(l, x), 0.0, 1e-12);
+        } else {
+            EXPECT_LE(std::fabs(g - u / eta * w), l + 1e-12);
+        }
+    }
+}
+
+TEST(LogregObjective, ApplyDeltasKeepsTheMarginsOfW) {
+    Shard part(testing::synthetic_examples(30, 12, 4, 8), true);
+    const std::vector<std::uint64_t> keys(part.keys().begin(), part.keys().end());
+    std::vector<double> w(keys.size(), 0.0), deltas(keys.size());
+    std::vector<std::int64_t> columns;
+    Rng rng(2);
+    for (int round = 0; round < 3; ++round) {
+        for (std::size_t k = 0; k < keys.size(); ++k) {
+            deltas[k] = k % 2 == 0 ? rng.uniform() - 0.5 : 0.0;
+            w[k] += deltas[k];
+        }
+        apply_deltas(part, keys, deltas, columns);
+    }
+    const std::vector<double> kept(part.margins().begin(), part.margins().end());
+    set_margins(part, keys, w);
+    for (std::size_t i = 0; i < kept.size(); ++i) EXPECT_NEAR(kept[i], part.margins()[i], 1e-12);
+}
+
+TEST(LogregObjective, StableLossAndKkt) {
+    EXPECT_NEAR(log1pexp_neg(0), std::log(2.0), 1e-15);
+    EXPECT_NEAR(log1pexp_neg(-800), 800, 1e-12);
+    EXPECT_NEAR(log1pexp_neg(30), std::exp(-30.0), 1e-25);
+    const std::vector<std::uint64_t> keys{1, 2, kInterceptKey};
+    const std::vector<double> w{0.0, 1.0, 0.5}, g{0.5, -2.0, 0.25};
+    EXPECT_DOUBLE_EQ(kkt_violation(keys, w, g, 1.0), 1.0);  // |−2 + 1| = 1
+    EXPECT_DOUBLE_EQ(kkt_violation(keys, w, std::vector<double>{0.5, -1.0, 0.0}, 1.0), 0.0);
+    EXPECT_DOUBLE_EQ(penalty(keys, w, 2.0), 2.0);  // the intercept is not penalised
+}
+
+}  // namespace
+}  // namespace rotor::logreg
