@@ -38,6 +38,7 @@ struct FitFlags {
     std::string stop = "gap";
     bool no_intercept = false;
     bool no_standardize = false;
+    bool no_active_set = false;
     lasso::TrainOptions options;
     // path only
     std::uint32_t n_lambdas = 20;
@@ -62,6 +63,7 @@ void apply_flags(FitFlags& f) {
     o.stop = lasso::parse_stop_rule(f.stop);
     o.standardize.intercept = !f.no_intercept;
     o.standardize.standardize = !f.no_standardize;
+    o.active_set = !f.no_active_set;
     o.seed = f.common.seed;
     o.eval_every = f.common.eval_every;
 }
@@ -119,6 +121,7 @@ train::Record fit(Trainer& t, const lasso::TrainOptions& o, train::Reporter* rep
             comm::run_agreed(world, [&] { t.evaluate_record(r); });  // divergence: agreed
             monitoring += eval.seconds();
         }
+        r.set("eval_s", monitoring);  // evaluations so far (time_s leaves them out)
         if (lambda) r.set("lambda", *lambda);
         if (reporter != nullptr) reporter->on_iteration(r, o.max_iterations);
         if (t.converged()) break;
@@ -276,6 +279,9 @@ void add_fit_flags(CLI::App& c, FitFlags& f) {
     c.add_option("--max-iterations", o.max_iterations,
                  "At most this many iterations (p coordinate updates each)")
         ->capture_default_str();
+    c.add_flag("--no-active-set", f.no_active_set,
+               "cyclic: sweep every coordinate each iteration (default: the active set and the "
+               "coordinates the last evaluation's gradients select, glmnet's strategy)");
     c.add_flag("--no-intercept", f.no_intercept, "Fit no intercept (nothing is centred)");
     c.add_flag("--no-standardize", f.no_standardize,
                "Penalise the raw coefficients (glmnet standardize = FALSE)");

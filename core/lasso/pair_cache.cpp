@@ -1,0 +1,87 @@
+#include "core/lasso/pair_cache.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/base/error.h"
+
+namespace rotor::lasso {
+
+std::uint64_t PairDotCache::key(std::uint32_t a, std::uint32_t b) {
+    const std::uint32_t lo = std::min(a, b), hi = std::max(a, b);
+    return (std::uint64_t{lo} << 32) | hi;
+}
+
+const double* PairDotCache::find(std::uint32_t a, std::uint32_t b) const {
+    const auto it = map_.find(key(a, b));
+    if (it == map_.end()) {
+        ++misses_;
+        return nullptr;
+    }
+    ++hits_;
+    return &it->second;
+}
+
+void PairDotCache::insert(std::uint32_t a, std::uint32_t b, double dot) {
+    if (map_.size() >= capacity_) map_.clear();
+    map_[key(a, b)] = dot;
+}
+
+std::vector<CoordinatePair> missing_pairs(std::span<const std::uint32_t> candidates,
+                                          const PairDotCache& cache) {
+    std::vector<CoordinatePair> out;
+    for (std::size_t a = 0; a + 1 < candidates.size(); ++a) {
+        for (std::size_t b = a + 1; b < candidates.size(); ++b) {
+            if (cache.find(candidates[a], candidates[b]) == nullptr)
+                out.push_back({candidates[a], candidates[b]});
+        }
+    }
+    return out;
+}
+
+void push_pair_dots(const PartView& part, std::span<const CoordinatePair> pairs,
+                    std::span<ExactSum> sums, std::vector<double>& scratch) {
+    ROTOR_ASSERT(sums.size() == pairs.size(), "one sum per pair");
+    const ColumnsView& x = part.x;
+    if (scratch.size() != part.rows()) scratch.assign(part.rows(), 0.0);  // zero between calls
+    std::size_t t = 0;
+    while (t < pairs.size()) {
+        const std::uint32_t ja = pairs[t].a;
+        for (std::uint64_t e = x.offsets[ja]; e < x.offsets[ja + 1]; ++e) {
+            scratch[x.rows[e]] = x.values[e];
+        }
+        for (; t < pairs.size() && pairs[t].a == ja; ++t) {
+            const std::uint32_t jb = pairs[t].b;
+            ExactSum& s = sums[t];
+            for (std::uint64_t e = x.offsets[jb]; e < x.offsets[jb + 1]; ++e) {
+                const double v = scratch[x.rows[e]];
+                if (v != 0) s.add(v * x.values[e]);
+            }
+        }
+        for (std::uint64_t e = x.offsets[ja]; e < x.offsets[ja + 1]; ++e) scratch[x.rows[e]] = 0;
+    }
+}
+
+Selection select_uncorrelated(const ProblemView& problem, std::span<const std::uint32_t> candidates,
+                              const StradsParams& params,
+                              const std::function<double(std::uint32_t, std::uint32_t)>& dot) {
+    Selection s;
+    for (std::size_t b = 0; b < candidates.size() && s.kept.size() < params.parallel; ++b) {
+        const std::uint32_t jb = candidates[b];
+        bool ok = true;
+        for (const std::uint32_t ja : s.kept) {
+            if (!(std::fabs(correlation(problem, ja, jb, dot(ja, jb))) < params.rho)) {
+                ok = false;
+                break;
+            }
+        }
+        if (ok) {
+            s.kept.push_back(jb);
+        } else {
+            ++s.rejected;
+        }
+    }
+    return s;
+}
+
+}  // namespace rotor::lasso
