@@ -274,27 +274,32 @@ std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, std::uint32_t& rej
                                 [&](std::uint32_t a, std::uint32_t b) { return pair_dot(a, b); });
     } else {
         // Every pair the cache lacks, pushed by the workers and reduced over the ranks.
-        const std::vector<CoordinatePair> pairs = missing_pairs(candidates, pair_cache_);
-        if (!pairs.empty()) {
+        CandidateDots c = cached_candidate_dots(candidates, pair_cache_);
+        if (!c.missing.empty()) {
             std::uint64_t entries = 0;
-            for (const CoordinatePair& pr : pairs) entries += column_entries_[pr.b];
+            for (const CoordinatePair& pr : c.missing) entries += column_entries_[pr.b];
             run(
                 [&](Worker& me) {
-                    me.sums.assign(pairs.size(), ExactSum{});
-                    push_pair_dots(me.view(), pairs, me.sums, me.scratch);
+                    me.sums.assign(c.missing.size(), ExactSum{});
+                    push_pair_dots(me.view(), c.missing, me.sums, me.scratch);
                 },
                 entries);
-            combine(total_, pairs.size());
+            combine(total_, c.missing.size());
             reduce(total_);
-            for (std::size_t t = 0; t < pairs.size(); ++t)
-                pair_cache_.insert(pairs[t].a, pairs[t].b, total_[t].value());
+            for (std::size_t t = 0; t < c.missing.size(); ++t) {
+                c.dots[c.missing_index[t]] = total_[t].value();
+                pair_cache_.insert(c.missing[t].a, c.missing[t].b, total_[t].value());
+            }
         }
-        s = select_uncorrelated(problem(), candidates, options_.strads,
-                                [&](std::uint32_t a, std::uint32_t b) {
-                                    const double* d = pair_cache_.find(a, b);
-                                    ROTOR_ASSERT(d != nullptr, "every candidate pair cached");
-                                    return *d;
-                                });
+        const auto position = [&](std::uint32_t j) {
+            return static_cast<std::size_t>(std::find(candidates.begin(), candidates.end(), j) -
+                                            candidates.begin());
+        };
+        s = select_uncorrelated(
+            problem(), candidates, options_.strads, [&](std::uint32_t a, std::uint32_t b) {
+                const std::size_t pa = position(a), pb = position(b);
+                return c.dots[pair_index(std::min(pa, pb), std::max(pa, pb), candidates.size())];
+            });
     }
     rejected += s.rejected;
     return std::move(s.kept);

@@ -7,33 +7,49 @@
 
 namespace rotor::lasso {
 
+PairDotCache::PairDotCache(int bits) : bits_(bits), slots_(std::size_t{1} << bits) {
+    ROTOR_ASSERT(bits >= 1 && bits <= 30, "PairDotCache: 1..30 bits");
+}
+
 std::uint64_t PairDotCache::key(std::uint32_t a, std::uint32_t b) {
     const std::uint32_t lo = std::min(a, b), hi = std::max(a, b);
     return (std::uint64_t{lo} << 32) | hi;
 }
 
+std::size_t PairDotCache::slot(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> (64 - bits_));  // Fibonacci
+}
+
 const double* PairDotCache::find(std::uint32_t a, std::uint32_t b) const {
-    const auto it = map_.find(key(a, b));
-    if (it == map_.end()) {
+    const std::uint64_t k = key(a, b);
+    const Slot& s = slots_[slot(k)];
+    if (s.key != k) {
         ++misses_;
         return nullptr;
     }
     ++hits_;
-    return &it->second;
+    return &s.dot;
 }
 
 void PairDotCache::insert(std::uint32_t a, std::uint32_t b, double dot) {
-    if (map_.size() >= capacity_) map_.clear();
-    map_[key(a, b)] = dot;
+    const std::uint64_t k = key(a, b);
+    slots_[slot(k)] = Slot{k, dot};
 }
 
-std::vector<CoordinatePair> missing_pairs(std::span<const std::uint32_t> candidates,
-                                          const PairDotCache& cache) {
-    std::vector<CoordinatePair> out;
-    for (std::size_t a = 0; a + 1 < candidates.size(); ++a) {
-        for (std::size_t b = a + 1; b < candidates.size(); ++b) {
-            if (cache.find(candidates[a], candidates[b]) == nullptr)
-                out.push_back({candidates[a], candidates[b]});
+CandidateDots cached_candidate_dots(std::span<const std::uint32_t> candidates,
+                                    const PairDotCache& cache) {
+    const std::size_t m = candidates.size();
+    CandidateDots out;
+    out.dots.assign(pair_count(m), 0.0);
+    for (std::size_t a = 0; a + 1 < m; ++a) {
+        for (std::size_t b = a + 1; b < m; ++b) {
+            const std::size_t at = pair_index(a, b, m);
+            if (const double* d = cache.find(candidates[a], candidates[b])) {
+                out.dots[at] = *d;
+            } else {
+                out.missing.push_back({candidates[a], candidates[b]});
+                out.missing_index.push_back(at);
+            }
         }
     }
     return out;

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <functional>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "core/lasso/schedule.h"
@@ -26,36 +25,46 @@ struct CoordinatePair {
     std::uint32_t b = 0;
 };
 
-/// Pair dots keyed by the unordered pair. At most `capacity` pairs: when an insert would pass
-/// it, the cache is emptied first (replicas that insert the same pairs in the same order stay
-/// alike; the values never depend on the cache anyway). A value type; not thread-safe.
+/// Pair dots keyed by the unordered pair, direct-mapped: 2^bits slots, a pair's slot fixed by a
+/// hash of it, a newer pair overwriting an older one in its slot (O(1), no allocation after
+/// construction; a dot found is always the pair's own). The values never depend on what the
+/// cache holds. A value type; not thread-safe.
 class PairDotCache {
   public:
-    static constexpr std::size_t kDefaultCapacity = std::size_t{1} << 20;
+    static constexpr int kDefaultBits = 18;  // 4 MiB
 
-    explicit PairDotCache(std::size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
+    explicit PairDotCache(int bits = kDefaultBits);
 
-    /// The remembered dot of (a, b), or nullptr.
+    /// The remembered dot of (a, b), or nullptr (never cached, or overwritten since).
     const double* find(std::uint32_t a, std::uint32_t b) const;
     void insert(std::uint32_t a, std::uint32_t b, double dot);
-    std::size_t size() const { return map_.size(); }
     /// find() calls that found / did not find their pair.
     std::uint64_t hits() const { return hits_; }
     std::uint64_t misses() const { return misses_; }
 
   private:
+    struct Slot {
+        std::uint64_t key = ~std::uint64_t{0};  // no pair
+        double dot = 0;
+    };
     static std::uint64_t key(std::uint32_t a, std::uint32_t b);
+    std::size_t slot(std::uint64_t key) const;
 
-    std::size_t capacity_;
-    std::unordered_map<std::uint64_t, double> map_;
+    int bits_;
+    std::vector<Slot> slots_;
     mutable std::uint64_t hits_ = 0;
     mutable std::uint64_t misses_ = 0;
 };
 
-/// The pairs of distinct candidates (in draw order: (c_a, c_b), a < b) the cache lacks, grouped
-/// by their first coordinate.
-std::vector<CoordinatePair> missing_pairs(std::span<const std::uint32_t> candidates,
-                                          const PairDotCache& cache);
+/// The dots of every pair of candidates, in pair_index order (schedule.h), as far as a cache
+/// holds them; the pairs it lacks are listed (grouped by first coordinate) for a push.
+struct CandidateDots {
+    std::vector<double> dots;                ///< pair_count(m) values; the missing ones 0
+    std::vector<CoordinatePair> missing;     ///< (c_a, c_b), a < b, not in the cache
+    std::vector<std::size_t> missing_index;  ///< their pair_index
+};
+CandidateDots cached_candidate_dots(std::span<const std::uint32_t> candidates,
+                                    const PairDotCache& cache);
 
 /// PUSH over one part: sums[t] += Σ over the part's rows of x̃_{i,pairs[t].a} x̃_{i,pairs[t].b}
 /// (the same terms, bit for bit, as push_candidate_dots). Consecutive pairs with the same first
