@@ -307,7 +307,9 @@ std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, std::uint32_t& rej
 
 double Trainer::pair_dot(std::uint32_t a, std::uint32_t b) {
     if (const double* d = pair_cache_.find(a, b)) return *d;
-    const CoordinatePair pair{a, b};
+    // Scatter the shorter column, walk the longer (the same terms either way).
+    const CoordinatePair pair =
+        column_entries_[a] <= column_entries_[b] ? CoordinatePair{a, b} : CoordinatePair{b, a};
     ExactSum total;
     for (auto& w : workers_) {
         ExactSum part;
@@ -349,7 +351,11 @@ train::Record Trainer::iterate() {
     r.set_times(clocks_.end_iteration());
     r.finish(r.processed);
     r.set("rounds", static_cast<double>(rounds));
-    if (options_.schedule == Schedule::kStrads) r.set("rejected", rejected);
+    if (options_.schedule == Schedule::kStrads) {
+        r.set("rejected", rejected);
+        const double looked = double(pair_cache_.hits() + pair_cache_.misses());
+        r.set("pair_cache_hit_rate", looked > 0 ? double(pair_cache_.hits()) / looked : 0.0);
+    }
     r.set("updates_total", static_cast<double>(total_updates_));
     return r;
 }

@@ -31,7 +31,7 @@ struct CoordinatePair {
 /// cache holds. A value type; not thread-safe.
 class PairDotCache {
   public:
-    static constexpr int kDefaultBits = 18;  // 4 MiB
+    static constexpr int kDefaultBits = 12;  // 64 KiB: lookups stay in cache
 
     explicit PairDotCache(int bits = kDefaultBits);
 
