@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -410,6 +411,60 @@ void Trainer::evaluate_record(train::Record& r) {
     converged_ = measure < options_.tol;
     // The active sweeps stopped too early for the stopping rule: settle them further next time.
     if (!converged_) inner_tol_ *= 0.1;
+}
+
+TrainerState Trainer::gather_state() {
+    flush_residuals();
+    TrainerState s{coefs_.b,         coefs_.last_delta, coefs_.offset,   {},
+                   gradient_,        gradient_lambda_,  gradient_fresh_, inner_tol_,
+                   iterations_done_, rounds_done_,      total_updates_,  last_,
+                   converged_};
+    std::vector<double> mine;
+    for (const auto& w : workers_)
+        mine.insert(mine.end(), w->residuals.begin(), w->residuals.end());
+    if (comm_.size() == 1) {
+        s.residuals = std::move(mine);
+        return s;
+    }
+    const auto parts = comm_.gather(std::as_bytes(std::span<const double>(mine)), 0);
+    for (const auto& part : parts) {
+        const std::size_t n = part.size() / sizeof(double);
+        const std::size_t at = s.residuals.size();
+        s.residuals.resize(at + n);
+        std::memcpy(s.residuals.data() + at, part.data(), n * sizeof(double));
+    }
+    return s;
+}
+
+void Trainer::restore(const TrainerState& state, std::uint32_t first_row) {
+    const std::uint32_t p = features();
+    std::size_t rows = 0;
+    for (const auto& w : workers_) rows += w->residuals.size();
+    if (state.b.size() != p || state.last_delta.size() != p || state.gradient.size() != p ||
+        state.residuals.size() != samples_ || std::size_t{first_row} + rows > samples_)
+        throw InputError("checkpoint", "the state's shapes disagree with the data");
+    coefs_.b = state.b;
+    coefs_.last_delta = state.last_delta;
+    coefs_.offset = state.offset;
+    std::size_t at = first_row;
+    for (auto& w : workers_) {
+        std::copy_n(state.residuals.begin() + static_cast<std::ptrdiff_t>(at), w->residuals.size(),
+                    w->residuals.begin());
+        at += w->residuals.size();
+    }
+    if (sampler_)
+        sampler_ = std::make_unique<PrioritySampler>(coefs_.last_delta, options_.strads.eta);
+    pending_coords_.clear();
+    pending_deltas_.clear();
+    gradient_ = state.gradient;
+    gradient_lambda_ = state.gradient_lambda;
+    gradient_fresh_ = state.gradient_fresh;
+    inner_tol_ = state.inner_tol;
+    iterations_done_ = state.iterations_done;
+    rounds_done_ = state.rounds_done;
+    total_updates_ = state.total_updates;
+    last_ = state.last;
+    converged_ = state.converged;
 }
 
 void Trainer::set_lambda(double lambda) {

@@ -80,6 +80,23 @@ std::vector<std::uint32_t> split_by_entries(std::span<const std::uint64_t> row_o
 /// The exact reductions of build_slice_design over a communicator (nothing for one rank).
 Reducer comm_reducer(comm::Communicator& comm);
 
+/// Everything a run needs to continue bitwise (checkpoints, docs/formats.md). A value type.
+struct TrainerState {
+    std::vector<double> b;           ///< standardised coefficients
+    std::vector<double> last_delta;  ///< their last changes (the STRADS priorities)
+    double offset = 0;               ///< o = Σ_j c_j b_j
+    std::vector<double> residuals;   ///< q over every sample, in row order (rank 0's gather)
+    std::vector<double> gradient;    ///< g_j at the last evaluation
+    double gradient_lambda = 0;      ///< λ̃ of that evaluation
+    bool gradient_fresh = false;
+    double inner_tol = 0;
+    std::uint32_t iterations_done = 0;
+    std::uint64_t rounds_done = 0;
+    std::uint64_t total_updates = 0;
+    Evaluation last;
+    bool converged = false;
+};
+
 /// One rank of a training run. Every method is collective (every rank calls it at the same
 /// point) unless noted. Holds references to the runtime and the communicator. Not thread-safe.
 class Trainer {
@@ -105,6 +122,13 @@ class Trainer {
     /// The last evaluation, and whether it met the stopping rule. Local.
     const Evaluation& last_evaluation() const { return last_; }
     bool converged() const { return converged_; }
+
+    /// Collective: the state, the residuals gathered on rank 0 (other ranks: empty residuals).
+    TrainerState gather_state();
+    /// Local: continues from `state` (of a run on the same data and options, any ranks x
+    /// threads); `first_row`: the global index of this rank's first sample. InputError on a
+    /// state of other shapes.
+    void restore(const TrainerState& state, std::uint32_t first_row);
 
     /// A new λ, keeping the coefficients (a warm start on a path); the iteration count restarts.
     void set_lambda(double lambda);
