@@ -29,7 +29,7 @@ stdout.
 
     lasso_bench.py --rotor build/ci/apps/rotor --data train.svm [--test test.svm] --out DIR
         [--lambda-frac 0.05] [--schedules cyclic,shotgun,strads] [--threads 1,2] [--tol 1e-6]
-        [--max-iterations 200] [--parallel 16] [--candidates 64] [--rho 0.1] [--repeats 3]
+        [--max-iterations 200] [--parallel 16] [--candidates 32] [--rho 0.3] [--repeats 3]
         [--glmnet-thresh 1e-6,1e-7,1e-10] [--target 1e-6]
 
 Needs numpy, scipy, scikit-learn and matplotlib (/usr/bin/python3 on Debian with
@@ -182,8 +182,8 @@ def main() -> None:
     ap.add_argument("--tol", type=float, default=1e-6)
     ap.add_argument("--max-iterations", type=int, default=200)
     ap.add_argument("--parallel", type=int, default=16)
-    ap.add_argument("--candidates", type=int, default=64)
-    ap.add_argument("--rho", type=float, default=0.1)
+    ap.add_argument("--candidates", type=int, default=32)
+    ap.add_argument("--rho", type=float, default=0.3)
     ap.add_argument("--glmnet-thresh", default="1e-6,1e-7,1e-10",
                     help="comma-separated glmnet thresh values, one row each")
     ap.add_argument("--target", type=float, default=1e-6,
