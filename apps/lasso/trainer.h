@@ -112,8 +112,9 @@ class Trainer {
 
     /// Iterations done since construction or the last set_lambda(); local.
     std::uint32_t iterations_done() const { return iterations_done_; }
-    /// One iteration: p coordinate updates (cyclic: a sweep; shotgun/strads: ceil(p / L)
-    /// rounds). Record: updates, changed, rejected, rounds, per-worker times.
+    /// One iteration: shotgun/strads: ceil(p / L) rounds (p updates); cyclic: a sweep of every
+    /// coordinate, or, with active sets, of the working set and then of the active set until it
+    /// settles. Record: updates, changed, rejected, pair_cache_hit_rate, rounds, worker times.
     train::Record iterate();
     /// Adds objective, objective_paper, gap, relative_gap, kkt, nonzeros, l1_norm; remembers
     /// whether the stopping rule holds (converged()). ConfigError (the same on every rank) when
