@@ -131,12 +131,15 @@ void apply_flags(FitFlags& f) {
 
 /// Peak bytes of one rank: the whole file as read (16 bytes an entry and a row), its slice
 /// twice (the slice and its standardised columns) and the workers' parts (12 bytes an entry,
-/// 8 per row twice, p + 1 offsets each), and p-sized vectors.
-std::uint64_t estimate_memory(const lasso::RawData& raw, int ranks, int threads) {
+/// 8 per row twice, p + 1 offsets each), and p-sized vectors; with checkpoints or --resume, the
+/// state gathered (N residuals, 3 p-vectors) beside its encoding.
+std::uint64_t estimate_memory(const lasso::RawData& raw, int ranks, int threads, bool checkpoints) {
     const std::uint64_t entries = raw.values.size(), rows = raw.samples(), p = raw.features;
     const std::uint64_t whole = 12 * entries + 16 * rows;
     const std::uint64_t slice = whole / static_cast<std::uint64_t>(ranks) + 1;
-    return whole + 3 * slice + static_cast<std::uint64_t>(threads) * (8 * p + 64 * p) + 64 * p;
+    const std::uint64_t state = checkpoints ? 2 * 8 * (rows + 3 * p) : 0;
+    return whole + 3 * slice + static_cast<std::uint64_t>(threads) * (8 * p + 64 * p) + 64 * p +
+           state;
 }
 
 void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_per_iteration) {
@@ -161,7 +164,8 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
         s.features = raw.features;
         s.names = raw.feature_names;
         const int threads = f.common.resolved_threads(host_ranks);
-        s.plan = estimate_memory(raw, world.size(), threads);
+        s.plan = estimate_memory(raw, world.size(), threads,
+                                 f.common.checkpoint_every > 0 || s.resume.has_value());
         train::check_memory(s.plan, train::memory_limit(f.common.max_memory, host_ranks),
                             "use more ranks (mpiexec) or raise --max-memory", world.size() > 1);
         const std::vector<std::uint32_t> begin =
