@@ -3,14 +3,17 @@
 // the data file and keeps its slice of the samples (split_by_entries); rank 0 writes the outputs.
 #include "apps/lasso/cli.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "apps/lasso/checkpoint.h"
 #include "apps/lasso/data.h"
 #include "apps/lasso/trainer.h"
 #include "comm/agreed.h"
@@ -21,6 +24,7 @@
 #include "core/io/atomic_file.h"
 #include "core/lasso/model_file.h"
 #include "sched/runtime.h"
+#include "train/checkpoint_dir.h"
 #include "train/common_flags.h"
 #include "train/memory_plan.h"
 #include "train/reporter.h"
@@ -38,7 +42,11 @@ struct FitFlags {
     std::string stop = "gap";
     bool no_intercept = false;
     bool no_standardize = false;
+    bool no_active_set = false;
     lasso::TrainOptions options;
+    /// The model-defining flags given on the command line (with --resume they must agree with
+    /// the checkpoint).
+    std::vector<std::string> given;
     // path only
     std::uint32_t n_lambdas = 20;
     double eps = 1e-3;
@@ -54,7 +62,61 @@ struct FitSetup {
     std::optional<sched::Runtime> runtime;
     std::unique_ptr<Trainer> trainer;
     std::unique_ptr<train::JsonLinesReporter> metrics;  // rank 0 only
+    std::uint32_t first_row = 0;                        // this rank's first sample
+    lasso::DataFingerprint print;                       // with checkpoints or --resume
+    std::optional<lasso::Checkpoint> resume;
 };
+
+/// The flags a checkpoint fixes, as "flag", this run's value and the checkpoint's.
+struct Setting {
+    const char* flag;
+    std::string ours, theirs;
+};
+
+std::vector<Setting> settings(const lasso::TrainOptions& a, const lasso::TrainOptions& b) {
+    const auto g = [](double v) { return fmt::format("{:.17g}", v); };
+    const auto on = [](bool v) { return std::string(v ? "on" : "off"); };
+    return {
+        {"--lambda", g(a.lambda), g(b.lambda)},
+        {"--schedule", std::string(lasso::schedule_name(a.schedule)),
+         std::string(lasso::schedule_name(b.schedule))},
+        {"--parallel", std::to_string(a.strads.parallel), std::to_string(b.strads.parallel)},
+        {"--candidates", std::to_string(a.strads.candidates), std::to_string(b.strads.candidates)},
+        {"--rho", g(a.strads.rho), g(b.strads.rho)},
+        {"--eta", g(a.strads.eta), g(b.strads.eta)},
+        {"--tol", g(a.tol), g(b.tol)},
+        {"--stop", std::string(lasso::stop_rule_name(a.stop)),
+         std::string(lasso::stop_rule_name(b.stop))},
+        {"--eval-every", std::to_string(a.eval_every), std::to_string(b.eval_every)},
+        {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
+        {"--no-intercept", on(!a.standardize.intercept), on(!b.standardize.intercept)},
+        {"--no-standardize", on(!a.standardize.standardize), on(!b.standardize.standardize)},
+        {"--no-active-set", on(!a.active_set), on(!b.active_set)}};
+}
+
+/// --resume: the run continues with the checkpoint's options. A model-defining flag given with a
+/// different value is refused by name; --max-iterations (the total to reach) may change.
+void apply_checkpoint(FitFlags& f, const lasso::Checkpoint& c) {
+    for (const Setting& s : settings(f.options, c.options)) {
+        const bool given = std::find(f.given.begin(), f.given.end(), s.flag) != f.given.end();
+        if (given && s.ours != s.theirs)
+            throw ConfigError(s.flag, fmt::format("is {} but {} was trained with {}; resume "
+                                                  "without it or start a new run",
+                                                  s.ours, f.common.resume, s.theirs));
+    }
+    const bool target_given =
+        std::find(f.given.begin(), f.given.end(), "--max-iterations") != f.given.end();
+    const std::uint32_t target = target_given ? f.options.max_iterations : c.options.max_iterations;
+    f.options = c.options;
+    f.options.max_iterations = target;
+    f.schedule = lasso::schedule_name(c.options.schedule);
+    f.no_intercept = !c.options.standardize.intercept;
+    f.no_standardize = !c.options.standardize.standardize;
+    if (c.state.iterations_done > target)
+        throw ConfigError("--max-iterations",
+                          fmt::format("{} is at iteration {}, beyond {}: give a larger total",
+                                      f.common.resume, c.state.iterations_done, target));
+}
 
 void apply_flags(FitFlags& f) {
     lasso::TrainOptions& o = f.options;
@@ -62,18 +124,22 @@ void apply_flags(FitFlags& f) {
     o.stop = lasso::parse_stop_rule(f.stop);
     o.standardize.intercept = !f.no_intercept;
     o.standardize.standardize = !f.no_standardize;
+    o.active_set = !f.no_active_set;
     o.seed = f.common.seed;
     o.eval_every = f.common.eval_every;
 }
 
 /// Peak bytes of one rank: the whole file as read (16 bytes an entry and a row), its slice
 /// twice (the slice and its standardised columns) and the workers' parts (12 bytes an entry,
-/// 8 per row twice, p + 1 offsets each), and p-sized vectors.
-std::uint64_t estimate_memory(const lasso::RawData& raw, int ranks, int threads) {
+/// 8 per row twice, p + 1 offsets each), and p-sized vectors; with checkpoints or --resume, the
+/// state gathered (N residuals, 3 p-vectors) beside its encoding.
+std::uint64_t estimate_memory(const lasso::RawData& raw, int ranks, int threads, bool checkpoints) {
     const std::uint64_t entries = raw.values.size(), rows = raw.samples(), p = raw.features;
     const std::uint64_t whole = 12 * entries + 16 * rows;
     const std::uint64_t slice = whole / static_cast<std::uint64_t>(ranks) + 1;
-    return whole + 3 * slice + static_cast<std::uint64_t>(threads) * (8 * p + 64 * p) + 64 * p;
+    const std::uint64_t state = checkpoints ? 2 * 8 * (rows + 3 * p) : 0;
+    return whole + 3 * slice + static_cast<std::uint64_t>(threads) * (8 * p + 64 * p) + 64 * p +
+           state;
 }
 
 void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_per_iteration) {
@@ -82,18 +148,30 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
     comm::run_agreed(world, [&] {
         apply_flags(f);
         f.options.validate();
+        if (!f.common.resume.empty()) {
+            s.resume = lasso::read_checkpoint(f.common.resume);
+            apply_checkpoint(f, *s.resume);
+        }
+        if (f.common.checkpoint_every > 0 && world.rank() == 0)
+            train::remove_stale_temporaries(f.common.resolved_checkpoint_dir());
         lasso::RawData raw = f.data.read();
         if (raw.samples() == 0) throw InputError(f.data.path, "no samples");
+        if (f.common.checkpoint_every > 0 || s.resume) s.print = lasso::fingerprint(raw);
+        if (s.resume && !(s.resume->data == s.print))
+            throw ConfigError("--resume", fmt::format("{} was made on other data than {}",
+                                                      f.common.resume, f.data.path));
         s.samples = raw.samples();
         s.features = raw.features;
         s.names = raw.feature_names;
         const int threads = f.common.resolved_threads(host_ranks);
-        s.plan = estimate_memory(raw, world.size(), threads);
+        s.plan = estimate_memory(raw, world.size(), threads,
+                                 f.common.checkpoint_every > 0 || s.resume.has_value());
         train::check_memory(s.plan, train::memory_limit(f.common.max_memory, host_ranks),
                             "use more ranks (mpiexec) or raise --max-memory", world.size() > 1);
         const std::vector<std::uint32_t> begin =
             lasso::split_by_entries(raw.row_offsets, world.size());
         slice = lasso::slice_rows(raw, begin[world.rank()], begin[world.rank() + 1]);
+        s.first_row = begin[world.rank()];
         s.runtime.emplace(threads, f.common.pin_mode());
         if (world.rank() == 0 && !f.common.metrics.empty() && metrics_per_iteration)
             s.metrics = std::make_unique<train::JsonLinesReporter>(f.common.metrics,
@@ -101,16 +179,24 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
     });
     comm::run_agreed(
         world, [&] { s.trainer = std::make_unique<Trainer>(slice, f.options, *s.runtime, world); });
+    if (s.resume) {
+        comm::run_agreed(world, [&] { s.trainer->restore(s.resume->state, s.first_row); });
+        s.resume->state = {};
+        if (!f.common.quiet && world.rank() == 0)
+            fmt::print("rotor: resumed {} at iteration {}\n", f.common.resume,
+                       s.trainer->iterations_done());
+    }
 }
 
 /// Iterates until the stopping rule holds or max_iterations; evaluates every eval_every
 /// iterations and at the last; `lambda` is added to every record when given.
 train::Record fit(Trainer& t, const lasso::TrainOptions& o, train::Reporter* reporter,
-                  std::optional<double> lambda, comm::Communicator& world) {
+                  std::optional<double> lambda, comm::Communicator& world,
+                  const std::function<void()>& after_iteration = {}) {
     train::Record r;
     Stopwatch clock;
     double monitoring = 0;
-    while (t.iterations_done() < o.max_iterations) {
+    while (!t.converged() && t.iterations_done() < o.max_iterations) {
         r = t.iterate();
         r.time_s = clock.seconds() - monitoring;
         const bool last = t.iterations_done() == o.max_iterations;
@@ -119,9 +205,10 @@ train::Record fit(Trainer& t, const lasso::TrainOptions& o, train::Reporter* rep
             comm::run_agreed(world, [&] { t.evaluate_record(r); });  // divergence: agreed
             monitoring += eval.seconds();
         }
+        r.set("eval_s", monitoring);  // evaluations so far (time_s leaves them out)
         if (lambda) r.set("lambda", *lambda);
         if (reporter != nullptr) reporter->on_iteration(r, o.max_iterations);
-        if (t.converged()) break;
+        if (after_iteration) after_iteration();
     }
     if (!r.has("objective")) comm::run_agreed(world, [&] { t.evaluate_record(r); });
     return r;
@@ -162,7 +249,14 @@ void run_train(FitFlags& f, comm::Communicator& world) {
     train::TeeReporter tee;
     if (!f.common.quiet && world.rank() == 0) tee.add(terminal);
     if (s.metrics) tee.add(*s.metrics);
-    const train::Record last = fit(t, f.options, &tee, std::nullopt, world);
+    const std::uint32_t every = f.common.checkpoint_every;
+    const std::string dir = f.common.resolved_checkpoint_dir();
+    fit(t, f.options, &tee, std::nullopt, world, [&] {
+        // The last iteration too (converged or not), so a finished run can be continued.
+        const std::uint32_t i = t.iterations_done();
+        if (every > 0 && (i % every == 0 || i == f.options.max_iterations || t.converged()))
+            lasso::write_checkpoint(dir, t, f.options, s.print, world);
+    });
     comm::run_agreed(world, [&] {
         if (world.rank() != 0) return;
         lasso::write_model(f.common.out, model_of(t, f, s));
@@ -173,8 +267,8 @@ void run_train(FitFlags& f, comm::Communicator& world) {
     fmt::print(
         "rotor: {} after {} iterations ({} updates): objective {:.10g}, relative gap {:.3g}, "
         "kkt {:.3g}, {} nonzeros\n",
-        t.converged() ? "converged" : "stopped at --max-iterations", last.iter, t.total_updates(),
-        e.objective, e.relative_gap, e.kkt_violation, e.nonzeros);
+        t.converged() ? "converged" : "stopped at --max-iterations", t.iterations_done(),
+        t.total_updates(), e.objective, e.relative_gap, e.kkt_violation, e.nonzeros);
     fmt::print("rotor: model written to {}\n", f.common.out);
 }
 
@@ -276,6 +370,9 @@ void add_fit_flags(CLI::App& c, FitFlags& f) {
     c.add_option("--max-iterations", o.max_iterations,
                  "At most this many iterations (p coordinate updates each)")
         ->capture_default_str();
+    c.add_flag("--no-active-set", f.no_active_set,
+               "cyclic: sweep every coordinate each iteration (default: the active set and the "
+               "coordinates the last evaluation's gradients select, glmnet's strategy)");
     c.add_flag("--no-intercept", f.no_intercept, "Fit no intercept (nothing is centred)");
     c.add_flag("--no-standardize", f.no_standardize,
                "Penalise the raw coefficients (glmnet standardize = FALSE)");
@@ -313,7 +410,19 @@ void add_train(CLI::App& lasso, comm::Communicator* world) {
                   "lambda ||b||_1)")
         ->required();
     c->add_option("--out,-o", f->common.out, "The model file to write")->required();
-    c->callback([f, world] { on_world(world, [&](comm::Communicator& w) { run_train(*f, w); }); });
+    c->add_option("--checkpoint-every", f->common.checkpoint_every,
+                  "Write a checkpoint every N iterations and at the end (0: never)")
+        ->capture_default_str();
+    c->add_option("--checkpoint-dir", f->common.checkpoint_dir,
+                  "Checkpoint directory (default <out>.checkpoint)");
+    c->add_option("--resume", f->common.resume,
+                  "Continue the run checkpointed in this directory (bitwise as if never stopped)");
+    c->callback([f, world, c] {
+        for (const Setting& s : settings({}, {}))
+            if (c->count(s.flag) > 0) f->given.emplace_back(s.flag);
+        if (c->count("--max-iterations") > 0) f->given.emplace_back("--max-iterations");
+        on_world(world, [&](comm::Communicator& w) { run_train(*f, w); });
+    });
 }
 
 void add_path(CLI::App& lasso, comm::Communicator* world) {

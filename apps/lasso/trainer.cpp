@@ -3,16 +3,23 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 
 #include <fmt/format.h>
 
 #include "core/base/error.h"
+#include "core/lasso/pair_cache.h"
 
 namespace rotor::lasso {
 namespace {
 
 /// The stream of the schedulers' Rng: Rng::from({seed, kScheduleStream, round}).
 constexpr std::uint64_t kScheduleStream = 0x4C53534F;  // "LSSO"
+/// At most this many sweeps over the active set in one cyclic iteration.
+constexpr int kMaxActiveSweeps = 1000;
+/// The active sweeps stop below this max d_j δ_j² whatever the tolerance: changes of 1e-12
+/// (standardised) are rounding, which can go on forever at tol = 0.
+constexpr double kInnerTolFloor = 1e-24;
 
 }  // namespace
 
@@ -137,10 +144,13 @@ Trainer::Trainer(const RawData& slice, const TrainOptions& options, sched::Runti
     if (options_.schedule == Schedule::kStrads)
         sampler_ = std::make_unique<PrioritySampler>(coefs_.last_delta, options_.strads.eta);
     // λ_max from the gradients at b = 0 (q = ỹ).
-    const EvalSums total = eval_sums();
+    gradient_ = gradients(problem(), eval_sums());
     double m = 0;
-    for (double g : gradients(problem(), total)) m = std::max(m, std::fabs(g));
+    for (const double g : gradient_) m = std::max(m, std::fabs(g));
     lambda_max_ = standardization_.y_scale * m;
+    gradient_lambda_ = m;  // b = 0 is the solution at λ_max: the strong rule's λ_old
+    gradient_fresh_ = true;
+    inner_tol_ = options_.tol;
 }
 
 Trainer::~Trainer() = default;
@@ -149,7 +159,8 @@ ProblemView Trainer::problem() const {
     return {samples_, shifts_, sq_norms_, target_sum_, standardization_.y_scale};
 }
 
-void Trainer::run(const std::function<void(Worker&)>& fn, std::uint64_t entries) {
+template <class Fn>
+void Trainer::run(const Fn& fn, std::uint64_t entries) {
     if (workers_.size() == 1 || entries < options_.inline_entries) {
         // No hand-off: every part here, in order; its time counts as worker 0's.
         const sched::PhaseTimer timer(clocks_.clock(0), sched::Phase::kCompute);
@@ -180,16 +191,14 @@ void Trainer::reduce(std::vector<ExactSum>& total) {
     if (comm_.size() > 1) comm_reducer(comm_).sum(total);
 }
 
-void Trainer::combine(std::span<ExactSum> total,
-                      const std::function<std::span<ExactSum>(Worker&)>& of) {
-    std::fill(total.begin(), total.end(), ExactSum{});
+void Trainer::combine(std::vector<ExactSum>& total, std::size_t size) {
+    total.assign(size, ExactSum{});
     for (auto& w : workers_) {
-        const std::span<ExactSum> mine = of(*w);
-        for (std::size_t t = 0; t < total.size(); ++t) total[t].add(mine[t]);
+        for (std::size_t t = 0; t < size; ++t) total[t].add(w->sums[t]);
     }
 }
 
-void Trainer::round(std::span<const std::uint32_t> coords, train::Record& stats) {
+void Trainer::round(std::span<const std::uint32_t> coords) {
     // Push, with the last pull's residual updates first (in order: a row's residual sees the
     // same operations whatever the split).
     run(
@@ -200,51 +209,129 @@ void Trainer::round(std::span<const std::uint32_t> coords, train::Record& stats)
             push_gradients(me.view(), coords, me.sums);
         },
         entries_of(pending_coords_) + entries_of(coords));
-    std::vector<ExactSum> total(coords.size());
-    combine(total, [](Worker& w) { return std::span<ExactSum>(w.sums); });
-    reduce(total);
+    combine(total_, coords.size());
+    reduce(total_);
     pending_coords_.assign(coords.begin(), coords.end());
     pending_deltas_.assign(coords.size(), 0);
-    const std::uint32_t changed =
-        pull_updates(problem(), options_.lambda, coords, total, coefs_, pending_deltas_);
+    changed_ += pull_updates(problem(), options_.lambda, coords, total_, coefs_, pending_deltas_);
     if (sampler_) {
         for (std::size_t t = 0; t < coords.size(); ++t)
             sampler_->update(coords[t], pending_deltas_[t]);
     }
-    stats.set("changed", stats.get("changed").value_or(0) + changed);
+    gradient_fresh_ = false;
     total_updates_ += coords.size();
-    stats.processed += coords.size();
+}
+
+double Trainer::sweep(std::span<const std::uint32_t> coords) {
+    double largest = 0;
+    for (const std::uint32_t& j : coords) {
+        round({&j, 1});
+        const double d = pending_deltas_[0];
+        largest = std::max(largest, sq_norms_[j] * d * d);
+    }
+    return largest;
+}
+
+std::vector<std::uint32_t> Trainer::working_set() const {
+    const std::uint32_t p = features();
+    std::vector<std::uint32_t> set;
+    if (!options_.active_set || !gradient_fresh_) {
+        set.resize(p);
+        for (std::uint32_t j = 0; j < p; ++j) set[j] = j;
+        return set;
+    }
+    // KKT: b_j = 0 is optimal while |g_j| <= λ̃. After a change of λ, the sequential strong rule
+    // (Tibshirani et al., JRSS B 2012): keep j when |g_j(λ_old)| >= 2λ̃ − λ̃_old. The same test
+    // with λ_old = λ. Coordinates it misses show in the next evaluation (gap, gradients).
+    const double threshold = 2 * options_.lambda / standardization_.y_scale - gradient_lambda_;
+    for (std::uint32_t j = 0; j < p; ++j) {
+        if (coefs_.b[j] != 0 || std::fabs(gradient_[j]) > threshold) set.push_back(j);
+    }
+    return set;
+}
+
+void Trainer::iterate_cyclic() {
+    const std::vector<std::uint32_t> first = working_set();
+    sweep(first);
+    if (!options_.active_set) return;
+    std::vector<std::uint32_t> active;
+    for (int s = 0; s < kMaxActiveSweeps; ++s) {
+        active.clear();
+        for (const std::uint32_t j : first) {
+            if (coefs_.b[j] != 0) active.push_back(j);
+        }
+        if (active.empty() || sweep(active) <= std::max(inner_tol_, kInnerTolFloor)) break;
+    }
 }
 
 std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, std::uint32_t& rejected) {
     const std::vector<std::uint32_t> candidates = sampler_->draw(rng, options_.strads.candidates);
-    const std::size_t pairs = pair_count(candidates.size());
-    run(
-        [&](Worker& me) {
-            if (!pending_coords_.empty())
-                update_residuals(me.view(), pending_coords_, pending_deltas_);
-            me.sums.assign(pairs, ExactSum{});
-            push_candidate_dots(me.view(), candidates, me.sums, me.scratch);
-        },
-        entries_of(pending_coords_) + candidates.size() * entries_of(candidates));
-    pending_coords_.clear();
-    pending_deltas_.clear();
-    std::vector<ExactSum> total(pairs);
-    combine(total, [](Worker& w) { return std::span<ExactSum>(w.sums); });
-    reduce(total);
-    Selection s = select_uncorrelated(problem(), candidates, total, options_.strads);
+    flush_residuals();
+    Selection s;
+    if (comm_.size() == 1) {
+        // Every row is here: only the pairs the greedy scan reaches, each the exact total over
+        // the parts, on this thread (a pair is a dot of two short columns).
+        s = select_uncorrelated(problem(), candidates, options_.strads,
+                                [&](std::uint32_t a, std::uint32_t b) { return pair_dot(a, b); });
+    } else {
+        // Every pair the cache lacks, pushed by the workers and reduced over the ranks.
+        CandidateDots c = cached_candidate_dots(candidates, pair_cache_);
+        if (!c.missing.empty()) {
+            std::uint64_t entries = 0;
+            for (const CoordinatePair& pr : c.missing) entries += column_entries_[pr.b];
+            run(
+                [&](Worker& me) {
+                    me.sums.assign(c.missing.size(), ExactSum{});
+                    push_pair_dots(me.view(), c.missing, me.sums, me.scratch);
+                },
+                entries);
+            combine(total_, c.missing.size());
+            reduce(total_);
+            for (std::size_t t = 0; t < c.missing.size(); ++t) {
+                c.dots[c.missing_index[t]] = total_[t].value();
+                pair_cache_.insert(c.missing[t].a, c.missing[t].b, total_[t].value());
+            }
+        }
+        const auto position = [&](std::uint32_t j) {
+            return static_cast<std::size_t>(std::find(candidates.begin(), candidates.end(), j) -
+                                            candidates.begin());
+        };
+        s = select_uncorrelated(
+            problem(), candidates, options_.strads, [&](std::uint32_t a, std::uint32_t b) {
+                const std::size_t pa = position(a), pb = position(b);
+                return c.dots[pair_index(std::min(pa, pb), std::max(pa, pb), candidates.size())];
+            });
+    }
     rejected += s.rejected;
     return std::move(s.kept);
+}
+
+double Trainer::pair_dot(std::uint32_t a, std::uint32_t b) {
+    if (const double* d = pair_cache_.find(a, b)) return *d;
+    // Scatter the shorter column, walk the longer (the same terms either way).
+    const CoordinatePair pair =
+        column_entries_[a] <= column_entries_[b] ? CoordinatePair{a, b} : CoordinatePair{b, a};
+    ExactSum total;
+    for (auto& w : workers_) {
+        ExactSum part;
+        push_pair_dots(w->view(), {&pair, 1}, {&part, 1}, w->scratch);
+        total.add(part);
+    }
+    pair_cache_.insert(a, b, total.value());
+    return total.value();
 }
 
 train::Record Trainer::iterate() {
     train::Record r;
     clocks_.begin_iteration();
     const std::uint32_t p = features();
+    const std::uint64_t updates_before = total_updates_;
+    changed_ = 0;
     std::uint32_t rejected = 0;
     std::uint64_t rounds = 0;
     if (options_.schedule == Schedule::kCyclic) {
-        for (std::uint32_t j = 0; j < p; ++j, ++rounds) round({&j, 1}, r);
+        iterate_cyclic();
+        rounds = total_updates_ - updates_before;
     } else {
         const std::uint32_t l = std::max<std::uint32_t>(1, std::min(options_.strads.parallel, p));
         const std::uint64_t per_iteration = p == 0 ? 0 : (p + l - 1) / l;
@@ -253,18 +340,23 @@ train::Record Trainer::iterate() {
             const std::vector<std::uint32_t> coords = options_.schedule == Schedule::kShotgun
                                                           ? schedule_shotgun(rng, p, l)
                                                           : strads_schedule(rng, rejected);
-            round(coords, r);
+            round(coords);
         }
     }
     flush_residuals();
+    r.processed = total_updates_ - updates_before;
+    r.set("changed", changed_);
     rounds_done_ += rounds;
     ++iterations_done_;
     r.iter = iterations_done_;
     r.set_times(clocks_.end_iteration());
     r.finish(r.processed);
-    if (!r.has("changed")) r.set("changed", 0);
     r.set("rounds", static_cast<double>(rounds));
-    if (options_.schedule == Schedule::kStrads) r.set("rejected", rejected);
+    if (options_.schedule == Schedule::kStrads) {
+        r.set("rejected", rejected);
+        const double looked = double(pair_cache_.hits() + pair_cache_.misses());
+        r.set("pair_cache_hit_rate", looked > 0 ? double(pair_cache_.hits()) / looked : 0.0);
+    }
     r.set("updates_total", static_cast<double>(total_updates_));
     return r;
 }
@@ -295,7 +387,11 @@ EvalSums Trainer::eval_sums() {
 }
 
 void Trainer::evaluate_record(train::Record& r) {
-    last_ = evaluate(problem(), options_.lambda, coefs_, eval_sums());
+    const EvalSums sums = eval_sums();
+    last_ = evaluate(problem(), options_.lambda, coefs_, sums);
+    gradient_ = gradients(problem(), sums);
+    gradient_lambda_ = options_.lambda / standardization_.y_scale;
+    gradient_fresh_ = true;
     r.set("objective", last_.objective);
     r.set("objective_paper", last_.objective_paper);
     r.set("gap", last_.gap);
@@ -313,6 +409,62 @@ void Trainer::evaluate_record(train::Record& r) {
                                ? last_.relative_gap
                                : last_.kkt_violation / standardization_.y_scale;
     converged_ = measure < options_.tol;
+    // The active sweeps stopped too early for the stopping rule: settle them further next time.
+    if (!converged_) inner_tol_ *= 0.1;
+}
+
+TrainerState Trainer::gather_state() {
+    flush_residuals();
+    TrainerState s{coefs_.b,         coefs_.last_delta, coefs_.offset,   {},
+                   gradient_,        gradient_lambda_,  gradient_fresh_, inner_tol_,
+                   iterations_done_, rounds_done_,      total_updates_,  last_,
+                   converged_};
+    std::vector<double> mine;
+    for (const auto& w : workers_)
+        mine.insert(mine.end(), w->residuals.begin(), w->residuals.end());
+    if (comm_.size() == 1) {
+        s.residuals = std::move(mine);
+        return s;
+    }
+    const auto parts = comm_.gather(std::as_bytes(std::span<const double>(mine)), 0);
+    for (const auto& part : parts) {
+        const std::size_t n = part.size() / sizeof(double);
+        const std::size_t at = s.residuals.size();
+        s.residuals.resize(at + n);
+        std::memcpy(s.residuals.data() + at, part.data(), n * sizeof(double));
+    }
+    return s;
+}
+
+void Trainer::restore(const TrainerState& state, std::uint32_t first_row) {
+    const std::uint32_t p = features();
+    std::size_t rows = 0;
+    for (const auto& w : workers_) rows += w->residuals.size();
+    if (state.b.size() != p || state.last_delta.size() != p || state.gradient.size() != p ||
+        state.residuals.size() != samples_ || std::size_t{first_row} + rows > samples_)
+        throw InputError("checkpoint", "the state's shapes disagree with the data");
+    coefs_.b = state.b;
+    coefs_.last_delta = state.last_delta;
+    coefs_.offset = state.offset;
+    std::size_t at = first_row;
+    for (auto& w : workers_) {
+        std::copy_n(state.residuals.begin() + static_cast<std::ptrdiff_t>(at), w->residuals.size(),
+                    w->residuals.begin());
+        at += w->residuals.size();
+    }
+    if (sampler_)
+        sampler_ = std::make_unique<PrioritySampler>(coefs_.last_delta, options_.strads.eta);
+    pending_coords_.clear();
+    pending_deltas_.clear();
+    gradient_ = state.gradient;
+    gradient_lambda_ = state.gradient_lambda;
+    gradient_fresh_ = state.gradient_fresh;
+    inner_tol_ = state.inner_tol;
+    iterations_done_ = state.iterations_done;
+    rounds_done_ = state.rounds_done;
+    total_updates_ = state.total_updates;
+    last_ = state.last;
+    converged_ = state.converged;
 }
 
 void Trainer::set_lambda(double lambda) {
@@ -320,6 +472,7 @@ void Trainer::set_lambda(double lambda) {
     options_.validate();
     iterations_done_ = 0;
     converged_ = false;
+    inner_tol_ = options_.tol;
 }
 
 train::RecordSchema record_schema() {

@@ -25,6 +25,7 @@
 #include "comm/communicator.h"
 #include "core/lasso/design.h"
 #include "core/lasso/objective.h"
+#include "core/lasso/pair_cache.h"
 #include "core/lasso/schedule.h"
 #include "core/lasso/slice_design.h"
 #include "sched/runtime.h"
@@ -62,6 +63,11 @@ struct TrainOptions {
     /// Steps of a round over fewer stored entries than this run on the coordinator thread, part
     /// after part, instead of on the workers (the same bits; tests set 0 to force the workers).
     std::uint64_t inline_entries = 16384;
+    /// cyclic: sweep a working set instead of every coordinate (--no-active-set turns it off):
+    /// the active set (b_j ≠ 0) plus the coordinates the last evaluation's gradients select
+    /// (KKT violators; after set_lambda, the strong rule), then the active set again until its
+    /// largest change d_j δ_j² falls below the inner tolerance (docs/lasso.md, "Active sets").
+    bool active_set = true;
 
     /// ConfigError naming the flag on any bad value.
     void validate() const;
@@ -73,6 +79,23 @@ std::vector<std::uint32_t> split_by_entries(std::span<const std::uint64_t> row_o
 
 /// The exact reductions of build_slice_design over a communicator (nothing for one rank).
 Reducer comm_reducer(comm::Communicator& comm);
+
+/// Everything a run needs to continue bitwise (checkpoints, docs/formats.md). A value type.
+struct TrainerState {
+    std::vector<double> b;           ///< standardised coefficients
+    std::vector<double> last_delta;  ///< their last changes (the STRADS priorities)
+    double offset = 0;               ///< o = Σ_j c_j b_j
+    std::vector<double> residuals;   ///< q over every sample, in row order (rank 0's gather)
+    std::vector<double> gradient;    ///< g_j at the last evaluation
+    double gradient_lambda = 0;      ///< λ̃ of that evaluation
+    bool gradient_fresh = false;
+    double inner_tol = 0;
+    std::uint32_t iterations_done = 0;
+    std::uint64_t rounds_done = 0;
+    std::uint64_t total_updates = 0;
+    Evaluation last;
+    bool converged = false;
+};
 
 /// One rank of a training run. Every method is collective (every rank calls it at the same
 /// point) unless noted. Holds references to the runtime and the communicator. Not thread-safe.
@@ -89,8 +112,9 @@ class Trainer {
 
     /// Iterations done since construction or the last set_lambda(); local.
     std::uint32_t iterations_done() const { return iterations_done_; }
-    /// One iteration: p coordinate updates (cyclic: a sweep; shotgun/strads: ceil(p / L)
-    /// rounds). Record: updates, changed, rejected, rounds, per-worker times.
+    /// One iteration: shotgun/strads: ceil(p / L) rounds (p updates); cyclic: a sweep of every
+    /// coordinate, or, with active sets, of the working set and then of the active set until it
+    /// settles. Record: updates, changed, rejected, pair_cache_hit_rate, rounds, worker times.
     train::Record iterate();
     /// Adds objective, objective_paper, gap, relative_gap, kkt, nonzeros, l1_norm; remembers
     /// whether the stopping rule holds (converged()). ConfigError (the same on every rank) when
@@ -100,8 +124,18 @@ class Trainer {
     const Evaluation& last_evaluation() const { return last_; }
     bool converged() const { return converged_; }
 
+    /// Collective: the state, the residuals gathered on rank 0 (other ranks: empty residuals).
+    TrainerState gather_state();
+    /// Local: continues from `state` (of a run on the same data and options, any ranks x
+    /// threads); `first_row`: the global index of this rank's first sample. InputError on a
+    /// state of other shapes.
+    void restore(const TrainerState& state, std::uint32_t first_row);
+
     /// A new λ, keeping the coefficients (a warm start on a path); the iteration count restarts.
     void set_lambda(double lambda);
+    /// The coordinates the next cyclic iteration sweeps first (every one when the gradients of
+    /// the last evaluation are stale or active sets are off). Local; the same on every rank.
+    std::vector<std::uint32_t> working_set() const;
     /// λ_max (y's units): the smallest λ whose solution is β = 0. Local.
     double lambda_max() const { return lambda_max_; }
 
@@ -118,14 +152,22 @@ class Trainer {
     /// Runs fn on every worker's part: on the workers, or, when the step touches fewer than
     /// options.inline_entries stored entries (`entries`, over the rank), on this thread part after
     /// part (a hand-off to the workers costs more than such a step; the result is the same bits).
-    void run(const std::function<void(Worker&)>& fn, std::uint64_t entries);
+    template <class Fn>
+    void run(const Fn& fn, std::uint64_t entries);
     /// Stored entries of the rank's columns `coords`.
     std::uint64_t entries_of(std::span<const std::uint32_t> coords) const;
     void flush_residuals();
     void reduce(std::vector<ExactSum>& total);
-    void combine(std::span<ExactSum> total, const std::function<std::span<ExactSum>(Worker&)>& of);
-    void round(std::span<const std::uint32_t> coords, train::Record& stats);
+    /// total = the workers' sums (w.sums), added exactly.
+    void combine(std::vector<ExactSum>& total, std::size_t size);
+    void round(std::span<const std::uint32_t> coords);
+    /// Cyclic rounds over coords in order; returns max d_j δ_j² (standardised units).
+    double sweep(std::span<const std::uint32_t> coords);
+    /// A cyclic iteration: the working set, then the active set until it settles.
+    void iterate_cyclic();
     std::vector<std::uint32_t> strads_schedule(Rng& rng, std::uint32_t& rejected);
+    /// x̃_aᵀx̃_b over every part of this rank (one rank only), cached.
+    double pair_dot(std::uint32_t a, std::uint32_t b);
     EvalSums eval_sums();
     ProblemView problem() const;
 
@@ -143,10 +185,18 @@ class Trainer {
     sched::WorkerClocks clocks_;
     Coefficients coefs_;
     std::unique_ptr<PrioritySampler> sampler_;
+    PairDotCache pair_cache_;  ///< strads: the correlation check's dots
     /// The last pull's coordinates and changes, not yet subtracted from the residuals.
     std::vector<std::uint32_t> pending_coords_;
     std::vector<double> pending_deltas_;
-    std::vector<std::int64_t> limbs_;
+    std::vector<ExactSum> total_;  ///< a round's reduced sums
+    std::uint32_t changed_ = 0;    ///< coordinates changed in this iteration
+    /// g_j = z_jᵀr/N (standardised) at the last evaluation, at λ̃ = gradient_lambda_; fresh while
+    /// no update has followed it.
+    std::vector<double> gradient_;
+    double gradient_lambda_ = 0;
+    bool gradient_fresh_ = false;
+    double inner_tol_ = 0;  ///< the active sweeps stop below this max d_j δ_j²
     double lambda_max_ = 0;
     std::uint32_t iterations_done_ = 0;
     std::uint64_t rounds_done_ = 0;

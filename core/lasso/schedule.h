@@ -65,9 +65,9 @@ class PrioritySampler {
 /// The STRADS scheduler's parameters (the trainer's --candidates, --parallel, --rho, --eta).
 /// validate() throws ConfigError naming the flag.
 struct StradsParams {
-    std::uint32_t candidates = 64;  ///< L': coordinates drawn per round, >= parallel
+    std::uint32_t candidates = 32;  ///< L': coordinates drawn per round, >= parallel
     std::uint32_t parallel = 16;    ///< L: at most this many updated per round, >= 1
-    double rho = 0.1;               ///< correlation bound in (0, 1]
+    double rho = 0.3;               ///< correlation bound in (0, 1]
     double eta = 1e-6;              ///< floor of the priority, > 0 (standardised units)
 
     void validate() const;

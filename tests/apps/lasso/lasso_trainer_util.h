@@ -19,6 +19,7 @@ struct LassoRun {
     Evaluation last;
     std::vector<double> objectives;  ///< one per iteration
     std::uint32_t iterations = 0;
+    std::uint64_t updates = 0;  ///< coordinate updates
     bool converged = false;
     double lambda_max = 0;
     Standardization standardization;
@@ -44,6 +45,7 @@ inline LassoRun run_lasso(comm::Communicator& comm, const RawData& all, const Tr
     run.offset = t.coefficients().offset;
     run.last = t.last_evaluation();
     run.iterations = t.iterations_done();
+    run.updates = t.total_updates();
     run.converged = t.converged();
     run.standardization = t.standardization();
     return run;

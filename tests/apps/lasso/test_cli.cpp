@@ -1,16 +1,25 @@
 // `rotor lasso train | path | predict | eval` through the real binary: scikit-learn's objective
 // at its lambdas, bad input (exit 2, path:line:col, no model), predictions and metrics checked
-// against the model file, the path, and the model under mpiexec equal to one process's.
+// against the model file, the path, the model under mpiexec equal to one process's, and a run
+// killed (SIGKILL) and resumed from its checkpoints equal to an uninterrupted one.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/base/error.h"
+#include "core/base/rng.h"
 #include "core/lasso/dense_reader.h"
 #include "core/lasso/model_file.h"
 #include "tests/apps/mf/rotor_cli_util.h"
@@ -176,25 +185,123 @@ TEST_F(LassoCli, PathFromLambdaMaxDown) {
     EXPECT_EQ(std::to_string(last.nonzeros()), rows[5][4]);
 }
 
+/// A sparse regression set in LIBSVM: n samples, p features, ~density of them set, y from 20
+/// planted coefficients plus noise.
+void write_sparse_set(const std::string& path, int n, int p, double density, std::uint64_t seed) {
+    Rng rng(seed);
+    std::ofstream out(path);
+    for (int i = 0; i < n; ++i) {
+        std::string line;
+        double y = 0;
+        for (int j = 0; j < p; ++j) {
+            if (!(rng.uniform() < density)) continue;
+            const double v = 1 + std::floor(5 * rng.uniform());
+            if (j % (p / 20) == 0) y += v * (1 + j % 3);
+            line += " " + std::to_string(j + 1) + ":" + std::to_string(static_cast<int>(v));
+        }
+        out << y + rng.uniform() << line << "\n";
+    }
+}
+
+extern "C" char** environ;
+
+pid_t spawn(const std::vector<std::string>& args) {
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+    return pid;
+}
+
+int wait_exit(pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST_F(LassoCli, KilledAndResumedRunEqualsUninterruptedRun) {
+    write_sparse_set(path("big.svm"), 6000, 1500, 0.02, 11);
+    const std::string rotor = ROTOR_BINARY_DIR "/apps/rotor";
+    const std::vector<std::string> base = {
+        rotor,        "lasso",  "train", "--data", path("big.svm"),    "--lambda", "0.01",
+        "--schedule", "strads", "--tol", "0",      "--max-iterations", "60",       "--threads",
+        "2",          "-q"};
+    auto straight = base;
+    straight.insert(straight.end(), {"--out", path("straight.txt")});
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(wait_exit(spawn(straight)), 0);
+    const double run_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const std::string ck = path("ck");
+    auto args = base;
+    args.insert(args.end(),
+                {"--checkpoint-every", "1", "--checkpoint-dir", ck, "--out", path("resumed.txt")});
+    Rng rng(7);
+    int kills = 0, resumed = 0;
+    double scale = 1.0;
+    for (int attempt = 0; attempt < 40; ++attempt) {
+        auto a = args;
+        if (std::filesystem::exists(ck + "/state.json")) {
+            a.insert(a.end(), {"--resume", ck});
+            ++resumed;
+        }
+        const pid_t pid = spawn(a);
+        if (kills >= 3) {
+            ASSERT_EQ(wait_exit(pid), 0);
+            break;
+        }
+        const double ms = run_ms * scale * (0.2 + 0.6 * rng.uniform());
+        std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(ms * 1000)));
+        ::kill(pid, SIGKILL);
+        const int code = wait_exit(pid);
+        if (code == 128 + SIGKILL) {
+            ++kills;
+            continue;
+        }
+        ASSERT_EQ(code, 0);
+        std::filesystem::remove_all(ck);  // it finished first: start over with shorter delays
+        std::filesystem::remove_all(path("resumed.txt"));
+        kills = 0;
+        resumed = 0;
+        scale /= 2;
+    }
+    ASSERT_EQ(kills, 3) << "the run was too fast to be interrupted: the test proves nothing";
+    EXPECT_GE(resumed, 1);
+    EXPECT_EQ(rotor::testing::read_all(path("straight.txt")),
+              rotor::testing::read_all(path("resumed.txt")));
+    // A model-defining flag that disagrees with the checkpoint is refused by name.
+    const auto r =
+        run_rotor(dir_, "lasso train --data " + path("big.svm") + " --lambda 0.02 --resume " + ck +
+                            " --out " + path("other.txt"));
+    EXPECT_NE(r.code, 0);
+    EXPECT_NE(r.err.find("--lambda"), std::string::npos) << r.err;
+}
+
 #ifdef ROTOR_MPIEXEC
 TEST_F(LassoCli, UnderMpiexecTheModelEqualsOneProcessByteForByte) {
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
     ::setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
-    const std::string args = " lasso train -q --data " + kData +
-                             "wide.svm --lambda 0.05 --schedule strads --parallel 4 "
-                             "--candidates 16 --rho 0.5 --max-iterations 30 --threads ";
-    ASSERT_EQ(run_rotor(dir_, args + "1 --out " + path("one.txt")).code, 0);
-    const std::string cmd = std::string(ROTOR_MPIEXEC) + " -n 2 --oversubscribe " +
-                            ROTOR_BINARY_DIR "/apps/rotor" + args + "2 --out " + path("two.txt") +
-                            " > " + path("mpi.out") + " 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
-    std::ifstream a(path("one.txt")), b(path("two.txt"));
-    std::stringstream sa, sb;
-    sa << a.rdbuf();
-    sb << b.rdbuf();
-    EXPECT_FALSE(sa.str().empty());
-    EXPECT_EQ(sa.str(), sb.str());
+    // strads: one rank computes the pair dots the scan reaches, two push the missing ones;
+    // cyclic: active sets decided from reduced gradients.
+    for (const std::string schedule :
+         {"strads --parallel 4 --candidates 16 --rho 0.5", "cyclic --tol 1e-9"}) {
+        const std::string args = " lasso train -q --data " + kData +
+                                 "wide.svm --lambda 0.05 --max-iterations 30 --schedule " +
+                                 schedule + " --threads ";
+        ASSERT_EQ(run_rotor(dir_, args + "1 --out " + path("one.txt")).code, 0);
+        const std::string cmd = std::string(ROTOR_MPIEXEC) + " -n 2 --oversubscribe " +
+                                ROTOR_BINARY_DIR "/apps/rotor" + args + "2 --out " +
+                                path("two.txt") + " > " + path("mpi.out") + " 2>&1";
+        ASSERT_EQ(std::system(cmd.c_str()), 0) << schedule;
+        std::ifstream a(path("one.txt")), b(path("two.txt"));
+        std::stringstream sa, sb;
+        sa << a.rdbuf();
+        sb << b.rdbuf();
+        EXPECT_FALSE(sa.str().empty());
+        EXPECT_EQ(sa.str(), sb.str()) << schedule;
+    }
 }
 #endif
 

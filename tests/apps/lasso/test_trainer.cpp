@@ -77,17 +77,28 @@ TEST(LassoTrainer, AnyRanksAndThreadsGiveBitwiseTheSameCoefficients) {
     const RawData sparse = testing::random_data(50, 14, 0.3, 4, 21);
     const RawData dense = testing::correlated_data(40, 12, 4, 0.5, 22);
     for (const RawData* data : {&sparse, &dense}) {
-        for (const Schedule s : {Schedule::kCyclic, Schedule::kShotgun, Schedule::kStrads}) {
-            const TrainOptions o = options(s, 0.02);
+        for (const auto& [s, active] :
+             {std::pair{Schedule::kCyclic, false}, std::pair{Schedule::kCyclic, true},
+              std::pair{Schedule::kShotgun, false}, std::pair{Schedule::kStrads, false}}) {
+            TrainOptions o = options(s, 0.02);
+            o.active_set = active;
             const LassoRun one = run_ranks(*data, o, 1, 1, 3);
-            ASSERT_EQ(one.iterations, 3u);
+            // Active sets settle to the exact optimum (gap <= 0 meets tol = 0) sooner.
+            if (active) {
+                ASSERT_GE(one.iterations, 1u);
+            } else {
+                ASSERT_EQ(one.iterations, 3u);
+            }
             EXPECT_GT(one.last.nonzeros, 0u);
             for (int ranks = 1; ranks <= 3; ++ranks) {
                 for (int threads = 1; threads <= 2; ++threads) {
                     if (ranks == 1 && threads == 1) continue;
-                    const std::string what = fmt::format("{} x {}, {}, dense {}", ranks, threads,
-                                                         schedule_name(s), data->dense);
+                    const std::string what =
+                        fmt::format("{} x {}, {}{}, dense {}", ranks, threads, schedule_name(s),
+                                    active ? " (active set)" : "", data->dense);
                     const LassoRun many = run_ranks(*data, o, ranks, threads, 3);
+                    EXPECT_EQ(many.iterations, one.iterations) << what;
+                    EXPECT_EQ(many.updates, one.updates) << what;
                     EXPECT_TRUE(same_bits(many.b, one.b)) << what;
                     EXPECT_EQ(std::bit_cast<std::uint64_t>(many.offset),
                               std::bit_cast<std::uint64_t>(one.offset))
@@ -123,6 +134,26 @@ TEST(LassoTrainer, ConvergesToTheKktConditions) {
                 EXPECT_LE(run.objectives[i], run.objectives[i - 1] * (1 + 1e-12)) << i;
         }
     }
+}
+
+TEST(LassoTrainer, ActiveSetsReachTheSameOptimumInFewerUpdates) {
+    const RawData data = testing::random_data(120, 80, 0.2, 6, 33);
+    TrainOptions full = options(Schedule::kCyclic, 0);
+    full.lambda = 0.3 * run_ranks(data, full, 1, 1, 1).lambda_max;
+    full.tol = 1e-12;
+    full.active_set = false;
+    TrainOptions active = full;
+    active.active_set = true;
+    const LassoRun a = run_ranks(data, active, 2, 2, 500);
+    const LassoRun f = run_ranks(data, full, 2, 2, 500);
+    ASSERT_TRUE(a.converged);
+    ASSERT_TRUE(f.converged);
+    EXPECT_NEAR(a.last.objective, f.last.objective, 1e-11 * f.last.objective);
+    EXPECT_EQ(a.last.nonzeros, f.last.nonzeros);
+    EXPECT_LT(a.last.nonzeros, 40u);  // a sparse solution: most columns outside the active set
+    EXPECT_LT(a.updates * 2, f.updates);
+    for (std::size_t i = 1; i < a.objectives.size(); ++i)
+        EXPECT_LE(a.objectives[i], a.objectives[i - 1] * (1 + 1e-12)) << i;
 }
 
 TEST(LassoTrainer, LambdaMaxGivesZeroAndBelowItDoesNot) {

@@ -1,0 +1,248 @@
+#include "apps/lasso/checkpoint.h"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "comm/wire.h"
+#include "core/base/error.h"
+#include "train/checkpoint_dir.h"
+
+namespace rotor::lasso {
+namespace {
+
+constexpr char kFormat[] = "rotor-lasso-checkpoint";
+constexpr int kVersion = 1;
+constexpr std::uint32_t kPartMagic = 0x434C'5352;  // "RSLC"
+constexpr std::uint32_t kPartVersion = 1;
+
+// ---- state.json -------------------------------------------------------------------------------
+
+/// The key's value, of the JSON type asked for, or an InputError naming the file and the key.
+const nlohmann::json& field(const nlohmann::json& j, const char* key, const std::string& path) {
+    if (!j.is_object() || !j.contains(key))
+        throw InputError(path, fmt::format("missing key \"{}\"", key));
+    return j.at(key);
+}
+
+std::uint64_t get_unsigned(const nlohmann::json& j, const char* key, const std::string& path,
+                           std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
+    const auto& v = field(j, key, path);
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max)
+        throw InputError(path, fmt::format("\"{}\" must be an integer in 0..{}", key, max));
+    return v.get<std::uint64_t>();
+}
+
+double get_double(const nlohmann::json& j, const char* key, const std::string& path) {
+    const auto& v = field(j, key, path);
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+        throw InputError(path, fmt::format("\"{}\" must be a finite number", key));
+    return v.get<double>();
+}
+
+bool get_bool(const nlohmann::json& j, const char* key, const std::string& path) {
+    const auto& v = field(j, key, path);
+    if (!v.is_boolean()) throw InputError(path, fmt::format("\"{}\" must be true or false", key));
+    return v.get<bool>();
+}
+
+std::string get_string(const nlohmann::json& j, const char* key, const std::string& path) {
+    const auto& v = field(j, key, path);
+    if (!v.is_string()) throw InputError(path, fmt::format("\"{}\" must be a string", key));
+    return v.get<std::string>();
+}
+
+nlohmann::ordered_json options_json(const TrainOptions& o) {
+    // λ and the doubles as 17 significant digits in JSON round-trip exactly (nlohmann).
+    return {{"lambda", o.lambda},
+            {"schedule", std::string(schedule_name(o.schedule))},
+            {"parallel", o.strads.parallel},
+            {"candidates", o.strads.candidates},
+            {"rho", o.strads.rho},
+            {"eta", o.strads.eta},
+            {"intercept", o.standardize.intercept},
+            {"standardize", o.standardize.standardize},
+            {"active_set", o.active_set},
+            {"tol", o.tol},
+            {"stop", std::string(stop_rule_name(o.stop))},
+            {"max_iterations", o.max_iterations},
+            {"eval_every", o.eval_every},
+            {"seed", o.seed}};
+}
+
+TrainOptions options_from_json(const nlohmann::json& j, const std::string& path) {
+    TrainOptions o;
+    try {
+        o.schedule = parse_schedule(get_string(j, "schedule", path));
+        o.stop = parse_stop_rule(get_string(j, "stop", path));
+    } catch (const ConfigError& e) {
+        throw InputError(path, e.what());
+    }
+    o.lambda = get_double(j, "lambda", path);
+    o.strads.parallel = static_cast<std::uint32_t>(get_unsigned(j, "parallel", path, 1U << 30));
+    o.strads.candidates = static_cast<std::uint32_t>(get_unsigned(j, "candidates", path, 1U << 30));
+    o.strads.rho = get_double(j, "rho", path);
+    o.strads.eta = get_double(j, "eta", path);
+    o.standardize.intercept = get_bool(j, "intercept", path);
+    o.standardize.standardize = get_bool(j, "standardize", path);
+    o.active_set = get_bool(j, "active_set", path);
+    o.tol = get_double(j, "tol", path);
+    o.max_iterations =
+        static_cast<std::uint32_t>(get_unsigned(j, "max_iterations", path, 1U << 30));
+    o.eval_every = static_cast<std::uint32_t>(get_unsigned(j, "eval_every", path, 1U << 30));
+    o.seed = get_unsigned(j, "seed", path);
+    try {
+        o.validate();
+    } catch (const ConfigError& e) {
+        throw InputError(path, fmt::format("bad options: {}", e.what()));
+    }
+    return o;
+}
+
+// ---- part 0: the state ------------------------------------------------------------------------
+
+void put_evaluation(comm::WireWriter& w, const Evaluation& e) {
+    for (const double v :
+         {e.objective, e.objective_paper, e.gap, e.relative_gap, e.kkt_violation, e.l1_norm})
+        w.put(v);
+    w.put(e.nonzeros);
+}
+
+Evaluation get_evaluation(comm::WireReader& r) {
+    Evaluation e;
+    for (double* v :
+         {&e.objective, &e.objective_paper, &e.gap, &e.relative_gap, &e.kkt_violation, &e.l1_norm})
+        r.get(*v);
+    r.get(e.nonzeros);
+    return e;
+}
+
+std::vector<std::byte> encode_state(const TrainerState& s) {
+    comm::WireWriter w;
+    w.put(kPartMagic);
+    w.put(kPartVersion);
+    w.put(std::uint8_t{1});  // holds the state
+    w.put(s.iterations_done);
+    w.put(s.rounds_done);
+    w.put(s.total_updates);
+    w.put(s.offset);
+    w.put(s.gradient_lambda);
+    w.put(s.gradient_fresh);
+    w.put(s.inner_tol);
+    w.put(s.converged);
+    put_evaluation(w, s.last);
+    for (const auto* v : {&s.b, &s.last_delta, &s.gradient, &s.residuals}) w.put(*v);
+    return w.take();
+}
+
+TrainerState decode_state(std::span<const std::byte> bytes, const std::string& name) {
+    comm::WireReader r(bytes, name, 0);
+    r.expect_u32(kPartMagic, "magic");
+    r.expect_u32(kPartVersion, "version");
+    if (r.get<std::uint8_t>() != 1) r.fail("part 0 does not hold the state");
+    TrainerState s;
+    r.get(s.iterations_done);
+    r.get(s.rounds_done);
+    r.get(s.total_updates);
+    r.get(s.offset);
+    r.get(s.gradient_lambda);
+    r.get(s.gradient_fresh);
+    r.get(s.inner_tol);
+    r.get(s.converged);
+    s.last = get_evaluation(r);
+    for (auto* v : {&s.b, &s.last_delta, &s.gradient, &s.residuals}) r.get(*v);
+    r.finish();
+    return s;
+}
+
+}  // namespace
+
+DataFingerprint fingerprint(const RawData& data) {
+    std::uint64_t h = train::fnv1a(std::as_bytes(std::span(data.row_offsets)));
+    h = train::fnv1a(std::as_bytes(std::span(data.cols)), h);
+    h = train::fnv1a(std::as_bytes(std::span(data.values)), h);
+    h = train::fnv1a(std::as_bytes(std::span(data.targets)), h);
+    return {data.samples(), data.features, data.values.size(), h};
+}
+
+void write_checkpoint(const std::string& dir, Trainer& trainer, const TrainOptions& options,
+                      const DataFingerprint& data, comm::Communicator& comm) {
+    const TrainerState state = trainer.gather_state();  // residuals whole on rank 0
+    std::vector<std::byte> part;
+    if (comm.rank() == 0) {
+        part = encode_state(state);
+    } else {
+        comm::WireWriter w;
+        w.put(kPartMagic);
+        w.put(kPartVersion);
+        w.put(std::uint8_t{0});
+        part = w.take();
+    }
+    const int ranks = comm.size();
+    train::write_checkpoint_dir(
+        dir, comm, [&](train::PartWriter& out) { out.write(part); },
+        [&](const std::vector<train::PartInfo>& parts) {
+            nlohmann::ordered_json j;
+            j["format"] = kFormat;
+            j["version"] = kVersion;
+            j["options"] = options_json(options);
+            j["iterations_done"] = state.iterations_done;
+            j["ranks"] = ranks;
+            j["data"] = {{"samples", data.samples},
+                         {"features", data.features},
+                         {"entries", data.entries},
+                         {"hash", data.hash}};
+            auto& pj = j["parts"] = nlohmann::ordered_json::array();
+            for (const auto& p : parts)
+                pj.push_back({{"file", p.file}, {"bytes", p.bytes}, {"fnv1a", p.fnv1a}});
+            return j.dump(2) + "\n";
+        });
+}
+
+Checkpoint read_checkpoint(const std::string& dir) {
+    const std::string path = dir + "/state.json";
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(train::read_file(path));
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(path, fmt::format("not valid JSON: {}", e.what()));
+    }
+    if (get_string(j, "format", path) != kFormat)
+        throw InputError(path,
+                         fmt::format("not a Lasso checkpoint (format is not \"{}\")", kFormat));
+    const std::uint64_t version = get_unsigned(j, "version", path);
+    if (version != kVersion)
+        throw InputError(path, fmt::format("version {} is not supported (this rotor reads {})",
+                                           version, kVersion));
+    Checkpoint c;
+    c.options = options_from_json(field(j, "options", path), path);
+    c.ranks = static_cast<int>(get_unsigned(j, "ranks", path, 1U << 20));
+    const auto& dj = field(j, "data", path);
+    c.data = {get_unsigned(dj, "samples", path), get_unsigned(dj, "features", path),
+              get_unsigned(dj, "entries", path), get_unsigned(dj, "hash", path)};
+    const auto& parts = field(j, "parts", path);
+    if (!parts.is_array() || parts.size() != static_cast<std::size_t>(c.ranks) || c.ranks < 1)
+        throw InputError(path, "\"parts\" must list one part per rank");
+    const train::PartInfo p0{get_string(parts[0], "file", path),
+                             get_unsigned(parts[0], "bytes", path),
+                             get_unsigned(parts[0], "fnv1a", path)};
+    if (p0.file != train::part_name(0)) throw InputError(path, "part 0 is misnamed");
+    const std::string bytes = train::read_checked_part(dir, p0, 0);
+    const std::string part_path = dir + "/" + p0.file;
+    try {
+        c.state = decode_state(std::as_bytes(std::span(bytes.data(), bytes.size())), part_path);
+    } catch (const CommError& e) {
+        throw InputError(part_path, e.what());
+    }
+    if (get_unsigned(j, "iterations_done", path, 1U << 30) != c.state.iterations_done)
+        throw InputError(path, "\"iterations_done\" disagrees with part 0");
+    const std::size_t p = c.data.features;
+    if (c.state.b.size() != p || c.state.last_delta.size() != p || c.state.gradient.size() != p ||
+        c.state.residuals.size() != c.data.samples)
+        throw InputError(part_path, "the state's shapes disagree with state.json");
+    return c;
+}
+
+}  // namespace rotor::lasso
