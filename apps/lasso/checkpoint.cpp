@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "apps/json_fields.h"
+
 #include "comm/wire.h"
 #include "core/base/error.h"
 #include "train/checkpoint_dir.h"
@@ -19,40 +21,6 @@ constexpr std::uint32_t kPartMagic = 0x434C'5352;  // "RSLC"
 constexpr std::uint32_t kPartVersion = 1;
 
 // ---- state.json -------------------------------------------------------------------------------
-
-/// The key's value, of the JSON type asked for, or an InputError naming the file and the key.
-const nlohmann::json& field(const nlohmann::json& j, const char* key, const std::string& path) {
-    if (!j.is_object() || !j.contains(key))
-        throw InputError(path, fmt::format("missing key \"{}\"", key));
-    return j.at(key);
-}
-
-std::uint64_t get_unsigned(const nlohmann::json& j, const char* key, const std::string& path,
-                           std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
-    const auto& v = field(j, key, path);
-    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max)
-        throw InputError(path, fmt::format("\"{}\" must be an integer in 0..{}", key, max));
-    return v.get<std::uint64_t>();
-}
-
-double get_double(const nlohmann::json& j, const char* key, const std::string& path) {
-    const auto& v = field(j, key, path);
-    if (!v.is_number() || !std::isfinite(v.get<double>()))
-        throw InputError(path, fmt::format("\"{}\" must be a finite number", key));
-    return v.get<double>();
-}
-
-bool get_bool(const nlohmann::json& j, const char* key, const std::string& path) {
-    const auto& v = field(j, key, path);
-    if (!v.is_boolean()) throw InputError(path, fmt::format("\"{}\" must be true or false", key));
-    return v.get<bool>();
-}
-
-std::string get_string(const nlohmann::json& j, const char* key, const std::string& path) {
-    const auto& v = field(j, key, path);
-    if (!v.is_string()) throw InputError(path, fmt::format("\"{}\" must be a string", key));
-    return v.get<std::string>();
-}
 
 nlohmann::ordered_json options_json(const TrainOptions& o) {
     // λ and the doubles as 17 significant digits in JSON round-trip exactly (nlohmann).
@@ -75,24 +43,26 @@ nlohmann::ordered_json options_json(const TrainOptions& o) {
 TrainOptions options_from_json(const nlohmann::json& j, const std::string& path) {
     TrainOptions o;
     try {
-        o.schedule = parse_schedule(get_string(j, "schedule", path));
-        o.stop = parse_stop_rule(get_string(j, "stop", path));
+        o.schedule = parse_schedule(apps::json_string(j, "schedule", path));
+        o.stop = parse_stop_rule(apps::json_string(j, "stop", path));
     } catch (const ConfigError& e) {
         throw InputError(path, e.what());
     }
-    o.lambda = get_double(j, "lambda", path);
-    o.strads.parallel = static_cast<std::uint32_t>(get_unsigned(j, "parallel", path, 1U << 30));
-    o.strads.candidates = static_cast<std::uint32_t>(get_unsigned(j, "candidates", path, 1U << 30));
-    o.strads.rho = get_double(j, "rho", path);
-    o.strads.eta = get_double(j, "eta", path);
-    o.standardize.intercept = get_bool(j, "intercept", path);
-    o.standardize.standardize = get_bool(j, "standardize", path);
-    o.active_set = get_bool(j, "active_set", path);
-    o.tol = get_double(j, "tol", path);
+    o.lambda = apps::json_double(j, "lambda", path);
+    o.strads.parallel =
+        static_cast<std::uint32_t>(apps::json_unsigned(j, "parallel", path, 1U << 30));
+    o.strads.candidates =
+        static_cast<std::uint32_t>(apps::json_unsigned(j, "candidates", path, 1U << 30));
+    o.strads.rho = apps::json_double(j, "rho", path);
+    o.strads.eta = apps::json_double(j, "eta", path);
+    o.standardize.intercept = apps::json_bool(j, "intercept", path);
+    o.standardize.standardize = apps::json_bool(j, "standardize", path);
+    o.active_set = apps::json_bool(j, "active_set", path);
+    o.tol = apps::json_double(j, "tol", path);
     o.max_iterations =
-        static_cast<std::uint32_t>(get_unsigned(j, "max_iterations", path, 1U << 30));
-    o.eval_every = static_cast<std::uint32_t>(get_unsigned(j, "eval_every", path, 1U << 30));
-    o.seed = get_unsigned(j, "seed", path);
+        static_cast<std::uint32_t>(apps::json_unsigned(j, "max_iterations", path, 1U << 30));
+    o.eval_every = static_cast<std::uint32_t>(apps::json_unsigned(j, "eval_every", path, 1U << 30));
+    o.seed = apps::json_unsigned(j, "seed", path);
     try {
         o.validate();
     } catch (const ConfigError& e) {
@@ -203,31 +173,26 @@ void write_checkpoint(const std::string& dir, Trainer& trainer, const TrainOptio
 
 Checkpoint read_checkpoint(const std::string& dir) {
     const std::string path = dir + "/state.json";
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(train::read_file(path));
-    } catch (const nlohmann::json::exception& e) {
-        throw InputError(path, fmt::format("not valid JSON: {}", e.what()));
-    }
-    if (get_string(j, "format", path) != kFormat)
+    const nlohmann::json j = apps::read_json_file(path);
+    if (apps::json_string(j, "format", path) != kFormat)
         throw InputError(path,
                          fmt::format("not a Lasso checkpoint (format is not \"{}\")", kFormat));
-    const std::uint64_t version = get_unsigned(j, "version", path);
+    const std::uint64_t version = apps::json_unsigned(j, "version", path);
     if (version != kVersion)
         throw InputError(path, fmt::format("version {} is not supported (this rotor reads {})",
                                            version, kVersion));
     Checkpoint c;
-    c.options = options_from_json(field(j, "options", path), path);
-    c.ranks = static_cast<int>(get_unsigned(j, "ranks", path, 1U << 20));
-    const auto& dj = field(j, "data", path);
-    c.data = {get_unsigned(dj, "samples", path), get_unsigned(dj, "features", path),
-              get_unsigned(dj, "entries", path), get_unsigned(dj, "hash", path)};
-    const auto& parts = field(j, "parts", path);
+    c.options = options_from_json(apps::json_field(j, "options", path), path);
+    c.ranks = static_cast<int>(apps::json_unsigned(j, "ranks", path, 1U << 20));
+    const auto& dj = apps::json_field(j, "data", path);
+    c.data = {apps::json_unsigned(dj, "samples", path), apps::json_unsigned(dj, "features", path),
+              apps::json_unsigned(dj, "entries", path), apps::json_unsigned(dj, "hash", path)};
+    const auto& parts = apps::json_field(j, "parts", path);
     if (!parts.is_array() || parts.size() != static_cast<std::size_t>(c.ranks) || c.ranks < 1)
         throw InputError(path, "\"parts\" must list one part per rank");
-    const train::PartInfo p0{get_string(parts[0], "file", path),
-                             get_unsigned(parts[0], "bytes", path),
-                             get_unsigned(parts[0], "fnv1a", path)};
+    const train::PartInfo p0{apps::json_string(parts[0], "file", path),
+                             apps::json_unsigned(parts[0], "bytes", path),
+                             apps::json_unsigned(parts[0], "fnv1a", path)};
     if (p0.file != train::part_name(0)) throw InputError(path, "part 0 is misnamed");
     const std::string bytes = train::read_checked_part(dir, p0, 0);
     const std::string part_path = dir + "/" + p0.file;
@@ -236,7 +201,7 @@ Checkpoint read_checkpoint(const std::string& dir) {
     } catch (const CommError& e) {
         throw InputError(part_path, e.what());
     }
-    if (get_unsigned(j, "iterations_done", path, 1U << 30) != c.state.iterations_done)
+    if (apps::json_unsigned(j, "iterations_done", path, 1U << 30) != c.state.iterations_done)
         throw InputError(path, "\"iterations_done\" disagrees with part 0");
     const std::size_t p = c.data.features;
     if (c.state.b.size() != p || c.state.last_delta.size() != p || c.state.gradient.size() != p ||

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "apps/json_fields.h"
+
 #include "comm/wire.h"
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
@@ -25,40 +27,6 @@ std::span<const std::byte> bytes_of(std::span<const T> v) {
 }
 
 // ---- state.json -------------------------------------------------------------------------------
-
-/// The key's value, of the JSON type asked for, or an InputError naming the file and the key.
-const nlohmann::json& field(const nlohmann::json& j, const char* key, const std::string& path) {
-    if (!j.is_object() || !j.contains(key))
-        throw InputError(path, fmt::format("missing key \"{}\"", key));
-    return j.at(key);
-}
-
-std::uint64_t get_unsigned(const nlohmann::json& j, const char* key, const std::string& path,
-                           std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
-    const auto& v = field(j, key, path);
-    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max)
-        throw InputError(path, fmt::format("\"{}\" must be an integer in 0..{}", key, max));
-    return v.get<std::uint64_t>();
-}
-
-double get_double(const nlohmann::json& j, const char* key, const std::string& path) {
-    const auto& v = field(j, key, path);
-    if (!v.is_number() || !std::isfinite(v.get<double>()))
-        throw InputError(path, fmt::format("\"{}\" must be a finite number", key));
-    return v.get<double>();
-}
-
-bool get_bool(const nlohmann::json& j, const char* key, const std::string& path) {
-    const auto& v = field(j, key, path);
-    if (!v.is_boolean()) throw InputError(path, fmt::format("\"{}\" must be true or false", key));
-    return v.get<bool>();
-}
-
-std::string get_string(const nlohmann::json& j, const char* key, const std::string& path) {
-    const auto& v = field(j, key, path);
-    if (!v.is_string()) throw InputError(path, fmt::format("\"{}\" must be a string", key));
-    return v.get<std::string>();
-}
 
 nlohmann::ordered_json options_json(const TrainOptions& o) {
     return {{"solver", std::string(solver_name(o.solver))},
@@ -83,29 +51,29 @@ nlohmann::ordered_json options_json(const TrainOptions& o) {
 TrainOptions options_from_json(const nlohmann::json& j, const std::string& path) {
     TrainOptions o;
     try {
-        o.solver = parse_solver(get_string(j, "solver", path));
+        o.solver = parse_solver(apps::json_string(j, "solver", path));
     } catch (const ConfigError& e) {
         throw InputError(path, e.what());
     }
-    o.rank = static_cast<std::uint32_t>(get_unsigned(j, "rank", path, kMaxRank));
-    o.objective.lambda = get_double(j, "lambda", path);
-    o.objective.lambda_bias = get_double(j, "lambda_bias", path);
-    const std::string form = get_string(j, "lambda_form", path);
+    o.rank = static_cast<std::uint32_t>(apps::json_unsigned(j, "rank", path, kMaxRank));
+    o.objective.lambda = apps::json_double(j, "lambda", path);
+    o.objective.lambda_bias = apps::json_double(j, "lambda_bias", path);
+    const std::string form = apps::json_string(j, "lambda_form", path);
     if (form != "plain" && form != "weighted")
         throw InputError(path, "\"lambda_form\" must be \"plain\" or \"weighted\"");
     o.objective.form = form == "plain" ? LambdaForm::kPlain : LambdaForm::kWeighted;
-    o.objective.bias = get_bool(j, "bias", path);
-    o.inner = static_cast<std::uint32_t>(get_unsigned(j, "inner", path, 1U << 20));
-    o.eta = get_double(j, "eta", path);
-    o.iterations = static_cast<std::uint32_t>(get_unsigned(j, "iterations", path, 1U << 30));
-    o.seed = get_unsigned(j, "seed", path);
-    o.eval_every = static_cast<std::uint32_t>(get_unsigned(j, "eval_every", path, 1U << 30));
-    o.deterministic = get_bool(j, "deterministic", path);
-    o.blocks = static_cast<int>(get_unsigned(j, "blocks", path, 4096));
-    o.timer = get_bool(j, "timer", path);
-    o.timer_params.low = get_double(j, "timer_low", path);
-    o.timer_params.high = get_double(j, "timer_high", path);
-    o.timer_params.initial_s = get_double(j, "timer_initial_s", path);
+    o.objective.bias = apps::json_bool(j, "bias", path);
+    o.inner = static_cast<std::uint32_t>(apps::json_unsigned(j, "inner", path, 1U << 20));
+    o.eta = apps::json_double(j, "eta", path);
+    o.iterations = static_cast<std::uint32_t>(apps::json_unsigned(j, "iterations", path, 1U << 30));
+    o.seed = apps::json_unsigned(j, "seed", path);
+    o.eval_every = static_cast<std::uint32_t>(apps::json_unsigned(j, "eval_every", path, 1U << 30));
+    o.deterministic = apps::json_bool(j, "deterministic", path);
+    o.blocks = static_cast<int>(apps::json_unsigned(j, "blocks", path, 4096));
+    o.timer = apps::json_bool(j, "timer", path);
+    o.timer_params.low = apps::json_double(j, "timer_low", path);
+    o.timer_params.high = apps::json_double(j, "timer_high", path);
+    o.timer_params.initial_s = apps::json_double(j, "timer_initial_s", path);
     try {
         o.validate(1);
     } catch (const ConfigError& e) {
@@ -230,30 +198,25 @@ void write_checkpoint(const std::string& dir, Trainer& trainer, const TrainOptio
 
 Checkpoint read_checkpoint(const std::string& dir) {
     const std::string path = dir + "/state.json";
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(train::read_file(path));
-    } catch (const nlohmann::json::exception& e) {
-        throw InputError(path, fmt::format("not valid JSON: {}", e.what()));
-    }
-    if (get_string(j, "format", path) != kFormat)
+    const nlohmann::json j = apps::read_json_file(path);
+    if (apps::json_string(j, "format", path) != kFormat)
         throw InputError(path, fmt::format("not an MF checkpoint (format is not \"{}\")", kFormat));
-    const std::uint64_t version = get_unsigned(j, "version", path);
+    const std::uint64_t version = apps::json_unsigned(j, "version", path);
     if (version != kVersion)
         throw InputError(path, fmt::format("version {} is not supported (this rotor reads {})",
                                            version, kVersion));
     Checkpoint c;
-    c.options = options_from_json(field(j, "options", path), path);
-    c.ranks = static_cast<int>(get_unsigned(j, "ranks", path, 1U << 20));
-    const auto& rj = field(j, "ratings", path);
-    c.ratings = {get_unsigned(rj, "users", path), get_unsigned(rj, "items", path),
-                 get_unsigned(rj, "ratings", path), get_unsigned(rj, "hash", path)};
-    const auto& parts = field(j, "parts", path);
+    c.options = options_from_json(apps::json_field(j, "options", path), path);
+    c.ranks = static_cast<int>(apps::json_unsigned(j, "ranks", path, 1U << 20));
+    const auto& rj = apps::json_field(j, "ratings", path);
+    c.ratings = {apps::json_unsigned(rj, "users", path), apps::json_unsigned(rj, "items", path),
+                 apps::json_unsigned(rj, "ratings", path), apps::json_unsigned(rj, "hash", path)};
+    const auto& parts = apps::json_field(j, "parts", path);
     if (!parts.is_array() || parts.size() != static_cast<std::size_t>(c.ranks) || c.ranks < 1)
         throw InputError(path, "\"parts\" must list one part per rank");
-    const train::PartInfo p0{get_string(parts[0], "file", path),
-                             get_unsigned(parts[0], "bytes", path),
-                             get_unsigned(parts[0], "fnv1a", path)};
+    const train::PartInfo p0{apps::json_string(parts[0], "file", path),
+                             apps::json_unsigned(parts[0], "bytes", path),
+                             apps::json_unsigned(parts[0], "fnv1a", path)};
     if (p0.file != train::part_name(0)) throw InputError(path, "part 0 is misnamed");
     const std::string bytes = train::read_checked_part(dir, p0, 0);
     const std::string part_path = dir + "/" + p0.file;
@@ -262,7 +225,7 @@ Checkpoint read_checkpoint(const std::string& dir) {
     } catch (const CommError& e) {
         throw InputError(part_path, e.what());
     }
-    const std::uint64_t done = get_unsigned(j, "iterations_done", path, 1U << 30);
+    const std::uint64_t done = apps::json_unsigned(j, "iterations_done", path, 1U << 30);
     if (done != c.state.iterations_done)
         throw InputError(path, "\"iterations_done\" disagrees with part 0");
     if (done > c.options.iterations)
