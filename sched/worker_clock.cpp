@@ -51,6 +51,15 @@ void WorkerClocks::begin_iteration() {
     wall_.reset();
 }
 
+void WorkerClocks::add(const IterationTimes& part) {
+    ROTOR_ASSERT(part.compute_s.size() == clocks_.size() && part.wait_s.size() == clocks_.size(),
+                 "WorkerClocks::add: one time per worker");
+    for (std::size_t w = 0; w < clocks_.size(); ++w) {
+        clocks_[w].add(Phase::kCompute, part.compute_s[w]);
+        clocks_[w].add(Phase::kWait, part.wait_s[w]);
+    }
+}
+
 IterationTimes WorkerClocks::end_iteration() const {
     const double wall = wall_.seconds();
     std::vector<double> compute;

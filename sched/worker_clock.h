@@ -67,6 +67,9 @@ class WorkerClocks {
     WorkerClock& clock(int worker);
     /// Zeroes every clock and starts the wall clock.
     void begin_iteration();
+    /// Adds each worker's compute and wait seconds of `part` (one round of several in the
+    /// iteration, e.g. a block loop's LoopResult::times) to its clock. Sizes must match.
+    void add(const IterationTimes& part);
     /// Stops the wall clock and summarizes.
     IterationTimes end_iteration() const;
 

@@ -88,11 +88,8 @@ std::uint64_t Trainer::compute(int slice, std::uint32_t iter, int phase, Round& 
 
     st.compute_s += result.times.wall_s;
     keep_schedule(result.events, iter);
-    for (std::size_t w = 0; w < result.units.size(); ++w) {
-        st.sampled[w] += result.units[w];
-        st.clocks.clock(static_cast<int>(w)).add(sched::Phase::kCompute, result.times.compute_s[w]);
-        st.clocks.clock(static_cast<int>(w)).add(sched::Phase::kWait, result.times.wait_s[w]);
-    }
+    for (std::size_t w = 0; w < result.units.size(); ++w) st.sampled[w] += result.units[w];
+    st.clocks.add(result.times);
     return std::accumulate(result.units.begin(), result.units.end(), std::uint64_t{0});
 }
 

@@ -33,6 +33,18 @@ TEST(WorkerClock, BalancedAndIdle) {
     EXPECT_DOUBLE_EQ(idle.overhead_ratio, 1.0);
 }
 
+TEST(WorkerClock, AddsEachRoundsTimesToItsWorker) {
+    WorkerClocks clocks(2);
+    clocks.begin_iteration();
+    for (int round = 0; round < 2; ++round)
+        clocks.add(
+            summarize_times(std::vector<double>{1.0, 2.0}, std::vector<double>{0.5, 0.25}, 3.0));
+    EXPECT_DOUBLE_EQ(clocks.clock(0).compute_s, 2.0);
+    EXPECT_DOUBLE_EQ(clocks.clock(1).compute_s, 4.0);
+    EXPECT_DOUBLE_EQ(clocks.clock(0).wait_s, 1.0);
+    EXPECT_DOUBLE_EQ(clocks.clock(1).wait_s, 0.5);
+}
+
 TEST(WorkerClock, ThreadsAccumulateTheirOwnClocks) {
     WorkerClocks clocks(2);
     clocks.begin_iteration();
