@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/json_fields.h"
+#include "apps/state_checkpoint.h"
 
 #include "comm/wire.h"
 #include "core/base/error.h"
@@ -20,6 +21,8 @@ constexpr char kFormat[] = "rotor-mf-checkpoint";
 constexpr int kVersion = 1;
 constexpr std::uint32_t kPartMagic = 0x4346'4d52;  // "RMFC"
 constexpr std::uint32_t kPartVersion = 1;
+constexpr apps::StateCheckpointFormat kCheckpoint{kFormat, kVersion, "an MF", kPartMagic,
+                                                  kPartVersion};
 
 template <class T>
 std::span<const std::byte> bytes_of(std::span<const T> v) {
@@ -165,61 +168,30 @@ void write_checkpoint(const std::string& dir, Trainer& trainer, const TrainOptio
                       const RatingsFingerprint& ratings, comm::Communicator& comm) {
     const TrainerState state = trainer.gather_state();  // whole on rank 0
     const std::uint32_t done = trainer.iterations_done();
-    std::vector<std::byte> part;
-    if (comm.rank() == 0) {
-        part = encode_state(state);
-    } else {
-        comm::WireWriter w;
-        w.put(kPartMagic);
-        w.put(kPartVersion);
-        w.put(std::uint8_t{0});
-        part = w.take();
-    }
-    const int ranks = comm.size();
-    train::write_checkpoint_dir(
-        dir, comm, [&](train::PartWriter& out) { out.write(part); },
-        [&](const std::vector<train::PartInfo>& parts) {
-            nlohmann::ordered_json j;
-            j["format"] = kFormat;
-            j["version"] = kVersion;
-            j["options"] = options_json(options);
-            j["iterations_done"] = done;
-            j["ranks"] = ranks;
-            j["ratings"] = {{"users", ratings.users},
-                            {"items", ratings.items},
-                            {"ratings", ratings.ratings},
-                            {"hash", ratings.hash}};
-            auto& pj = j["parts"] = nlohmann::ordered_json::array();
-            for (const auto& p : parts)
-                pj.push_back({{"file", p.file}, {"bytes", p.bytes}, {"fnv1a", p.fnv1a}});
-            return j.dump(2) + "\n";
-        });
+    nlohmann::ordered_json head;
+    head["options"] = options_json(options);
+    head["iterations_done"] = done;
+    apps::write_state_checkpoint(dir, comm, kCheckpoint,
+                                 comm.rank() == 0 ? encode_state(state) : std::vector<std::byte>{},
+                                 head, "ratings",
+                                 nlohmann::ordered_json{{"users", ratings.users},
+                                                        {"items", ratings.items},
+                                                        {"ratings", ratings.ratings},
+                                                        {"hash", ratings.hash}});
 }
 
 Checkpoint read_checkpoint(const std::string& dir) {
-    const std::string path = dir + "/state.json";
-    const nlohmann::json j = apps::read_json_file(path);
-    if (apps::json_string(j, "format", path) != kFormat)
-        throw InputError(path, fmt::format("not an MF checkpoint (format is not \"{}\")", kFormat));
-    const std::uint64_t version = apps::json_unsigned(j, "version", path);
-    if (version != kVersion)
-        throw InputError(path, fmt::format("version {} is not supported (this rotor reads {})",
-                                           version, kVersion));
+    const apps::StateCheckpointFiles files = apps::read_state_checkpoint(dir, kCheckpoint);
+    const nlohmann::json& j = files.manifest;
+    const std::string& path = files.path;
+    const std::string& part_path = files.part_path;
+    const std::string& bytes = files.part;
     Checkpoint c;
     c.options = options_from_json(apps::json_field(j, "options", path), path);
-    c.ranks = static_cast<int>(apps::json_unsigned(j, "ranks", path, 1U << 20));
+    c.ranks = files.ranks;
     const auto& rj = apps::json_field(j, "ratings", path);
     c.ratings = {apps::json_unsigned(rj, "users", path), apps::json_unsigned(rj, "items", path),
                  apps::json_unsigned(rj, "ratings", path), apps::json_unsigned(rj, "hash", path)};
-    const auto& parts = apps::json_field(j, "parts", path);
-    if (!parts.is_array() || parts.size() != static_cast<std::size_t>(c.ranks) || c.ranks < 1)
-        throw InputError(path, "\"parts\" must list one part per rank");
-    const train::PartInfo p0{apps::json_string(parts[0], "file", path),
-                             apps::json_unsigned(parts[0], "bytes", path),
-                             apps::json_unsigned(parts[0], "fnv1a", path)};
-    if (p0.file != train::part_name(0)) throw InputError(path, "part 0 is misnamed");
-    const std::string bytes = train::read_checked_part(dir, p0, 0);
-    const std::string part_path = dir + "/" + p0.file;
     try {
         c.state = decode_state(std::as_bytes(std::span(bytes.data(), bytes.size())), part_path);
     } catch (const CommError& e) {

@@ -1,0 +1,67 @@
+#include "apps/state_checkpoint.h"
+
+#include <fmt/format.h>
+
+#include "apps/json_fields.h"
+#include "comm/wire.h"
+#include "core/base/error.h"
+#include "train/checkpoint_dir.h"
+
+namespace rotor::apps {
+
+void write_state_checkpoint(const std::string& dir, comm::Communicator& comm,
+                            const StateCheckpointFormat& f, const std::vector<std::byte>& state,
+                            const nlohmann::ordered_json& head, const char* input_key,
+                            const nlohmann::ordered_json& input) {
+    std::vector<std::byte> marker;
+    if (comm.rank() != 0) {
+        comm::WireWriter w;
+        w.put(f.part_magic);
+        w.put(f.part_version);
+        w.put(std::uint8_t{0});
+        marker = w.take();
+    }
+    const int ranks = comm.size();
+    train::write_checkpoint_dir(
+        dir, comm, [&](train::PartWriter& out) { out.write(comm.rank() == 0 ? state : marker); },
+        [&](const std::vector<train::PartInfo>& parts) {
+            nlohmann::ordered_json j;
+            j["format"] = f.format;
+            j["version"] = f.version;
+            for (const auto& [key, value] : head.items()) j[key] = value;
+            j["ranks"] = ranks;
+            j[input_key] = input;
+            auto& pj = j["parts"] = nlohmann::ordered_json::array();
+            for (const auto& p : parts)
+                pj.push_back({{"file", p.file}, {"bytes", p.bytes}, {"fnv1a", p.fnv1a}});
+            return j.dump(2) + "\n";
+        });
+}
+
+StateCheckpointFiles read_state_checkpoint(const std::string& dir, const StateCheckpointFormat& f) {
+    StateCheckpointFiles c;
+    c.path = dir + "/state.json";
+    const std::string& path = c.path;
+    c.manifest = read_json_file(path);
+    const nlohmann::json& j = c.manifest;
+    if (json_string(j, "format", path) != f.format)
+        throw InputError(path,
+                         fmt::format("not {} checkpoint (format is not \"{}\")", f.name, f.format));
+    const std::uint64_t version = json_unsigned(j, "version", path);
+    if (version != static_cast<std::uint64_t>(f.version))
+        throw InputError(path, fmt::format("version {} is not supported (this rotor reads {})",
+                                           version, f.version));
+    c.ranks = static_cast<int>(json_unsigned(j, "ranks", path, 1U << 20));
+    const auto& parts = json_field(j, "parts", path);
+    if (!parts.is_array() || parts.size() != static_cast<std::size_t>(c.ranks) || c.ranks < 1)
+        throw InputError(path, "\"parts\" must list one part per rank");
+    const train::PartInfo p0{json_string(parts[0], "file", path),
+                             json_unsigned(parts[0], "bytes", path),
+                             json_unsigned(parts[0], "fnv1a", path)};
+    if (p0.file != train::part_name(0)) throw InputError(path, "part 0 is misnamed");
+    c.part = train::read_checked_part(dir, p0, 0);
+    c.part_path = dir + "/" + p0.file;
+    return c;
+}
+
+}  // namespace rotor::apps

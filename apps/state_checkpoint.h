@@ -1,0 +1,50 @@
+// Checkpoints whose whole state is gathered on rank 0 (matrix factorization, the Lasso): part 0
+// holds the state, the other ranks' parts are 9-byte markers (magic, version, 0), and every rank
+// reads part 0 on --resume, so any number of ranks resumes any checkpoint (docs/formats.md, "MF
+// checkpoints"). The framing is train::write_checkpoint_dir's; this adds the manifest's common
+// keys and their strict reading. For the apps' own sources (nlohmann/json is build-only).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "comm/communicator.h"
+
+namespace rotor::apps {
+
+/// What tells one model's checkpoints apart.
+struct StateCheckpointFormat {
+    const char* format;          ///< state.json's "format"
+    int version;                 ///< state.json's "version"
+    const char* name;            ///< in "not a <name> checkpoint"
+    std::uint32_t part_magic;    ///< first u32 of every part
+    std::uint32_t part_version;  ///< second u32 of every part
+};
+
+/// Collective: writes checkpoint `dir`. Rank 0's part is `state` (the model's encoding, which
+/// starts with part_magic, part_version and a byte 1); the others write the marker. state.json
+/// holds format, version, the items of `head` (e.g. options, iterations_done), ranks, then
+/// `input_key`: `input` (a fingerprint of the training input) and the parts. Failures are
+/// agreed (comm::AgreedError).
+void write_state_checkpoint(const std::string& dir, comm::Communicator& comm,
+                            const StateCheckpointFormat& f, const std::vector<std::byte>& state,
+                            const nlohmann::ordered_json& head, const char* input_key,
+                            const nlohmann::ordered_json& input);
+
+/// What read_state_checkpoint() checked and read.
+struct StateCheckpointFiles {
+    nlohmann::json manifest;  ///< state.json, format and version checked
+    std::string path;         ///< of state.json
+    int ranks = 1;            ///< ranks that wrote it
+    std::string part;         ///< part 0's bytes, size and checksum checked
+    std::string part_path;
+};
+
+/// Reads state.json strictly (format, version, ranks, one part per rank) and part 0 (present,
+/// whole, checksum). InputError naming the file otherwise. Local.
+StateCheckpointFiles read_state_checkpoint(const std::string& dir, const StateCheckpointFormat& f);
+
+}  // namespace rotor::apps
