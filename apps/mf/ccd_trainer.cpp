@@ -33,13 +33,6 @@ constexpr float kInitHigh = 0.1f;
 /// A test user the model never saw (predict counts it as a zero factor and bias).
 constexpr std::uint32_t kUnseen = std::numeric_limits<std::uint32_t>::max();
 
-CcdParams ccd_params(const TrainOptions& o) {
-    CcdParams p;
-    p.objective = o.objective;
-    p.inner = o.inner;
-    return p;
-}
-
 class CcdTrainer final : public Trainer {
   public:
     explicit CcdTrainer(const TrainerInputs& in);
@@ -107,7 +100,7 @@ void CcdTrainer::init_state(sched::Runtime& runtime) {
     state_.residuals.resize(shard_.nnz());
     compute_residuals(state_.ratings, state_.w, state_.row_bias, state_.h, state_.col_bias, mu_,
                       state_.residuals);
-    engine_ = std::make_unique<ParallelCcd>(state_, ccd_params(options_), runtime, comm_);
+    engine_ = std::make_unique<ParallelCcd>(state_, options_.ccd(), runtime, comm_);
 }
 
 void CcdTrainer::take_test(const TestRatings& test) {
