@@ -89,8 +89,9 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
     c->add_option("--out,-o", f->out, "The model file to write")->required();
     c->add_option(
          "--lambda", o.prox.lambda,
-         "L1 penalty: sum log(1 + exp(-y x.w)) + lambda ||w||_1 (liblinear's C = 1/lambda)")
-        ->required();
+         "L1 penalty: sum log(1 + exp(-y x.w)) + lambda ||w||_1 (liblinear's C = 1/lambda); "
+         "required unless --resume")
+        ->capture_default_str();
     c->add_option("--blocks", o.prox.blocks, "Feature blocks (by a hash of key and seed)")
         ->capture_default_str();
     c->add_option("--iterations", o.iterations, "Iterations, one block each")

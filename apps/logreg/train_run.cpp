@@ -121,6 +121,8 @@ std::string checkpoint_dir(const TrainFlags& f) {
 /// Phase 1 (local, agreed by the caller): flags, the checkpoint, the layout, the part's count.
 PartCount count_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s,
                       bool iterations_given) {
+    if (f.resume.empty() && std::find(f.given.begin(), f.given.end(), "--lambda") == f.given.end())
+        throw ConfigError("--lambda", "is required (unless --resume)");
     if (!f.resume.empty()) {
         s.resume = read_checkpoint(f.resume);
         apply_checkpoint(f, *s.resume, iterations_given);

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import tempfile
@@ -37,7 +38,8 @@ def train(args, extra: list[str], out: Path, mpi: bool) -> None:
            "--blocks", str(args.blocks), "--curvature", args.curvature, "-q", "--out", str(out)]
     if mpi:
         cmd = [args.mpiexec, "-n", "4", "--oversubscribe"] + cmd + ["--servers", "2"]
-    subprocess.run(cmd + extra, check=True, stdout=subprocess.DEVNULL)
+    env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1")  # oversubscribed: yield when idle
+    subprocess.run(cmd + extra, check=True, stdout=subprocess.DEVNULL, env=env)
 
 
 def time_to(records: list[dict], target: float) -> tuple[float, int] | None:

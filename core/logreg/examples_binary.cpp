@@ -110,7 +110,7 @@ void write_examples_binary(const std::string& path, const Examples& ex, bool has
     out.write_pod(std::span(ex.values));
     out.write_pod(std::span(ex.labels));
     out.write(pad(ex.size()));
-    out.write_pod(std::span(table));
+    out.write_pod(std::span<const std::uint32_t>(table));
     out.write(pad(4 * table.size()));
     out.commit();
 }

@@ -71,12 +71,14 @@ class LogregTrainRun : public ::testing::Test {
     }
     std::string path(const std::string& name) const { return dir_.file(name); }
     testing::CommandResult train(const std::string& extra) {
-        return run_rotor(dir_, "logreg train --data " + data_ + flags_ + extra);
+        const bool total = extra.find("--iterations") != std::string::npos;
+        return run_rotor(dir_, "logreg train --data " + data_ + flags_ +
+                                   (total ? "" : " --iterations 80") + extra);
     }
 
     rotor::testing::TempDir dir_;
     std::string data_;
-    const std::string flags_ = " --lambda 0.5 --blocks 4 --iterations 80 --curvature local -q";
+    const std::string flags_ = " --lambda 0.5 --blocks 4 --curvature local -q";
 };
 
 std::vector<nlohmann::json> records(const std::string& path) {
@@ -218,8 +220,8 @@ TEST_F(LogregTrainRun, BinaryFormTrainsTheSameModel) {
     const auto b = run_rotor(dir_, "logreg build -q --data " + data_ + " --out " + path("t.bin"));
     ASSERT_EQ(b.code, 0) << b.err;
     ASSERT_EQ(train(" --out " + path("text.txt")).code, 0);
-    const auto r = run_rotor(
-        dir_, "logreg train --data " + path("t.bin") + flags_ + " --out " + path("bin.txt"));
+    const auto r = run_rotor(dir_, "logreg train --data " + path("t.bin") + flags_ +
+                                       " --iterations 80 --out " + path("bin.txt"));
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(read_text(path("bin.txt")), read_text(path("text.txt")));
     const auto e1 = run_rotor(dir_, "logreg eval -m " + path("bin.txt") + " -d " + path("t.bin"));
@@ -250,7 +252,7 @@ TEST_F(LogregTrainRun, PartsPerRankGiveOneProcessModelAndResumeAcrossRankCounts)
     for (const std::string& input : {data_, path("t.bin")}) {
         const std::string out = path("four.txt");
         ASSERT_EQ(system_quiet(mpiexec(4) + " logreg train --data " + input + flags_ +
-                                   " --servers 1 --out " + out,
+                                   " --iterations 80 --servers 1 --out " + out,
                                path("mpi.log")),
                   0)
             << read_text(path("mpi.log"));
@@ -263,10 +265,11 @@ TEST_F(LogregTrainRun, PartsPerRankGiveOneProcessModelAndResumeAcrossRankCounts)
                            path("mpi.log")),
               0)
         << read_text(path("mpi.log"));
-    ASSERT_EQ(system_quiet(mpiexec(4) + " logreg train --data " + data_ + flags_ +
-                               " --servers 2 --resume " + ck + " --out " + path("r4.txt"),
-                           path("mpi.log")),
-              0)
+    ASSERT_EQ(
+        system_quiet(mpiexec(4) + " logreg train --data " + data_ + flags_ +
+                         " --iterations 80 --servers 2 --resume " + ck + " --out " + path("r4.txt"),
+                     path("mpi.log")),
+        0)
         << read_text(path("mpi.log"));
     EXPECT_EQ(read_text(path("r4.txt")), read_text(path("one.txt")));
     ASSERT_EQ(train(" --resume " + ck + " --out " + path("r1.txt")).code, 0);
@@ -279,9 +282,9 @@ TEST_F(LogregTrainRun, AnErrorInALaterPartNamesItsLineInTheFile) {
     const auto lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
     text += "1 5:1 3:1\n";
     const std::string bad = dir_.write("bad.svm", text);
-    const auto code = system_quiet(
-        mpiexec(3) + " logreg train --data " + bad + flags_ + " --out " + path("x.txt"),
-        path("mpi.log"));
+    const auto code = system_quiet(mpiexec(3) + " logreg train --data " + bad + flags_ +
+                                       " --iterations 80 --out " + path("x.txt"),
+                                   path("mpi.log"));
     EXPECT_NE(code, 0);
     EXPECT_NE(read_text(path("mpi.log"))
                   .find(fmt::format("{}:{}:7: feature key 3 does not increase", bad, lines + 1)),

@@ -43,7 +43,9 @@ TEST(ExamplesInput, RangesTileTheFileAtLineStarts) {
             const TextRange r = text_range(kText, p, parts);
             EXPECT_EQ(r.begin, at) << parts << " " << p;
             EXPECT_LE(r.begin, r.end);
-            if (r.begin > 0) EXPECT_EQ(kText[r.begin - 1], '\n');
+            if (r.begin > 0) {
+                EXPECT_EQ(kText[r.begin - 1], '\n');
+            }
             at = r.end;
         }
         EXPECT_EQ(at, kText.size());
