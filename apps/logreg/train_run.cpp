@@ -16,6 +16,7 @@
 #include "comm/collectives.h"
 #include "core/base/error.h"
 #include "core/base/timer.h"
+#include "core/logreg/examples_binary.h"
 #include "train/checkpoint_dir.h"
 #include "train/memory_plan.h"
 
@@ -168,9 +169,10 @@ void load_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s, const P
     plan.server = std::find(s.layout.servers.begin(), s.layout.servers.end(), world.rank()) !=
                   s.layout.servers.end();
     bool hashed = false;
+    const int host_ranks = train::ranks_on_this_host(world);
     comm::run_agreed(world, [&] {
         s.plan = estimate_memory(plan);
-        train::check_memory(s.plan, train::memory_limit(f.max_memory, 1),
+        train::check_memory(s.plan, train::memory_limit(f.max_memory, host_ranks),
                             "use more worker ranks (mpiexec) or raise --max-memory",
                             world.size() > 1);
         if (s.worker < 0) return;
@@ -226,7 +228,11 @@ void restore_phase(const TrainFlags& f, comm::Communicator& world, TrainSetup& s
     if (!f.test.empty()) {
         ReadExamplesOptions ro;
         ro.hash_features = f.hash_features;
-        s.test.emplace(read_examples(f.test, ro));
+        if (examples_form(f.test) == ExamplesForm::kBinary) {
+            s.test.emplace(std::move(read_examples_binary(f.test).examples));
+        } else {
+            s.test.emplace(read_examples(f.test, ro));
+        }
     }
     if (!f.metrics.empty())
         s.metrics = std::make_unique<MetricsLog>(f.metrics, s.resume.has_value());
@@ -371,8 +377,12 @@ Evaluation evaluate_and_report(const TrainFlags& f, comm::Communicator& world, T
 /// Runs the iterations in segments between evaluations and checkpoints; the last evaluation's
 /// model (rank 0).
 Model train_segments(TrainFlags& f, comm::Communicator& world, TrainSetup& s, Progress& p) {
-    DelayedResult r;
-    r.server_weights = s.start.server_weights;
+    DelayedResult r;  // as the servers hold it when no iteration is left to run
+    const auto self = std::find(s.layout.servers.begin(), s.layout.servers.end(), world.rank());
+    for (const auto& [k, w] : s.start.server_weights)
+        if (self != s.layout.servers.end() &&
+            s.layout.server_of(k) == static_cast<std::size_t>(self - s.layout.servers.begin()))
+            r.server_weights.emplace(k, w);
     std::optional<Evaluation> last;
     const std::uint64_t end = f.options.iterations;
     while (p.done < end && !p.converged) {

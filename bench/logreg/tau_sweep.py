@@ -46,6 +46,8 @@ def time_to(records: list[dict], target: float) -> tuple[float, int] | None:
     """Seconds and iterations at which the objective first reaches target (interpolated)."""
     before = {"time_s": 0.0, "iteration": 0, "objective": None}
     for r in records:
+        if r["objective"] is None:  # not finite: the run diverged
+            return None
         if r["objective"] <= target:
             if before["objective"] is None:
                 return r["time_s"], r["iteration"]
@@ -96,9 +98,11 @@ def main() -> None:
     ap.add_argument("--reference-iterations", type=int, default=8000)
     ap.add_argument("--png", type=Path, default=Path("docs/img/logreg-tau.png"))
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--keep", type=Path, help="keep the metrics files here")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.keep or Path(scratch)
+        tmp.mkdir(parents=True, exist_ok=True)
         train(args, ["--iterations", str(args.reference_iterations)], tmp / "ref.txt", False)
         f_ref = model_objective(tmp / "ref.txt")
         target = f_ref * (1 + args.rel)
@@ -111,27 +115,29 @@ def main() -> None:
                              str(args.eval_every), "--simulate-straggler", args.straggler,
                              "--metrics", str(metrics)], tmp / "m.txt", True)
                 recs = [json.loads(l) for l in metrics.read_text().splitlines()]
-                runs.append({"reached": time_to(recs, target), "final": recs[-1]["objective"],
-                             "total_s": recs[-1]["time_s"]})
+                final = recs[-1]["objective"]
+                runs.append({"reached": time_to(recs, target), "final": final,
+                             "diverged": final is None, "total_s": recs[-1]["time_s"]})
             reached = [r["reached"] for r in runs if r["reached"] is not None]
             rows.append({
                 "tau": tau, "runs": runs,
                 "median_s": statistics.median(t for t, _ in reached) if reached else None,
                 "median_iterations": statistics.median(i for _, i in reached) if reached else None,
                 "reached": f"{len(reached)}/{len(runs)}",
+                "diverged": sum(r["diverged"] for r in runs),
                 "s_per_iteration": statistics.median(r["total_s"] for r in runs) / args.iterations})
     base = rows[0]["median_s"]
     print(f"F_ref = {f_ref:.10g} ({args.reference_iterations} iterations, tau = 0); "
           f"target F_ref * (1 + {args.rel:g}) = {target:.10g}\n")
-    print("| tau | reached | iterations to target | seconds to target | speed-up over tau = 0 "
-          "| ms per iteration |")
+    print("| tau | reached (diverged) | iterations to target | seconds to target "
+          "| speed-up over tau = 0 | ms per iteration |")
     print("|---|---|---|---|---|---|")
     for r in rows:
         s = r["median_s"]
         up = f"{base / s:.2f}x" if s and base else "-"
         it = f"{r['median_iterations']:.0f}" if r["median_iterations"] is not None else "-"
         sec = f"{s:.2f}" if s is not None else "not reached"
-        print(f"| {r['tau']} | {r['reached']} | {it} | {sec} | {up} "
+        print(f"| {r['tau']} | {r['reached']} ({r['diverged']}) | {it} | {sec} | {up} "
               f"| {1000 * r['s_per_iteration']:.2f} |")
     if args.json:
         args.json.write_text(json.dumps({"f_ref": f_ref, "target": target, "rows": rows}, indent=1))

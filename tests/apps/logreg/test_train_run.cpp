@@ -272,6 +272,14 @@ TEST_F(LogregTrainRun, PartsPerRankGiveOneProcessModelAndResumeAcrossRankCounts)
         0)
         << read_text(path("mpi.log"));
     EXPECT_EQ(read_text(path("r4.txt")), read_text(path("one.txt")));
+    // Resumed at its end on 4 ranks: nothing to run, the same model.
+    ASSERT_EQ(system_quiet(mpiexec(4) + " logreg train --data " + data_ + flags_ +
+                               " --iterations 40 --servers 2 --resume " + ck + " --out " +
+                               path("end4.txt"),
+                           path("mpi.log")),
+              0)
+        << read_text(path("mpi.log"));
+    EXPECT_EQ(read_text(path("end4.txt")), read_text(path("half.txt")));
     ASSERT_EQ(train(" --resume " + ck + " --out " + path("r1.txt")).code, 0);
     EXPECT_EQ(read_text(path("r1.txt")), read_text(path("one.txt")));
 }
