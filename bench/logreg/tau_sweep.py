@@ -75,6 +75,10 @@ def plot(rows: list[dict], png: Path, title: str) -> None:
     ax[1].bar(labels, [r["median_iterations"] or 0 for r in rows], color="tab:orange")
     ax[1].set_xlabel("bounded delay tau")
     ax[1].set_ylabel("iterations to the target objective")
+    for a in ax:  # runs that never reached the target (diverged or too slow)
+        for i, r in enumerate(rows):
+            if r["median_s"] is None:
+                a.text(i, 0, "not\nreached", ha="center", va="bottom", fontsize=8, color="tab:red")
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     png.parent.mkdir(parents=True, exist_ok=True)
@@ -141,8 +145,9 @@ def main() -> None:
               f"| {1000 * r['s_per_iteration']:.2f} |")
     if args.json:
         args.json.write_text(json.dumps({"f_ref": f_ref, "target": target, "rows": rows}, indent=1))
-    plot(rows, args.png, f"{args.data.name}: lambda {args.lam:g}, {args.blocks} blocks, 2 workers "
-         f"+ 2 servers, straggler {args.straggler}; target (F - F*)/F* <= {args.rel:g}")
+    plot(rows, args.png, f"{args.data.name}: lambda {args.lam:g}, {args.blocks} blocks, curvature "
+         f"{args.curvature}, 2 workers + 2 servers, straggler {args.straggler}; "
+         f"target (F - F_ref)/F_ref <= {args.rel:g}; medians of {args.reps}")
 
 
 if __name__ == "__main__":
