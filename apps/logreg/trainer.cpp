@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <deque>
+#include <thread>
 
 #include "comm/agreed.h"
 #include "core/base/error.h"
+#include "core/base/timer.h"
 
 namespace rotor::logreg {
 namespace {
@@ -62,8 +65,10 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o) 
 /// A worker's state: its part, its blocks and its copy of w over its keys.
 class Worker {
   public:
-    Worker(Shard& part, const BlockProxOptions& o)
+    Worker(Shard& part, const BlockProxOptions& o, const std::vector<double>& start)
         : part_(part), options_(o), w_(part.keys().size(), 0.0) {
+        ROTOR_ASSERT(start.empty() || start.size() == w_.size(), "w over the part's keys");
+        if (!start.empty()) w_ = start;
         blocks_ = split_blocks(part.keys(), o.blocks, o.seed);
         index_.resize(blocks_.size());
         const auto keys = part.keys();
@@ -110,19 +115,34 @@ class Worker {
     BlockScratch scratch_;
 };
 
-void run_worker(KvNode& node, Worker& worker, const DelayedOptions& o) {
+/// Sleeps (factor - 1) times `compute_s` (--simulate-straggler).
+void straggle(double factor, double compute_s) {
+    if (factor <= 1) return;
+    std::this_thread::sleep_for(std::chrono::duration<double>((factor - 1) * compute_s));
+}
+
+/// Runs iterations [o.first, o.iterations); the kv engine counts them from 0.
+void run_worker(KvNode& node, Worker& worker, const DelayedOptions& o, double straggler_factor) {
     std::deque<std::pair<std::uint64_t, std::pair<std::uint32_t, std::uint64_t>>> pulls;
     std::vector<double> values;
+    double compute_s = 0;  // of this iteration: pushes and applied pulls
     const auto take = [&] {
         const auto [t, bp] = pulls.front();
         pulls.pop_front();
-        worker.apply(bp.first, node.wait_pull(bp.second));
+        const std::vector<double> pulled = node.wait_pull(bp.second);
+        Stopwatch apply;
+        worker.apply(bp.first, pulled);
+        compute_s += apply.seconds();
     };
-    for (std::uint64_t t = 0; t < o.iterations; ++t) {
+    for (std::uint64_t g = o.first; g < o.iterations; ++g) {
+        const std::uint64_t t = g - o.first;
         node.begin_iteration(t);
         // Pulls that arrived meanwhile are applied before computing (fresher margins).
         while (!pulls.empty() && node.pull_ready(pulls.front().second.second)) take();
-        const std::uint32_t b = worker.push_values(t, values);
+        Stopwatch compute;
+        const std::uint32_t b = worker.push_values(g, values);
+        straggle(straggler_factor, compute_s + compute.seconds());
+        compute_s = 0;
         node.push(t, worker.block(b), values);
         pulls.emplace_back(t, std::make_pair(b, node.pull(t, worker.block(b))));
         while (!pulls.empty() && o.delay != comm::kInfiniteDelay &&
@@ -137,8 +157,14 @@ void run_worker(KvNode& node, Worker& worker, const DelayedOptions& o) {
 }  // namespace
 
 DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layout, Shard* part,
-                            const DelayedOptions& o) {
+                            const DelayedOptions& o, const DelayedStart& start) {
     ServerState state;
+    const auto self = std::find(layout.servers.begin(), layout.servers.end(), comm.rank());
+    if (self != layout.servers.end()) {
+        const auto s = static_cast<std::size_t>(self - layout.servers.begin());
+        for (const auto& [k, w] : start.server_weights)
+            if (layout.server_of(k) == s) state.w.emplace(k, w);
+    }
     comm::KvOptions kv;
     kv.delay = o.delay;
     kv.push_width = kPushWidth;
@@ -149,8 +175,8 @@ DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layo
     DelayedResult result;
     try {
         if (node.is_worker()) {
-            Worker worker(*part, o.prox);
-            run_worker(node, worker, o);
+            Worker worker(*part, o.prox, start.worker_weights);
+            run_worker(node, worker, o, comm.rank() == o.straggler_rank ? o.straggler_factor : 1.0);
             result.worker_weights = worker.weights();
         }
         node.finish();

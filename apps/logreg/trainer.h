@@ -25,8 +25,20 @@ namespace rotor::logreg {
 struct DelayedOptions {
     BlockProxOptions prox;
     std::int64_t delay = 0;        ///< τ, or comm::kInfiniteDelay
-    std::uint64_t iterations = 0;  ///< iterations (blocks) to run
+    std::uint64_t iterations = 0;  ///< the iteration to stop before: runs [first, iterations)
+    std::uint64_t first = 0;       ///< the first iteration (its block is block_at(first))
     double timeout_s = 60;         ///< of the kv engine
+    /// --simulate-straggler (a testing and benchmark aid): the worker on this rank (-1: none)
+    /// sleeps (straggler_factor - 1) times its compute seconds of each iteration before pushing.
+    int straggler_rank = -1;
+    double straggler_factor = 1;
+};
+
+/// Where a run starts (w = 0 when empty): the w an earlier run ended with (its DelayedResult)
+/// or a checkpoint's. The parts' margins must match it.
+struct DelayedStart {
+    std::map<std::uint64_t, double> server_weights;  ///< keys a server does not own are ignored
+    std::vector<double> worker_weights;  ///< aligned with the part's keys, or empty (w = 0)
 };
 
 /// What a rank ends with.
@@ -37,10 +49,12 @@ struct DelayedResult {
     std::vector<comm::KvEvent> schedule;  ///< a worker's
 };
 
-/// Collective over the ranks of `layout`: runs the iterations. `part` is this rank's examples
-/// (non-null exactly on workers; its margins must match w = 0). Throws AgreedError when a rank
-/// fails (after telling the others), CommError when one goes silent.
+/// Collective over the ranks of `layout`: runs iterations [first, iterations) and ends with every
+/// pull applied (so consecutive calls, each starting where the last ended, are what a CLI
+/// evaluates and checkpoints between; with τ = 0 they equal one call bit for bit). `part` is this
+/// rank's examples (non-null exactly on workers; its margins must match `start`). Throws
+/// AgreedError when a rank fails (after telling the others), CommError when one goes silent.
 DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layout, Shard* part,
-                            const DelayedOptions& options);
+                            const DelayedOptions& options, const DelayedStart& start = {});
 
 }  // namespace rotor::logreg

@@ -32,6 +32,9 @@ class LineReader {
 
     /// 1-based number of the line last returned by next() (0 before the first).
     std::uint64_t line_number() const noexcept { return line_no_; }
+    /// Numbers the next line `first_line` (>= 1) instead of line_number() + 1: for a reader over
+    /// a byte range of a file that starts after first_line - 1 lines.
+    void number_from(std::uint64_t first_line) noexcept { line_no_ = first_line - 1; }
     /// The path or buffer name, for error messages.
     const std::string& name() const noexcept { return source_->name(); }
 

@@ -1,0 +1,120 @@
+#include "apps/logreg/checkpoint.h"
+
+#include <nlohmann/json.hpp>
+
+#include "apps/json_fields.h"
+#include "apps/state_checkpoint.h"
+#include "comm/wire.h"
+#include "core/base/error.h"
+#include "core/logreg/examples.h"
+
+namespace rotor::logreg {
+namespace {
+
+constexpr char kFormat[] = "rotor-logreg-checkpoint";
+constexpr int kVersion = 1;
+constexpr std::uint32_t kPartMagic = 0x434C'5252;  // "RRLC"
+constexpr std::uint32_t kPartVersion = 1;
+constexpr apps::StateCheckpointFormat kCheckpoint{kFormat, kVersion, "a logistic-regression",
+                                                  kPartMagic, kPartVersion};
+
+nlohmann::ordered_json settings_json(const CheckpointSettings& s) {
+    return {{"lambda", s.lambda},
+            {"blocks", s.blocks},
+            {"seed", s.seed},
+            {"eta", s.eta},
+            {"curvature", s.curvature},
+            {"delay", s.delay},
+            {"intercept", s.intercept},
+            {"hashed", s.hashed},
+            {"iterations", s.iterations}};
+}
+
+CheckpointSettings settings_from_json(const nlohmann::json& j, const std::string& path) {
+    CheckpointSettings s;
+    s.lambda = apps::json_double(j, "lambda", path);
+    s.blocks = static_cast<std::uint32_t>(apps::json_unsigned(j, "blocks", path, 1U << 30));
+    s.seed = apps::json_unsigned(j, "seed", path);
+    s.eta = apps::json_double(j, "eta", path);
+    s.curvature = apps::json_string(j, "curvature", path);
+    s.delay = apps::json_string(j, "delay", path);
+    s.intercept = apps::json_bool(j, "intercept", path);
+    s.hashed = apps::json_bool(j, "hashed", path);
+    s.iterations = apps::json_unsigned(j, "iterations", path);
+    if (!(s.lambda > 0) || s.blocks < 1 || !(s.eta > 0 && s.eta <= 1) ||
+        (s.curvature != "bound" && s.curvature != "local"))
+        throw InputError(path, "bad settings");
+    return s;
+}
+
+std::vector<std::byte> encode_state(const CheckpointState& s) {
+    comm::WireWriter w;
+    w.put(kPartMagic);
+    w.put(kPartVersion);
+    w.put(std::uint8_t{1});  // holds the state
+    w.put(s.iterations_done);
+    w.put(s.time_s);
+    w.put(s.keys);
+    w.put(s.weights);
+    w.put(s.margins);
+    return w.take();
+}
+
+CheckpointState decode_state(std::span<const std::byte> bytes, const std::string& name) {
+    comm::WireReader r(bytes, name, 0);
+    r.expect_u32(kPartMagic, "magic");
+    r.expect_u32(kPartVersion, "version");
+    if (r.get<std::uint8_t>() != 1) r.fail("part 0 does not hold the state");
+    CheckpointState s;
+    r.get(s.iterations_done);
+    r.get(s.time_s);
+    r.get(s.keys);
+    r.get(s.weights);
+    r.get(s.margins);
+    r.finish();
+    return s;
+}
+
+}  // namespace
+
+void write_checkpoint(const std::string& dir, comm::Communicator& comm,
+                      const CheckpointSettings& settings, const DataFingerprint& data,
+                      const CheckpointState& state) {
+    nlohmann::ordered_json head;
+    head["settings"] = settings_json(settings);
+    head["iterations_done"] = state.iterations_done;
+    apps::write_state_checkpoint(
+        dir, comm, kCheckpoint, comm.rank() == 0 ? encode_state(state) : std::vector<std::byte>{},
+        head, "data",
+        nlohmann::ordered_json{
+            {"examples", data.examples}, {"nonzeros", data.nonzeros}, {"hash", data.hash}});
+}
+
+Checkpoint read_checkpoint(const std::string& dir) {
+    const apps::StateCheckpointFiles files = apps::read_state_checkpoint(dir, kCheckpoint);
+    const nlohmann::json& j = files.manifest;
+    const std::string& path = files.path;
+    Checkpoint c;
+    c.settings = settings_from_json(apps::json_field(j, "settings", path), path);
+    c.ranks = files.ranks;
+    const auto& dj = apps::json_field(j, "data", path);
+    c.data = {apps::json_unsigned(dj, "examples", path), apps::json_unsigned(dj, "nonzeros", path),
+              apps::json_unsigned(dj, "hash", path)};
+    try {
+        c.state = decode_state(std::as_bytes(std::span(files.part.data(), files.part.size())),
+                               files.part_path);
+    } catch (const CommError& e) {
+        throw InputError(files.part_path, e.what());
+    }
+    if (apps::json_unsigned(j, "iterations_done", path) != c.state.iterations_done)
+        throw InputError(path, "\"iterations_done\" disagrees with part 0");
+    const CheckpointState& s = c.state;
+    bool sorted = true;
+    for (std::size_t i = 1; i < s.keys.size(); ++i) sorted = sorted && s.keys[i - 1] < s.keys[i];
+    if (s.keys.size() != s.weights.size() || s.margins.size() != c.data.examples || !sorted ||
+        s.iterations_done > c.settings.iterations)
+        throw InputError(files.part_path, "the state's shapes disagree with state.json");
+    return c;
+}
+
+}  // namespace rotor::logreg

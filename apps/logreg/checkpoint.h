@@ -1,0 +1,59 @@
+// Checkpoints of `rotor logreg train` (docs/formats.md, "Logistic-regression checkpoints"), on
+// apps/state_checkpoint: rank 0's part holds the state, written between runs of the delayed
+// trainer when every pull has been applied: the iterations done, w (every nonzero weight, the
+// intercept's key last) and the margins of every example in data order. Margins are stored, not
+// recomputed from w, because the trainer's margins are sums of the pulled changes in pull order:
+// recomputing them would change their last bits, and τ = 0 resumes bitwise. Any rank layout
+// resumes any checkpoint (each worker takes the margins of its examples, each server its keys).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/logreg/input.h"
+#include "comm/communicator.h"
+
+namespace rotor::logreg {
+
+/// The flags a checkpoint fixes (checked by name on --resume) and the run's targets. Plain struct.
+struct CheckpointSettings {
+    double lambda = 1;
+    std::uint32_t blocks = 1;
+    std::uint64_t seed = 1;
+    double eta = 1;
+    std::string curvature = "bound";
+    std::string delay = "0";
+    bool intercept = true;
+    bool hashed = false;
+    std::uint64_t iterations = 0;  ///< the total to reach (may change on --resume)
+};
+
+/// The state (whole on rank 0). Plain struct.
+struct CheckpointState {
+    std::uint64_t iterations_done = 0;
+    double time_s = 0;                ///< training seconds so far (evaluations excluded)
+    std::vector<std::uint64_t> keys;  ///< increasing; kInterceptKey last when present
+    std::vector<double> weights;      ///< aligned with keys, nonzero
+    std::vector<double> margins;      ///< every example's, in data order
+};
+
+/// What read_checkpoint() returns.
+struct Checkpoint {
+    CheckpointSettings settings;
+    DataFingerprint data;
+    int ranks = 1;
+    CheckpointState state;
+};
+
+/// Collective: writes checkpoint `dir` (rank 0's `state` is written; the others' ignored).
+/// Failures are agreed (comm::AgreedError); `dir` is then left as it was.
+void write_checkpoint(const std::string& dir, comm::Communicator& comm,
+                      const CheckpointSettings& settings, const DataFingerprint& data,
+                      const CheckpointState& state);
+
+/// Reads and verifies checkpoint `dir` (strict JSON, part 0's size and checksum, shapes).
+/// InputError naming the file on any failure. Local: every rank reads it.
+Checkpoint read_checkpoint(const std::string& dir);
+
+}  // namespace rotor::logreg

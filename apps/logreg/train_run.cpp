@@ -1,0 +1,453 @@
+#include "apps/logreg/train_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "apps/logreg/checkpoint.h"
+#include "apps/logreg/evaluation.h"
+#include "apps/logreg/input.h"
+#include "apps/logreg/metrics_log.h"
+#include "comm/agreed.h"
+#include "comm/collectives.h"
+#include "core/base/error.h"
+#include "core/base/timer.h"
+#include "core/logreg/examples_binary.h"
+#include "train/checkpoint_dir.h"
+#include "train/memory_plan.h"
+
+namespace rotor::logreg {
+namespace {
+
+/// What a run sets up before training, on every rank alike (parts only where they apply).
+struct TrainSetup {
+    comm::KvLayout layout;
+    int worker = -1;  ///< index among the workers, or -1
+    std::optional<Shard> part;
+    std::optional<Examples> test;  // rank 0
+    std::uint64_t all_examples = 0;
+    std::uint64_t first_example = 0;
+    DataFingerprint print;
+    std::uint64_t plan = 0;
+    std::optional<Checkpoint> resume;
+    std::unique_ptr<MetricsLog> metrics;  // rank 0
+    DelayedStart start;
+    std::uint64_t done = 0;
+    double time_s = 0;
+};
+
+comm::KvLayout layout_of(int servers, int ranks) {
+    std::vector<int> all(static_cast<std::size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) all[static_cast<std::size_t>(r)] = r;
+    if (servers == 0) return comm::KvLayout::even(all, all);
+    if (servers < 0 || servers >= ranks) {
+        throw ConfigError("--servers", fmt::format("0 (every rank both) or 1..{} with {} ranks",
+                                                   ranks - 1, ranks));
+    }
+    return comm::KvLayout::even(std::vector<int>(all.begin(), all.begin() + servers),
+                                std::vector<int>(all.begin() + servers, all.end()));
+}
+
+CheckpointSettings settings_of(const TrainFlags& f) {
+    const DelayedOptions& o = f.options;
+    return {o.prox.lambda, o.prox.blocks,   o.prox.seed,     o.prox.eta,  f.curvature,
+            f.delay,       !f.no_intercept, f.hash_features, o.iterations};
+}
+
+/// --resume: the run continues with the checkpoint's settings. A model-defining flag given with
+/// a different value is refused by name; --iterations (the total to reach) may change.
+void apply_checkpoint(TrainFlags& f, const Checkpoint& c, bool iterations_given) {
+    const CheckpointSettings ours = settings_of(f), theirs = c.settings;
+    const auto g = [](double v) { return fmt::format("{:.17g}", v); };
+    const auto on = [](bool v) { return std::string(v ? "on" : "off"); };
+    const std::pair<std::string, std::string> values[] = {
+        {g(ours.lambda), g(theirs.lambda)},
+        {std::to_string(ours.blocks), std::to_string(theirs.blocks)},
+        {std::to_string(ours.seed), std::to_string(theirs.seed)},
+        {g(ours.eta), g(theirs.eta)},
+        {ours.curvature, theirs.curvature},
+        {ours.delay, theirs.delay},
+        {on(!ours.intercept), on(!theirs.intercept)},
+        {on(ours.hashed), on(theirs.hashed)}};
+    for (std::size_t i = 0; i < std::size(kModelFlags); ++i) {
+        const bool given =
+            std::find(f.given.begin(), f.given.end(), kModelFlags[i]) != f.given.end();
+        if (given && values[i].first != values[i].second)
+            throw ConfigError(kModelFlags[i],
+                              fmt::format("is {} but {} was trained with {}; resume "
+                                          "without it or start a new run",
+                                          values[i].first, f.resume, values[i].second));
+    }
+    DelayedOptions& o = f.options;
+    o.prox.lambda = theirs.lambda;
+    o.prox.blocks = theirs.blocks;
+    o.prox.seed = theirs.seed;
+    o.prox.eta = theirs.eta;
+    f.curvature = theirs.curvature;
+    f.delay = theirs.delay;
+    f.no_intercept = !theirs.intercept;
+    f.hash_features = theirs.hashed;
+    if (!iterations_given) o.iterations = theirs.iterations;
+    if (c.state.iterations_done > o.iterations)
+        throw ConfigError("--iterations",
+                          fmt::format("{} is at iteration {}, beyond {}: give a larger total",
+                                      f.resume, c.state.iterations_done, o.iterations));
+}
+
+void validate(TrainFlags& f, int ranks) {
+    DelayedOptions& o = f.options;
+    if (!(o.prox.lambda > 0)) throw ConfigError("--lambda", "must be > 0");
+    if (o.prox.blocks < 1) throw ConfigError("--blocks", "must be >= 1");
+    if (!(o.prox.eta > 0 && o.prox.eta <= 1)) throw ConfigError("--eta", "must be in (0, 1]");
+    if (!(o.timeout_s > 0)) throw ConfigError("--timeout", "must be > 0");
+    if (!(f.tol >= 0)) throw ConfigError("--tol", "must be >= 0");
+    o.delay = parse_delay(f.delay);
+    o.prox.curvature = f.curvature == "local" ? Curvature::kLocal : Curvature::kBound;
+    if (!f.straggler.empty()) {
+        parse_straggler(f.straggler, o);
+        if (o.straggler_rank >= ranks)
+            throw ConfigError("--simulate-straggler",
+                              fmt::format("rank {} of {} ranks", o.straggler_rank, ranks));
+    }
+}
+
+std::string checkpoint_dir(const TrainFlags& f) {
+    return f.checkpoint_dir.empty() ? f.out + ".checkpoint" : f.checkpoint_dir;
+}
+
+/// Phase 1 (local, agreed by the caller): flags, the checkpoint, the layout, the part's count.
+PartCount count_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s,
+                      bool iterations_given) {
+    if (f.resume.empty() && std::find(f.given.begin(), f.given.end(), "--lambda") == f.given.end())
+        throw ConfigError("--lambda", "is required (unless --resume)");
+    if (!f.resume.empty()) {
+        s.resume = read_checkpoint(f.resume);
+        apply_checkpoint(f, *s.resume, iterations_given);
+    }
+    validate(f, world.size());
+    s.layout = layout_of(f.servers, world.size());
+    const auto it = std::find(s.layout.workers.begin(), s.layout.workers.end(), world.rank());
+    if (it != s.layout.workers.end()) s.worker = static_cast<int>(it - s.layout.workers.begin());
+    if (f.options.straggler_rank >= 0 &&
+        std::find(s.layout.workers.begin(), s.layout.workers.end(), f.options.straggler_rank) ==
+            s.layout.workers.end())
+        throw ConfigError("--simulate-straggler",
+                          fmt::format("rank {} is not a worker", f.options.straggler_rank));
+    if (f.checkpoint_every > 0 && world.rank() == 0)
+        train::remove_stale_temporaries(checkpoint_dir(f));
+    if (s.worker < 0) return {};
+    return count_part(f.data, static_cast<std::size_t>(s.worker), s.layout.workers.size());
+}
+
+/// Phases 2 and 3: the memory plan, the part read, the fingerprint, the resumed state.
+void load_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s, const PartCount& mine) {
+    using V = std::vector<std::uint64_t>;
+    const auto counts = comm::allgather(world,
+                                        V{mine.newlines, mine.examples, mine.nonzeros, mine.keys,
+                                          mine.form == ExamplesForm::kBinary ? 1U : 0U},
+                                        "input counts");
+    PlanInputs plan{mine,
+                    0,
+                    0,
+                    s.layout.servers.size(),
+                    false,
+                    world.rank() == 0,
+                    f.options.prox.blocks,
+                    f.options.delay};
+    std::uint64_t first_line = 1, nonzeros = 0, binary_keys = 0;
+    for (std::size_t q = 0; q < counts.size(); ++q) {
+        if (static_cast<int>(q) < world.rank()) first_line += counts[q][0];
+        plan.all_examples += counts[q][1];
+        nonzeros += counts[q][2];
+        if (counts[q][4] == 1) binary_keys = counts[q][3];
+    }
+    plan.all_keys = binary_keys > 0 ? binary_keys : nonzeros + 1;
+    plan.server = std::find(s.layout.servers.begin(), s.layout.servers.end(), world.rank()) !=
+                  s.layout.servers.end();
+    bool hashed = false;
+    const int host_ranks = train::ranks_on_this_host(world);
+    comm::run_agreed(world, [&] {
+        s.plan = estimate_memory(plan);
+        train::check_memory(s.plan, train::memory_limit(f.max_memory, host_ranks),
+                            "use more worker ranks (mpiexec) or raise --max-memory",
+                            world.size() > 1);
+        if (s.worker < 0) return;
+        ReadExamplesOptions ro;
+        ro.hash_features = f.hash_features;
+        const Examples ex = read_part(f.data, mine, static_cast<std::size_t>(s.worker),
+                                      s.layout.workers.size(), first_line, ro, hashed);
+        s.print = fingerprint(ex);
+        s.part.emplace(ex, !f.no_intercept);
+    });
+    const auto prints = comm::allgather(
+        world, V{s.print.examples, s.print.nonzeros, s.print.hash, hashed ? 1U : 0U},
+        "data prints");
+    std::vector<DataFingerprint> parts;
+    for (std::size_t q = 0; q < prints.size(); ++q) {
+        if (static_cast<int>(q) < world.rank()) s.first_example += prints[q][0];
+        parts.push_back({prints[q][0], prints[q][1], prints[q][2]});
+        if (prints[q][3] == 1) f.hash_features = true;
+    }
+    s.print = combine(parts);
+    s.all_examples = s.print.examples;
+}
+
+/// Phase 3 (agreed): the data checked against the checkpoint, the state restored, the test set
+/// and the metrics file opened on rank 0.
+void restore_phase(const TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
+    if (s.all_examples == 0) throw InputError(f.data, "no examples");
+    if (s.resume) {
+        const Checkpoint& c = *s.resume;
+        if (!(c.data == s.print))
+            throw ConfigError("--resume",
+                              fmt::format("{} was made on other data than {}", f.resume, f.data));
+        const CheckpointState& st = c.state;
+        for (std::size_t i = 0; i < st.keys.size(); ++i)
+            s.start.server_weights.emplace(st.keys[i], st.weights[i]);
+        if (s.part) {
+            const auto keys = s.part->keys();
+            s.start.worker_weights.assign(keys.size(), 0.0);
+            std::size_t j = 0;
+            for (std::size_t i = 0; i < keys.size(); ++i) {
+                while (j < st.keys.size() && st.keys[j] < keys[i]) ++j;
+                if (j < st.keys.size() && st.keys[j] == keys[i])
+                    s.start.worker_weights[i] = st.weights[j];
+            }
+            const auto m = s.part->margins();
+            std::copy_n(st.margins.begin() + static_cast<std::ptrdiff_t>(s.first_example), m.size(),
+                        m.begin());
+        }
+        s.done = st.iterations_done;
+        s.time_s = st.time_s;
+    }
+    if (world.rank() != 0) return;
+    if (!f.test.empty()) {
+        ReadExamplesOptions ro;
+        ro.hash_features = f.hash_features;
+        if (examples_form(f.test) == ExamplesForm::kBinary) {
+            s.test.emplace(std::move(read_examples_binary(f.test).examples));
+        } else {
+            s.test.emplace(read_examples(f.test, ro));
+        }
+    }
+    if (!f.metrics.empty())
+        s.metrics = std::make_unique<MetricsLog>(f.metrics, s.resume.has_value());
+}
+
+void prepare(TrainFlags& f, comm::Communicator& world, TrainSetup& s, bool iterations_given) {
+    PartCount mine;
+    comm::run_agreed(world, [&] { mine = count_phase(f, world, s, iterations_given); });
+    load_phase(f, world, s, mine);
+    comm::run_agreed(world, [&] { restore_phase(f, world, s); });
+    s.resume.reset();
+}
+
+/// One record of the metrics file.
+MetricsRecord record_of(const Evaluation& e, std::uint64_t iteration, double time_s, double eval_s,
+                        double examples_per_s, double previous) {
+    MetricsRecord r{{"iteration", static_cast<double>(iteration)},
+                    {"time_s", time_s},
+                    {"eval_s", eval_s},
+                    {"objective", e.objective},
+                    {"loss", e.loss},
+                    {"penalty", e.objective - e.loss},
+                    {"nonzeros", static_cast<double>(e.nonzeros)},
+                    {"kkt_violation", e.kkt_violation},
+                    {"relative_change", std::fabs(previous - e.objective) / std::fabs(e.objective)},
+                    {"examples_per_s", examples_per_s}};
+    if (e.test) {
+        r.emplace_back("test_logloss", e.test->logloss);
+        r.emplace_back("test_auc", e.test->auc);
+        r.emplace_back("test_accuracy", e.test->accuracy);
+    }
+    return r;
+}
+
+void print_progress(const Evaluation& e, std::uint64_t iteration, std::uint64_t last,
+                    double time_s) {
+    std::string test;
+    if (e.test)
+        test = fmt::format(", test auc {:.4f} accuracy {:.4f}", e.test->auc, e.test->accuracy);
+    fmt::print(stderr,
+               "rotor: iteration {}/{}: objective {:.10g}, kkt {:.3g}, {} nonzeros{}, {:.2f} s\n",
+               iteration, last, e.objective, e.kkt_violation, e.nonzeros, test, time_s);
+}
+
+/// Collective: the state gathered on rank 0 and written as a checkpoint.
+void checkpoint(const TrainFlags& f, comm::Communicator& world, const TrainSetup& s, const Model& m,
+                std::uint64_t done, double time_s) {
+    std::vector<double> margins;
+    if (s.part) margins.assign(s.part->margins().begin(), s.part->margins().end());
+    const auto all = comm::gather(world, margins, 0, "margins");
+    CheckpointState st;
+    st.iterations_done = done;
+    st.time_s = time_s;
+    if (world.rank() == 0) {
+        st.keys = m.keys;
+        st.weights = m.weights;
+        if (m.intercept != 0) {
+            st.keys.push_back(kInterceptKey);
+            st.weights.push_back(m.intercept);
+        }
+        for (const auto& v : all) st.margins.insert(st.margins.end(), v.begin(), v.end());
+    }
+    write_checkpoint(checkpoint_dir(f), world, settings_of(f), s.print, st);
+}
+
+}  // namespace
+
+std::int64_t parse_delay(const std::string& s) {
+    if (s == "inf") return comm::kInfiniteDelay;
+    std::size_t end = 0;
+    long long v = -1;
+    try {
+        v = std::stoll(s, &end);
+    } catch (const std::exception&) {
+        end = 0;
+    }
+    if (end != s.size() || v < 0) throw ConfigError("--delay", "a number >= 0 or inf");
+    return v;
+}
+
+void parse_straggler(const std::string& text, DelayedOptions& o) {
+    const std::size_t colon = text.find(':');
+    const ConfigError bad("--simulate-straggler",
+                          fmt::format("'{}' is not RANK:FACTOR with FACTOR >= 1 (e.g. 1:3)", text));
+    if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) throw bad;
+    std::size_t used_r = 0, used_f = 0;
+    int rank = 0;
+    double factor = 0;
+    try {
+        rank = std::stoi(text.substr(0, colon), &used_r);
+        factor = std::stod(text.substr(colon + 1), &used_f);
+    } catch (const std::exception&) {
+        throw bad;
+    }
+    if (used_r != colon || used_f != text.size() - colon - 1 || rank < 0 || !(factor >= 1) ||
+        !std::isfinite(factor))
+        throw bad;
+    o.straggler_rank = rank;
+    o.straggler_factor = factor;
+}
+
+namespace {
+
+/// The state of the iterations loop.
+struct Progress {
+    std::uint64_t done = 0;
+    double time_s = 0;        ///< training seconds (evaluations and checkpoints excluded)
+    double eval_s = 0;        ///< evaluation seconds
+    double previous = NAN;    ///< the last evaluation's objective
+    std::uint64_t since = 0;  ///< iterations since the last evaluation
+    double since_s = 0;       ///< and their seconds
+    bool converged = false;
+};
+
+std::uint64_t next_stop(std::uint64_t done, std::uint64_t every, std::uint64_t last) {
+    return every == 0 ? last : std::min(last, (done / every + 1) * every);
+}
+
+/// Collective: evaluates, reports (rank 0) and decides --tol (the same on every rank).
+Evaluation evaluate_and_report(const TrainFlags& f, comm::Communicator& world, TrainSetup& s,
+                               const DelayedResult& r, Progress& p) {
+    Stopwatch clock;
+    Evaluation e = evaluate(world, s.part ? &*s.part : nullptr, r, f.options.prox,
+                            s.test ? &*s.test : nullptr, true);
+    p.eval_s += clock.seconds();
+    std::uint8_t stop = 0;
+    if (world.rank() == 0) {
+        const double passes = double(p.since) / f.options.prox.blocks;
+        const double rate = p.since_s > 0 ? passes * double(s.all_examples) / p.since_s : NAN;
+        if (s.metrics) s.metrics->write(record_of(e, p.done, p.time_s, p.eval_s, rate, p.previous));
+        if (!f.quiet) print_progress(e, p.done, f.options.iterations, p.time_s);
+        stop = f.tol > 0 && e.kkt_violation <= f.tol * f.options.prox.lambda ? 1 : 0;
+    }
+    comm::broadcast(world, stop, 0, "converged");
+    p.converged = stop == 1;
+    p.previous = e.objective;
+    p.since = 0;
+    p.since_s = 0;
+    return e;
+}
+
+/// Runs the iterations in segments between evaluations and checkpoints; the last evaluation's
+/// model (rank 0).
+Model train_segments(TrainFlags& f, comm::Communicator& world, TrainSetup& s, Progress& p) {
+    DelayedResult r;  // as the servers hold it when no iteration is left to run
+    const auto self = std::find(s.layout.servers.begin(), s.layout.servers.end(), world.rank());
+    for (const auto& [k, w] : s.start.server_weights)
+        if (self != s.layout.servers.end() &&
+            s.layout.server_of(k) == static_cast<std::size_t>(self - s.layout.servers.begin()))
+            r.server_weights.emplace(k, w);
+    std::optional<Evaluation> last;
+    const std::uint64_t end = f.options.iterations;
+    while (p.done < end && !p.converged) {
+        DelayedOptions o = f.options;
+        o.first = p.done;
+        o.iterations = std::min(next_stop(p.done, f.eval_every, end),
+                                next_stop(p.done, f.checkpoint_every, end));
+        Stopwatch clock;
+        r = train_delayed(world, s.layout, s.part ? &*s.part : nullptr, o, s.start);
+        const double seconds = clock.seconds();
+        p.time_s += seconds;
+        p.since_s += seconds;
+        p.since += o.iterations - p.done;
+        p.done = o.iterations;
+        s.start.server_weights = r.server_weights;
+        s.start.worker_weights = r.worker_weights;
+        last.reset();
+        if ((f.eval_every > 0 && p.done % f.eval_every == 0) || p.done == end)
+            last = evaluate_and_report(f, world, s, r, p);
+        const std::uint64_t every = f.checkpoint_every;
+        if (every > 0 && (p.done % every == 0 || p.done == end || p.converged)) {
+            if (!last)
+                last =
+                    evaluate(world, s.part ? &*s.part : nullptr, r, f.options.prox, nullptr, false);
+            checkpoint(f, world, s, last->model, p.done, p.time_s);
+        }
+    }
+    if (!last)
+        last = evaluate(world, s.part ? &*s.part : nullptr, r, f.options.prox, nullptr, false);
+    return std::move(last->model);
+}
+
+}  // namespace
+
+void run_train(TrainFlags& f, comm::Communicator& world) {
+    const bool iterations_given =
+        std::find(f.given.begin(), f.given.end(), "--iterations") != f.given.end();
+    TrainSetup s;
+    prepare(f, world, s, iterations_given);
+    const bool talk = !f.quiet && world.rank() == 0;
+    if (talk) {
+        fmt::print(
+            "rotor: logreg train: {} examples; {} blocks, delay {}, {} iterations; {} server{}, "
+            "{} worker{}; memory plan {}{}\n",
+            s.all_examples, f.options.prox.blocks, f.delay, f.options.iterations,
+            s.layout.servers.size(), s.layout.servers.size() == 1 ? "" : "s",
+            s.layout.workers.size(), s.layout.workers.size() == 1 ? "" : "s",
+            train::human_bytes(s.plan), world.size() > 1 ? " on rank 0" : "");
+        if (s.done > 0) fmt::print("rotor: resumed {} at iteration {}\n", f.resume, s.done);
+        std::fflush(stdout);
+    }
+    Progress p;
+    p.done = s.done;
+    p.time_s = s.time_s;
+    Model m = train_segments(f, world, s, p);
+    comm::run_agreed(world, [&] {
+        if (world.rank() != 0) return;
+        m.hashed = f.hash_features;
+        m.iterations = p.done;
+        write_model(f.out, m);
+        if (!talk) return;
+        fmt::print("rotor: {}objective {:.10g}, {} nonzeros, {:.3f} s; model written to {}\n",
+                   p.converged ? "converged (--tol): " : "", m.objective, m.keys.size(), p.time_s,
+                   f.out);
+    });
+}
+
+}  // namespace rotor::logreg

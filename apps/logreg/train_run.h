@@ -1,0 +1,54 @@
+// `rotor logreg train` behind its flags (docs/logreg.md, "Command line"): the data read in parts
+// (each worker its own), the memory plan, the delayed trainer run between evaluations and
+// checkpoints, the metrics file, --resume, and the model written by rank 0. Used by cli.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/logreg/trainer.h"
+#include "comm/communicator.h"
+
+namespace rotor::logreg {
+
+/// The flags of `rotor logreg train`. Plain struct.
+struct TrainFlags {
+    std::string data;
+    std::string out;
+    std::string test;
+    std::string delay = "0";
+    std::string curvature = "bound";
+    bool no_intercept = false;
+    bool hash_features = false;
+    bool quiet = false;
+    int servers = 0;
+    std::string metrics;
+    std::uint64_t eval_every = 0;  ///< 0: at the end only
+    double tol = 0;                ///< stop when KKT violation <= tol * lambda (0: never)
+    std::uint64_t checkpoint_every = 0;
+    std::string checkpoint_dir;
+    std::string resume;
+    std::string max_memory;
+    std::string straggler;  ///< --simulate-straggler RANK:FACTOR
+    DelayedOptions options;
+    /// The model-defining flags given on the command line (with --resume they must agree with
+    /// the checkpoint).
+    std::vector<std::string> given;
+};
+
+/// The flags --resume compares with the checkpoint.
+inline constexpr const char* kModelFlags[] = {"--lambda",       "--blocks",       "--seed",
+                                              "--eta",          "--curvature",    "--delay",
+                                              "--no-intercept", "--hash-features"};
+
+/// "0", "3", "inf" → τ (comm::kInfiniteDelay for inf). ConfigError("--delay") otherwise.
+std::int64_t parse_delay(const std::string& s);
+
+/// "RANK:FACTOR" (FACTOR >= 1) into options. ConfigError("--simulate-straggler") otherwise.
+void parse_straggler(const std::string& text, DelayedOptions& options);
+
+/// Collective over `world`: trains and writes the model (rank 0). Throws rotor errors (agreed).
+void run_train(TrainFlags& f, comm::Communicator& world);
+
+}  // namespace rotor::logreg

@@ -1,0 +1,305 @@
+// `rotor logreg train` as a tool (apps/logreg/train_run.cpp), through the real binary: the
+// metrics file, evaluations that leave τ = 0 bitwise, --tol, checkpoints resumed bitwise after
+// kill -9, conflicting flags refused by name, --max-memory, --simulate-straggler, the binary
+// form, and parts read by each rank giving the model of one process.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/base/rng.h"
+#include "core/logreg/model_file.h"
+#include "tests/apps/mf/rotor_cli_util.h"
+#include "tests/core/io/temp_dir.h"
+#include "tests/core/logreg/logreg_test_util.h"
+
+extern char** environ;
+
+namespace rotor::apps {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_rotor;
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+pid_t spawn(const std::vector<std::string>& args) {
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+    return pid;
+}
+
+int wait_exit(pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+class LogregTrainRun : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        const logreg::Examples ex = logreg::testing::synthetic_examples(600, 80, 6, 17);
+        std::string text;
+        for (std::size_t i = 0; i < ex.size(); ++i) {
+            text += ex.labels[i] > 0 ? "+1" : "-1";
+            for (std::size_t e = 0; e < ex.keys_of(i).size(); ++e)
+                text += fmt::format(" {}:{:.17g}", ex.keys_of(i)[e], ex.values_of(i)[e]);
+            text += i % 7 == 3 ? "  # a comment\n\n" : "\n";  // blank lines shift line numbers
+        }
+        data_ = dir_.write("train.svm", text);
+    }
+    std::string path(const std::string& name) const { return dir_.file(name); }
+    testing::CommandResult train(const std::string& extra) {
+        const bool total = extra.find("--iterations") != std::string::npos;
+        return run_rotor(dir_, "logreg train --data " + data_ + flags_ +
+                                   (total ? "" : " --iterations 80") + extra);
+    }
+
+    rotor::testing::TempDir dir_;
+    std::string data_;
+    const std::string flags_ = " --lambda 0.5 --blocks 4 --curvature local -q";
+};
+
+std::vector<nlohmann::json> records(const std::string& path) {
+    std::vector<nlohmann::json> out;
+    std::istringstream in(read_text(path));
+    for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+    return out;
+}
+
+TEST_F(LogregTrainRun, MetricsEveryEvaluationAndTheModelUnchangedByThem) {
+    ASSERT_EQ(train(" --out " + path("plain.txt")).code, 0);
+    const auto r = train(" --out " + path("m.txt") + " --eval-every 12 --metrics " +
+                         path("m.jsonl") + " --test " + data_);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(read_text(path("m.txt")), read_text(path("plain.txt")));  // τ = 0: segments bitwise
+    const auto recs = records(path("m.jsonl"));
+    ASSERT_EQ(recs.size(), 7u);  // 12, 24, ..., 72 and 80
+    EXPECT_EQ(recs.back()["iteration"], 80);
+    double previous = 1e300;
+    for (const auto& j : recs) {
+        for (const char* k : {"time_s", "objective", "loss", "nonzeros", "kkt_violation",
+                              "examples_per_s", "test_logloss", "test_auc", "test_accuracy"})
+            EXPECT_TRUE(j.contains(k)) << k;
+        EXPECT_LE(j["objective"].get<double>(), previous);  // local curvature: descends here
+        previous = j["objective"];
+    }
+    EXPECT_EQ(recs.back()["objective"].get<double>(), logreg::read_model(path("m.txt")).objective);
+    EXPECT_LT(recs.back()["kkt_violation"].get<double>(),
+              recs.front()["kkt_violation"].get<double>());
+    EXPECT_GT(recs.back()["test_auc"].get<double>(), 0.7);
+}
+
+TEST_F(LogregTrainRun, TolStopsEarlyAtAnEvaluation) {
+    const auto r = train(" --iterations 4000 --eval-every 20 --tol 0.05 --metrics " +
+                         path("t.jsonl") + " --out " + path("t.txt"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto recs = records(path("t.jsonl"));
+    ASSERT_FALSE(recs.empty());
+    EXPECT_LT(recs.back()["iteration"].get<int>(), 4000);
+    EXPECT_LE(recs.back()["kkt_violation"].get<double>(), 0.05 * 0.5);
+    EXPECT_GT(recs.end()[-2]["kkt_violation"].get<double>(), 0.05 * 0.5);
+    EXPECT_EQ(logreg::read_model(path("t.txt")).iterations, recs.back()["iteration"].get<int>());
+}
+
+TEST_F(LogregTrainRun, KilledAndResumedRunEqualsUninterruptedRun) {
+    const std::vector<std::string> base = {ROTOR_BINARY_DIR "/apps/rotor",
+                                           "logreg",
+                                           "train",
+                                           "--data",
+                                           data_,
+                                           "--lambda",
+                                           "0.5",
+                                           "--blocks",
+                                           "4",
+                                           "--iterations",
+                                           "3000",
+                                           "--curvature",
+                                           "local",
+                                           "-q"};
+    auto straight = base;
+    straight.insert(straight.end(), {"--out", path("straight.txt")});
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(wait_exit(spawn(straight)), 0);
+    const double run_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const std::string ck = path("ck");
+    auto args = base;
+    args.insert(args.end(),
+                {"--checkpoint-every", "50", "--checkpoint-dir", ck, "--out", path("resumed.txt")});
+    Rng rng(7);
+    int kills = 0;
+    double scale = 1.0;
+    for (int attempt = 0; attempt < 40; ++attempt) {
+        auto a = args;
+        if (fs::exists(ck + "/state.json")) a.insert(a.end(), {"--resume", ck});
+        const pid_t pid = spawn(a);
+        if (kills >= 3) {
+            ASSERT_EQ(wait_exit(pid), 0);
+            break;
+        }
+        const double ms = run_ms * scale * (0.2 + 0.5 * rng.uniform());
+        std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(ms * 1000)));
+        ::kill(pid, SIGKILL);
+        const int code = wait_exit(pid);
+        if (code == 128 + SIGKILL) {
+            ++kills;
+            continue;
+        }
+        ASSERT_EQ(code, 0);
+        fs::remove_all(ck);  // it finished first: start over with shorter delays
+        fs::remove_all(path("resumed.txt"));
+        kills = 0;
+        scale /= 2;
+    }
+    ASSERT_EQ(kills, 3) << "the run was too fast to be interrupted: the test proves nothing";
+    EXPECT_EQ(read_text(path("resumed.txt")), read_text(path("straight.txt")));
+}
+
+TEST_F(LogregTrainRun, ResumeRefusesConflictingFlagsByNameAndOtherData) {
+    ASSERT_EQ(train(" --iterations 40 --checkpoint-every 20 --out " + path("a.txt")).code, 0);
+    const std::string ck = path("a.txt.checkpoint");
+    ASSERT_TRUE(fs::exists(ck + "/state.json"));
+    for (const std::string flag : {"--lambda 0.25", "--blocks 5", "--seed 9", "--delay 2"}) {
+        const auto r =
+            run_rotor(dir_, "logreg train --data " + data_ + " " + flag +
+                                " --iterations 60 -q --resume " + ck + " --out " + path("b.txt"));
+        EXPECT_EQ(r.code, 3) << flag;
+        EXPECT_NE(r.err.find(flag.substr(0, flag.find(' '))), std::string::npos) << r.err;
+    }
+    const std::string other = dir_.write("other.svm", "1 1:1\n-1 2:1\n");
+    const auto r =
+        run_rotor(dir_, "logreg train --data " + other + " --iterations 60 -q --resume " + ck +
+                            " --out " + path("b.txt"));
+    EXPECT_EQ(r.code, 3);
+    EXPECT_NE(r.err.find("other data"), std::string::npos) << r.err;
+    // The same flags and a larger total continue: 40 then 20 more equals 60 straight.
+    ASSERT_EQ(train(" --iterations 60 --out " + path("s60.txt")).code, 0);
+    ASSERT_EQ(train(" --iterations 60 --resume " + ck + " --out " + path("r60.txt")).code, 0);
+    EXPECT_EQ(read_text(path("r60.txt")), read_text(path("s60.txt")));
+}
+
+TEST_F(LogregTrainRun, MaxMemoryRefusedBeforeLoadingAndStragglerChecked) {
+    const auto r = train(" --max-memory 1M --out " + path("m.txt"));
+    EXPECT_EQ(r.code, 3);
+    EXPECT_NE(r.err.find("--max-memory"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(path("m.txt")));
+    for (const std::string bad : {"1", "0:0.5", "x:2", "0:2:3", "5:2"}) {
+        const auto s = train(" --simulate-straggler " + bad + " --out " + path("s.txt"));
+        EXPECT_EQ(s.code, 3) << bad;
+        EXPECT_NE(s.err.find("--simulate-straggler"), std::string::npos) << s.err;
+    }
+    ASSERT_EQ(train(" --out " + path("plain.txt")).code, 0);
+    const auto slow = train(" --simulate-straggler 0:2 --out " + path("slow.txt"));
+    ASSERT_EQ(slow.code, 0) << slow.err;
+    EXPECT_EQ(read_text(path("slow.txt")), read_text(path("plain.txt")));  // slower, same model
+}
+
+TEST_F(LogregTrainRun, BinaryFormTrainsTheSameModel) {
+    const auto b = run_rotor(dir_, "logreg build -q --data " + data_ + " --out " + path("t.bin"));
+    ASSERT_EQ(b.code, 0) << b.err;
+    ASSERT_EQ(train(" --out " + path("text.txt")).code, 0);
+    const auto r = run_rotor(dir_, "logreg train --data " + path("t.bin") + flags_ +
+                                       " --iterations 80 --out " + path("bin.txt"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(read_text(path("bin.txt")), read_text(path("text.txt")));
+    const auto e1 = run_rotor(dir_, "logreg eval -m " + path("bin.txt") + " -d " + path("t.bin"));
+    const auto e2 = run_rotor(dir_, "logreg eval -m " + path("bin.txt") + " -d " + data_);
+    ASSERT_EQ(e1.code, 0) << e1.err;
+    EXPECT_EQ(e1.out, e2.out);
+}
+
+#ifdef ROTOR_MPIEXEC
+std::string mpiexec(int ranks) {
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    ::setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
+    return std::string(ROTOR_MPIEXEC) + " -n " + std::to_string(ranks) +
+           " --oversubscribe " ROTOR_BINARY_DIR "/apps/rotor";
+}
+
+int system_quiet(const std::string& cmd, const std::string& log) {
+    return std::system((cmd + " > " + log + " 2>&1").c_str());
+}
+
+// Parts read by each worker (byte ranges, or rows of the binary form) give the model of one
+// process that read everything; a checkpoint of 3 ranks resumes on 4 and on 1.
+TEST_F(LogregTrainRun, PartsPerRankGiveOneProcessModelAndResumeAcrossRankCounts) {
+    ASSERT_EQ(train(" --out " + path("one.txt")).code, 0);
+    ASSERT_EQ(run_rotor(dir_, "logreg build -q --data " + data_ + " --out " + path("t.bin")).code,
+              0);
+    for (const std::string& input : {data_, path("t.bin")}) {
+        const std::string out = path("four.txt");
+        ASSERT_EQ(system_quiet(mpiexec(4) + " logreg train --data " + input + flags_ +
+                                   " --iterations 80 --servers 1 --out " + out,
+                               path("mpi.log")),
+                  0)
+            << read_text(path("mpi.log"));
+        EXPECT_EQ(read_text(out), read_text(path("one.txt"))) << input;
+    }
+    const std::string ck = path("ck3");
+    ASSERT_EQ(system_quiet(mpiexec(3) + " logreg train --data " + data_ + flags_ +
+                               " --iterations 40 --checkpoint-every 40 --checkpoint-dir " + ck +
+                               " --out " + path("half.txt"),
+                           path("mpi.log")),
+              0)
+        << read_text(path("mpi.log"));
+    ASSERT_EQ(
+        system_quiet(mpiexec(4) + " logreg train --data " + data_ + flags_ +
+                         " --iterations 80 --servers 2 --resume " + ck + " --out " + path("r4.txt"),
+                     path("mpi.log")),
+        0)
+        << read_text(path("mpi.log"));
+    EXPECT_EQ(read_text(path("r4.txt")), read_text(path("one.txt")));
+    // Resumed at its end on 4 ranks: nothing to run, the same model.
+    ASSERT_EQ(system_quiet(mpiexec(4) + " logreg train --data " + data_ + flags_ +
+                               " --iterations 40 --servers 2 --resume " + ck + " --out " +
+                               path("end4.txt"),
+                           path("mpi.log")),
+              0)
+        << read_text(path("mpi.log"));
+    EXPECT_EQ(read_text(path("end4.txt")), read_text(path("half.txt")));
+    ASSERT_EQ(train(" --resume " + ck + " --out " + path("r1.txt")).code, 0);
+    EXPECT_EQ(read_text(path("r1.txt")), read_text(path("one.txt")));
+}
+
+// A bad line in the last rank's part is reported with its line number in the whole file.
+TEST_F(LogregTrainRun, AnErrorInALaterPartNamesItsLineInTheFile) {
+    std::string text = read_text(data_);
+    const auto lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+    text += "1 5:1 3:1\n";
+    const std::string bad = dir_.write("bad.svm", text);
+    const auto code = system_quiet(mpiexec(3) + " logreg train --data " + bad + flags_ +
+                                       " --iterations 80 --out " + path("x.txt"),
+                                   path("mpi.log"));
+    EXPECT_NE(code, 0);
+    EXPECT_NE(read_text(path("mpi.log"))
+                  .find(fmt::format("{}:{}:7: feature key 3 does not increase", bad, lines + 1)),
+              std::string::npos)
+        << read_text(path("mpi.log"));
+}
+#endif
+
+}  // namespace
+}  // namespace rotor::apps
