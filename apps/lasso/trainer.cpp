@@ -264,8 +264,13 @@ void Trainer::iterate_cyclic() {
     }
 }
 
-std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, std::uint32_t& rejected) {
-    const std::vector<std::uint32_t> candidates = sampler_->draw(rng, options_.strads.candidates);
+std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, PrioritySampler& sampler,
+                                                    std::span<const std::uint32_t> set,
+                                                    std::uint32_t& rejected) {
+    std::vector<std::uint32_t> candidates = sampler.draw(rng, options_.strads.candidates);
+    if (!set.empty()) {
+        for (std::uint32_t& c : candidates) c = set[c];
+    }
     flush_residuals();
     Selection s;
     if (comm_.size() == 1) {
@@ -306,6 +311,59 @@ std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, std::uint32_t& rej
     return std::move(s.kept);
 }
 
+double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint32_t& rejected,
+                              std::uint64_t& rounds) {
+    const auto n = static_cast<std::uint32_t>(set.size());
+    const bool all = n == features();  // the identity: the draws are the coordinates
+    const std::uint32_t l = std::max<std::uint32_t>(1, std::min(options_.strads.parallel, n));
+    const std::uint64_t count = n == 0 ? 0 : (std::uint64_t{n} + l - 1) / l;
+    std::unique_ptr<PrioritySampler> local;  // strads over a subset: its priorities
+    if (sampler_ && !all) {
+        std::vector<double> deltas(n);
+        for (std::uint32_t i = 0; i < n; ++i) deltas[i] = coefs_.last_delta[set[i]];
+        local = std::make_unique<PrioritySampler>(deltas, options_.strads.eta);
+    }
+    const std::span<const std::uint32_t> map = all ? std::span<const std::uint32_t>{} : set;
+    double largest = 0;
+    for (std::uint64_t k = 0; k < count; ++k, ++rounds) {
+        Rng rng = Rng::from({options_.seed, kScheduleStream, rounds_done_ + rounds});
+        std::vector<std::uint32_t> coords;
+        if (options_.schedule == Schedule::kShotgun) {
+            coords = schedule_shotgun(rng, n, l);
+            for (std::uint32_t& c : coords) c = all ? c : set[c];
+        } else {
+            coords = strads_schedule(rng, local ? *local : *sampler_, map, rejected);
+        }
+        round(coords);
+        for (std::size_t t = 0; t < coords.size(); ++t) {
+            const double d = pending_deltas_[t];
+            largest = std::max(largest, sq_norms_[coords[t]] * d * d);
+            if (local) {
+                const auto at = std::lower_bound(set.begin(), set.end(), coords[t]) - set.begin();
+                local->update(static_cast<std::uint32_t>(at), d);
+            }
+        }
+    }
+    return largest;
+}
+
+void Trainer::iterate_parallel(std::uint32_t& rejected, std::uint64_t& rounds) {
+    const std::vector<std::uint32_t> first = working_set();
+    parallel_pass(first, rejected, rounds);
+    if (!options_.active_set) return;
+    std::vector<std::uint32_t> active;
+    for (int s = 0; s < kMaxActiveSweeps; ++s) {
+        active.clear();
+        for (const std::uint32_t j : first) {
+            if (coefs_.b[j] != 0) active.push_back(j);
+        }
+        if (active.empty()) break;
+        const double largest = parallel_pass(active, rejected, rounds);
+        // Not finite: the updates diverged, which the next evaluation reports.
+        if (!std::isfinite(largest) || largest <= std::max(inner_tol_, kInnerTolFloor)) break;
+    }
+}
+
 double Trainer::pair_dot(std::uint32_t a, std::uint32_t b) {
     if (const double* d = pair_cache_.find(a, b)) return *d;
     // Scatter the shorter column, walk the longer (the same terms either way).
@@ -324,7 +382,6 @@ double Trainer::pair_dot(std::uint32_t a, std::uint32_t b) {
 train::Record Trainer::iterate() {
     train::Record r;
     clocks_.begin_iteration();
-    const std::uint32_t p = features();
     const std::uint64_t updates_before = total_updates_;
     changed_ = 0;
     std::uint32_t rejected = 0;
@@ -333,15 +390,7 @@ train::Record Trainer::iterate() {
         iterate_cyclic();
         rounds = total_updates_ - updates_before;
     } else {
-        const std::uint32_t l = std::max<std::uint32_t>(1, std::min(options_.strads.parallel, p));
-        const std::uint64_t per_iteration = p == 0 ? 0 : (p + l - 1) / l;
-        for (; rounds < per_iteration; ++rounds) {
-            Rng rng = Rng::from({options_.seed, kScheduleStream, rounds_done_ + rounds});
-            const std::vector<std::uint32_t> coords = options_.schedule == Schedule::kShotgun
-                                                          ? schedule_shotgun(rng, p, l)
-                                                          : strads_schedule(rng, rejected);
-            round(coords);
-        }
+        iterate_parallel(rejected, rounds);
     }
     flush_residuals();
     r.processed = total_updates_ - updates_before;
