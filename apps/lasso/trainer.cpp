@@ -348,11 +348,14 @@ double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint32_t&
 }
 
 void Trainer::iterate_parallel(std::uint32_t& rejected, std::uint64_t& rounds) {
+    const std::uint64_t start = total_updates_;
     const std::vector<std::uint32_t> first = working_set();
     parallel_pass(first, rejected, rounds);
     if (!options_.active_set) return;
     std::vector<std::uint32_t> active;
-    for (int s = 0; s < kMaxActiveSweeps; ++s) {
+    // At most p updates an iteration, as without active sets: parallel updates of correlated
+    // columns settle slowly, and the evaluation (which tightens the inner tolerance) should come.
+    for (int s = 0; s < kMaxActiveSweeps && total_updates_ - start < features(); ++s) {
         active.clear();
         for (const std::uint32_t j : first) {
             if (coefs_.b[j] != 0) active.push_back(j);

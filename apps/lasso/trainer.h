@@ -168,7 +168,8 @@ class Trainer {
     /// A cyclic iteration: the working set, then the active set until it settles.
     void iterate_cyclic();
     /// A shotgun/strads iteration: rounds over the working set, then over its nonzero
-    /// coordinates until their largest change settles (as iterate_cyclic).
+    /// coordinates until their largest change settles (as iterate_cyclic) or the iteration has
+    /// made p updates.
     void iterate_parallel(std::uint32_t& rejected, std::uint64_t& rounds);
     /// ceil(|set| / L) shotgun/strads rounds drawing from `set` (ascending coordinates; all p:
     /// the draws are the coordinates, and strads draws from sampler_, else from a sampler of the

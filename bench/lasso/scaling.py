@@ -73,6 +73,8 @@ def main() -> None:
     ap.add_argument("--tol", type=float, default=1e-6)
     ap.add_argument("--max-iterations", type=int, default=100)
     ap.add_argument("--mpiexec", default="mpiexec")
+    ap.add_argument("--configs", default="1x1,1x2,2x1",
+                    help="of 1x1, 1x2, 2x1 (cyclic on 2 ranks: one allreduce per update)")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     a.lam = lambda_of(a)
@@ -80,12 +82,13 @@ def main() -> None:
     print("| schedule | config | s (train + checks) | wall s | peak RSS MB | iterations | updates |"
           " F |\n|---|---|---|---|---|---|---|---|")
     for schedule in a.schedules.split(","):
-        runs = {name: [] for name, _, _ in CONFIGS}
+        configs = [c for c in CONFIGS if c[0] in a.configs.split(",")]
+        runs = {name: [] for name, _, _ in configs}
         for k in range(a.repeats):
-            for name, ranks, threads in CONFIGS:
+            for name, ranks, threads in configs:
                 runs[name].append(run(a, ranks, threads, schedule, a.out, f"{schedule}-{name}-{k}"))
         med = {}
-        for name, _, _ in CONFIGS:
+        for name, _, _ in configs:
             rs = runs[name]
             med[name] = {key: statistics.median(r[key] for r in rs)
                          for key in ("train_s", "wall_s", "rss_mb")}
@@ -94,9 +97,10 @@ def main() -> None:
                   f"| {med[name]['rss_mb']:.0f} | {r['iterations']} | {r['updates']:,.0f} | "
                   f"{r['objective']:.10g} |")
         same = all(r["model"] == runs["1x1"][0]["model"] for rs in runs.values() for r in rs)
-        print(f"| {schedule} | 2 threads / 1: **{med['1x1']['train_s'] / med['1x2']['train_s']:.2f}x**"
-              f", 2 ranks / 2 threads: **{med['1x2']['train_s'] / med['2x1']['train_s']:.2f}x**, "
-              f"models identical: {same} | | | | | |")
+        ratio = lambda p, q: f"{med[p]['train_s'] / med[q]['train_s']:.2f}x" \
+            if p in med and q in med else "–"
+        print(f"| {schedule} | 2 threads / 1: **{ratio('1x1', '1x2')}**, 2 ranks / 2 threads: "
+              f"**{ratio('1x2', '2x1')}**, models identical: {same} | | | | | |")
 
 
 if __name__ == "__main__":
