@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -20,6 +22,39 @@ constexpr int kMaxActiveSweeps = 1000;
 /// The active sweeps stop below this max d_j δ_j² whatever the tolerance: changes of 1e-12
 /// (standardised) are rounding, which can go on forever at tol = 0.
 constexpr double kInnerTolFloor = 1e-24;
+
+/// A barrier for the workers of one run_workers() call: the last to arrive opens the next
+/// generation. Waiters spin first (a round's push is often tens of microseconds, shorter than a
+/// futex wake-up), then yield, then sleep on the atomic (as apps/mf/ccd_parallel.cpp's).
+class SpinBarrier {
+  public:
+    explicit SpinBarrier(int n) : n_(n) {}
+
+    void arrive_and_wait() {
+        const std::uint32_t gen = generation_.load(std::memory_order_acquire);
+        if (count_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
+            count_.store(0, std::memory_order_relaxed);
+            generation_.fetch_add(1, std::memory_order_release);
+            generation_.notify_all();
+            return;
+        }
+        for (int i = 0; generation_.load(std::memory_order_acquire) == gen; ++i) {
+            if (i < kSpins) continue;
+            if (i < kSpins + kYields) {
+                std::this_thread::yield();
+            } else {
+                generation_.wait(gen, std::memory_order_acquire);
+            }
+        }
+    }
+
+  private:
+    static constexpr int kSpins = 4000;
+    static constexpr int kYields = 200;
+    const int n_;
+    std::atomic<int> count_{0};
+    std::atomic<std::uint32_t> generation_{0};
+};
 
 }  // namespace
 
@@ -198,17 +233,51 @@ void Trainer::combine(std::vector<ExactSum>& total, std::size_t size) {
     }
 }
 
+void Trainer::push_part(Worker& me, std::span<const std::uint32_t> coords) {
+    // The last pull's residual updates first (in order: a row's residual sees the same
+    // operations whatever the split).
+    if (!pending_coords_.empty()) update_residuals(me.view(), pending_coords_, pending_deltas_);
+    me.sums.assign(coords.size(), ExactSum{});
+    push_gradients(me.view(), coords, me.sums);
+}
+
 void Trainer::round(std::span<const std::uint32_t> coords) {
-    // Push, with the last pull's residual updates first (in order: a row's residual sees the
-    // same operations whatever the split).
-    run(
-        [&](Worker& me) {
-            if (!pending_coords_.empty())
-                update_residuals(me.view(), pending_coords_, pending_deltas_);
-            me.sums.assign(coords.size(), ExactSum{});
-            push_gradients(me.view(), coords, me.sums);
-        },
+    run([&](Worker& me) { push_part(me, coords); },
         entries_of(pending_coords_) + entries_of(coords));
+    pull_round(coords);
+}
+
+void Trainer::region_rounds(std::uint64_t count, const RoundSchedule& schedule,
+                            const RoundDone& done) {
+    SpinBarrier barrier(static_cast<int>(workers_.size()));
+    std::vector<std::uint32_t> coords;
+    bool on_coordinator = false;
+    runtime_.run_workers([&](int w) {
+        for (std::uint64_t k = 0; k < count; ++k) {
+            if (w == 0) {
+                coords = schedule();
+                on_coordinator =
+                    entries_of(pending_coords_) + entries_of(coords) < options_.inline_entries;
+            }
+            barrier.arrive_and_wait();  // coords and the last pull's changes are published
+            if (!on_coordinator || w == 0) {
+                const sched::PhaseTimer timer(clocks_.clock(w), sched::Phase::kCompute);
+                if (on_coordinator) {
+                    for (auto& part : workers_) push_part(*part, coords);
+                } else {
+                    push_part(*workers_[static_cast<std::size_t>(w)], coords);
+                }
+            }
+            barrier.arrive_and_wait();  // every part's sums are in
+            if (w == 0) {
+                pull_round(coords);
+                done(coords);
+            }
+        }
+    });
+}
+
+void Trainer::pull_round(std::span<const std::uint32_t> coords) {
     combine(total_, coords.size());
     reduce(total_);
     pending_coords_.assign(coords.begin(), coords.end());
@@ -271,7 +340,6 @@ std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, PrioritySampler& s
     if (!set.empty()) {
         for (std::uint32_t& c : candidates) c = set[c];
     }
-    flush_residuals();
     Selection s;
     if (comm_.size() == 1) {
         // Every row is here: only the pairs the greedy scan reaches, each the exact total over
@@ -280,6 +348,7 @@ std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, PrioritySampler& s
                                 [&](std::uint32_t a, std::uint32_t b) { return pair_dot(a, b); });
     } else {
         // Every pair the cache lacks, pushed by the workers and reduced over the ranks.
+        flush_residuals();
         CandidateDots c = cached_candidate_dots(candidates, pair_cache_);
         if (!c.missing.empty()) {
             std::uint64_t entries = 0;
@@ -325,7 +394,7 @@ double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint32_t&
     }
     const std::span<const std::uint32_t> map = all ? std::span<const std::uint32_t>{} : set;
     double largest = 0;
-    for (std::uint64_t k = 0; k < count; ++k, ++rounds) {
+    const RoundSchedule schedule = [&] {
         Rng rng = Rng::from({options_.seed, kScheduleStream, rounds_done_ + rounds});
         std::vector<std::uint32_t> coords;
         if (options_.schedule == Schedule::kShotgun) {
@@ -334,7 +403,9 @@ double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint32_t&
         } else {
             coords = strads_schedule(rng, local ? *local : *sampler_, map, rejected);
         }
-        round(coords);
+        return coords;
+    };
+    const RoundDone done = [&](std::span<const std::uint32_t> coords) {
         for (std::size_t t = 0; t < coords.size(); ++t) {
             const double d = pending_deltas_[t];
             largest = std::max(largest, sq_norms_[coords[t]] * d * d);
@@ -342,6 +413,19 @@ double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint32_t&
                 const auto at = std::lower_bound(set.begin(), set.end(), coords[t]) - set.begin();
                 local->update(static_cast<std::uint32_t>(at), d);
             }
+        }
+        ++rounds;
+    };
+    // One region when the rounds are worth handing over (on average at least inline_entries
+    // stored entries); smaller rounds run inline, round after round, with no barrier at all.
+    if (workers_.size() > 1 && comm_.size() == 1 && count > 1 &&
+        entries_of(set) >= count * options_.inline_entries) {
+        region_rounds(count, schedule, done);
+    } else {
+        for (std::uint64_t k = 0; k < count; ++k) {
+            const std::vector<std::uint32_t> coords = schedule();
+            round(coords);
+            done(coords);
         }
     }
     return largest;

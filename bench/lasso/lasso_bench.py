@@ -31,7 +31,7 @@ stdout.
         [--lambda-frac 0.05] [--schedules cyclic,shotgun,strads] [--threads 1,2] [--tol 1e-6]
         [--max-iterations 200] [--parallel 16] [--candidates 32] [--rho 0.3] [--repeats 3]
         [--glmnet-thresh 1e-6,1e-7,1e-10] [--target 1e-6] [--no-glmnet] [--no-sklearn]
-        [--target NAME]   (CSV/TSV data; glmnet reads LIBSVM only: add --no-glmnet)
+        [--target-column NAME]   (CSV/TSV data; glmnet reads LIBSVM only: add --no-glmnet)
 
 Needs numpy, scipy, scikit-learn and matplotlib (/usr/bin/python3 on Debian with
 python3-sklearn and python3-matplotlib).
@@ -112,8 +112,8 @@ def run_rotor(a, variant: str, threads: int, lam: float, out: Path):
            "--max-iterations", str(a.max_iterations), "--parallel", str(a.parallel),
            "--candidates", str(a.candidates), "--rho", repr(a.rho), "--seed", "1",
            "--out", str(model), "--metrics", str(metrics)]
-    if a.target:
-        cmd += ["--target", a.target]
+    if a.target_column:
+        cmd += ["--target", a.target_column]
     start = time.perf_counter()
     subprocess.run(cmd, check=True)
     wall = time.perf_counter() - start
@@ -214,17 +214,18 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="runs per configuration (median)")
     ap.add_argument("--no-glmnet", action="store_true")
     ap.add_argument("--no-sklearn", action="store_true")
-    ap.add_argument("--target", help="CSV/TSV: the target column's name (default: the last)")
+    ap.add_argument("--target-column",
+                    help="CSV/TSV: the target column's name (default: the last)")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
 
-    x, y = load(a.data, target=a.target)
+    x, y = load(a.data, target=a.target_column)
     a.features = x.shape[1]
     mean, sd, n = standardisation(x)
     yc = y - y.mean()
     lam_max = np.abs((x.T @ yc) / sd).max() / n
     lam = a.lambda_frac * lam_max
-    xt, yt = load(a.test, a.features, a.target) if a.test else (None, None)
+    xt, yt = load(a.test, a.features, a.target_column) if a.test else (None, None)
     print(f"{a.data}: {n} x {a.features}, {x.nnz} nonzeros; lambda_max {lam_max:.6g}, "
           f"lambda {lam:.6g}")
 
