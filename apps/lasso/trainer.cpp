@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <thread>
 
 #include <fmt/format.h>
@@ -252,14 +253,26 @@ void Trainer::region_rounds(std::uint64_t count, const RoundSchedule& schedule,
     SpinBarrier barrier(static_cast<int>(workers_.size()));
     std::vector<std::uint32_t> coords;
     bool on_coordinator = false;
+    // Worker 0's failure ends the region at the next barrier (the others would wait forever).
+    std::exception_ptr error;
+    const auto guarded = [&](const auto& step) {
+        try {
+            step();
+        } catch (...) {
+            error = std::current_exception();
+        }
+    };
     runtime_.run_workers([&](int w) {
         for (std::uint64_t k = 0; k < count; ++k) {
             if (w == 0) {
-                coords = schedule();
-                on_coordinator =
-                    entries_of(pending_coords_) + entries_of(coords) < options_.inline_entries;
+                guarded([&] {
+                    coords = schedule();
+                    on_coordinator =
+                        entries_of(pending_coords_) + entries_of(coords) < options_.inline_entries;
+                });
             }
             barrier.arrive_and_wait();  // coords and the last pull's changes are published
+            if (error) return;
             if (!on_coordinator || w == 0) {
                 const sched::PhaseTimer timer(clocks_.clock(w), sched::Phase::kCompute);
                 if (on_coordinator) {
@@ -270,11 +283,14 @@ void Trainer::region_rounds(std::uint64_t count, const RoundSchedule& schedule,
             }
             barrier.arrive_and_wait();  // every part's sums are in
             if (w == 0) {
-                pull_round(coords);
-                done(coords);
+                guarded([&] {
+                    pull_round(coords);
+                    done(coords);
+                });
             }
         }
     });
+    if (error) std::rethrow_exception(error);
 }
 
 void Trainer::pull_round(std::span<const std::uint32_t> coords) {

