@@ -2,11 +2,8 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cmath>
 #include <cstring>
-#include <exception>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -23,39 +20,6 @@ constexpr int kMaxActiveSweeps = 1000;
 /// The active sweeps stop below this max d_j δ_j² whatever the tolerance: changes of 1e-12
 /// (standardised) are rounding, which can go on forever at tol = 0.
 constexpr double kInnerTolFloor = 1e-24;
-
-/// A barrier for the workers of one run_workers() call: the last to arrive opens the next
-/// generation. Waiters spin first (a round's push is often tens of microseconds, shorter than a
-/// futex wake-up), then yield, then sleep on the atomic (as apps/mf/ccd_parallel.cpp's).
-class SpinBarrier {
-  public:
-    explicit SpinBarrier(int n) : n_(n) {}
-
-    void arrive_and_wait() {
-        const std::uint32_t gen = generation_.load(std::memory_order_acquire);
-        if (count_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
-            count_.store(0, std::memory_order_relaxed);
-            generation_.fetch_add(1, std::memory_order_release);
-            generation_.notify_all();
-            return;
-        }
-        for (int i = 0; generation_.load(std::memory_order_acquire) == gen; ++i) {
-            if (i < kSpins) continue;
-            if (i < kSpins + kYields) {
-                std::this_thread::yield();
-            } else {
-                generation_.wait(gen, std::memory_order_acquire);
-            }
-        }
-    }
-
-  private:
-    static constexpr int kSpins = 4000;
-    static constexpr int kYields = 200;
-    const int n_;
-    std::atomic<int> count_{0};
-    std::atomic<std::uint32_t> generation_{0};
-};
 
 }  // namespace
 
@@ -248,51 +212,6 @@ void Trainer::round(std::span<const std::uint32_t> coords) {
     pull_round(coords);
 }
 
-void Trainer::region_rounds(std::uint64_t count, const RoundSchedule& schedule,
-                            const RoundDone& done) {
-    SpinBarrier barrier(static_cast<int>(workers_.size()));
-    std::vector<std::uint32_t> coords;
-    bool on_coordinator = false;
-    // Worker 0's failure ends the region at the next barrier (the others would wait forever).
-    std::exception_ptr error;
-    const auto guarded = [&](const auto& step) {
-        try {
-            step();
-        } catch (...) {
-            error = std::current_exception();
-        }
-    };
-    runtime_.run_workers([&](int w) {
-        for (std::uint64_t k = 0; k < count; ++k) {
-            if (w == 0) {
-                guarded([&] {
-                    coords = schedule();
-                    on_coordinator =
-                        entries_of(pending_coords_) + entries_of(coords) < options_.inline_entries;
-                });
-            }
-            barrier.arrive_and_wait();  // coords and the last pull's changes are published
-            if (error) return;
-            if (!on_coordinator || w == 0) {
-                const sched::PhaseTimer timer(clocks_.clock(w), sched::Phase::kCompute);
-                if (on_coordinator) {
-                    for (auto& part : workers_) push_part(*part, coords);
-                } else {
-                    push_part(*workers_[static_cast<std::size_t>(w)], coords);
-                }
-            }
-            barrier.arrive_and_wait();  // every part's sums are in
-            if (w == 0) {
-                guarded([&] {
-                    pull_round(coords);
-                    done(coords);
-                });
-            }
-        }
-    });
-    if (error) std::rethrow_exception(error);
-}
-
 void Trainer::pull_round(std::span<const std::uint32_t> coords) {
     combine(total_, coords.size());
     reduce(total_);
@@ -432,17 +351,10 @@ double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint32_t&
         }
         ++rounds;
     };
-    // One region when the rounds are worth handing over (on average at least inline_entries
-    // stored entries); smaller rounds run inline, round after round, with no barrier at all.
-    if (workers_.size() > 1 && comm_.size() == 1 && count > 1 &&
-        entries_of(set) >= count * options_.inline_entries) {
-        region_rounds(count, schedule, done);
-    } else {
-        for (std::uint64_t k = 0; k < count; ++k) {
-            const std::vector<std::uint32_t> coords = schedule();
-            round(coords);
-            done(coords);
-        }
+    for (std::uint64_t k = 0; k < count; ++k) {
+        const std::vector<std::uint32_t> coords = schedule();
+        round(coords);
+        done(coords);
     }
     return largest;
 }

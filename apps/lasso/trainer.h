@@ -168,14 +168,9 @@ class Trainer {
     void round(std::span<const std::uint32_t> coords);
     /// A round's pull on this thread: combine, reduce, soft-threshold, the sampler, counters.
     void pull_round(std::span<const std::uint32_t> coords);
+    /// A pass's draw of one round, and what follows its pull (parallel_pass).
     using RoundSchedule = std::function<std::vector<std::uint32_t>()>;
     using RoundDone = std::function<void(std::span<const std::uint32_t>)>;
-    /// `count` rounds inside ONE run_workers() call (one rank, several workers, rounds of
-    /// inline_entries stored entries or more on average): worker 0 draws
-    /// (schedule), the workers push their parts, worker 0 pulls and calls done; two spin
-    /// barriers a round instead of a hand-off. A round under inline_entries is pushed by worker
-    /// 0 alone. The same operations in the same order as round(): the same bits.
-    void region_rounds(std::uint64_t count, const RoundSchedule& schedule, const RoundDone& done);
     /// Cyclic rounds over coords in order; returns max d_j δ_j² (standardised units).
     double sweep(std::span<const std::uint32_t> coords);
     /// A cyclic iteration: the working set, then the active set until it settles.
