@@ -238,6 +238,12 @@ void print_start(const FitFlags& f, const FitSetup& s, comm::Communicator& world
         world.size() > 1 ? fmt::format(" x {} ranks", world.size()) : "", s.trainer->lambda_max(),
         train::human_bytes(s.plan), world.size() > 1 ? " per rank" : "");
     std::fflush(stdout);
+    if (world.size() > 1 && s.trainer->options().schedule == lasso::Schedule::kCyclic)
+        fmt::print(stderr,
+                   "rotor: warning: --schedule cyclic on {} ranks reduces every coordinate "
+                   "update across the ranks (one allreduce each); --schedule shotgun or strads "
+                   "reduce L updates at a time (docs/lasso.md)\n",
+                   world.size());
 }
 
 void run_train(FitFlags& f, comm::Communicator& world) {
@@ -371,8 +377,9 @@ void add_fit_flags(CLI::App& c, FitFlags& f) {
                  "At most this many iterations (p coordinate updates each)")
         ->capture_default_str();
     c.add_flag("--no-active-set", f.no_active_set,
-               "cyclic: sweep every coordinate each iteration (default: the active set and the "
-               "coordinates the last evaluation's gradients select, glmnet's strategy)");
+               "Sweep every coordinate each iteration (default: the active set and the "
+               "coordinates the last evaluation's gradients select, glmnet's strategy; shotgun "
+               "and strads draw their rounds from that set)");
     c.add_flag("--no-intercept", f.no_intercept, "Fit no intercept (nothing is centred)");
     c.add_flag("--no-standardize", f.no_standardize,
                "Penalise the raw coefficients (glmnet standardize = FALSE)");

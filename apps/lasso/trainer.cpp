@@ -198,17 +198,21 @@ void Trainer::combine(std::vector<ExactSum>& total, std::size_t size) {
     }
 }
 
+void Trainer::push_part(Worker& me, std::span<const std::uint32_t> coords) {
+    // The last pull's residual updates first (in order: a row's residual sees the same
+    // operations whatever the split).
+    if (!pending_coords_.empty()) update_residuals(me.view(), pending_coords_, pending_deltas_);
+    me.sums.assign(coords.size(), ExactSum{});
+    push_gradients(me.view(), coords, me.sums);
+}
+
 void Trainer::round(std::span<const std::uint32_t> coords) {
-    // Push, with the last pull's residual updates first (in order: a row's residual sees the
-    // same operations whatever the split).
-    run(
-        [&](Worker& me) {
-            if (!pending_coords_.empty())
-                update_residuals(me.view(), pending_coords_, pending_deltas_);
-            me.sums.assign(coords.size(), ExactSum{});
-            push_gradients(me.view(), coords, me.sums);
-        },
+    run([&](Worker& me) { push_part(me, coords); },
         entries_of(pending_coords_) + entries_of(coords));
+    pull_round(coords);
+}
+
+void Trainer::pull_round(std::span<const std::uint32_t> coords) {
     combine(total_, coords.size());
     reduce(total_);
     pending_coords_.assign(coords.begin(), coords.end());
@@ -264,9 +268,13 @@ void Trainer::iterate_cyclic() {
     }
 }
 
-std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, std::uint32_t& rejected) {
-    const std::vector<std::uint32_t> candidates = sampler_->draw(rng, options_.strads.candidates);
-    flush_residuals();
+std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, PrioritySampler& sampler,
+                                                    std::span<const std::uint32_t> set,
+                                                    std::uint32_t& rejected) {
+    std::vector<std::uint32_t> candidates = sampler.draw(rng, options_.strads.candidates);
+    if (!set.empty()) {
+        for (std::uint32_t& c : candidates) c = set[c];
+    }
     Selection s;
     if (comm_.size() == 1) {
         // Every row is here: only the pairs the greedy scan reaches, each the exact total over
@@ -275,6 +283,7 @@ std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, std::uint32_t& rej
                                 [&](std::uint32_t a, std::uint32_t b) { return pair_dot(a, b); });
     } else {
         // Every pair the cache lacks, pushed by the workers and reduced over the ranks.
+        flush_residuals();
         CandidateDots c = cached_candidate_dots(candidates, pair_cache_);
         if (!c.missing.empty()) {
             std::uint64_t entries = 0;
@@ -306,6 +315,70 @@ std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, std::uint32_t& rej
     return std::move(s.kept);
 }
 
+double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint32_t& rejected,
+                              std::uint64_t& rounds) {
+    const auto n = static_cast<std::uint32_t>(set.size());
+    const bool all = n == features();  // the identity: the draws are the coordinates
+    const std::uint32_t l = std::max<std::uint32_t>(1, std::min(options_.strads.parallel, n));
+    const std::uint64_t count = n == 0 ? 0 : (std::uint64_t{n} + l - 1) / l;
+    std::unique_ptr<PrioritySampler> local;  // strads over a subset: its priorities
+    if (sampler_ && !all) {
+        std::vector<double> deltas(n);
+        for (std::uint32_t i = 0; i < n; ++i) deltas[i] = coefs_.last_delta[set[i]];
+        local = std::make_unique<PrioritySampler>(deltas, options_.strads.eta);
+    }
+    const std::span<const std::uint32_t> map = all ? std::span<const std::uint32_t>{} : set;
+    double largest = 0;
+    const RoundSchedule schedule = [&] {
+        Rng rng = Rng::from({options_.seed, kScheduleStream, rounds_done_ + rounds});
+        std::vector<std::uint32_t> coords;
+        if (options_.schedule == Schedule::kShotgun) {
+            coords = schedule_shotgun(rng, n, l);
+            for (std::uint32_t& c : coords) c = all ? c : set[c];
+        } else {
+            coords = strads_schedule(rng, local ? *local : *sampler_, map, rejected);
+        }
+        return coords;
+    };
+    const RoundDone done = [&](std::span<const std::uint32_t> coords) {
+        for (std::size_t t = 0; t < coords.size(); ++t) {
+            const double d = pending_deltas_[t];
+            largest = std::max(largest, sq_norms_[coords[t]] * d * d);
+            if (local) {
+                const auto at = std::lower_bound(set.begin(), set.end(), coords[t]) - set.begin();
+                local->update(static_cast<std::uint32_t>(at), d);
+            }
+        }
+        ++rounds;
+    };
+    for (std::uint64_t k = 0; k < count; ++k) {
+        const std::vector<std::uint32_t> coords = schedule();
+        round(coords);
+        done(coords);
+    }
+    return largest;
+}
+
+void Trainer::iterate_parallel(std::uint32_t& rejected, std::uint64_t& rounds) {
+    const std::uint64_t start = total_updates_;
+    const std::vector<std::uint32_t> first = working_set();
+    parallel_pass(first, rejected, rounds);
+    if (!options_.active_set) return;
+    std::vector<std::uint32_t> active;
+    // At most p updates an iteration, as without active sets: parallel updates of correlated
+    // columns settle slowly, and the evaluation (which tightens the inner tolerance) should come.
+    for (int s = 0; s < kMaxActiveSweeps && total_updates_ - start < features(); ++s) {
+        active.clear();
+        for (const std::uint32_t j : first) {
+            if (coefs_.b[j] != 0) active.push_back(j);
+        }
+        if (active.empty()) break;
+        const double largest = parallel_pass(active, rejected, rounds);
+        // Not finite: the updates diverged, which the next evaluation reports.
+        if (!std::isfinite(largest) || largest <= std::max(inner_tol_, kInnerTolFloor)) break;
+    }
+}
+
 double Trainer::pair_dot(std::uint32_t a, std::uint32_t b) {
     if (const double* d = pair_cache_.find(a, b)) return *d;
     // Scatter the shorter column, walk the longer (the same terms either way).
@@ -324,7 +397,6 @@ double Trainer::pair_dot(std::uint32_t a, std::uint32_t b) {
 train::Record Trainer::iterate() {
     train::Record r;
     clocks_.begin_iteration();
-    const std::uint32_t p = features();
     const std::uint64_t updates_before = total_updates_;
     changed_ = 0;
     std::uint32_t rejected = 0;
@@ -333,15 +405,7 @@ train::Record Trainer::iterate() {
         iterate_cyclic();
         rounds = total_updates_ - updates_before;
     } else {
-        const std::uint32_t l = std::max<std::uint32_t>(1, std::min(options_.strads.parallel, p));
-        const std::uint64_t per_iteration = p == 0 ? 0 : (p + l - 1) / l;
-        for (; rounds < per_iteration; ++rounds) {
-            Rng rng = Rng::from({options_.seed, kScheduleStream, rounds_done_ + rounds});
-            const std::vector<std::uint32_t> coords = options_.schedule == Schedule::kShotgun
-                                                          ? schedule_shotgun(rng, p, l)
-                                                          : strads_schedule(rng, rejected);
-            round(coords);
-        }
+        iterate_parallel(rejected, rounds);
     }
     flush_residuals();
     r.processed = total_updates_ - updates_before;

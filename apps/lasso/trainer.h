@@ -63,10 +63,11 @@ struct TrainOptions {
     /// Steps of a round over fewer stored entries than this run on the coordinator thread, part
     /// after part, instead of on the workers (the same bits; tests set 0 to force the workers).
     std::uint64_t inline_entries = 16384;
-    /// cyclic: sweep a working set instead of every coordinate (--no-active-set turns it off):
-    /// the active set (b_j ≠ 0) plus the coordinates the last evaluation's gradients select
-    /// (KKT violators; after set_lambda, the strong rule), then the active set again until its
+    /// Sweep a working set instead of every coordinate (--no-active-set turns it off): the
+    /// active set (b_j ≠ 0) plus the coordinates the last evaluation's gradients select (KKT
+    /// violators; after set_lambda, the strong rule), then the active set again until its
     /// largest change d_j δ_j² falls below the inner tolerance (docs/lasso.md, "Active sets").
+    /// cyclic sweeps in order; shotgun and strads run ceil(|set| / L) rounds drawn from the set.
     bool active_set = true;
 
     /// ConfigError naming the flag on any bad value.
@@ -112,8 +113,8 @@ class Trainer {
 
     /// Iterations done since construction or the last set_lambda(); local.
     std::uint32_t iterations_done() const { return iterations_done_; }
-    /// One iteration: shotgun/strads: ceil(p / L) rounds (p updates); cyclic: a sweep of every
-    /// coordinate, or, with active sets, of the working set and then of the active set until it
+    /// One iteration: a sweep of every coordinate (shotgun/strads: ceil(p / L) rounds, p
+    /// updates), or, with active sets, of the working set and then of the active set until it
     /// settles. Record: updates, changed, rejected, pair_cache_hit_rate, rounds, worker times.
     train::Record iterate();
     /// Adds objective, objective_paper, gap, relative_gap, kkt, nonzeros, l1_norm; remembers
@@ -133,8 +134,9 @@ class Trainer {
 
     /// A new λ, keeping the coefficients (a warm start on a path); the iteration count restarts.
     void set_lambda(double lambda);
-    /// The coordinates the next cyclic iteration sweeps first (every one when the gradients of
-    /// the last evaluation are stale or active sets are off). Local; the same on every rank.
+    /// The coordinates the next iteration sweeps (or draws from) first (every one when the
+    /// gradients of the last evaluation are stale or active sets are off). Local; the same on every
+    /// rank.
     std::vector<std::uint32_t> working_set() const;
     /// λ_max (y's units): the smallest λ whose solution is β = 0. Local.
     double lambda_max() const { return lambda_max_; }
@@ -160,12 +162,33 @@ class Trainer {
     void reduce(std::vector<ExactSum>& total);
     /// total = the workers' sums (w.sums), added exactly.
     void combine(std::vector<ExactSum>& total, std::size_t size);
+    /// A round's push on one part: the pending residual updates, then x̃_jᵀq into me.sums.
+    void push_part(Worker& me, std::span<const std::uint32_t> coords);
+    /// A round over coords: the push (run()), then pull_round.
     void round(std::span<const std::uint32_t> coords);
+    /// A round's pull on this thread: combine, reduce, soft-threshold, the sampler, counters.
+    void pull_round(std::span<const std::uint32_t> coords);
+    /// A pass's draw of one round, and what follows its pull (parallel_pass).
+    using RoundSchedule = std::function<std::vector<std::uint32_t>()>;
+    using RoundDone = std::function<void(std::span<const std::uint32_t>)>;
     /// Cyclic rounds over coords in order; returns max d_j δ_j² (standardised units).
     double sweep(std::span<const std::uint32_t> coords);
     /// A cyclic iteration: the working set, then the active set until it settles.
     void iterate_cyclic();
-    std::vector<std::uint32_t> strads_schedule(Rng& rng, std::uint32_t& rejected);
+    /// A shotgun/strads iteration: rounds over the working set, then over its nonzero
+    /// coordinates until their largest change settles (as iterate_cyclic) or the iteration has
+    /// made p updates.
+    void iterate_parallel(std::uint32_t& rejected, std::uint64_t& rounds);
+    /// ceil(|set| / L) shotgun/strads rounds drawing from `set` (ascending coordinates; all p:
+    /// the draws are the coordinates, and strads draws from sampler_, else from a sampler of the
+    /// set's priorities); `rounds` counts them (the Rng streams). Returns max d_j δ_j².
+    double parallel_pass(std::span<const std::uint32_t> set, std::uint32_t& rejected,
+                         std::uint64_t& rounds);
+    /// STRADS: L' candidates drawn from `sampler` (positions in `set`, or coordinates when
+    /// `set` is empty), then the correlation check.
+    std::vector<std::uint32_t> strads_schedule(Rng& rng, PrioritySampler& sampler,
+                                               std::span<const std::uint32_t> set,
+                                               std::uint32_t& rejected);
     /// x̃_aᵀx̃_b over every part of this rank (one rank only), cached.
     double pair_dot(std::uint32_t a, std::uint32_t b);
     EvalSums eval_sums();

@@ -30,7 +30,8 @@ stdout.
     lasso_bench.py --rotor build/ci/apps/rotor --data train.svm [--test test.svm] --out DIR
         [--lambda-frac 0.05] [--schedules cyclic,shotgun,strads] [--threads 1,2] [--tol 1e-6]
         [--max-iterations 200] [--parallel 16] [--candidates 32] [--rho 0.3] [--repeats 3]
-        [--glmnet-thresh 1e-6,1e-7,1e-10] [--target 1e-6]
+        [--glmnet-thresh 1e-6,1e-7,1e-10] [--target 1e-6] [--no-glmnet] [--no-sklearn]
+        [--target-column NAME]   (CSV/TSV data; glmnet reads LIBSVM only: add --no-glmnet)
 
 Needs numpy, scipy, scikit-learn and matplotlib (/usr/bin/python3 on Debian with
 python3-sklearn and python3-matplotlib).
@@ -51,7 +52,16 @@ from sklearn.datasets import load_svmlight_file
 from sklearn.linear_model import Lasso
 
 
-def load(path: Path, features: int | None = None):
+def load(path: Path, features: int | None = None, target: str | None = None):
+    """LIBSVM, or CSV/TSV with a header (the target: the column named `target`, else the last),
+    as rotor reads them."""
+    if path.suffix in (".csv", ".tsv"):
+        sep = "," if path.suffix == ".csv" else "\t"
+        with open(path, encoding="utf-8") as f:
+            names = f.readline().rstrip("\n").split(sep)
+        raw = np.loadtxt(path, delimiter=sep, skiprows=1, ndmin=2)
+        t = names.index(target) if target else len(names) - 1
+        return sp.csc_matrix(np.delete(raw, t, axis=1)), raw[:, t]
     x, y = load_svmlight_file(str(path), n_features=features, dtype=np.float64)
     return sp.csc_matrix(x), y
 
@@ -102,6 +112,8 @@ def run_rotor(a, variant: str, threads: int, lam: float, out: Path):
            "--max-iterations", str(a.max_iterations), "--parallel", str(a.parallel),
            "--candidates", str(a.candidates), "--rho", repr(a.rho), "--seed", "1",
            "--out", str(model), "--metrics", str(metrics)]
+    if a.target_column:
+        cmd += ["--target", a.target_column]
     start = time.perf_counter()
     subprocess.run(cmd, check=True)
     wall = time.perf_counter() - start
@@ -148,6 +160,17 @@ writeLines(c(paste("seconds", secs), paste("passes", fit$npasses),
     return float(got["seconds"]), int(got["passes"]), coef[0], coef[1:]
 
 
+def sklearn_row(a, x, y, xt, yt, lam, sd, model, secs, rows) -> None:
+    """The row of scikit-learn's run (model fitted in secs, median)."""
+    beta = model.coef_ / sd
+    rows.append(dict(tool="scikit-learn", schedule="cyclic", threads=1, seconds=secs, train=secs,
+                     wall=secs, iterations=int(model.n_iter_),
+                     updates=int(model.n_iter_) * a.features,
+                     F=objective(x, y, lam, model.intercept_, beta, sd),
+                     nnz=int((beta != 0).sum()),
+                     r2=r2(xt, yt, model.intercept_, beta) if a.test else float("nan")))
+
+
 def plot(runs, best: float, out: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -190,16 +213,19 @@ def main() -> None:
                     help="relative suboptimality (F - F*) / F* for the 's to target' column")
     ap.add_argument("--repeats", type=int, default=3, help="runs per configuration (median)")
     ap.add_argument("--no-glmnet", action="store_true")
+    ap.add_argument("--no-sklearn", action="store_true")
+    ap.add_argument("--target-column",
+                    help="CSV/TSV: the target column's name (default: the last)")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
 
-    x, y = load(a.data)
+    x, y = load(a.data, target=a.target_column)
     a.features = x.shape[1]
     mean, sd, n = standardisation(x)
     yc = y - y.mean()
     lam_max = np.abs((x.T @ yc) / sd).max() / n
     lam = a.lambda_frac * lam_max
-    xt, yt = load(a.test, a.features) if a.test else (None, None)
+    xt, yt = load(a.test, a.features, a.target_column) if a.test else (None, None)
     print(f"{a.data}: {n} x {a.features}, {x.nnz} nonzeros; lambda_max {lam_max:.6g}, "
           f"lambda {lam:.6g}")
 
@@ -221,19 +247,13 @@ def main() -> None:
 
     xs = sp.csc_matrix(x @ sp.diags(1 / sd))
     times = []
-    for _ in range(a.repeats):
+    for _ in range(0 if a.no_sklearn else a.repeats):
         model = Lasso(alpha=lam, tol=a.tol, max_iter=100000, selection="cyclic")
         start = time.perf_counter()
         model.fit(xs, y)
         times.append(time.perf_counter() - start)
-    secs = float(np.median(times))
-    beta = model.coef_ / sd
-    rows.append(dict(tool="scikit-learn", schedule="cyclic", threads=1, seconds=secs, train=secs,
-                     wall=secs, iterations=int(model.n_iter_),
-                     updates=int(model.n_iter_) * a.features,
-                     F=objective(x, y, lam, model.intercept_, beta, sd),
-                     nnz=int((beta != 0).sum()),
-                     r2=r2(xt, yt, model.intercept_, beta) if a.test else float("nan")))
+    if times:
+        sklearn_row(a, x, y, xt, yt, lam, sd, model, float(np.median(times)), rows)
 
     for thresh in ([] if a.no_glmnet else [float(t) for t in a.glmnet_thresh.split(",")]):
         g = run_glmnet(a, lam, thresh, a.out)

@@ -79,7 +79,8 @@ TEST(LassoTrainer, AnyRanksAndThreadsGiveBitwiseTheSameCoefficients) {
     for (const RawData* data : {&sparse, &dense}) {
         for (const auto& [s, active] :
              {std::pair{Schedule::kCyclic, false}, std::pair{Schedule::kCyclic, true},
-              std::pair{Schedule::kShotgun, false}, std::pair{Schedule::kStrads, false}}) {
+              std::pair{Schedule::kShotgun, false}, std::pair{Schedule::kShotgun, true},
+              std::pair{Schedule::kStrads, false}, std::pair{Schedule::kStrads, true}}) {
             TrainOptions o = options(s, 0.02);
             o.active_set = active;
             const LassoRun one = run_ranks(*data, o, 1, 1, 3);
@@ -154,6 +155,29 @@ TEST(LassoTrainer, ActiveSetsReachTheSameOptimumInFewerUpdates) {
     EXPECT_LT(a.updates * 2, f.updates);
     for (std::size_t i = 1; i < a.objectives.size(); ++i)
         EXPECT_LE(a.objectives[i], a.objectives[i - 1] * (1 + 1e-12)) << i;
+}
+
+TEST(LassoTrainer, ParallelSchedulesWithActiveSetsReachTheOptimumInFewerUpdates) {
+    const RawData data = testing::random_data(120, 80, 0.2, 6, 33);
+    for (const Schedule s : {Schedule::kShotgun, Schedule::kStrads}) {
+        TrainOptions full = options(s, 0);
+        full.lambda = 0.3 * run_ranks(data, full, 1, 1, 1).lambda_max;
+        full.strads.parallel = 4;
+        full.strads.candidates = 8;
+        full.strads.rho = 0.5;
+        full.tol = 1e-12;
+        full.active_set = false;
+        TrainOptions active = full;
+        active.active_set = true;
+        const LassoRun a = run_ranks(data, active, 2, 2, 2000);
+        const LassoRun f = run_ranks(data, full, 2, 2, 2000);
+        ASSERT_TRUE(a.converged) << schedule_name(s);
+        ASSERT_TRUE(f.converged) << schedule_name(s);
+        EXPECT_NEAR(a.last.objective, f.last.objective, 1e-11 * f.last.objective);
+        EXPECT_EQ(a.last.nonzeros, f.last.nonzeros);
+        EXPECT_LT(a.updates * 2, f.updates) << schedule_name(s);
+        EXPECT_LT(a.last.kkt_violation, 1e-4 * a.standardization.y_scale);
+    }
 }
 
 TEST(LassoTrainer, LambdaMaxGivesZeroAndBelowItDoesNot) {

@@ -107,6 +107,29 @@ class CorrelatedTest(unittest.TestCase):
             self.assertGreater(corr(0, 1), 0.9)  # one group
             self.assertLess(abs(corr(0, 4)), 0.3)  # two groups
 
+    @unittest.skipUnless(importlib.util.find_spec("numpy"), "needs numpy")
+    def test_sparse_mode_power_law_and_same_bytes(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            files = [Path(tmp) / f"s{k}.svm" for k in range(2)]
+            for f in files:
+                subprocess.run([sys.executable, str(TOOLS / "make_lasso_correlated.py"), "--sparse",
+                                "--out", str(f), "--samples", "2000", "--features", "4000",
+                                "--group", "4", "--planted", "20"], check=True, capture_output=True)
+            self.assertEqual(files[0].read_bytes(), files[1].read_bytes())
+            counts = [0] * 4000
+            for line in files[0].read_text().splitlines():
+                fields = line.split()
+                float(fields[0])
+                ids = [int(e.split(":")[0]) for e in fields[1:]]
+                self.assertEqual(ids, sorted(set(ids)))  # strictly increasing, 1-based
+                self.assertGreaterEqual(min(ids, default=1), 1)
+                self.assertLessEqual(max(ids, default=1), 4000)
+                for j in ids:
+                    counts[j - 1] += 1
+            # Power law: group 0 in many rows, the tail's columns in few.
+            self.assertGreater(counts[0], 500)
+            self.assertLess(sum(counts[2000:]) / 2000, 20)
+
 
 ALL_RDA = Path("/usr/lib/R/site-library/ALL/data/ALL.rda")
 
