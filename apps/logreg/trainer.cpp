@@ -4,6 +4,7 @@
 #include <array>
 #include <deque>
 
+#include "apps/logreg/worker.h"
 #include "comm/agreed.h"
 #include "core/base/error.h"
 
@@ -12,7 +13,6 @@ namespace {
 
 using comm::KvNode;
 constexpr std::size_t kLimbs = ExactSum::kLimbs;
-constexpr std::size_t kPushWidth = 2 * kLimbs;  // g's limbs, then u's
 
 /// A server's state: w, and the sums of the iterations not yet complete.
 struct ServerState {
@@ -58,57 +58,6 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o) 
             },
     };
 }
-
-/// A worker's state: its part, its blocks and its copy of w over its keys.
-class Worker {
-  public:
-    Worker(Shard& part, const BlockProxOptions& o)
-        : part_(part), options_(o), w_(part.keys().size(), 0.0) {
-        blocks_ = split_blocks(part.keys(), o.blocks, o.seed);
-        index_.resize(blocks_.size());
-        const auto keys = part.keys();
-        for (std::size_t b = 0; b < blocks_.size(); ++b) {
-            for (const std::uint64_t k : blocks_[b]) {
-                index_[b].push_back(static_cast<std::size_t>(
-                    std::lower_bound(keys.begin(), keys.end(), k) - keys.begin()));
-            }
-        }
-    }
-
-    /// The block of iteration t and the values to push for it.
-    std::uint32_t push_values(std::uint64_t t, std::vector<double>& values) {
-        const std::uint32_t b = block_at(t, options_.blocks, options_.seed);
-        const auto& keys = blocks_[b];
-        std::vector<ExactSum> g(keys.size()), u(keys.size());
-        push_block(part_, keys, options_.curvature, g, u, scratch_);
-        values.clear();
-        for (std::size_t i = 0; i < keys.size(); ++i) {
-            for (const std::int64_t l : g[i].to_limbs()) values.push_back(static_cast<double>(l));
-            for (const std::int64_t l : u[i].to_limbs()) values.push_back(static_cast<double>(l));
-        }
-        return b;
-    }
-    /// Takes block b's pulled weights: changes w and the margins.
-    void apply(std::uint32_t b, std::span<const double> pulled) {
-        std::vector<double> deltas(pulled.size());
-        for (std::size_t i = 0; i < pulled.size(); ++i) {
-            double& w = w_[index_[b][i]];
-            deltas[i] = pulled[i] - w;
-            w = pulled[i];
-        }
-        apply_deltas(part_, blocks_[b], deltas, scratch_.columns);
-    }
-    std::span<const std::uint64_t> block(std::uint32_t b) const { return blocks_[b]; }
-    const std::vector<double>& weights() const { return w_; }
-
-  private:
-    Shard& part_;
-    BlockProxOptions options_;
-    std::vector<double> w_;
-    std::vector<std::vector<std::uint64_t>> blocks_;
-    std::vector<std::vector<std::size_t>> index_;
-    BlockScratch scratch_;
-};
 
 void run_worker(KvNode& node, Worker& worker, const DelayedOptions& o) {
     std::deque<std::pair<std::uint64_t, std::pair<std::uint32_t, std::uint64_t>>> pulls;
