@@ -85,6 +85,7 @@ void validate(TrainFlags& f) {
     if (o.prox.blocks < 1) throw ConfigError("--blocks", "must be >= 1");
     if (!(o.prox.eta > 0 && o.prox.eta <= 1)) throw ConfigError("--eta", "must be in (0, 1]");
     if (!(o.timeout_s > 0)) throw ConfigError("--timeout", "must be > 0");
+    if (o.threads < 1) throw ConfigError("--threads", "must be >= 1");
     o.delay = parse_delay(f.delay);
     o.prox.curvature =
         f.curvature == "local" ? logreg::Curvature::kLocal : logreg::Curvature::kBound;
@@ -219,6 +220,10 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
     c->add_option("--seed", o.prox.seed, "Seed of the blocks and their order")
         ->capture_default_str();
     c->add_option("--timeout", o.timeout_s, "Seconds without a message before a rank gives up")
+        ->capture_default_str();
+    // Speed (docs/logreg.md, "Speed").
+    c->add_option("--threads", o.threads,
+                  "Threads per worker, sharing its examples (the model is the same for any)")
         ->capture_default_str();
     c->add_option("--test", f->test, "Examples to report logloss, AUC and accuracy on");
     c->add_flag("--no-intercept", f->no_intercept, "Fit no intercept");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <unordered_map>
 
 #include "apps/logreg/worker.h"
 #include "comm/agreed.h"
@@ -14,10 +15,13 @@ namespace {
 using comm::KvNode;
 constexpr std::size_t kLimbs = ExactSum::kLimbs;
 
-/// A server's state: w, and the sums of the iterations not yet complete.
+/// A server's state: w, and the sums of the iterations not yet complete. Hash maps: a block's
+/// keys are spread over the key space, and the proximal step of a key does not depend on the
+/// others, so the order of visiting them does not matter.
 struct ServerState {
-    std::map<std::uint64_t, double> w;
-    std::map<std::uint64_t, std::map<std::uint64_t, std::pair<ExactSum, ExactSum>>> pending;
+    std::unordered_map<std::uint64_t, double> w;
+    std::map<std::uint64_t, std::unordered_map<std::uint64_t, std::pair<ExactSum, ExactSum>>>
+        pending;
 };
 
 ExactSum from_values(std::span<const double> v) {
@@ -32,6 +36,7 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o) 
             [&s](std::uint64_t t, int, std::span<const std::uint64_t> keys,
                  std::span<const double> values) {
                 auto& sums = s.pending[t];
+                if (sums.empty()) sums.reserve(keys.size());
                 for (std::size_t i = 0; i < keys.size(); ++i) {
                     auto& [g, u] = sums[keys[i]];
                     g.add(from_values(values.subspan(i * kPushWidth, kLimbs)));
@@ -98,7 +103,7 @@ DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layo
     DelayedResult result;
     try {
         if (node.is_worker()) {
-            Worker worker(*part, o.prox);
+            Worker worker(*part, o.prox, o.threads);
             run_worker(node, worker, o);
             result.worker_weights = worker.weights();
         }
@@ -109,7 +114,7 @@ DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layo
         node.fail(e);
         throw;
     }
-    result.server_weights = std::move(state.w);
+    result.server_weights.insert(state.w.begin(), state.w.end());
     result.stats = node.stats();
     result.schedule = node.schedule();
     return result;

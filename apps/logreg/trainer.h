@@ -27,6 +27,7 @@ struct DelayedOptions {
     std::int64_t delay = 0;        ///< τ, or comm::kInfiniteDelay
     std::uint64_t iterations = 0;  ///< iterations (blocks) to run
     double timeout_s = 60;         ///< of the kv engine
+    int threads = 1;               ///< threads of each worker, sharing its examples (>= 1)
 };
 
 /// What a rank ends with.

@@ -2,10 +2,17 @@
 // "The delayed trainer"): its part of the examples, its blocks (its keys split by block_of) and
 // its copy of w over its keys. For iteration t it computes the values to push (the limbs of the
 // exact sums g_b and u_b, core/logreg/objective.h) and takes the pulled w_b into w and the
-// margins. Borrows the part; not thread-safe (one worker per part).
+// margins.
+//
+// Threads: with T > 1 the part's examples are split into T contiguous row ranges, one per
+// thread; each thread pushes its rows' terms into its own exact sums (push_slices), which are
+// combined exactly, and adds the pulled changes to its rows' margins (apply_slices). A margin
+// sees the same operations in the same order and the sums are exact, so the pushed values and
+// the margins are bitwise the same for every T. Borrows the part; one caller at a time.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -16,11 +23,16 @@ namespace rotor::logreg {
 /// Values pushed per key: g's ExactSum limbs, then u's.
 inline constexpr std::size_t kPushWidth = 2 * ExactSum::kLimbs;
 
-/// A worker's state: its part, its blocks and its copy of w over its keys.
+class ThreadTeam;
+
+/// A worker's state: its part, its blocks, its copy of w over its keys and its threads.
 class Worker {
   public:
-    /// `part` is borrowed; its margins must match w = 0.
-    Worker(Shard& part, const BlockProxOptions& options);
+    /// `part` is borrowed; its margins must match w = 0. `threads` >= 1 share its examples.
+    Worker(Shard& part, const BlockProxOptions& options, int threads = 1);
+    ~Worker();
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
 
     /// The block of iteration t; sets `values` to kPushWidth values per key of the block.
     std::uint32_t push_values(std::uint64_t t, std::vector<double>& values);
@@ -32,12 +44,22 @@ class Worker {
     const std::vector<double>& weights() const { return w_; }
 
   private:
+    /// Runs fn(j) for every thread j (on the team when there is one).
+    template <class Fn>
+    void on_threads(const Fn& fn);
+
     Shard& part_;
     BlockProxOptions options_;
+    int threads_;
     std::vector<double> w_;
     std::vector<std::vector<std::uint64_t>> blocks_;
-    std::vector<std::vector<std::size_t>> index_;  ///< block key t's index in part.keys()
-    BlockScratch scratch_;
+    std::vector<std::vector<std::size_t>> index_;    ///< block key t's index in part.keys()
+    std::vector<std::vector<ColumnSlices>> slices_;  ///< [block][thread]
+    BlockOrder order_;
+    BlockScratch scratch_;                      ///< shared by the threads (disjoint rows)
+    std::vector<std::vector<ExactSum>> g_, u_;  ///< per thread
+    std::vector<double> deltas_;
+    std::unique_ptr<ThreadTeam> team_;
 };
 
 }  // namespace rotor::logreg

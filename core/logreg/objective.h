@@ -33,13 +33,49 @@ using mf::ExactSum;
 /// How u_k bounds the curvature (see the file comment).
 enum class Curvature { kBound, kLocal };
 
-/// Scratch space of push_block, reused between calls (one per thread).
-struct BlockScratch {
-    std::vector<std::int64_t> columns;  ///< column of each block key in the part, or -1
-    std::vector<std::uint32_t> counts;  ///< n_ib per example
-    std::vector<double> slope;          ///< −y_i σ(−y_i m_i) of touched examples
-    std::vector<double> curve;          ///< c_i of touched examples
+/// What push_slices keeps of an example the block touches. 24 bytes: one cache line per entry.
+struct TouchedExample {
+    double slope = 0;         ///< −y_i σ(−y_i m_i)
+    double curve = 0;         ///< c_i
+    std::uint32_t count = 0;  ///< n_ib (0 between calls)
 };
+
+/// Scratch space of push_block, reused between calls. The per-example array may be shared by
+/// threads that work on disjoint rows once sized by reserve() (each writes only its rows).
+struct BlockScratch {
+    std::vector<std::int64_t> columns;     ///< column of each block key in the part, or -1
+    std::vector<TouchedExample> examples;  ///< per example of the part
+
+    /// Sizes the per-example array for `n` examples (counts 0).
+    void reserve(std::size_t n) {
+        if (examples.size() != n) examples.assign(n, TouchedExample{});
+    }
+};
+
+/// Where a block's keys lie in one part, restricted to a range of its rows: key t of the block
+/// has the entries [begin[t], end[t]) of the part's rows() and values() (empty when the part
+/// lacks the key). Rows of a column are in example order, so the entries of examples
+/// [row_begin, row_end) of a column are one run. Computed once per block; a plain struct.
+struct ColumnSlices {
+    std::vector<std::uint64_t> begin;
+    std::vector<std::uint64_t> end;
+};
+
+/// The slices of `keys` (strictly increasing) in `part`, over the examples [row_begin, row_end).
+/// O(|keys| + |part.keys()| + |keys| log(column length)).
+ColumnSlices column_slices(const Shard& part, std::span<const std::uint64_t> keys,
+                           std::uint32_t row_begin, std::uint32_t row_end);
+
+/// PUSH over slices: g[t] += g_k and u[t] += u_k for the block's key t over the examples of
+/// the slices (n_ib counts only the entries of those slices: give every slice of a row range).
+/// `scratch` must be reserve()d for the part; not cleared. Threads may run it at once on
+/// disjoint row ranges of one part with one shared scratch and their own g and u.
+void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvature,
+                 std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& scratch);
+
+/// After a pull, over slices: m_i += deltas[t] x_ik for the block's key t, t in order (zero
+/// deltas skipped). Threads may run it at once on disjoint row ranges of one part.
+void apply_slices(Shard& part, const ColumnSlices& slices, std::span<const double> deltas);
 
 /// PUSH: g[t] += g_k and u[t] += u_k over the part's examples for k = keys[t] (strictly
 /// increasing; keys the part lacks get nothing). O(nnz of the block's columns). Not cleared.
