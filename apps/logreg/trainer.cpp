@@ -15,13 +15,20 @@ namespace {
 using comm::KvNode;
 constexpr std::size_t kLimbs = ExactSum::kLimbs;
 
-/// A server's state: w, and the sums of the iterations not yet complete. Hash maps: a block's
-/// keys are spread over the key space, and the proximal step of a key does not depend on the
-/// others, so the order of visiting them does not matter.
+/// The sums pushed for one key of an iteration.
+struct PendingSum {
+    std::uint64_t key;
+    ExactSum g, u;
+};
+
+/// A server's state: w (a hash map: a block's keys are spread over the key space, and the
+/// proximal step of a key does not depend on the others, so the order of visiting them does not
+/// matter), and the sums of the iterations not yet complete, each sorted by key (pushes arrive
+/// sorted and are merged: no allocation per key).
 struct ServerState {
     std::unordered_map<std::uint64_t, double> w;
-    std::map<std::uint64_t, std::unordered_map<std::uint64_t, std::pair<ExactSum, ExactSum>>>
-        pending;
+    std::map<std::uint64_t, std::vector<PendingSum>> pending;
+    std::vector<PendingSum> merged;  ///< scratch of on_push
 };
 
 ExactSum from_values(std::span<const double> v) {
@@ -36,21 +43,28 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o) 
             [&s](std::uint64_t t, int, std::span<const std::uint64_t> keys,
                  std::span<const double> values) {
                 auto& sums = s.pending[t];
-                if (sums.empty()) sums.reserve(keys.size());
+                s.merged.clear();
+                s.merged.reserve(sums.size() + keys.size());
+                std::size_t a = 0;
                 for (std::size_t i = 0; i < keys.size(); ++i) {
-                    auto& [g, u] = sums[keys[i]];
-                    g.add(from_values(values.subspan(i * kPushWidth, kLimbs)));
-                    u.add(from_values(values.subspan(i * kPushWidth + kLimbs, kLimbs)));
+                    while (a < sums.size() && sums[a].key < keys[i]) s.merged.push_back(sums[a++]);
+                    PendingSum p{keys[i], {}, {}};
+                    if (a < sums.size() && sums[a].key == keys[i]) p = sums[a++];
+                    p.g.add(from_values(values.subspan(i * kPushWidth, kLimbs)));
+                    p.u.add(from_values(values.subspan(i * kPushWidth + kLimbs, kLimbs)));
+                    s.merged.push_back(p);
                 }
+                s.merged.insert(s.merged.end(), sums.begin() + static_cast<std::ptrdiff_t>(a),
+                                sums.end());
+                sums.swap(s.merged);
             },
         .on_complete =
             [&s, o](std::uint64_t t) {
                 const auto it = s.pending.find(t);
                 if (it == s.pending.end()) return;
-                for (const auto& [key, gu] : it->second) {
-                    double& w = s.w[key];
-                    w = prox_step(w, gu.first.value(), gu.second.value(), penalty_of(key, o.lambda),
-                                  o.eta);
+                for (const PendingSum& p : it->second) {
+                    double& w = s.w[p.key];
+                    w = prox_step(w, p.g.value(), p.u.value(), penalty_of(p.key, o.lambda), o.eta);
                 }
                 s.pending.erase(it);
             },

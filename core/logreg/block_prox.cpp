@@ -53,6 +53,8 @@ BlockProx::BlockProx(std::span<Shard> parts, const BlockProxOptions& options)
     blocks_ = split_blocks(keys_, options.blocks, options.seed);
     block_index_.resize(blocks_.size());
     slices_.resize(blocks_.size());
+    scratches_.resize(parts_.size());
+    for (std::size_t p = 0; p < parts_.size(); ++p) scratches_[p].reserve(parts_[p].examples());
     for (std::size_t b = 0; b < blocks_.size(); ++b) {
         for (const std::uint64_t k : blocks_[b]) {
             block_index_[b].push_back(static_cast<std::size_t>(
@@ -73,8 +75,7 @@ void BlockProx::step(std::uint64_t t) {
     for (std::size_t p = 0; p < parts_.size(); ++p) {
         pg_.assign(n, ExactSum{});
         pu_.assign(n, ExactSum{});
-        scratch_.reserve(parts_[p].examples());
-        push_slices(parts_[p], slices_[b][p], options_.curvature, pg_, pu_, scratch_);
+        push_slices(parts_[p], slices_[b][p], options_.curvature, pg_, pu_, scratches_[p]);
         for (std::size_t i = 0; i < n; ++i) {
             g_[i].add(pg_[i]);
             u_[i].add(pu_[i]);

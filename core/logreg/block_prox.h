@@ -76,7 +76,8 @@ class BlockProx {
     std::vector<std::vector<std::size_t>> block_index_;  ///< block key t's index in keys_
     std::vector<std::vector<ColumnSlices>> slices_;      ///< [block][part]: the block's columns
     BlockOrder order_;
-    BlockScratch scratch_;
+    BlockScratch scratch_;                 ///< of evaluate()
+    std::vector<BlockScratch> scratches_;  ///< one per part (it caches the part's slopes)
     std::vector<ExactSum> g_, u_, pg_, pu_;
     std::vector<double> deltas_;
 };

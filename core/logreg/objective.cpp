@@ -47,10 +47,14 @@ void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvat
     const bool bound = curvature == Curvature::kBound;
     for (std::size_t t = 0; t < n; ++t) {
         for (std::uint64_t e = begin[t]; e < end[t]; ++e) {
-            TouchedExample& x = touched[rows[e]];
+            const std::uint32_t i = rows[e];
+            TouchedExample& x = touched[i];
             if (x.count++ != 0) continue;
-            const double y = labels[rows[e]];
-            const double sm = 1.0 / (1.0 + std::exp(y * margins[rows[e]]));  // σ(−y m)
+            const double m = margins[i];
+            if (m == x.margin) continue;  // NaN at first: never equal
+            const double y = labels[i];
+            const double sm = 1.0 / (1.0 + std::exp(y * m));  // σ(−y m)
+            x.margin = m;
             x.slope = -y * sm;
             x.curve = bound ? 0.25 : sm * (1.0 - sm);
         }
@@ -89,7 +93,7 @@ void apply_slices(Shard& part, const ColumnSlices& slices, std::span<const doubl
 void push_block(const Shard& part, std::span<const std::uint64_t> keys, Curvature curvature,
                 std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& s) {
     ROTOR_ASSERT(g.size() == keys.size() && u.size() == keys.size(), "one sum per key");
-    s.reserve(part.examples());
+    s.examples.assign(part.examples(), TouchedExample{});
     push_slices(part, column_slices(part, keys, 0, part.examples()), curvature, g, u, s);
 }
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -33,15 +34,20 @@ using mf::ExactSum;
 /// How u_k bounds the curvature (see the file comment).
 enum class Curvature { kBound, kLocal };
 
-/// What push_slices keeps of an example the block touches. 24 bytes: one cache line per entry.
+/// What push_slices keeps of an example: slope and curve are those of `margin` (recomputed only
+/// when the example's margin changed since: most of w stays 0, so most margins do not move
+/// between blocks and their exp is saved; the values are the same either way).
 struct TouchedExample {
-    double slope = 0;         ///< −y_i σ(−y_i m_i)
-    double curve = 0;         ///< c_i
-    std::uint32_t count = 0;  ///< n_ib (0 between calls)
+    double margin = std::numeric_limits<double>::quiet_NaN();  ///< m_i of slope and curve
+    double slope = 0;                                          ///< −y_i σ(−y_i m_i)
+    double curve = 0;                                          ///< c_i
+    std::uint32_t count = 0;                                   ///< n_ib (0 between calls)
 };
 
-/// Scratch space of push_block, reused between calls. The per-example array may be shared by
-/// threads that work on disjoint rows once sized by reserve() (each writes only its rows).
+/// Scratch space of push_block, reused between calls on ONE part (it caches the part's
+/// slopes; push_block, which does not know the part, resets it). The per-example array may be
+/// shared by threads that work on disjoint rows once sized by reserve() (each writes only its
+/// rows).
 struct BlockScratch {
     std::vector<std::int64_t> columns;     ///< column of each block key in the part, or -1
     std::vector<TouchedExample> examples;  ///< per example of the part
