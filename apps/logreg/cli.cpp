@@ -86,6 +86,7 @@ void validate(TrainFlags& f) {
     if (!(o.prox.eta > 0 && o.prox.eta <= 1)) throw ConfigError("--eta", "must be in (0, 1]");
     if (!(o.timeout_s > 0)) throw ConfigError("--timeout", "must be > 0");
     if (o.threads < 1) throw ConfigError("--threads", "must be >= 1");
+    if (!(o.prox.max_step >= 0)) throw ConfigError("--max-step", "must be >= 0");
     o.delay = parse_delay(f.delay);
     o.prox.curvature =
         f.curvature == "local" ? logreg::Curvature::kLocal : logreg::Curvature::kBound;
@@ -224,6 +225,9 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
     // Speed (docs/logreg.md, "Speed").
     c->add_option("--threads", o.threads,
                   "Threads per worker, sharing its examples (the model is the same for any)")
+        ->capture_default_str();
+    c->add_option("--max-step", o.prox.max_step,
+                  "Trust region: clamp each step's change of a weight (0: none; use with local)")
         ->capture_default_str();
     c->add_option("--test", f->test, "Examples to report logloss, AUC and accuracy on");
     c->add_flag("--no-intercept", f->no_intercept, "Fit no intercept");

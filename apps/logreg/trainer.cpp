@@ -64,7 +64,8 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o) 
                 if (it == s.pending.end()) return;
                 for (const PendingSum& p : it->second) {
                     double& w = s.w[p.key];
-                    w = prox_step(w, p.g.value(), p.u.value(), penalty_of(p.key, o.lambda), o.eta);
+                    w = prox_step(w, p.g.value(), p.u.value(), penalty_of(p.key, o.lambda), o.eta,
+                                  o.max_step);
                 }
                 s.pending.erase(it);
             },

@@ -84,8 +84,9 @@ void BlockProx::step(std::uint64_t t) {
     deltas_.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
         double& w = w_[block_index_[b][i]];
-        const double next = prox_step(w, g_[i].value(), u_[i].value(),
-                                      penalty_of(keys[i], options_.lambda), options_.eta);
+        const double next =
+            prox_step(w, g_[i].value(), u_[i].value(), penalty_of(keys[i], options_.lambda),
+                      options_.eta, options_.max_step);
         deltas_[i] = next - w;
         w = next;
     }

@@ -22,6 +22,7 @@ struct BlockProxOptions {
     std::uint64_t seed = 1;    ///< block assignment and block order
     double eta = 1;            ///< step scale η in (0, 1] (1 with Curvature::kBound descends)
     Curvature curvature = Curvature::kBound;
+    double max_step = 0;  ///< > 0: each step's change of a weight clamped to ±max_step (prox_step)
 };
 
 /// The block of iteration t: pass t / B visits the blocks in a permutation drawn from

@@ -101,10 +101,18 @@ inline double soft_threshold(double x, double t) noexcept {
 }
 
 /// The proximal step of one coordinate: S(w − η g / u, η λ_k / u); 0 when u = 0 (a key no
-/// example has: its optimum is 0).
-inline double prox_step(double w, double g, double u, double lambda_k, double eta) noexcept {
+/// example has: its optimum is 0). With max_step > 0 the change is clamped to [−max_step,
+/// max_step] (a trust region: Curvature::kLocal is no global bound, and where every example of
+/// a key is classified with confidence, u → 0 and the step would overshoot without end).
+inline double prox_step(double w, double g, double u, double lambda_k, double eta,
+                        double max_step = 0) noexcept {
     if (!(u > 0)) return 0;
-    return soft_threshold(w - eta * g / u, eta * lambda_k / u);
+    const double next = soft_threshold(w - eta * g / u, eta * lambda_k / u);
+    if (max_step > 0) {
+        if (next > w + max_step) return w + max_step;
+        if (next < w - max_step) return w - max_step;
+    }
+    return next;
 }
 
 /// Every part after a pull: m_i += deltas[t] x_ik for k = keys[t], t in order (zero deltas

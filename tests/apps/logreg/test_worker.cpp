@@ -44,9 +44,9 @@ WorkerRun run_worker(const Examples& ex, const BlockProxOptions& o, int threads,
             }
             const auto at = static_cast<std::size_t>(
                 std::lower_bound(keys.begin(), keys.end(), block[i]) - keys.begin());
-            pulled[i] =
-                prox_step(worker.weights()[at], ExactSum::from_limbs(gl).value(),
-                          ExactSum::from_limbs(ul).value(), penalty_of(block[i], o.lambda), o.eta);
+            pulled[i] = prox_step(worker.weights()[at], ExactSum::from_limbs(gl).value(),
+                                  ExactSum::from_limbs(ul).value(), penalty_of(block[i], o.lambda),
+                                  o.eta, o.max_step);
         }
         worker.apply(b, pulled);
     }
