@@ -14,7 +14,7 @@ made (memory O(features)), keys increasing along a line:
     make_logreg_synthetic.py --examples N --features D [--per-row 20] [--alpha 1.1] --out FILE
 
 Presets (examples x features): small 10^4 x 10^4, medium 10^5 x 10^5, large 10^6 x 10^6,
-huge 10^7 x 10^6 (the issue's scale; about 1.7 GB of text at 20 features a row). The planted
+huge 10^7 x 10^6 (the issue's scale; about 1.3 GB of text at 20 features a row). The planted
 weights go to FILE.truth ("<key>\\t<w>" lines). Standard library only; the same arguments and
 seed give the same bytes.
 """
