@@ -5,7 +5,6 @@
 #include <exception>
 #include <functional>
 #include <thread>
-#include <utility>
 
 #include "core/base/error.h"
 
@@ -46,10 +45,11 @@ class ThreadTeam {
                 if (left != 0) pending_.wait(left, std::memory_order_acquire);
             }
         }
-        if (mine) std::rethrow_exception(mine);
-        for (std::exception_ptr& e : errors_) {
-            if (e) std::rethrow_exception(std::exchange(e, nullptr));
+        for (std::exception_ptr& e : errors_) {  // the lowest thread's, all cleared
+            if (!mine) mine = e;
+            e = nullptr;
         }
+        if (mine) std::rethrow_exception(mine);
     }
 
   private:

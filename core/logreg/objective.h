@@ -16,7 +16,8 @@
 //     w_k ← S(w_k − η g_k / u_k, η λ_k / u_k),   S(x, t) = sign(x) max(|x| − t, 0)
 // with λ_k = 0 for the intercept; then every part adds δ_k x_ik to its margins, keys in
 // increasing order, so a margin sees the same operations whatever the split.
-// Single-threaded; no threads, no ranks.
+// The kernels are single-threaded; push_slices and apply_slices may run at once on disjoint row
+// ranges of one part (the threads of a worker, apps/logreg/worker.h).
 #pragma once
 
 #include <cstdint>
