@@ -11,12 +11,22 @@
 namespace rotor::logreg {
 namespace {
 
-constexpr int kSpins = 1 << 16;
+constexpr int kSpins = 1 << 10;  // pauses (~50 µs), then
+constexpr int kYields = 1 << 8;  // yields (lets a descheduled teammate run), then a futex wait
 
-void pause() noexcept {
+/// One step of waiting: a pause, a yield, or false when it is time to sleep.
+bool keep_spinning(int spin) noexcept {
+    if (spin < kSpins) {
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
+        __builtin_ia32_pause();
 #endif
+        return true;
+    }
+    if (spin < kSpins + kYields) {
+        std::this_thread::yield();
+        return true;
+    }
+    return false;
 }
 
 }  // namespace
@@ -25,7 +35,7 @@ void pause() noexcept {
 /// for j = 0..T−1 (0 on the caller) and returns when all have returned; an exception of a
 /// thread is rethrown by run(). Rounds are announced by a generation counter. Rounds come every
 /// few tens of microseconds (two per iteration), far less than a futex wake-up's latency, so
-/// both sides spin (kSpins pauses, ~0.1–1 ms) before they sleep in atomic::wait.
+/// both sides spin (keep_spinning: pauses, then yields) before they sleep in atomic::wait.
 class ThreadTeam {
   public:
     explicit ThreadTeam(int threads) : size_(threads) {
@@ -52,8 +62,7 @@ class ThreadTeam {
             mine = std::current_exception();
         }
         for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
-            pause();
-            if (spin > kSpins) {
+            if (!keep_spinning(spin)) {
                 const int left = pending_.load(std::memory_order_acquire);
                 if (left != 0) pending_.wait(left, std::memory_order_acquire);
             }
@@ -70,8 +79,7 @@ class ThreadTeam {
         std::uint64_t seen = 0;
         for (;;) {
             for (int spin = 0; generation_.load(std::memory_order_acquire) == seen; ++spin) {
-                pause();
-                if (spin > kSpins) generation_.wait(seen, std::memory_order_acquire);
+                if (!keep_spinning(spin)) generation_.wait(seen, std::memory_order_acquire);
             }
             seen = generation_.load(std::memory_order_acquire);
             if (stop_.load(std::memory_order_relaxed)) return;
