@@ -19,15 +19,11 @@ constexpr apps::StateCheckpointFormat kCheckpoint{kFormat, kVersion, "a logistic
                                                   kPartMagic, kPartVersion};
 
 nlohmann::ordered_json settings_json(const CheckpointSettings& s) {
-    return {{"lambda", s.lambda},
-            {"blocks", s.blocks},
-            {"seed", s.seed},
-            {"eta", s.eta},
-            {"curvature", s.curvature},
-            {"delay", s.delay},
-            {"intercept", s.intercept},
-            {"hashed", s.hashed},
-            {"iterations", s.iterations}};
+    return {{"lambda", s.lambda},     {"blocks", s.blocks},
+            {"seed", s.seed},         {"eta", s.eta},
+            {"max_step", s.max_step}, {"curvature", s.curvature},
+            {"delay", s.delay},       {"intercept", s.intercept},
+            {"hashed", s.hashed},     {"iterations", s.iterations}};
 }
 
 CheckpointSettings settings_from_json(const nlohmann::json& j, const std::string& path) {
@@ -36,12 +32,13 @@ CheckpointSettings settings_from_json(const nlohmann::json& j, const std::string
     s.blocks = static_cast<std::uint32_t>(apps::json_unsigned(j, "blocks", path, 1U << 30));
     s.seed = apps::json_unsigned(j, "seed", path);
     s.eta = apps::json_double(j, "eta", path);
+    s.max_step = apps::json_double(j, "max_step", path);
     s.curvature = apps::json_string(j, "curvature", path);
     s.delay = apps::json_string(j, "delay", path);
     s.intercept = apps::json_bool(j, "intercept", path);
     s.hashed = apps::json_bool(j, "hashed", path);
     s.iterations = apps::json_unsigned(j, "iterations", path);
-    if (!(s.lambda > 0) || s.blocks < 1 || !(s.eta > 0 && s.eta <= 1) ||
+    if (!(s.lambda > 0) || s.blocks < 1 || !(s.eta > 0 && s.eta <= 1) || !(s.max_step >= 0) ||
         (s.curvature != "bound" && s.curvature != "local"))
         throw InputError(path, "bad settings");
     return s;

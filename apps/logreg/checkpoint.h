@@ -22,6 +22,7 @@ struct CheckpointSettings {
     std::uint32_t blocks = 1;
     std::uint64_t seed = 1;
     double eta = 1;
+    double max_step = 0;  ///< --max-step (0: none)
     std::string curvature = "bound";
     std::string delay = "0";
     bool intercept = true;

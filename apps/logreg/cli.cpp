@@ -110,6 +110,13 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
         ->capture_default_str();
     c->add_option("--timeout", o.timeout_s, "Seconds without a message before a rank gives up")
         ->capture_default_str();
+    // Speed (docs/logreg.md, "Speed").
+    c->add_option("--threads", o.threads,
+                  "Threads per worker, sharing its examples (the model is the same for any)")
+        ->capture_default_str();
+    c->add_option("--max-step", o.prox.max_step,
+                  "Trust region: clamp each step's change of a weight (0: none; use with local)")
+        ->capture_default_str();
     c->add_option("--test", f->test, "Examples to report logloss, AUC and accuracy on");
     c->add_flag("--no-intercept", f->no_intercept, "Fit no intercept");
     c->add_flag("--hash-features", f->hash_features, "Features are strings, hashed to keys");

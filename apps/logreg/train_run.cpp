@@ -54,8 +54,18 @@ comm::KvLayout layout_of(int servers, int ranks) {
 
 CheckpointSettings settings_of(const TrainFlags& f) {
     const DelayedOptions& o = f.options;
-    return {o.prox.lambda, o.prox.blocks,   o.prox.seed,     o.prox.eta,  f.curvature,
-            f.delay,       !f.no_intercept, f.hash_features, o.iterations};
+    CheckpointSettings s;
+    s.lambda = o.prox.lambda;
+    s.blocks = o.prox.blocks;
+    s.seed = o.prox.seed;
+    s.eta = o.prox.eta;
+    s.max_step = o.prox.max_step;
+    s.curvature = f.curvature;
+    s.delay = f.delay;
+    s.intercept = !f.no_intercept;
+    s.hashed = f.hash_features;
+    s.iterations = o.iterations;
+    return s;
 }
 
 /// --resume: the run continues with the checkpoint's settings. A model-defining flag given with
@@ -72,7 +82,8 @@ void apply_checkpoint(TrainFlags& f, const Checkpoint& c, bool iterations_given)
         {ours.curvature, theirs.curvature},
         {ours.delay, theirs.delay},
         {on(!ours.intercept), on(!theirs.intercept)},
-        {on(ours.hashed), on(theirs.hashed)}};
+        {on(ours.hashed), on(theirs.hashed)},
+        {g(ours.max_step), g(theirs.max_step)}};
     for (std::size_t i = 0; i < std::size(kModelFlags); ++i) {
         const bool given =
             std::find(f.given.begin(), f.given.end(), kModelFlags[i]) != f.given.end();
@@ -87,6 +98,7 @@ void apply_checkpoint(TrainFlags& f, const Checkpoint& c, bool iterations_given)
     o.prox.blocks = theirs.blocks;
     o.prox.seed = theirs.seed;
     o.prox.eta = theirs.eta;
+    o.prox.max_step = theirs.max_step;
     f.curvature = theirs.curvature;
     f.delay = theirs.delay;
     f.no_intercept = !theirs.intercept;
@@ -104,6 +116,8 @@ void validate(TrainFlags& f, int ranks) {
     if (o.prox.blocks < 1) throw ConfigError("--blocks", "must be >= 1");
     if (!(o.prox.eta > 0 && o.prox.eta <= 1)) throw ConfigError("--eta", "must be in (0, 1]");
     if (!(o.timeout_s > 0)) throw ConfigError("--timeout", "must be > 0");
+    if (o.threads < 1) throw ConfigError("--threads", "must be >= 1");
+    if (!(o.prox.max_step >= 0)) throw ConfigError("--max-step", "must be >= 0");
     if (!(f.tol >= 0)) throw ConfigError("--tol", "must be >= 0");
     o.delay = parse_delay(f.delay);
     o.prox.curvature = f.curvature == "local" ? Curvature::kLocal : Curvature::kBound;

@@ -38,9 +38,9 @@ struct TrainFlags {
 };
 
 /// The flags --resume compares with the checkpoint.
-inline constexpr const char* kModelFlags[] = {"--lambda",       "--blocks",       "--seed",
-                                              "--eta",          "--curvature",    "--delay",
-                                              "--no-intercept", "--hash-features"};
+inline constexpr const char* kModelFlags[] = {"--lambda",       "--blocks",        "--seed",
+                                              "--eta",          "--curvature",     "--delay",
+                                              "--no-intercept", "--hash-features", "--max-step"};
 
 /// "0", "3", "inf" → τ (comm::kInfiniteDelay for inf). ConfigError("--delay") otherwise.
 std::int64_t parse_delay(const std::string& s);

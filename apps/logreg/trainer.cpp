@@ -5,7 +5,9 @@
 #include <chrono>
 #include <deque>
 #include <thread>
+#include <unordered_map>
 
+#include "apps/logreg/worker.h"
 #include "comm/agreed.h"
 #include "core/base/error.h"
 #include "core/base/timer.h"
@@ -15,12 +17,21 @@ namespace {
 
 using comm::KvNode;
 constexpr std::size_t kLimbs = ExactSum::kLimbs;
-constexpr std::size_t kPushWidth = 2 * kLimbs;  // g's limbs, then u's
 
-/// A server's state: w, and the sums of the iterations not yet complete.
+/// The sums pushed for one key of an iteration.
+struct PendingSum {
+    std::uint64_t key;
+    ExactSum g, u;
+};
+
+/// A server's state: w (a hash map: a block's keys are spread over the key space, and the
+/// proximal step of a key does not depend on the others, so the order of visiting them does not
+/// matter), and the sums of the iterations not yet complete, each sorted by key (pushes arrive
+/// sorted and are merged: no allocation per key).
 struct ServerState {
-    std::map<std::uint64_t, double> w;
-    std::map<std::uint64_t, std::map<std::uint64_t, std::pair<ExactSum, ExactSum>>> pending;
+    std::unordered_map<std::uint64_t, double> w;
+    std::map<std::uint64_t, std::vector<PendingSum>> pending;
+    std::vector<PendingSum> merged;  ///< scratch of on_push
 };
 
 ExactSum from_values(std::span<const double> v) {
@@ -35,20 +46,29 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o) 
             [&s](std::uint64_t t, int, std::span<const std::uint64_t> keys,
                  std::span<const double> values) {
                 auto& sums = s.pending[t];
+                s.merged.clear();
+                s.merged.reserve(sums.size() + keys.size());
+                std::size_t a = 0;
                 for (std::size_t i = 0; i < keys.size(); ++i) {
-                    auto& [g, u] = sums[keys[i]];
-                    g.add(from_values(values.subspan(i * kPushWidth, kLimbs)));
-                    u.add(from_values(values.subspan(i * kPushWidth + kLimbs, kLimbs)));
+                    while (a < sums.size() && sums[a].key < keys[i]) s.merged.push_back(sums[a++]);
+                    PendingSum p{keys[i], {}, {}};
+                    if (a < sums.size() && sums[a].key == keys[i]) p = sums[a++];
+                    p.g.add(from_values(values.subspan(i * kPushWidth, kLimbs)));
+                    p.u.add(from_values(values.subspan(i * kPushWidth + kLimbs, kLimbs)));
+                    s.merged.push_back(p);
                 }
+                s.merged.insert(s.merged.end(), sums.begin() + static_cast<std::ptrdiff_t>(a),
+                                sums.end());
+                sums.swap(s.merged);
             },
         .on_complete =
             [&s, o](std::uint64_t t) {
                 const auto it = s.pending.find(t);
                 if (it == s.pending.end()) return;
-                for (const auto& [key, gu] : it->second) {
-                    double& w = s.w[key];
-                    w = prox_step(w, gu.first.value(), gu.second.value(), penalty_of(key, o.lambda),
-                                  o.eta);
+                for (const PendingSum& p : it->second) {
+                    double& w = s.w[p.key];
+                    w = prox_step(w, p.g.value(), p.u.value(), penalty_of(p.key, o.lambda), o.eta,
+                                  o.max_step);
                 }
                 s.pending.erase(it);
             },
@@ -61,59 +81,6 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o) 
             },
     };
 }
-
-/// A worker's state: its part, its blocks and its copy of w over its keys.
-class Worker {
-  public:
-    Worker(Shard& part, const BlockProxOptions& o, const std::vector<double>& start)
-        : part_(part), options_(o), w_(part.keys().size(), 0.0) {
-        ROTOR_ASSERT(start.empty() || start.size() == w_.size(), "w over the part's keys");
-        if (!start.empty()) w_ = start;
-        blocks_ = split_blocks(part.keys(), o.blocks, o.seed);
-        index_.resize(blocks_.size());
-        const auto keys = part.keys();
-        for (std::size_t b = 0; b < blocks_.size(); ++b) {
-            for (const std::uint64_t k : blocks_[b]) {
-                index_[b].push_back(static_cast<std::size_t>(
-                    std::lower_bound(keys.begin(), keys.end(), k) - keys.begin()));
-            }
-        }
-    }
-
-    /// The block of iteration t and the values to push for it.
-    std::uint32_t push_values(std::uint64_t t, std::vector<double>& values) {
-        const std::uint32_t b = block_at(t, options_.blocks, options_.seed);
-        const auto& keys = blocks_[b];
-        std::vector<ExactSum> g(keys.size()), u(keys.size());
-        push_block(part_, keys, options_.curvature, g, u, scratch_);
-        values.clear();
-        for (std::size_t i = 0; i < keys.size(); ++i) {
-            for (const std::int64_t l : g[i].to_limbs()) values.push_back(static_cast<double>(l));
-            for (const std::int64_t l : u[i].to_limbs()) values.push_back(static_cast<double>(l));
-        }
-        return b;
-    }
-    /// Takes block b's pulled weights: changes w and the margins.
-    void apply(std::uint32_t b, std::span<const double> pulled) {
-        std::vector<double> deltas(pulled.size());
-        for (std::size_t i = 0; i < pulled.size(); ++i) {
-            double& w = w_[index_[b][i]];
-            deltas[i] = pulled[i] - w;
-            w = pulled[i];
-        }
-        apply_deltas(part_, blocks_[b], deltas, scratch_.columns);
-    }
-    std::span<const std::uint64_t> block(std::uint32_t b) const { return blocks_[b]; }
-    const std::vector<double>& weights() const { return w_; }
-
-  private:
-    Shard& part_;
-    BlockProxOptions options_;
-    std::vector<double> w_;
-    std::vector<std::vector<std::uint64_t>> blocks_;
-    std::vector<std::vector<std::size_t>> index_;
-    BlockScratch scratch_;
-};
 
 /// Sleeps (factor - 1) times `compute_s` (--simulate-straggler).
 void straggle(double factor, double compute_s) {
@@ -175,7 +142,7 @@ DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layo
     DelayedResult result;
     try {
         if (node.is_worker()) {
-            Worker worker(*part, o.prox, start.worker_weights);
+            Worker worker(*part, o.prox, o.threads, start.worker_weights);
             run_worker(node, worker, o, comm.rank() == o.straggler_rank ? o.straggler_factor : 1.0);
             result.worker_weights = worker.weights();
         }
@@ -186,7 +153,7 @@ DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layo
         node.fail(e);
         throw;
     }
-    result.server_weights = std::move(state.w);
+    result.server_weights.insert(state.w.begin(), state.w.end());
     result.stats = node.stats();
     result.schedule = node.schedule();
     return result;

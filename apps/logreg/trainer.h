@@ -32,6 +32,7 @@ struct DelayedOptions {
     /// sleeps (straggler_factor - 1) times its compute seconds of each iteration before pushing.
     int straggler_rank = -1;
     double straggler_factor = 1;
+    int threads = 1;  ///< threads of each worker, sharing its examples (>= 1)
 };
 
 /// Where a run starts (w = 0 when empty): the w an earlier run ended with (its DelayedResult)

@@ -8,52 +8,91 @@
 
 namespace rotor::logreg {
 
+namespace {
+
+/// Pass `pass`'s permutation of the blocks.
+void draw_order(std::uint64_t pass, std::uint64_t seed, std::vector<std::uint32_t>& order) {
+    std::iota(order.begin(), order.end(), 0u);
+    Rng rng = Rng::from({seed, pass});
+    for (auto i = static_cast<std::uint32_t>(order.size()); i > 1; --i) {
+        std::swap(order[i - 1], order[rng.below(i)]);
+    }
+}
+
+}  // namespace
+
 std::uint32_t block_at(std::uint64_t t, std::uint32_t blocks, std::uint64_t seed) {
     ROTOR_ASSERT(blocks >= 1, "at least one block");
     std::vector<std::uint32_t> order(blocks);
-    std::iota(order.begin(), order.end(), 0u);
-    Rng rng = Rng::from({seed, t / blocks});
-    for (std::uint32_t i = blocks; i > 1; --i) {
-        std::swap(order[i - 1], order[rng.below(i)]);
-    }
+    draw_order(t / blocks, seed, order);
     return order[t % blocks];
 }
 
+BlockOrder::BlockOrder(std::uint32_t blocks, std::uint64_t seed)
+    : blocks_(blocks), seed_(seed), order_(blocks) {
+    ROTOR_ASSERT(blocks >= 1, "at least one block");
+}
+
+std::uint32_t BlockOrder::at(std::uint64_t t) {
+    const std::uint64_t pass = t / blocks_;
+    if (pass != pass_) {
+        draw_order(pass, seed_, order_);
+        pass_ = pass;
+    }
+    return order_[t % blocks_];
+}
+
 BlockProx::BlockProx(std::span<Shard> parts, const BlockProxOptions& options)
-    : parts_(parts), options_(options), keys_(union_keys(parts)), w_(keys_.size(), 0.0) {
+    : parts_(parts),
+      options_(options),
+      keys_(union_keys(parts)),
+      w_(keys_.size(), 0.0),
+      order_(std::max<std::uint32_t>(options.blocks, 1), options.seed) {
     ROTOR_ASSERT(options.lambda > 0 && options.eta > 0 && options.blocks >= 1,
                  "BlockProx: bad options");
     blocks_ = split_blocks(keys_, options.blocks, options.seed);
     block_index_.resize(blocks_.size());
+    slices_.resize(blocks_.size());
+    scratches_.resize(parts_.size());
+    for (std::size_t p = 0; p < parts_.size(); ++p) scratches_[p].reserve(parts_[p].examples());
     for (std::size_t b = 0; b < blocks_.size(); ++b) {
         for (const std::uint64_t k : blocks_[b]) {
             block_index_[b].push_back(static_cast<std::size_t>(
                 std::lower_bound(keys_.begin(), keys_.end(), k) - keys_.begin()));
         }
+        for (const Shard& part : parts_) {
+            slices_[b].push_back(column_slices(part, blocks_[b], 0, part.examples()));
+        }
     }
 }
 
 void BlockProx::step(std::uint64_t t) {
-    const std::uint32_t b = block_at(t, options_.blocks, options_.seed);
+    const std::uint32_t b = order_.at(t);
     const std::vector<std::uint64_t>& keys = blocks_[b];
-    std::vector<ExactSum> g(keys.size()), u(keys.size());
-    for (const Shard& part : parts_) {
-        std::vector<ExactSum> pg(keys.size()), pu(keys.size());
-        push_block(part, keys, options_.curvature, pg, pu, scratch_);
-        for (std::size_t i = 0; i < keys.size(); ++i) {
-            g[i].add(pg[i]);
-            u[i].add(pu[i]);
+    const std::size_t n = keys.size();
+    g_.assign(n, ExactSum{});
+    u_.assign(n, ExactSum{});
+    for (std::size_t p = 0; p < parts_.size(); ++p) {
+        pg_.assign(n, ExactSum{});
+        pu_.assign(n, ExactSum{});
+        push_slices(parts_[p], slices_[b][p], options_.curvature, pg_, pu_, scratches_[p]);
+        for (std::size_t i = 0; i < n; ++i) {
+            g_[i].add(pg_[i]);
+            u_[i].add(pu_[i]);
         }
     }
-    std::vector<double> deltas(keys.size());
-    for (std::size_t i = 0; i < keys.size(); ++i) {
+    deltas_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
         double& w = w_[block_index_[b][i]];
-        const double next = prox_step(w, g[i].value(), u[i].value(),
-                                      penalty_of(keys[i], options_.lambda), options_.eta);
-        deltas[i] = next - w;
+        const double next =
+            prox_step(w, g_[i].value(), u_[i].value(), penalty_of(keys[i], options_.lambda),
+                      options_.eta, options_.max_step);
+        deltas_[i] = next - w;
         w = next;
     }
-    for (Shard& part : parts_) apply_deltas(part, keys, deltas, scratch_.columns);
+    for (std::size_t p = 0; p < parts_.size(); ++p) {
+        apply_slices(parts_[p], slices_[b][p], deltas_);
+    }
 }
 
 ProxEvaluation BlockProx::evaluate() {

@@ -22,11 +22,27 @@ struct BlockProxOptions {
     std::uint64_t seed = 1;    ///< block assignment and block order
     double eta = 1;            ///< step scale η in (0, 1] (1 with Curvature::kBound descends)
     Curvature curvature = Curvature::kBound;
+    double max_step = 0;  ///< > 0: each step's change of a weight clamped to ±max_step (prox_step)
 };
 
 /// The block of iteration t: pass t / B visits the blocks in a permutation drawn from
 /// Rng::from({seed, pass}). The same on every rank.
 std::uint32_t block_at(std::uint64_t t, std::uint32_t blocks, std::uint64_t seed);
+
+/// block_at() for a run of iterations: draws each pass's permutation once (block_at draws it on
+/// every call, O(B)). The same blocks as block_at. A value type; not thread-safe.
+class BlockOrder {
+  public:
+    BlockOrder(std::uint32_t blocks, std::uint64_t seed);
+    /// block_at(t, blocks, seed).
+    std::uint32_t at(std::uint64_t t);
+
+  private:
+    std::uint32_t blocks_;
+    std::uint64_t seed_;
+    std::uint64_t pass_ = ~std::uint64_t{0};
+    std::vector<std::uint32_t> order_;
+};
 
 /// Objective and optimality of the current w. A plain struct.
 struct ProxEvaluation {
@@ -59,7 +75,12 @@ class BlockProx {
     std::vector<double> w_;
     std::vector<std::vector<std::uint64_t>> blocks_;
     std::vector<std::vector<std::size_t>> block_index_;  ///< block key t's index in keys_
-    BlockScratch scratch_;
+    std::vector<std::vector<ColumnSlices>> slices_;      ///< [block][part]: the block's columns
+    BlockOrder order_;
+    BlockScratch scratch_;                 ///< of evaluate()
+    std::vector<BlockScratch> scratches_;  ///< one per part (it caches the part's slopes)
+    std::vector<ExactSum> g_, u_, pg_, pu_;
+    std::vector<double> deltas_;
 };
 
 }  // namespace rotor::logreg

@@ -7,45 +7,94 @@
 
 namespace rotor::logreg {
 
+ColumnSlices column_slices(const Shard& part, std::span<const std::uint64_t> keys,
+                           std::uint32_t row_begin, std::uint32_t row_end) {
+    const auto part_keys = part.keys();
+    const auto offsets = part.offsets();
+    const auto rows = part.rows();
+    ColumnSlices out;
+    out.begin.assign(keys.size(), 0);
+    out.end.assign(keys.size(), 0);
+    const bool all = row_begin == 0 && row_end >= part.examples();
+    auto from = part_keys.begin();
+    for (std::size_t t = 0; t < keys.size(); ++t) {
+        from = std::lower_bound(from, part_keys.end(), keys[t]);
+        if (from == part_keys.end()) break;
+        if (*from != keys[t]) continue;
+        const auto c = static_cast<std::size_t>(from - part_keys.begin());
+        const auto first = rows.begin() + static_cast<std::ptrdiff_t>(offsets[c]);
+        const auto last = rows.begin() + static_cast<std::ptrdiff_t>(offsets[c + 1]);
+        const auto lo = all ? first : std::lower_bound(first, last, row_begin);
+        const auto hi = all ? last : std::lower_bound(lo, last, row_end);
+        out.begin[t] = static_cast<std::uint64_t>(lo - rows.begin());
+        out.end[t] = static_cast<std::uint64_t>(hi - rows.begin());
+    }
+    return out;
+}
+
+void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvature,
+                 std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& s) {
+    const std::size_t n = slices.begin.size();
+    ROTOR_ASSERT(g.size() == n && u.size() == n && slices.end.size() == n, "one sum per key");
+    ROTOR_ASSERT(s.examples.size() == part.examples(), "push_slices: scratch not reserved");
+    const std::uint32_t* rows = part.rows().data();
+    const double* values = part.values().data();
+    const std::int8_t* labels = part.labels().data();
+    const double* margins = part.margins().data();
+    TouchedExample* touched = s.examples.data();
+    const std::uint64_t* begin = slices.begin.data();
+    const std::uint64_t* end = slices.end.data();
+    const bool bound = curvature == Curvature::kBound;
+    for (std::size_t t = 0; t < n; ++t) {
+        for (std::uint64_t e = begin[t]; e < end[t]; ++e) {
+            const std::uint32_t i = rows[e];
+            TouchedExample& x = touched[i];
+            if (x.count++ != 0) continue;
+            const double m = margins[i];
+            if (m == x.margin) continue;  // NaN at first: never equal
+            const double y = labels[i];
+            const double sm = 1.0 / (1.0 + std::exp(y * m));  // σ(−y m)
+            x.margin = m;
+            x.slope = -y * sm;
+            x.curve = bound ? 0.25 : sm * (1.0 - sm);
+        }
+    }
+    for (std::size_t t = 0; t < n; ++t) {
+        ExactSum gt, ut;
+        for (std::uint64_t e = begin[t]; e < end[t]; ++e) {
+            const TouchedExample& x = touched[rows[e]];
+            const double v = values[e];
+            gt.add(x.slope * v);
+            ut.add(x.curve * x.count * v * v);
+        }
+        g[t].add(gt);
+        u[t].add(ut);
+    }
+    for (std::size_t t = 0; t < n; ++t) {
+        for (std::uint64_t e = begin[t]; e < end[t]; ++e) touched[rows[e]].count = 0;
+    }
+}
+
+void apply_slices(Shard& part, const ColumnSlices& slices, std::span<const double> deltas) {
+    const std::size_t n = slices.begin.size();
+    ROTOR_ASSERT(deltas.size() == n && slices.end.size() == n, "one delta per key");
+    const std::uint32_t* rows = part.rows().data();
+    const double* values = part.values().data();
+    double* margins = part.margins().data();
+    for (std::size_t t = 0; t < n; ++t) {
+        const double d = deltas[t];
+        if (d == 0) continue;
+        for (std::uint64_t e = slices.begin[t]; e < slices.end[t]; ++e) {
+            margins[rows[e]] += d * values[e];
+        }
+    }
+}
+
 void push_block(const Shard& part, std::span<const std::uint64_t> keys, Curvature curvature,
                 std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& s) {
     ROTOR_ASSERT(g.size() == keys.size() && u.size() == keys.size(), "one sum per key");
-    part.match(keys, s.columns);
-    const auto offsets = part.offsets();
-    const auto rows = part.rows();
-    const auto values = part.values();
-    const auto labels = part.labels();
-    const auto margins = part.margins();
-    if (s.counts.size() != part.examples()) {
-        s.counts.assign(part.examples(), 0);
-        s.slope.assign(part.examples(), 0.0);
-        s.curve.assign(part.examples(), 0.0);
-    }
-    for (const std::int64_t c : s.columns) {
-        if (c < 0) continue;
-        for (std::uint64_t e = offsets[c]; e < offsets[c + 1]; ++e) {
-            const std::uint32_t i = rows[e];
-            if (s.counts[i]++ != 0) continue;
-            const double y = labels[i];
-            const double sm = 1.0 / (1.0 + std::exp(y * margins[i]));  // σ(−y m)
-            s.slope[i] = -y * sm;
-            s.curve[i] = curvature == Curvature::kBound ? 0.25 : sm * (1.0 - sm);
-        }
-    }
-    for (std::size_t t = 0; t < keys.size(); ++t) {
-        const std::int64_t c = s.columns[t];
-        if (c < 0) continue;
-        for (std::uint64_t e = offsets[c]; e < offsets[c + 1]; ++e) {
-            const std::uint32_t i = rows[e];
-            const double x = values[e];
-            g[t].add(s.slope[i] * x);
-            u[t].add(s.curve[i] * s.counts[i] * x * x);
-        }
-    }
-    for (const std::int64_t c : s.columns) {
-        if (c < 0) continue;
-        for (std::uint64_t e = offsets[c]; e < offsets[c + 1]; ++e) s.counts[rows[e]] = 0;
-    }
+    s.examples.assign(part.examples(), TouchedExample{});
+    push_slices(part, column_slices(part, keys, 0, part.examples()), curvature, g, u, s);
 }
 
 void apply_deltas(Shard& part, std::span<const std::uint64_t> keys, std::span<const double> deltas,

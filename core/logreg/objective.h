@@ -16,10 +16,12 @@
 //     w_k ← S(w_k − η g_k / u_k, η λ_k / u_k),   S(x, t) = sign(x) max(|x| − t, 0)
 // with λ_k = 0 for the intercept; then every part adds δ_k x_ik to its margins, keys in
 // increasing order, so a margin sees the same operations whatever the split.
-// Single-threaded; no threads, no ranks.
+// The kernels are single-threaded; push_slices and apply_slices may run at once on disjoint row
+// ranges of one part (the threads of a worker, apps/logreg/worker.h).
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -33,13 +35,54 @@ using mf::ExactSum;
 /// How u_k bounds the curvature (see the file comment).
 enum class Curvature { kBound, kLocal };
 
-/// Scratch space of push_block, reused between calls (one per thread).
-struct BlockScratch {
-    std::vector<std::int64_t> columns;  ///< column of each block key in the part, or -1
-    std::vector<std::uint32_t> counts;  ///< n_ib per example
-    std::vector<double> slope;          ///< −y_i σ(−y_i m_i) of touched examples
-    std::vector<double> curve;          ///< c_i of touched examples
+/// What push_slices keeps of an example: slope and curve are those of `margin` (recomputed only
+/// when the example's margin changed since: most of w stays 0, so most margins do not move
+/// between blocks and their exp is saved; the values are the same either way).
+struct TouchedExample {
+    double margin = std::numeric_limits<double>::quiet_NaN();  ///< m_i of slope and curve
+    double slope = 0;                                          ///< −y_i σ(−y_i m_i)
+    double curve = 0;                                          ///< c_i
+    std::uint32_t count = 0;                                   ///< n_ib (0 between calls)
 };
+
+/// Scratch space of push_block, reused between calls on ONE part (it caches the part's
+/// slopes; push_block, which does not know the part, resets it). The per-example array may be
+/// shared by threads that work on disjoint rows once sized by reserve() (each writes only its
+/// rows).
+struct BlockScratch {
+    std::vector<std::int64_t> columns;     ///< column of each block key in the part, or -1
+    std::vector<TouchedExample> examples;  ///< per example of the part
+
+    /// Sizes the per-example array for `n` examples (counts 0).
+    void reserve(std::size_t n) {
+        if (examples.size() != n) examples.assign(n, TouchedExample{});
+    }
+};
+
+/// Where a block's keys lie in one part, restricted to a range of its rows: key t of the block
+/// has the entries [begin[t], end[t]) of the part's rows() and values() (empty when the part
+/// lacks the key). Rows of a column are in example order, so the entries of examples
+/// [row_begin, row_end) of a column are one run. Computed once per block; a plain struct.
+struct ColumnSlices {
+    std::vector<std::uint64_t> begin;
+    std::vector<std::uint64_t> end;
+};
+
+/// The slices of `keys` (strictly increasing) in `part`, over the examples [row_begin, row_end).
+/// O(|keys| + |part.keys()| + |keys| log(column length)).
+ColumnSlices column_slices(const Shard& part, std::span<const std::uint64_t> keys,
+                           std::uint32_t row_begin, std::uint32_t row_end);
+
+/// PUSH over slices: g[t] += g_k and u[t] += u_k for the block's key t over the examples of
+/// the slices (n_ib counts only the entries of those slices: give every slice of a row range).
+/// `scratch` must be reserve()d for the part; not cleared. Threads may run it at once on
+/// disjoint row ranges of one part with one shared scratch and their own g and u.
+void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvature,
+                 std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& scratch);
+
+/// After a pull, over slices: m_i += deltas[t] x_ik for the block's key t, t in order (zero
+/// deltas skipped). Threads may run it at once on disjoint row ranges of one part.
+void apply_slices(Shard& part, const ColumnSlices& slices, std::span<const double> deltas);
 
 /// PUSH: g[t] += g_k and u[t] += u_k over the part's examples for k = keys[t] (strictly
 /// increasing; keys the part lacks get nothing). O(nnz of the block's columns). Not cleared.
@@ -59,10 +102,18 @@ inline double soft_threshold(double x, double t) noexcept {
 }
 
 /// The proximal step of one coordinate: S(w − η g / u, η λ_k / u); 0 when u = 0 (a key no
-/// example has: its optimum is 0).
-inline double prox_step(double w, double g, double u, double lambda_k, double eta) noexcept {
+/// example has: its optimum is 0). With max_step > 0 the change is clamped to [−max_step,
+/// max_step] (a trust region: Curvature::kLocal is no global bound, and where every example of
+/// a key is classified with confidence, u → 0 and the step would overshoot without end).
+inline double prox_step(double w, double g, double u, double lambda_k, double eta,
+                        double max_step = 0) noexcept {
     if (!(u > 0)) return 0;
-    return soft_threshold(w - eta * g / u, eta * lambda_k / u);
+    const double next = soft_threshold(w - eta * g / u, eta * lambda_k / u);
+    if (max_step > 0) {
+        if (next > w + max_step) return w + max_step;
+        if (next < w - max_step) return w - max_step;
+    }
+    return next;
 }
 
 /// Every part after a pull: m_i += deltas[t] x_ik for k = keys[t], t in order (zero deltas

@@ -1,6 +1,7 @@
 #include "core/logreg/shard.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "core/base/error.h"
 #include "core/base/rng.h"
@@ -9,16 +10,19 @@ namespace rotor::logreg {
 
 Shard::Shard(const Examples& ex, bool intercept) : labels_(ex.labels), margins_(ex.size(), 0.0) {
     ROTOR_ASSERT(ex.size() < 0xFFFFFFFFu, "a part holds fewer than 2^32 - 1 examples");
-    std::vector<std::uint64_t> sorted(ex.keys);
-    std::sort(sorted.begin(), sorted.end());
-    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-    keys_ = std::move(sorted);
+    // The distinct keys through a hash map (entries far outnumber keys in sparse data), sorted,
+    // then each entry's column through the same map.
+    std::unordered_map<std::uint64_t, std::uint32_t> column;
+    for (const std::uint64_t k : ex.keys) column.try_emplace(k, 0);
+    keys_.reserve(column.size() + 1);
+    for (const auto& kv : column) keys_.push_back(kv.first);
+    std::sort(keys_.begin(), keys_.end());
+    for (std::size_t c = 0; c < keys_.size(); ++c) column[keys_[c]] = static_cast<std::uint32_t>(c);
     if (intercept) keys_.push_back(kInterceptKey);
     std::vector<std::uint64_t> counts(keys_.size() + 1, 0);
     std::vector<std::uint32_t> column_of(ex.nonzeros());
     for (std::size_t e = 0; e < ex.nonzeros(); ++e) {
-        const auto it = std::lower_bound(keys_.begin(), keys_.end(), ex.keys[e]);
-        column_of[e] = static_cast<std::uint32_t>(it - keys_.begin());
+        column_of[e] = column.find(ex.keys[e])->second;
         ++counts[column_of[e] + 1];
     }
     const std::size_t n = ex.size();

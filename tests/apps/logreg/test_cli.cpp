@@ -101,6 +101,23 @@ TEST_F(LogregCli, BadInputExitsTwoNamingTheLineAndWritesNoModel) {
     EXPECT_NE(delay.err.find("--delay"), std::string::npos) << delay.err;
 }
 
+TEST_F(LogregCli, ThreadsGiveTheSameModelByteForByteAndMaxStepIsChecked) {
+    const std::string args = "logreg train --data " + data_ + flags_;
+    ASSERT_EQ(run_rotor(dir_, args + " --out " + path("t1.txt")).code, 0);
+    for (const std::string threads : {"2", "3"}) {
+        const auto res =
+            run_rotor(dir_, args + " --threads " + threads + " --out " + path("tn.txt"));
+        ASSERT_EQ(res.code, 0) << res.err;
+        EXPECT_EQ(read_text(path("tn.txt")), read_text(path("t1.txt"))) << threads << " threads";
+    }
+    const auto zero = run_rotor(dir_, args + " --threads 0 --out " + path("t0.txt"));
+    EXPECT_NE(zero.code, 0);
+    EXPECT_NE(zero.err.find("--threads"), std::string::npos) << zero.err;
+    const auto step = run_rotor(dir_, args + " --max-step -1 --out " + path("t0.txt"));
+    EXPECT_NE(step.code, 0);
+    EXPECT_NE(step.err.find("--max-step"), std::string::npos) << step.err;
+}
+
 #ifdef ROTOR_MPIEXEC
 TEST_F(LogregCli, UnderMpiexecTheModelEqualsOneProcessByteForByte) {
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);

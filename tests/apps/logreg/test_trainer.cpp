@@ -92,6 +92,13 @@ TEST_P(DelayedRanks, DelayZeroIsTheSequentialBlockProximalGradientBitForBit) {
         EXPECT_EQ(i, ex.size());
         EXPECT_LE(comm::testing::max_lead(run.schedules), 0);
     }
+    DelayedOptions threaded = o;  // threads inside the workers: the same bits
+    threaded.threads = 2;
+    const DelayedRun run = run_delayed(ex, p, comm::testing::kv_layouts(p).front(), threaded);
+    for (std::size_t k = 0; k < reference.keys().size(); ++k) {
+        const auto it = run.w.find(reference.keys()[k]);
+        EXPECT_EQ(it == run.w.end() ? 0.0 : it->second, reference.weights()[k]) << "key " << k;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, DelayedRanks, ::testing::Values(1, 2, 3, 4));

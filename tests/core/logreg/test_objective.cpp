@@ -101,11 +101,15 @@ TEST(LogregObjective, LocalCurvatureBoundsTheDiagonalHessian) {
 }
 
 TEST(LogregObjective, ProxStepSatisfiesItsOptimalityConditions) {
-    EXPECT_EQ(prox_step(1.0, 2.0, 4.0, 1.0, 1.0), 0.25);   // S(0.5, 0.25)
-    EXPECT_EQ(prox_step(1.0, 6.0, 4.0, 1.0, 1.0), -0.25);  // S(-0.5, 0.25)
-    EXPECT_EQ(prox_step(0.1, 0.0, 4.0, 1.0, 1.0), 0.0);    // |0.1| <= 0.25
-    EXPECT_EQ(prox_step(0.1, 0.0, 4.0, 0.0, 1.0), 0.1);    // unpenalised: no shrinkage
-    EXPECT_EQ(prox_step(3.0, 1.0, 0.0, 1.0, 1.0), 0.0);    // a key without data
+    EXPECT_EQ(prox_step(1.0, 2.0, 4.0, 1.0, 1.0), 0.25);        // S(0.5, 0.25)
+    EXPECT_EQ(prox_step(1.0, 6.0, 4.0, 1.0, 1.0), -0.25);       // S(-0.5, 0.25)
+    EXPECT_EQ(prox_step(0.1, 0.0, 4.0, 1.0, 1.0), 0.0);         // |0.1| <= 0.25
+    EXPECT_EQ(prox_step(0.1, 0.0, 4.0, 0.0, 1.0), 0.1);         // unpenalised: no shrinkage
+    EXPECT_EQ(prox_step(3.0, 1.0, 0.0, 1.0, 1.0), 0.0);         // a key without data
+    EXPECT_EQ(prox_step(1.0, 2.0, 4.0, 1.0, 1.0, 1.0), 0.25);   // within the trust region
+    EXPECT_EQ(prox_step(1.0, 2.0, 4.0, 1.0, 1.0, 0.5), 0.5);    // 1 − 0.75 clamped
+    EXPECT_EQ(prox_step(1.0, -40.0, 4.0, 1.0, 1.0, 0.5), 1.5);  // S(11, 0.25) clamped
+    EXPECT_EQ(prox_step(1.0, 40.0, 4.0, 1.0, 1.0, 0.5), 0.5);   // S(-9, 0.25) clamped
     Rng rng(11);
     for (int trial = 0; trial < 1000; ++trial) {
         const double w = rng.uniform() * 4 - 2, g = rng.uniform() * 4 - 2;

@@ -1,0 +1,181 @@
+#include "apps/logreg/worker.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <thread>
+
+#include "core/base/error.h"
+
+namespace rotor::logreg {
+namespace {
+
+constexpr int kSpins = 1 << 10;  // pauses (~50 µs), then
+constexpr int kYields = 1 << 8;  // yields (lets a descheduled teammate run), then a futex wait
+
+/// One step of waiting: a pause, a yield, or false when it is time to sleep.
+bool keep_spinning(int spin) noexcept {
+    if (spin < kSpins) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        return true;
+    }
+    if (spin < kSpins + kYields) {
+        std::this_thread::yield();
+        return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+/// T − 1 threads that run a function with the caller, one round at a time: run(fn) calls fn(j)
+/// for j = 0..T−1 (0 on the caller) and returns when all have returned; an exception of a
+/// thread is rethrown by run(). Rounds are announced by a generation counter. Rounds come every
+/// few tens of microseconds (two per iteration), far less than a futex wake-up's latency, so
+/// both sides spin (keep_spinning: pauses, then yields) before they sleep in atomic::wait.
+class ThreadTeam {
+  public:
+    explicit ThreadTeam(int threads) : size_(threads) {
+        for (int j = 1; j < threads; ++j) pool_.emplace_back([this, j] { loop(j); });
+    }
+    ~ThreadTeam() {
+        stop_.store(true, std::memory_order_relaxed);
+        generation_.fetch_add(1, std::memory_order_release);
+        generation_.notify_all();
+        for (std::thread& t : pool_) t.join();
+    }
+    ThreadTeam(const ThreadTeam&) = delete;
+    ThreadTeam& operator=(const ThreadTeam&) = delete;
+
+    void run(const std::function<void(int)>& fn) {
+        fn_ = &fn;
+        pending_.store(size_ - 1, std::memory_order_relaxed);
+        generation_.fetch_add(1, std::memory_order_release);
+        generation_.notify_all();
+        std::exception_ptr mine;
+        try {
+            fn(0);
+        } catch (...) {
+            mine = std::current_exception();
+        }
+        for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+            if (!keep_spinning(spin)) {
+                const int left = pending_.load(std::memory_order_acquire);
+                if (left != 0) pending_.wait(left, std::memory_order_acquire);
+            }
+        }
+        for (std::exception_ptr& e : errors_) {  // the lowest thread's, all cleared
+            if (!mine) mine = e;
+            e = nullptr;
+        }
+        if (mine) std::rethrow_exception(mine);
+    }
+
+  private:
+    void loop(int j) {
+        std::uint64_t seen = 0;
+        for (;;) {
+            for (int spin = 0; generation_.load(std::memory_order_acquire) == seen; ++spin) {
+                if (!keep_spinning(spin)) generation_.wait(seen, std::memory_order_acquire);
+            }
+            seen = generation_.load(std::memory_order_acquire);
+            if (stop_.load(std::memory_order_relaxed)) return;
+            try {
+                (*fn_)(j);
+            } catch (...) {
+                errors_[static_cast<std::size_t>(j)] = std::current_exception();
+            }
+            if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+        }
+    }
+
+    int size_;
+    std::vector<std::thread> pool_;
+    std::atomic<std::uint64_t> generation_{0};
+    std::atomic<int> pending_{0};
+    std::atomic<bool> stop_{false};
+    const std::function<void(int)>* fn_ = nullptr;
+    std::vector<std::exception_ptr> errors_ =
+        std::vector<std::exception_ptr>(static_cast<std::size_t>(size_));
+};
+
+Worker::Worker(Shard& part, const BlockProxOptions& o, int threads, std::span<const double> start)
+    : part_(part),
+      options_(o),
+      threads_(threads),
+      w_(part.keys().size(), 0.0),
+      order_(std::max<std::uint32_t>(o.blocks, 1), o.seed),
+      g_(static_cast<std::size_t>(std::max(threads, 1))),
+      u_(static_cast<std::size_t>(std::max(threads, 1))) {
+    if (threads < 1) throw ConfigError("threads", "must be >= 1");
+    ROTOR_ASSERT(start.empty() || start.size() == w_.size(), "w over the part's keys");
+    if (!start.empty()) w_.assign(start.begin(), start.end());
+    blocks_ = split_blocks(part.keys(), o.blocks, o.seed);
+    index_.resize(blocks_.size());
+    slices_.resize(blocks_.size());
+    const auto keys = part.keys();
+    const auto n = static_cast<std::uint64_t>(part.examples());
+    const auto tn = static_cast<std::uint64_t>(threads);
+    for (std::size_t b = 0; b < blocks_.size(); ++b) {
+        for (const std::uint64_t k : blocks_[b]) {
+            index_[b].push_back(static_cast<std::size_t>(
+                std::lower_bound(keys.begin(), keys.end(), k) - keys.begin()));
+        }
+        for (std::uint64_t j = 0; j < tn; ++j) {
+            slices_[b].push_back(column_slices(part, blocks_[b],
+                                               static_cast<std::uint32_t>(n * j / tn),
+                                               static_cast<std::uint32_t>(n * (j + 1) / tn)));
+        }
+    }
+    scratch_.reserve(part.examples());
+    if (threads > 1) team_ = std::make_unique<ThreadTeam>(threads);
+}
+
+Worker::~Worker() = default;
+
+template <class Fn>
+void Worker::on_threads(const Fn& fn) {
+    if (!team_) {
+        fn(0);
+        return;
+    }
+    const std::function<void(int)> f = [&fn](int j) { fn(static_cast<std::size_t>(j)); };
+    team_->run(f);
+}
+
+std::uint32_t Worker::push_values(std::uint64_t t, std::vector<double>& values) {
+    const std::uint32_t b = order_.at(t);
+    const std::size_t n = blocks_[b].size();
+    on_threads([&](std::size_t j) {
+        g_[j].assign(n, ExactSum{});
+        u_[j].assign(n, ExactSum{});
+        push_slices(part_, slices_[b][j], options_.curvature, g_[j], u_[j], scratch_);
+    });
+    values.resize(n * kPushWidth);
+    for (std::size_t i = 0; i < n; ++i) {
+        ExactSum g = g_[0][i], u = u_[0][i];
+        for (std::size_t j = 1; j < g_.size(); ++j) {
+            g.add(g_[j][i]);
+            u.add(u_[j][i]);
+        }
+        double* out = values.data() + i * kPushWidth;
+        for (const std::int64_t l : g.to_limbs()) *out++ = static_cast<double>(l);
+        for (const std::int64_t l : u.to_limbs()) *out++ = static_cast<double>(l);
+    }
+    return b;
+}
+
+void Worker::apply(std::uint32_t b, std::span<const double> pulled) {
+    deltas_.resize(pulled.size());
+    for (std::size_t i = 0; i < pulled.size(); ++i) {
+        double& w = w_[index_[b][i]];
+        deltas_[i] = pulled[i] - w;
+        w = pulled[i];
+    }
+    on_threads([&](std::size_t j) { apply_slices(part_, slices_[b][j], deltas_); });
+}
+
+}  // namespace rotor::logreg

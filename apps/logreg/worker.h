@@ -1,0 +1,67 @@
+// A worker of the delayed block proximal gradient (apps/logreg/trainer.h; docs/logreg.md,
+// "The delayed trainer"): its part of the examples, its blocks (its keys split by block_of) and
+// its copy of w over its keys. For iteration t it computes the values to push (the limbs of the
+// exact sums g_b and u_b, core/logreg/objective.h) and takes the pulled w_b into w and the
+// margins.
+//
+// Threads: with T > 1 the part's examples are split into T contiguous row ranges, one per
+// thread; each thread pushes its rows' terms into its own exact sums (push_slices), which are
+// combined exactly, and adds the pulled changes to its rows' margins (apply_slices). A margin
+// sees the same operations in the same order and the sums are exact, so the pushed values and
+// the margins are bitwise the same for every T. Borrows the part; one caller at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/logreg/block_prox.h"
+
+namespace rotor::logreg {
+
+/// Values pushed per key: g's ExactSum limbs, then u's.
+inline constexpr std::size_t kPushWidth = 2 * ExactSum::kLimbs;
+
+class ThreadTeam;
+
+/// A worker's state: its part, its blocks, its copy of w over its keys and its threads.
+class Worker {
+  public:
+    /// `part` is borrowed; its margins must match `start` (w over part.keys(); empty: w = 0).
+    /// `threads` >= 1 share its examples.
+    Worker(Shard& part, const BlockProxOptions& options, int threads = 1,
+           std::span<const double> start = {});
+    ~Worker();
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
+
+    /// The block of iteration t; sets `values` to kPushWidth values per key of the block.
+    std::uint32_t push_values(std::uint64_t t, std::vector<double>& values);
+    /// Takes block b's pulled weights (one per key of block(b)): changes w and the margins.
+    void apply(std::uint32_t b, std::span<const double> pulled);
+    /// The keys of block b, increasing.
+    std::span<const std::uint64_t> block(std::uint32_t b) const { return blocks_[b]; }
+    /// w over the part's keys (aligned with part.keys()).
+    const std::vector<double>& weights() const { return w_; }
+
+  private:
+    /// Runs fn(j) for every thread j (on the team when there is one).
+    template <class Fn>
+    void on_threads(const Fn& fn);
+
+    Shard& part_;
+    BlockProxOptions options_;
+    int threads_;
+    std::vector<double> w_;
+    std::vector<std::vector<std::uint64_t>> blocks_;
+    std::vector<std::vector<std::size_t>> index_;    ///< block key t's index in part.keys()
+    std::vector<std::vector<ColumnSlices>> slices_;  ///< [block][thread]
+    BlockOrder order_;
+    BlockScratch scratch_;                      ///< shared by the threads (disjoint rows)
+    std::vector<std::vector<ExactSum>> g_, u_;  ///< per thread
+    std::vector<double> deltas_;
+    std::unique_ptr<ThreadTeam> team_;
+};
+
+}  // namespace rotor::logreg

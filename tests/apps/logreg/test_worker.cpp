@@ -1,0 +1,100 @@
+// The worker of the delayed trainer (apps/logreg/worker.h) with 1, 2 and 3 threads sharing its
+// examples: the pushed values (the limbs of the exact sums), w and the margins are bitwise the
+// same for every thread count, and equal BlockProx's when the pulled weights are its proximal
+// steps. Runs under ThreadSanitizer (label tsan).
+#include "apps/logreg/worker.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "core/base/error.h"
+#include "tests/core/logreg/logreg_test_util.h"
+
+namespace rotor::logreg {
+namespace {
+
+/// Runs `iterations` of a one-worker, one-server block proximal gradient with `threads` threads;
+/// returns the concatenated pushed values, then w and the margins appended at the end.
+struct WorkerRun {
+    std::vector<double> pushed;
+    std::vector<double> weights;
+    std::vector<double> margins;
+};
+
+WorkerRun run_worker(const Examples& ex, const BlockProxOptions& o, int threads,
+                     std::uint64_t iterations) {
+    Shard part(ex, true);
+    Worker worker(part, o, threads);
+    WorkerRun run;
+    std::vector<double> values;
+    const auto keys = part.keys();
+    for (std::uint64_t t = 0; t < iterations; ++t) {
+        const std::uint32_t b = worker.push_values(t, values);
+        run.pushed.insert(run.pushed.end(), values.begin(), values.end());
+        const auto block = worker.block(b);
+        std::vector<double> pulled(block.size());
+        for (std::size_t i = 0; i < block.size(); ++i) {
+            std::array<std::int64_t, ExactSum::kLimbs> gl{}, ul{};
+            for (std::size_t l = 0; l < ExactSum::kLimbs; ++l) {
+                gl[l] = static_cast<std::int64_t>(values[i * kPushWidth + l]);
+                ul[l] = static_cast<std::int64_t>(values[i * kPushWidth + ExactSum::kLimbs + l]);
+            }
+            const auto at = static_cast<std::size_t>(
+                std::lower_bound(keys.begin(), keys.end(), block[i]) - keys.begin());
+            pulled[i] = prox_step(worker.weights()[at], ExactSum::from_limbs(gl).value(),
+                                  ExactSum::from_limbs(ul).value(), penalty_of(block[i], o.lambda),
+                                  o.eta, o.max_step);
+        }
+        worker.apply(b, pulled);
+    }
+    run.weights = worker.weights();
+    run.margins.assign(part.margins().begin(), part.margins().end());
+    return run;
+}
+
+TEST(Worker, OneTwoAndThreeThreadsAreBitwiseTheSameAndEqualBlockProx) {
+    const Examples ex = testing::synthetic_examples(301, 60, 8, 31);
+    BlockProxOptions o;
+    o.lambda = 0.5;
+    o.blocks = 7;
+    o.curvature = Curvature::kLocal;
+    constexpr std::uint64_t kIterations = 60;
+    const WorkerRun one = run_worker(ex, o, 1, kIterations);
+    std::vector<Shard> parts{Shard(ex, true)};
+    BlockProx reference(parts, o);
+    for (std::uint64_t t = 0; t < kIterations; ++t) reference.step(t);
+    ASSERT_EQ(one.weights.size(), reference.weights().size());
+    std::size_t nonzero = 0;
+    for (std::size_t k = 0; k < one.weights.size(); ++k) {
+        EXPECT_EQ(one.weights[k], reference.weights()[k]) << "key " << k;
+        nonzero += one.weights[k] != 0;
+    }
+    EXPECT_GT(nonzero, 5u);
+    for (std::size_t i = 0; i < one.margins.size(); ++i) {
+        EXPECT_EQ(one.margins[i], parts[0].margins()[i]) << "example " << i;
+    }
+    for (const int threads : {2, 3}) {
+        const WorkerRun many = run_worker(ex, o, threads, kIterations);
+        EXPECT_EQ(many.pushed, one.pushed) << threads << " threads";
+        EXPECT_EQ(many.weights, one.weights) << threads << " threads";
+        EXPECT_EQ(many.margins, one.margins) << threads << " threads";
+    }
+}
+
+TEST(Worker, MoreThreadsThanExamplesAndZeroThreads) {
+    const Examples ex = testing::synthetic_examples(3, 10, 4, 32);
+    BlockProxOptions o;
+    o.blocks = 2;
+    const WorkerRun one = run_worker(ex, o, 1, 6);
+    const WorkerRun five = run_worker(ex, o, 5, 6);
+    EXPECT_EQ(five.pushed, one.pushed);
+    EXPECT_EQ(five.margins, one.margins);
+    Shard part(ex, true);
+    EXPECT_THROW(Worker(part, o, 0), ConfigError);
+}
+
+}  // namespace
+}  // namespace rotor::logreg

@@ -1,0 +1,70 @@
+"""Tests of the logistic-regression data scripts: make_logreg_synthetic.py and
+make_kernel_drivers.py.
+
+Run: python3 -m unittest discover -s tools/data/tests -v
+"""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+TOOLS = Path(__file__).resolve().parent.parent
+
+
+def run(script: str, *args: str) -> None:
+    subprocess.run([sys.executable, str(TOOLS / script), *args], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class SyntheticTest(unittest.TestCase):
+    def test_rows_are_valid_svmlight_reproducible_and_power_law(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = Path(tmp) / "a.svm", Path(tmp) / "b.svm"
+            for out in (a, b):
+                run("make_logreg_synthetic.py", "--examples", "2000", "--features", "500",
+                    "--per-row", "10", "--seed", "7", "--out", str(out))
+            self.assertEqual(a.read_bytes(), b.read_bytes())
+            lines = a.read_text().splitlines()
+            self.assertEqual(len(lines), 2000)
+            counts = [0] * 501
+            labels = set()
+            for line in lines:
+                fields = line.split()
+                labels.add(fields[0])
+                keys = [int(f.split(":")[0]) for f in fields[1:]]
+                self.assertEqual(len(keys), 10)
+                self.assertEqual(keys, sorted(set(keys)))
+                self.assertTrue(all(1 <= k <= 500 for k in keys))
+                for k in keys:
+                    counts[k] += 1
+            self.assertEqual(labels, {"+1", "-1"})
+            self.assertGreater(counts[1], 10 * counts[400])  # a head and a long tail
+            truth = (Path(str(a) + ".truth")).read_text().splitlines()
+            self.assertEqual(len(truth), 10)  # max(10, 500 / 100)
+
+
+class KernelDriversTest(unittest.TestCase):
+    def test_drivers_paths_are_positive(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus = Path(tmp) / "kernel"
+            for split in ("train", "heldout"):
+                (corpus / split).mkdir(parents=True)
+                with gzip.open(corpus / split / "docword.txt.gz", "wt") as f:
+                    f.write("2\n3\n3\n1 1 2\n1 3 1\n2 2 1\n")
+            (corpus / "docs.tsv").write_text(
+                "split\tdoc\tline\tpath\ntrain\t1\t1\tdrivers/net/a.c\ntrain\t2\t2\tmm/b.c\n"
+                "heldout\t1\t3\tdrivers/x.c\nheldout\t2\t4\tkernel/y.c\n")
+            run("make_kernel_drivers.py", "--corpus", str(corpus), "--out", tmp)
+            train = (Path(tmp) / "kernel-drivers.train.svm").read_text().splitlines()
+            self.assertEqual(train, ["+1 1:1.69315 3:1", "-1 2:1"])
+            test = (Path(tmp) / "kernel-drivers.test.svm").read_text().splitlines()
+            self.assertEqual([l.split()[0] for l in test], ["+1", "-1"])
+
+
+if __name__ == "__main__":
+    unittest.main()
