@@ -92,7 +92,7 @@ struct KvServerHandler {
     /// Optional: the keys (sorted) a filter dropped from a worker's push of t and no filter
     /// restored (comm/kv_filter.h), called after that push's on_push.
     std::function<void(std::uint64_t t, int worker, std::span<const std::uint64_t> keys)>
-        on_push_dropped;
+        on_push_dropped = nullptr;
 };
 
 /// One worker event of the schedule (for checking the delay bound).

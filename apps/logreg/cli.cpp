@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/logreg/traffic.h"
 #include "apps/logreg/trainer.h"
 #include "comm/agreed.h"
 #include "comm/collectives.h"
@@ -42,6 +43,9 @@ struct TrainFlags {
     bool quiet = false;
     int servers = 0;
     logreg::DelayedOptions options;
+    // Filters (apps/logreg/filters.h): the --filters list and the --stats file.
+    std::string filters;
+    std::string stats;
 };
 
 std::int64_t parse_delay(const std::string& s) {
@@ -86,6 +90,8 @@ void validate(TrainFlags& f) {
     if (!(o.prox.eta > 0 && o.prox.eta <= 1)) throw ConfigError("--eta", "must be in (0, 1]");
     if (!(o.timeout_s > 0)) throw ConfigError("--timeout", "must be > 0");
     o.delay = parse_delay(f.delay);
+    o.filters.stack = logreg::parse_filters(f.filters);
+    o.filters.seed = o.prox.seed;
     o.prox.curvature =
         f.curvature == "local" ? logreg::Curvature::kLocal : logreg::Curvature::kBound;
 }
@@ -176,12 +182,15 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
         logreg::train_delayed(world, layout, part ? &*part : nullptr, f.options);
     const double seconds = clock.seconds();
     const Model m = collect(world, part ? &*part : nullptr, r, f);
+    const logreg::Traffic traffic = logreg::gather_traffic(world, r.stats);  // filters: bytes
     comm::run_agreed(world, [&] {
         if (world.rank() != 0) return;
         logreg::write_model(f.out, m);
+        if (!f.stats.empty()) core::write_file_atomically(f.stats, logreg::traffic_json(traffic));
         if (f.quiet) return;
         fmt::print("rotor: objective {:.10g}, {} nonzeros, {:.3f} s; model written to {}\n",
                    m.objective, m.keys.size(), seconds, f.out);
+        fmt::print("rotor: {}\n", logreg::traffic_line(traffic));
         if (!f.test.empty()) {
             const logreg::Metrics t = metrics_on(m, f.test);
             fmt::print("rotor: test: logloss {:.6g}, auc {:.6g}, accuracy {:.6g} ({} examples)\n",
@@ -224,6 +233,21 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
     c->add_flag("--no-intercept", f->no_intercept, "Fit no intercept");
     c->add_flag("--hash-features", f->hash_features, "Features are strings, hashed to keys");
     c->add_flag("--quiet,-q", f->quiet, "No progress lines");
+    // Filters of pushes and pulls (docs/logreg.md, "Filters").
+    c->add_option("--filters", f->filters,
+                  "Filters stacked in this order: kkt, sigmod, skip, keycache, zstd (comma list)");
+    c->add_option("--kkt-delta", o.filters.kkt_delta,
+                  "kkt: skip w_k = 0 with |last gradient| <= lambda - delta")
+        ->capture_default_str();
+    c->add_option("--kkt-refresh", o.filters.kkt_refresh,
+                  "kkt: every this-many-th pass pushes every key (0: never)")
+        ->capture_default_str();
+    c->add_option("--sigmod-threshold", o.filters.sigmod_threshold,
+                  "sigmod: send entries changed by more than c / (t + 1)")
+        ->capture_default_str();
+    c->add_option("--skip-rate", o.filters.skip_rate, "skip: share of push entries skipped")
+        ->capture_default_str();
+    c->add_option("--stats", f->stats, "Write the bytes sent (per role and filter) as JSON here");
     c->callback([f, world] {
         if (world != nullptr) {
             run_train(*f, *world);

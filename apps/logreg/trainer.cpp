@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <optional>
+#include <set>
 
 #include "comm/agreed.h"
 #include "core/base/error.h"
@@ -18,6 +20,10 @@ constexpr std::size_t kPushWidth = 2 * kLimbs;  // g's limbs, then u's
 struct ServerState {
     std::map<std::uint64_t, double> w;
     std::map<std::uint64_t, std::map<std::uint64_t, std::pair<ExactSum, ExactSum>>> pending;
+    // Filters: keys a worker's filter dropped from an incomplete iteration (not updated in it),
+    // and the last aggregated gradient of each key (sent with w when the pulls carry it).
+    std::map<std::uint64_t, std::set<std::uint64_t>> dropped;
+    std::map<std::uint64_t, double> g_last;
 };
 
 ExactSum from_values(std::span<const double> v) {
@@ -26,7 +32,7 @@ ExactSum from_values(std::span<const double> v) {
     return ExactSum::from_limbs(limbs);
 }
 
-comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o) {
+comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o, bool gradient) {
     return {
         .on_push =
             [&s](std::uint64_t t, int, std::span<const std::uint64_t> keys,
@@ -39,22 +45,34 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o) 
                 }
             },
         .on_complete =
-            [&s, o](std::uint64_t t) {
+            [&s, o, gradient](std::uint64_t t) {
                 const auto it = s.pending.find(t);
-                if (it == s.pending.end()) return;
-                for (const auto& [key, gu] : it->second) {
-                    double& w = s.w[key];
-                    w = prox_step(w, gu.first.value(), gu.second.value(), penalty_of(key, o.lambda),
-                                  o.eta);
+                const auto dropped = s.dropped.find(t);
+                if (it != s.pending.end()) {
+                    for (const auto& [key, gu] : it->second) {
+                        if (dropped != s.dropped.end() && dropped->second.contains(key)) continue;
+                        double& w = s.w[key];
+                        w = prox_step(w, gu.first.value(), gu.second.value(),
+                                      penalty_of(key, o.lambda), o.eta);
+                        if (gradient) s.g_last[key] = gu.first.value();
+                    }
+                    s.pending.erase(it);
                 }
-                s.pending.erase(it);
+                if (dropped != s.dropped.end()) s.dropped.erase(dropped);
             },
         .on_pull =
-            [&s](std::span<const std::uint64_t> keys, std::vector<double>& out) {
+            [&s, gradient](std::span<const std::uint64_t> keys, std::vector<double>& out) {
                 for (const std::uint64_t k : keys) {
                     const auto it = s.w.find(k);
                     out.push_back(it == s.w.end() ? 0.0 : it->second);
+                    if (!gradient) continue;
+                    const auto g = s.g_last.find(k);
+                    out.push_back(g == s.g_last.end() ? 0.0 : g->second);
                 }
+            },
+        .on_push_dropped =
+            [&s](std::uint64_t t, int, std::span<const std::uint64_t> keys) {
+                s.dropped[t].insert(keys.begin(), keys.end());
             },
     };
 }
@@ -62,8 +80,14 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o) 
 /// A worker's state: its part, its blocks and its copy of w over its keys.
 class Worker {
   public:
-    Worker(Shard& part, const BlockProxOptions& o)
-        : part_(part), options_(o), w_(part.keys().size(), 0.0) {
+    /// `screen` (null without the KKT filter) learns w_k and ĝ_k from pulls of `pull_width`
+    /// values per key (w_k, then ĝ_k when 2).
+    Worker(Shard& part, const BlockProxOptions& o, KktScreen* screen, std::size_t pull_width)
+        : part_(part),
+          options_(o),
+          w_(part.keys().size(), 0.0),
+          screen_(screen),
+          pull_width_(pull_width) {
         blocks_ = split_blocks(part.keys(), o.blocks, o.seed);
         index_.resize(blocks_.size());
         const auto keys = part.keys();
@@ -90,14 +114,27 @@ class Worker {
     }
     /// Takes block b's pulled weights: changes w and the margins.
     void apply(std::uint32_t b, std::span<const double> pulled) {
-        std::vector<double> deltas(pulled.size());
-        for (std::size_t i = 0; i < pulled.size(); ++i) {
+        std::vector<double> deltas(blocks_[b].size());
+        for (std::size_t i = 0; i < deltas.size(); ++i) {
             double& w = w_[index_[b][i]];
-            deltas[i] = pulled[i] - w;
-            w = pulled[i];
+            const double next = pulled[i * pull_width_];
+            deltas[i] = next - w;
+            w = next;
+            if (screen_ != nullptr)
+                screen_->observe(blocks_[b][i], next, pulled[i * pull_width_ + 1]);
         }
         apply_deltas(part_, blocks_[b], deltas, scratch_.columns);
     }
+    /// Takes every key's pulled weight (an exact pull of part.keys()).
+    void apply_all(std::span<const double> pulled) {
+        std::vector<double> deltas(w_.size());
+        for (std::size_t i = 0; i < w_.size(); ++i) {
+            deltas[i] = pulled[i * pull_width_] - w_[i];
+            w_[i] = pulled[i * pull_width_];
+        }
+        apply_deltas(part_, part_.keys(), deltas, scratch_.columns);
+    }
+    std::span<const std::uint64_t> keys() const { return part_.keys(); }
     std::span<const std::uint64_t> block(std::uint32_t b) const { return blocks_[b]; }
     const std::vector<double>& weights() const { return w_; }
 
@@ -108,6 +145,8 @@ class Worker {
     std::vector<std::vector<std::uint64_t>> blocks_;
     std::vector<std::vector<std::size_t>> index_;
     BlockScratch scratch_;
+    KktScreen* screen_;
+    std::size_t pull_width_;
 };
 
 void run_worker(KvNode& node, Worker& worker, const DelayedOptions& o) {
@@ -132,6 +171,9 @@ void run_worker(KvNode& node, Worker& worker, const DelayedOptions& o) {
         node.end_iteration(t);
     }
     while (!pulls.empty()) take();
+    if (o.filters.lossy_pulls() && o.iterations > 0) {  // filters: end with the servers' w
+        worker.apply_all(node.wait_pull(node.pull(o.iterations - 1, worker.keys(), true)));
+    }
 }
 
 }  // namespace
@@ -142,14 +184,24 @@ DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layo
     comm::KvOptions kv;
     kv.delay = o.delay;
     kv.push_width = kPushWidth;
-    kv.pull_width = 1;
+    const bool gradient = o.filters.pulls_gradient();
+    kv.pull_width = gradient ? 2 : 1;
     kv.timeout_s = o.timeout_s;
-    KvNode node(comm, layout, kv, server_handler(state, o.prox));
+    // Filters: a worker's KKT screen, read by its kkt filter, fed by its pulls.
+    std::optional<KktScreen> screen;
+    if (part != nullptr && o.filters.has("kkt")) {
+        screen.emplace(KktOptions{.lambda = o.prox.lambda,
+                                  .delta = o.filters.kkt_delta,
+                                  .blocks = o.prox.blocks,
+                                  .refresh = o.filters.kkt_refresh});
+    }
+    KvNode node(comm, layout, kv, server_handler(state, o.prox, gradient),
+                make_filter_stack(o.filters, screen ? &*screen : nullptr));
     ROTOR_ASSERT(node.is_worker() == (part != nullptr), "a part exactly on workers");
     DelayedResult result;
     try {
         if (node.is_worker()) {
-            Worker worker(*part, o.prox);
+            Worker worker(*part, o.prox, screen ? &*screen : nullptr, kv.pull_width);
             run_worker(node, worker, o);
             result.worker_weights = worker.weights();
         }

@@ -8,13 +8,17 @@
 //   server: adds the limbs as pushes arrive; once every worker's push of t is in, applies the
 //     proximal step to the keys pushed (core/logreg/objective.h) and answers the pulls.
 // With τ = 0 the weights and margins equal core/logreg/block_prox.h's bit for bit, for any
-// number of workers and servers. Workers keep only their working set of w.
+// number of workers and servers, without filters or with lossless ones only (keycache, zstd).
+// Filters (apps/logreg/filters.h): keys a worker's filter drops from a push (kkt, skip) are not
+// updated in that iteration; with kkt the pull answers carry ĝ_k after w_k; with sigmod the
+// workers end with one exact pull of their keys. Workers keep only their working set of w.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <vector>
 
+#include "apps/logreg/filters.h"
 #include "comm/communicator.h"
 #include "comm/kv.h"
 #include "core/logreg/block_prox.h"
@@ -27,6 +31,7 @@ struct DelayedOptions {
     std::int64_t delay = 0;        ///< τ, or comm::kInfiniteDelay
     std::uint64_t iterations = 0;  ///< iterations (blocks) to run
     double timeout_s = 60;         ///< of the kv engine
+    FilterOptions filters;         ///< of pushes and pulls (none: bitwise the plain trainer)
 };
 
 /// What a rank ends with.
