@@ -334,7 +334,7 @@ KvWire KvFilterStack::send(const KvFilterContext& ctx, KvEntries& e) {
         const std::uint64_t in = plain_bytes(ctx, e);
         const auto self = static_cast<std::uint8_t>(f + 1);
         if (!ctx.lossless) filters_[f]->select(ctx, e, self);
-        count(stats_[f], in, plain_bytes(ctx, e));
+        if (!filters_[f]->encodes()) count(stats_[f], in, plain_bytes(ctx, e));
         stats_[f].entries_dropped +=
             static_cast<std::uint64_t>(std::count(e.dropped_by.begin(), e.dropped_by.end(), self));
     }
@@ -352,7 +352,7 @@ KvWire KvFilterStack::send(const KvFilterContext& ctx, KvEntries& e) {
     for (std::size_t f = 0; f < filters_.size(); ++f) {
         const std::uint64_t in = wire.bytes();
         filters_[f]->encode(ctx, wire);
-        count(stats_[f], in, wire.bytes());
+        if (filters_[f]->encodes()) count(stats_[f], in, wire.bytes());
     }
     return wire;
 }

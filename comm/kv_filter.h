@@ -14,7 +14,9 @@
 //     (KvWire): key caching replaces the keys by a signature, zstd compresses the payload.
 // Channels: kPush (worker → server: keys and values), kPullRequest (worker → server: keys) and
 // kPullReply (server → worker: values of the request's keys, no keys on the wire).
-// Every filter counts the plain wire bytes of the messages it saw and let through (KvFilterStats).
+// Every filter counts the wire bytes of the messages it saw and let through (KvFilterStats): a
+// selecting filter the bytes before and after its select() (as if nothing were encoded), an
+// encoding filter those before and after its encode().
 //
 // State: a filter remembers per (channel, peer) what it sent and, separately, what it received.
 // Both ends see a pair's messages in the order they were sent (one tag a direction, and the
@@ -108,6 +110,8 @@ class KvFilter {
     virtual void restore(const KvFilterContext& ctx, KvEntries& entries, std::uint8_t self);
     /// True when restore() refills every entry this filter drops (allowed on pull answers).
     virtual bool restores() const { return false; }
+    /// True for an encoding filter (its bytes counted around encode(); else around select()).
+    virtual bool encodes() const { return false; }
     /// Lossless rewrite of the wire form (sender) and its inverse (receiver).
     virtual void encode(const KvFilterContext& ctx, KvWire& wire);
     virtual void decode(const KvFilterContext& ctx, KvWire& wire);
@@ -180,6 +184,7 @@ class KvKeyCacheFilter final : public KvFilter {
     explicit KvKeyCacheFilter(std::size_t capacity = 1024, Signature signature = {});
     ~KvKeyCacheFilter() override;
     std::string name() const override { return "keycache"; }
+    bool encodes() const override { return true; }
     void encode(const KvFilterContext& ctx, KvWire& wire) override;
     void decode(const KvFilterContext& ctx, KvWire& wire) override;
     std::uint64_t hits() const noexcept { return hits_; }
@@ -201,6 +206,7 @@ class KvZstdFilter final : public KvFilter {
   public:
     explicit KvZstdFilter(int level = 3);
     std::string name() const override { return "zstd"; }
+    bool encodes() const override { return true; }
     void encode(const KvFilterContext& ctx, KvWire& wire) override;
     void decode(const KvFilterContext& ctx, KvWire& wire) override;
 
