@@ -64,10 +64,12 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o, 
             [&s, gradient](std::span<const std::uint64_t> keys, std::vector<double>& out) {
                 for (const std::uint64_t k : keys) {
                     const auto it = s.w.find(k);
-                    out.push_back(it == s.w.end() ? 0.0 : it->second);
+                    const double w = it == s.w.end() ? 0.0 : it->second;
+                    out.push_back(w);
                     if (!gradient) continue;
+                    // ĝ_k matters only where w_k = 0 (the rule): 0 elsewhere compresses away.
                     const auto g = s.g_last.find(k);
-                    out.push_back(g == s.g_last.end() ? 0.0 : g->second);
+                    out.push_back(w != 0 || g == s.g_last.end() ? 0.0 : g->second);
                 }
             },
         .on_push_dropped =
