@@ -17,6 +17,7 @@ namespace {
 constexpr std::uint8_t kKeysCached = 1;
 constexpr std::uint8_t kHasDropped = 2;
 constexpr std::uint8_t kPacked = 4;
+constexpr std::uint8_t kNoKeys = 8;  ///< no keys and no key vector on the wire
 
 /// Bytes of a vector on the wire: its u64 count and the elements.
 std::uint64_t vector_bytes(std::size_t n, std::size_t element) noexcept {
@@ -28,7 +29,7 @@ std::uint64_t plain_bytes(const KvFilterContext& ctx, const KvEntries& e) {
     const std::size_t kept = e.kept();
     const bool dropped = kept != e.size();
     const std::size_t keys = ctx.channel == KvChannel::kPullReply ? 0 : e.size();
-    return 1 + vector_bytes(keys, 8) + (dropped ? vector_bytes(e.size(), 1) : 0) +
+    return 1 + (keys == 0 ? 0 : vector_bytes(keys, 8)) + (dropped ? vector_bytes(e.size(), 1) : 0) +
            vector_bytes(kept * e.width, 8);
 }
 
@@ -58,7 +59,11 @@ std::size_t KvEntries::kept() const noexcept {
 
 std::uint64_t KvWire::bytes() const noexcept {
     std::uint64_t n = 1;
-    n += keys_cached ? 16 : vector_bytes(keys.size(), 8);
+    if (keys_cached) {
+        n += 16;
+    } else if (!keys.empty()) {
+        n += vector_bytes(keys.size(), 8);
+    }
     if (packed) return n + 8 + vector_bytes(payload.size(), 1);
     if (has_dropped) n += vector_bytes(dropped_by.size(), 1);
     return n + vector_bytes(values.size(), 8);
@@ -282,6 +287,7 @@ void KvZstdFilter::encode(const KvFilterContext& ctx, KvWire& wire) {
         throw CommError(ctx.self, fmt::format("kv zstd: {}", ZSTD_getErrorName(n)));
     }
     out.resize(n);
+    if (8 + vector_bytes(out.size(), 1) >= in.size()) return;  // incompressible: send it plain
     wire.packed = true;
     wire.payload = std::move(out);
     wire.payload_raw = in.size();
@@ -406,11 +412,12 @@ void write_kv_wire(WireWriter& w, const KvWire& wire) {
     if (wire.keys_cached) flags |= kKeysCached;
     if (wire.has_dropped) flags |= kHasDropped;
     if (wire.packed) flags |= kPacked;
+    if (!wire.keys_cached && wire.keys.empty()) flags |= kNoKeys;
     w.put(flags);
     if (wire.keys_cached) {
         w.put(wire.key_signature);
         w.put(wire.key_count);
-    } else {
+    } else if (!wire.keys.empty()) {
         w.put(wire.keys);
     }
     if (wire.packed) {
@@ -425,15 +432,19 @@ void write_kv_wire(WireWriter& w, const KvWire& wire) {
 KvWire read_kv_wire(WireReader& r) {
     KvWire wire;
     const auto flags = r.get<std::uint8_t>();
-    if ((flags & ~(kKeysCached | kHasDropped | kPacked)) != 0) r.fail("unknown filter flags");
+    if ((flags & ~(kKeysCached | kHasDropped | kPacked | kNoKeys)) != 0) {
+        r.fail("unknown filter flags");
+    }
+    if ((flags & kKeysCached) != 0 && (flags & kNoKeys) != 0) r.fail("cached keys and no keys");
     wire.keys_cached = (flags & kKeysCached) != 0;
     wire.has_dropped = (flags & kHasDropped) != 0;
     wire.packed = (flags & kPacked) != 0;
     if (wire.keys_cached) {
         wire.key_signature = r.get<std::uint64_t>();
         wire.key_count = r.get<std::uint64_t>();
-    } else {
+    } else if ((flags & kNoKeys) == 0) {
         r.get(wire.keys);
+        if (wire.keys.empty()) r.fail("an empty key vector without the no-keys flag");
     }
     if (wire.packed) {
         wire.payload_raw = r.get<std::uint64_t>();

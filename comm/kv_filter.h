@@ -200,8 +200,9 @@ class KvKeyCacheFilter final : public KvFilter {
     std::uint64_t misses_ = 0;
 };
 
-/// zstd (lossless) on the payload: the drop codes and the values' bytes. Throws CommError on a
-/// payload that does not decompress to its stated size.
+/// zstd (lossless) on the payload: the drop codes and the values' bytes, unless that does not
+/// make the message smaller (then it goes plain). Throws CommError on a payload that does not
+/// decompress to its stated size.
 class KvZstdFilter final : public KvFilter {
   public:
     explicit KvZstdFilter(int level = 3);
