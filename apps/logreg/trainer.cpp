@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -32,7 +33,23 @@ ExactSum from_values(std::span<const double> v) {
     return ExactSum::from_limbs(limbs);
 }
 
-comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o, bool gradient) {
+/// The value a pull answer carries after w_k under the KKT filter: the last aggregated gradient
+/// ĝ_k reduced to what the workers' rule (core/logreg/kkt_screen.h) reads: 0 when w_k = 0 and
+/// |ĝ_k| ≤ λ_k − δ (screened), +∞ when not, or when no ĝ_k exists yet, 0 where w_k ≠ 0 (the rule
+/// skips only zeros). The rule answers on it as on ĝ_k itself, and these answers compress,
+/// where the exact ĝ_k (a random double a key) would double the servers' bytes.
+double screen_value(const ServerState& s, std::uint64_t key, double w, double lambda,
+                    double delta) {
+    if (w != 0) return 0;
+    const auto g = s.g_last.find(key);
+    if (g == s.g_last.end()) return std::numeric_limits<double>::infinity();
+    return kkt_skippable(0.0, g->second, penalty_of(key, lambda), delta)
+               ? 0.0
+               : std::numeric_limits<double>::infinity();
+}
+
+comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o, bool gradient,
+                                     double kkt_delta) {
     return {
         .on_push =
             [&s](std::uint64_t t, int, std::span<const std::uint64_t> keys,
@@ -61,15 +78,14 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o, 
                 if (dropped != s.dropped.end()) s.dropped.erase(dropped);
             },
         .on_pull =
-            [&s, gradient](std::span<const std::uint64_t> keys, std::vector<double>& out) {
+            [&s, o, gradient, kkt_delta](std::span<const std::uint64_t> keys,
+                                         std::vector<double>& out) {
                 for (const std::uint64_t k : keys) {
                     const auto it = s.w.find(k);
                     const double w = it == s.w.end() ? 0.0 : it->second;
                     out.push_back(w);
                     if (!gradient) continue;
-                    // ĝ_k matters only where w_k = 0 (the rule): 0 elsewhere compresses away.
-                    const auto g = s.g_last.find(k);
-                    out.push_back(w != 0 || g == s.g_last.end() ? 0.0 : g->second);
+                    out.push_back(screen_value(s, k, w, o.lambda, kkt_delta));
                 }
             },
         .on_push_dropped =
@@ -197,7 +213,7 @@ DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layo
                                   .blocks = o.prox.blocks,
                                   .refresh = o.filters.kkt_refresh});
     }
-    KvNode node(comm, layout, kv, server_handler(state, o.prox, gradient),
+    KvNode node(comm, layout, kv, server_handler(state, o.prox, gradient, o.filters.kkt_delta),
                 make_filter_stack(o.filters, screen ? &*screen : nullptr));
     ROTOR_ASSERT(node.is_worker() == (part != nullptr), "a part exactly on workers");
     DelayedResult result;

@@ -10,9 +10,9 @@
 // With τ = 0 the weights and margins equal core/logreg/block_prox.h's bit for bit, for any
 // number of workers and servers, without filters or with lossless ones only (keycache, zstd).
 // Filters (apps/logreg/filters.h): keys a worker's filter drops from a push (kkt, skip) are not
-// updated in that iteration; with kkt the pull answers carry ĝ_k after w_k (0 where w_k ≠ 0); with
-// sigmod the workers end with one exact pull of their keys. Workers keep only their working set of
-// w.
+// updated in that iteration; with kkt the pull answers carry after w_k the last aggregated gradient
+// ĝ_k reduced to what the KKT rule reads of it (0: screened, +∞: not); with sigmod the workers end
+// with one exact pull of their keys. Workers keep only their working set of w.
 #pragma once
 
 #include <cstdint>
