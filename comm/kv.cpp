@@ -23,6 +23,9 @@ enum class Kind : std::uint32_t {
     kReply = 5,
     kClock = 6,
     kFail = 7,
+    kPushFiltered = 8,    ///< a push through the filters: t, then a KvWire
+    kPullFiltered = 9,    ///< a pull through the filters: t, id, exact, then a KvWire of keys
+    kReplyFiltered = 10,  ///< an answer through the filters: id, then a KvWire of values
 };
 
 std::int64_t now_ns() {
@@ -61,13 +64,16 @@ struct KvNode::PendingPull {
     std::vector<std::uint64_t> keys;
     std::vector<double> values;
     std::vector<std::size_t> first;  ///< per server: index of its first key (size servers + 1)
-    std::set<std::size_t> waiting;   ///< servers whose answer has not arrived
+    std::uint64_t t = 0;
+    bool exact = false;
+    std::set<std::size_t> waiting;  ///< servers whose answer has not arrived
 };
 
 struct KvNode::Deferred {
     int src = 0;
     std::uint64_t t = 0;
     std::uint64_t id = 0;
+    bool exact = false;
     std::vector<std::uint64_t> keys;
 };
 
@@ -107,8 +113,13 @@ void KvLayout::validate(int ranks) const {
     }
 }
 
-KvNode::KvNode(Communicator& comm, KvLayout layout, KvOptions options, KvServerHandler handler)
-    : comm_(comm), layout_(std::move(layout)), options_(options), handler_(std::move(handler)) {
+KvNode::KvNode(Communicator& comm, KvLayout layout, KvOptions options, KvServerHandler handler,
+               KvFilterStack filters)
+    : comm_(comm),
+      layout_(std::move(layout)),
+      options_(options),
+      handler_(std::move(handler)),
+      filters_(std::move(filters)) {
     layout_.validate(comm_.size());
     if (options_.delay < 0 && options_.delay != kInfiniteDelay) {
         throw ConfigError("delay", "must be >= 0 or infinite");
@@ -155,6 +166,7 @@ void KvNode::send(int dest, int tag, std::vector<std::byte> bytes) {
     Outgoing out;
     out.bytes = std::make_unique<std::vector<std::byte>>(std::move(bytes));
     stats_.bytes_sent += out.bytes->size();
+    (tag == kKvReplyTag ? stats_.reply_bytes_sent : stats_.request_bytes_sent) += out.bytes->size();
     ++stats_.messages_sent;
     out.request = comm_.isend(*out.bytes, dest, tag);
     outgoing_.push_back(std::move(out));
@@ -209,12 +221,22 @@ void KvNode::handle_request(int src, std::span<const std::byte> bytes) {
         check_keys(r, keys, lo, hi, last);
         if (values.size() != keys.size() * options_.push_width) r.fail("wrong number of values");
         on_push_message(src, t, keys, values);
-    } else if (kind == Kind::kPull) {
+    } else if (kind == Kind::kPushFiltered) {
+        if (filters_.empty()) r.fail("a filtered push to a node without filters");
+        handle_filtered_push(src, r);
+    } else if (kind == Kind::kPull || kind == Kind::kPullFiltered) {
         auto d = std::make_unique<Deferred>();
         d->src = src;
         d->t = r.get<std::uint64_t>();
         d->id = r.get<std::uint64_t>();
-        d->keys = r.get<std::vector<std::uint64_t>>();
+        if (kind == Kind::kPull) {
+            d->keys = r.get<std::vector<std::uint64_t>>();
+        } else {
+            if (filters_.empty()) r.fail("a filtered pull to a node without filters");
+            d->exact = r.get<bool>();
+            const KvFilterContext ctx{KvChannel::kPullRequest, comm_.rank(), src, d->t, d->exact};
+            d->keys = filters_.receive(ctx, read_kv_wire(r), {}, 0).keys;
+        }
         r.finish();
         check_keys(r, d->keys, lo, hi, last);
         deferred_.push_back(std::move(d));
@@ -232,13 +254,37 @@ void KvNode::handle_request(int src, std::span<const std::byte> bytes) {
     }
 }
 
+void KvNode::handle_filtered_push(int src, WireReader& r) {
+    const auto t = r.get<std::uint64_t>();
+    KvWire wire = read_kv_wire(r);
+    r.finish();
+    const KvFilterContext ctx{KvChannel::kPush, comm_.rank(), src, t, false};
+    const KvEntries e = filters_.receive(ctx, std::move(wire), {}, options_.push_width);
+    check_keys(r, e.keys, layout_.bounds[server_index_], layout_.bounds[server_index_ + 1],
+               server_index_ + 1 == static_cast<int>(layout_.servers.size()));
+    std::vector<std::uint64_t> keys, dropped;
+    std::vector<double> values;
+    for (std::size_t i = 0; i < e.size(); ++i) {
+        if (e.dropped_by[i] != 0) {
+            dropped.push_back(e.keys[i]);
+            continue;
+        }
+        keys.push_back(e.keys[i]);
+        const auto v = e.values_of(i);
+        values.insert(values.end(), v.begin(), v.end());
+    }
+    on_push_message(src, t, keys, values, dropped);
+}
+
 void KvNode::on_push_message(int src, std::uint64_t t, std::span<const std::uint64_t> keys,
-                             std::span<const double> values) {
+                             std::span<const double> values,
+                             std::span<const std::uint64_t> dropped) {
     const int w = worker_slot(src, "push");
     if (t < completed_) {
         throw CommError(comm_.rank(), fmt::format("kv: push of finished iteration {}", t));
     }
     handler_.on_push(t, w, keys, values);
+    if (!dropped.empty() && handler_.on_push_dropped) handler_.on_push_dropped(t, w, dropped);
     ++pushes_[t];
     for (auto it = pushes_.find(completed_);
          it != pushes_.end() && it->second == layout_.workers.size();
@@ -258,12 +304,30 @@ void KvNode::answer_pulls() {
         handler_.on_pull(d->keys, values);
         ROTOR_ASSERT(values.size() == d->keys.size() * options_.pull_width,
                      "on_pull gives pull_width values per key");
-        WireWriter w = start(Kind::kReply);
-        w.put(d->id);
-        w.put(values);
-        send(d->src, kKvReplyTag, w.take());
+        send_answer(*d, std::move(values));
+        values.clear();
         return true;
     });
+}
+
+void KvNode::send_answer(const Deferred& d, std::vector<double> values) {
+    if (filters_.empty()) {
+        WireWriter w = start(Kind::kReply);
+        w.put(d.id);
+        w.put(values);
+        send(d.src, kKvReplyTag, w.take());
+        return;
+    }
+    KvEntries e;
+    e.keys = d.keys;
+    e.values = std::move(values);
+    e.width = options_.pull_width;
+    const KvFilterContext ctx{KvChannel::kPullReply, comm_.rank(), d.src, d.t, d.exact};
+    const KvWire wire = filters_.send(ctx, e);
+    WireWriter w = start(Kind::kReplyFiltered);
+    w.put(d.id);
+    write_kv_wire(w, wire);
+    send(d.src, kKvReplyTag, w.take());
 }
 
 void KvNode::on_done(int src, std::uint64_t t) {
@@ -293,6 +357,11 @@ void KvNode::handle_reply(int src, std::span<const std::byte> bytes) {
         clock_ = std::max(clock_, c);
         return;
     }
+    if (kind == Kind::kReplyFiltered) {
+        if (filters_.empty()) r.fail("a filtered answer to a node without filters");
+        take_filtered_answer(src, r);
+        return;
+    }
     if (kind != Kind::kReply) r.fail(fmt::format("unknown kind {}", static_cast<int>(kind)));
     const auto id = r.get<std::uint64_t>();
     const auto values = r.get<std::vector<double>>();
@@ -307,6 +376,25 @@ void KvNode::handle_reply(int src, std::span<const std::byte> bytes) {
     const std::size_t w = options_.pull_width;
     if (values.size() != (p.first[s + 1] - p.first[s]) * w) r.fail("wrong number of values");
     std::copy(values.begin(), values.end(), p.values.begin() + p.first[s] * w);
+}
+
+void KvNode::take_filtered_answer(int src, WireReader& r) {
+    const auto id = r.get<std::uint64_t>();
+    KvWire wire = read_kv_wire(r);
+    r.finish();
+    const auto it = pulls_.find(id);
+    const auto s = static_cast<std::size_t>(
+        std::find(layout_.servers.begin(), layout_.servers.end(), src) - layout_.servers.begin());
+    if (it == pulls_.end() || it->second->waiting.erase(s) != 1) {
+        r.fail(fmt::format("an answer to pull {} that is not pending", id));
+    }
+    PendingPull& p = *it->second;
+    const std::size_t w = options_.pull_width;
+    const std::span<const std::uint64_t> keys(p.keys.data() + p.first[s],
+                                              p.first[s + 1] - p.first[s]);
+    const KvFilterContext ctx{KvChannel::kPullReply, comm_.rank(), src, p.t, p.exact};
+    const KvEntries e = filters_.receive(ctx, std::move(wire), keys, w);
+    std::copy(e.values.begin(), e.values.end(), p.values.begin() + p.first[s] * w);
 }
 
 void KvNode::handle_control(int src, std::span<const std::byte> bytes) {
@@ -362,23 +450,64 @@ void KvNode::push(std::uint64_t t, std::span<const std::uint64_t> keys,
     for (std::size_t s = 0; s < layout_.servers.size(); ++s) {
         std::size_t hi = lo;
         while (hi < keys.size() && layout_.server_of(keys[hi]) == s) ++hi;
-        WireWriter m = start(Kind::kPush);
-        m.put(t);
-        m.put(std::vector<std::uint64_t>(keys.begin() + lo, keys.begin() + hi));
-        m.put(std::vector<double>(values.begin() + lo * w, values.begin() + hi * w));
-        send(layout_.servers[s], kKvRequestTag, m.take());
+        send_push(layout_.servers[s], t, keys.subspan(lo, hi - lo),
+                  values.subspan(lo * w, (hi - lo) * w));
         lo = hi;
     }
     progress();
 }
 
-std::uint64_t KvNode::pull(std::uint64_t t, std::span<const std::uint64_t> keys) {
+void KvNode::send_push(int server, std::uint64_t t, std::span<const std::uint64_t> keys,
+                       std::span<const double> values) {
+    if (filters_.empty()) {
+        WireWriter m = start(Kind::kPush);
+        m.put(t);
+        m.put(std::vector<std::uint64_t>(keys.begin(), keys.end()));
+        m.put(std::vector<double>(values.begin(), values.end()));
+        send(server, kKvRequestTag, m.take());
+        return;
+    }
+    KvEntries e;
+    e.keys.assign(keys.begin(), keys.end());
+    e.values.assign(values.begin(), values.end());
+    e.width = options_.push_width;
+    const KvWire wire = filters_.send({KvChannel::kPush, comm_.rank(), server, t, false}, e);
+    WireWriter m = start(Kind::kPushFiltered);
+    m.put(t);
+    write_kv_wire(m, wire);
+    send(server, kKvRequestTag, m.take());
+}
+
+void KvNode::send_pull(int server, std::uint64_t t, std::uint64_t id,
+                       std::span<const std::uint64_t> keys, bool exact) {
+    if (filters_.empty()) {
+        WireWriter m = start(Kind::kPull);
+        m.put(t);
+        m.put(id);
+        m.put(std::vector<std::uint64_t>(keys.begin(), keys.end()));
+        send(server, kKvRequestTag, m.take());
+        return;
+    }
+    KvEntries e;
+    e.keys.assign(keys.begin(), keys.end());
+    const KvWire wire = filters_.send({KvChannel::kPullRequest, comm_.rank(), server, t, exact}, e);
+    WireWriter m = start(Kind::kPullFiltered);
+    m.put(t);
+    m.put(id);
+    m.put(exact);
+    write_kv_wire(m, wire);
+    send(server, kKvRequestTag, m.take());
+}
+
+std::uint64_t KvNode::pull(std::uint64_t t, std::span<const std::uint64_t> keys, bool exact) {
     ROTOR_ASSERT(is_worker(), "pull on a worker");
     ROTOR_ASSERT(std::adjacent_find(keys.begin(), keys.end(), std::greater_equal<>()) == keys.end(),
                  "pull keys strictly increasing");
     auto p = std::make_unique<PendingPull>();
     p->keys.assign(keys.begin(), keys.end());
     p->values.assign(keys.size() * options_.pull_width, 0.0);
+    p->t = t;
+    p->exact = exact;
     std::size_t lo = 0;
     p->first.push_back(0);
     for (std::size_t s = 0; s < layout_.servers.size(); ++s) {
@@ -387,11 +516,7 @@ std::uint64_t KvNode::pull(std::uint64_t t, std::span<const std::uint64_t> keys)
         p->first.push_back(hi);
         if (hi > lo) {
             p->waiting.insert(s);
-            WireWriter m = start(Kind::kPull);
-            m.put(t);
-            m.put(next_pull_id_);
-            m.put(std::vector<std::uint64_t>(keys.begin() + lo, keys.begin() + hi));
-            send(layout_.servers[s], kKvRequestTag, m.take());
+            send_pull(layout_.servers[s], t, next_pull_id_, keys.subspan(lo, hi - lo), exact);
         }
         lo = hi;
     }
@@ -441,6 +566,12 @@ void KvNode::finish() {
     }
     wait_until([&] { return outgoing_.empty(); }, "sending");
     finished_ = true;
+}
+
+KvStats KvNode::stats() const {
+    KvStats s = stats_;
+    s.filters = filters_.stats();
+    return s;
 }
 
 void KvNode::fail(const Error& error) noexcept {

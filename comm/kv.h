@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/kv_filter.h"
 #include "core/base/error.h"
 
 namespace rotor::comm {
@@ -88,6 +89,10 @@ struct KvServerHandler {
     std::function<void(std::uint64_t t)> on_complete;
     /// Appends pull_width values per key of `keys` (sorted, this server's) to `out`.
     std::function<void(std::span<const std::uint64_t> keys, std::vector<double>& out)> on_pull;
+    /// Optional: the keys (sorted) a filter dropped from a worker's push of t and no filter
+    /// restored (comm/kv_filter.h), called after that push's on_push.
+    std::function<void(std::uint64_t t, int worker, std::span<const std::uint64_t> keys)>
+        on_push_dropped = nullptr;
 };
 
 /// One worker event of the schedule (for checking the delay bound).
@@ -101,18 +106,24 @@ struct KvEvent {
 
 /// Traffic of one node.
 struct KvStats {
-    std::uint64_t bytes_sent = 0;  ///< payload bytes of every message sent
+    std::uint64_t bytes_sent = 0;          ///< payload bytes of every message sent
+    std::uint64_t request_bytes_sent = 0;  ///< of them, as a worker (pushes, pulls, done, stop)
+    std::uint64_t reply_bytes_sent = 0;    ///< of them, as a server (pull answers, clocks)
     std::uint64_t messages_sent = 0;
     std::uint64_t bytes_received = 0;
     std::uint64_t messages_received = 0;
     double wait_s = 0;  ///< seconds blocked in begin_iteration, wait_pull and finish
+    std::vector<KvFilterStats> filters;  ///< per filter of the node's stack, in order
 };
 
 /// The engine of one rank. See the file comment. Not copyable.
 class KvNode {
   public:
-    /// `comm` must outlive the node. `handler` is used when this rank is a server.
-    KvNode(Communicator& comm, KvLayout layout, KvOptions options, KvServerHandler handler = {});
+    /// `comm` must outlive the node. `handler` is used when this rank is a server. `filters`
+    /// shrink pushes and pulls (comm/kv_filter.h); every rank of the layout needs the same
+    /// stack (same filters, same order), with its own instances. None: the plain messages.
+    KvNode(Communicator& comm, KvLayout layout, KvOptions options, KvServerHandler handler = {},
+           KvFilterStack filters = {});
     ~KvNode();
     KvNode(const KvNode&) = delete;
     KvNode& operator=(const KvNode&) = delete;
@@ -128,8 +139,9 @@ class KvNode {
     /// per iteration.
     void push(std::uint64_t t, std::span<const std::uint64_t> keys, std::span<const double> values);
     /// Worker: asks for the values of `keys` (strictly increasing) after iteration t has been
-    /// applied on their servers. Returns a handle for pull_ready / wait_pull.
-    std::uint64_t pull(std::uint64_t t, std::span<const std::uint64_t> keys);
+    /// applied on their servers. Returns a handle for pull_ready / wait_pull. `exact`: the lossy
+    /// filters let every value of the answer through (e.g. a final synchronisation).
+    std::uint64_t pull(std::uint64_t t, std::span<const std::uint64_t> keys, bool exact = false);
     /// True once every answer of pull `id` has arrived (progresses first).
     bool pull_ready(std::uint64_t id);
     /// Waits for pull `id` and returns pull_width values per key, aligned with its keys.
@@ -149,7 +161,7 @@ class KvNode {
 
     /// The worker's schedule so far, in order.
     const std::vector<KvEvent>& schedule() const noexcept { return schedule_; }
-    KvStats stats() const noexcept { return stats_; }
+    KvStats stats() const;
     /// Iterations finished on every worker, as this worker knows.
     std::uint64_t finished_everywhere() const noexcept { return clock_; }
 
@@ -165,7 +177,15 @@ class KvNode {
     void handle_reply(int src, std::span<const std::byte> bytes);
     void handle_control(int src, std::span<const std::byte> bytes);
     void on_push_message(int src, std::uint64_t t, std::span<const std::uint64_t> keys,
-                         std::span<const double> values);
+                         std::span<const double> values,
+                         std::span<const std::uint64_t> dropped = {});
+    void handle_filtered_push(int src, WireReader& r);
+    void send_push(int server, std::uint64_t t, std::span<const std::uint64_t> keys,
+                   std::span<const double> values);
+    void send_pull(int server, std::uint64_t t, std::uint64_t id,
+                   std::span<const std::uint64_t> keys, bool exact);
+    void send_answer(const Deferred& d, std::vector<double> values);
+    void take_filtered_answer(int src, WireReader& r);
     void on_done(int src, std::uint64_t t);
     void answer_pulls();
     void wait_until(const std::function<bool()>& ready, const char* what);
@@ -175,6 +195,7 @@ class KvNode {
     KvLayout layout_;
     KvOptions options_;
     KvServerHandler handler_;
+    KvFilterStack filters_;
     int server_index_ = -1;
     int worker_index_ = -1;
     std::vector<std::unique_ptr<Inbox>> inboxes_;

@@ -117,6 +117,21 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
     c->add_option("--max-step", o.prox.max_step,
                   "Trust region: clamp each step's change of a weight (0: none; use with local)")
         ->capture_default_str();
+    // Filters of pushes and pulls (docs/logreg.md, "Filters").
+    c->add_option("--filters", f->filters,
+                  "Filters stacked in this order: kkt, sigmod, skip, keycache, zstd (comma list)");
+    c->add_option("--kkt-delta", o.filters.kkt_delta,
+                  "kkt: skip w_k = 0 with |last gradient| <= lambda - delta")
+        ->capture_default_str();
+    c->add_option("--kkt-refresh", o.filters.kkt_refresh,
+                  "kkt: every this-many-th pass pushes every key (0: never)")
+        ->capture_default_str();
+    c->add_option("--sigmod-threshold", o.filters.sigmod_threshold,
+                  "sigmod: send entries changed by more than c / (t + 1)")
+        ->capture_default_str();
+    c->add_option("--skip-rate", o.filters.skip_rate, "skip: share of push entries skipped")
+        ->capture_default_str();
+    c->add_option("--stats", f->stats, "Write the bytes sent (per role and filter) as JSON here");
     c->add_option("--test", f->test, "Examples to report logloss, AUC and accuracy on");
     c->add_flag("--no-intercept", f->no_intercept, "Fit no intercept");
     c->add_flag("--hash-features", f->hash_features, "Features are strings, hashed to keys");

@@ -12,10 +12,12 @@
 #include "apps/logreg/evaluation.h"
 #include "apps/logreg/input.h"
 #include "apps/logreg/metrics_log.h"
+#include "apps/logreg/traffic.h"
 #include "comm/agreed.h"
 #include "comm/collectives.h"
 #include "core/base/error.h"
 #include "core/base/timer.h"
+#include "core/io/atomic_file.h"
 #include "core/logreg/examples_binary.h"
 #include "train/checkpoint_dir.h"
 #include "train/memory_plan.h"
@@ -117,6 +119,8 @@ void validate(TrainFlags& f, int ranks) {
     if (!(o.prox.eta > 0 && o.prox.eta <= 1)) throw ConfigError("--eta", "must be in (0, 1]");
     if (!(o.timeout_s > 0)) throw ConfigError("--timeout", "must be > 0");
     if (o.threads < 1) throw ConfigError("--threads", "must be >= 1");
+    o.filters.stack = parse_filters(f.filters);
+    o.filters.seed = o.prox.seed;
     if (!(o.prox.max_step >= 0)) throw ConfigError("--max-step", "must be >= 0");
     if (!(f.tol >= 0)) throw ConfigError("--tol", "must be >= 0");
     o.delay = parse_delay(f.delay);
@@ -359,7 +363,30 @@ struct Progress {
     std::uint64_t since = 0;  ///< iterations since the last evaluation
     double since_s = 0;       ///< and their seconds
     bool converged = false;
+    comm::KvStats stats;  ///< this rank's traffic, summed over the runs (filters' bytes)
 };
+
+/// Adds one run's traffic to the total (the same filter stack every run).
+void add_stats(comm::KvStats& total, const comm::KvStats& run) {
+    total.bytes_sent += run.bytes_sent;
+    total.request_bytes_sent += run.request_bytes_sent;
+    total.reply_bytes_sent += run.reply_bytes_sent;
+    total.messages_sent += run.messages_sent;
+    total.bytes_received += run.bytes_received;
+    total.messages_received += run.messages_received;
+    total.wait_s += run.wait_s;
+    if (total.filters.empty()) total.filters.resize(run.filters.size());
+    for (std::size_t i = 0; i < run.filters.size(); ++i) {
+        comm::KvFilterStats& t = total.filters[i];
+        const comm::KvFilterStats& f = run.filters[i];
+        t.name = f.name;
+        t.push_in += f.push_in;
+        t.push_out += f.push_out;
+        t.pull_in += f.pull_in;
+        t.pull_out += f.pull_out;
+        t.entries_dropped += f.entries_dropped;
+    }
+}
 
 std::uint64_t next_stop(std::uint64_t done, std::uint64_t every, std::uint64_t last) {
     return every == 0 ? last : std::min(last, (done / every + 1) * every);
@@ -372,11 +399,15 @@ Evaluation evaluate_and_report(const TrainFlags& f, comm::Communicator& world, T
     Evaluation e = evaluate(world, s.part ? &*s.part : nullptr, r, f.options.prox,
                             s.test ? &*s.test : nullptr, true);
     p.eval_s += clock.seconds();
+    const Traffic traffic = gather_traffic(world, p.stats);  // bytes so far (collective)
     std::uint8_t stop = 0;
     if (world.rank() == 0) {
         const double passes = double(p.since) / f.options.prox.blocks;
         const double rate = p.since_s > 0 ? passes * double(s.all_examples) / p.since_s : NAN;
-        if (s.metrics) s.metrics->write(record_of(e, p.done, p.time_s, p.eval_s, rate, p.previous));
+        MetricsRecord record = record_of(e, p.done, p.time_s, p.eval_s, rate, p.previous);
+        record.emplace_back("server_bytes", static_cast<double>(traffic.server_bytes));
+        record.emplace_back("worker_bytes", static_cast<double>(traffic.worker_bytes));
+        if (s.metrics) s.metrics->write(record);
         if (!f.quiet) print_progress(e, p.done, f.options.iterations, p.time_s);
         stop = f.tol > 0 && e.kkt_violation <= f.tol * f.options.prox.lambda ? 1 : 0;
     }
@@ -406,6 +437,7 @@ Model train_segments(TrainFlags& f, comm::Communicator& world, TrainSetup& s, Pr
                                 next_stop(p.done, f.checkpoint_every, end));
         Stopwatch clock;
         r = train_delayed(world, s.layout, s.part ? &*s.part : nullptr, o, s.start);
+        add_stats(p.stats, r.stats);
         const double seconds = clock.seconds();
         p.time_s += seconds;
         p.since_s += seconds;
@@ -452,15 +484,18 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
     p.done = s.done;
     p.time_s = s.time_s;
     Model m = train_segments(f, world, s, p);
+    const Traffic traffic = gather_traffic(world, p.stats);  // filters: bytes (collective)
     comm::run_agreed(world, [&] {
         if (world.rank() != 0) return;
         m.hashed = f.hash_features;
         m.iterations = p.done;
         write_model(f.out, m);
+        if (!f.stats.empty()) core::write_file_atomically(f.stats, traffic_json(traffic));
         if (!talk) return;
         fmt::print("rotor: {}objective {:.10g}, {} nonzeros, {:.3f} s; model written to {}\n",
                    p.converged ? "converged (--tol): " : "", m.objective, m.keys.size(), p.time_s,
                    f.out);
+        fmt::print("rotor: {}\n", traffic_line(traffic));
     });
 }
 

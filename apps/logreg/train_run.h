@@ -31,6 +31,9 @@ struct TrainFlags {
     std::string resume;
     std::string max_memory;
     std::string straggler;  ///< --simulate-straggler RANK:FACTOR
+    // Filters (apps/logreg/filters.h): the --filters list and the --stats file.
+    std::string filters;
+    std::string stats;
     DelayedOptions options;
     /// The model-defining flags given on the command line (with --resume they must agree with
     /// the checkpoint).

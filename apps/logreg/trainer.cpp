@@ -4,6 +4,9 @@
 #include <array>
 #include <chrono>
 #include <deque>
+#include <limits>
+#include <optional>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -32,6 +35,10 @@ struct ServerState {
     std::unordered_map<std::uint64_t, double> w;
     std::map<std::uint64_t, std::vector<PendingSum>> pending;
     std::vector<PendingSum> merged;  ///< scratch of on_push
+    // Filters: keys a worker's filter dropped from an incomplete iteration (not updated in it),
+    // and the last aggregated gradient of each key (sent with w when the pulls carry it).
+    std::map<std::uint64_t, std::set<std::uint64_t>> dropped;
+    std::unordered_map<std::uint64_t, double> g_last;
 };
 
 ExactSum from_values(std::span<const double> v) {
@@ -40,7 +47,23 @@ ExactSum from_values(std::span<const double> v) {
     return ExactSum::from_limbs(limbs);
 }
 
-comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o) {
+/// The value a pull answer carries after w_k under the KKT filter: the last aggregated gradient
+/// ĝ_k reduced to what the workers' rule (core/logreg/kkt_screen.h) reads: 0 when w_k = 0 and
+/// |ĝ_k| ≤ λ_k − δ (screened), +∞ when not, or when no ĝ_k exists yet, 0 where w_k ≠ 0 (the rule
+/// skips only zeros). The rule answers on it as on ĝ_k itself, and these answers compress,
+/// where the exact ĝ_k (a random double a key) would double the servers' bytes.
+double screen_value(const ServerState& s, std::uint64_t key, double w, double lambda,
+                    double delta) {
+    if (w != 0) return 0;
+    const auto g = s.g_last.find(key);
+    if (g == s.g_last.end()) return std::numeric_limits<double>::infinity();
+    return kkt_skippable(0.0, g->second, penalty_of(key, lambda), delta)
+               ? 0.0
+               : std::numeric_limits<double>::infinity();
+}
+
+comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o, bool gradient,
+                                     double kkt_delta) {
     return {
         .on_push =
             [&s](std::uint64_t t, int, std::span<const std::uint64_t> keys,
@@ -62,22 +85,34 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o) 
                 sums.swap(s.merged);
             },
         .on_complete =
-            [&s, o](std::uint64_t t) {
+            [&s, o, gradient](std::uint64_t t) {
                 const auto it = s.pending.find(t);
-                if (it == s.pending.end()) return;
-                for (const PendingSum& p : it->second) {
-                    double& w = s.w[p.key];
-                    w = prox_step(w, p.g.value(), p.u.value(), penalty_of(p.key, o.lambda), o.eta,
-                                  o.max_step);
+                const auto dropped = s.dropped.find(t);
+                if (it != s.pending.end()) {
+                    for (const PendingSum& p : it->second) {
+                        if (dropped != s.dropped.end() && dropped->second.contains(p.key)) continue;
+                        double& w = s.w[p.key];
+                        w = prox_step(w, p.g.value(), p.u.value(), penalty_of(p.key, o.lambda),
+                                      o.eta, o.max_step);
+                        if (gradient) s.g_last[p.key] = p.g.value();
+                    }
+                    s.pending.erase(it);
                 }
-                s.pending.erase(it);
+                if (dropped != s.dropped.end()) s.dropped.erase(dropped);
             },
         .on_pull =
-            [&s](std::span<const std::uint64_t> keys, std::vector<double>& out) {
+            [&s, o, gradient, kkt_delta](std::span<const std::uint64_t> keys,
+                                         std::vector<double>& out) {
                 for (const std::uint64_t k : keys) {
                     const auto it = s.w.find(k);
-                    out.push_back(it == s.w.end() ? 0.0 : it->second);
+                    const double w = it == s.w.end() ? 0.0 : it->second;
+                    out.push_back(w);
+                    if (gradient) out.push_back(screen_value(s, k, w, o.lambda, kkt_delta));
                 }
+            },
+        .on_push_dropped =
+            [&s](std::uint64_t t, int, std::span<const std::uint64_t> keys) {
+                s.dropped[t].insert(keys.begin(), keys.end());
             },
     };
 }
@@ -119,6 +154,10 @@ void run_worker(KvNode& node, Worker& worker, const DelayedOptions& o, double st
         node.end_iteration(t);
     }
     while (!pulls.empty()) take();
+    if (o.filters.lossy_pulls() && o.iterations > o.first) {  // filters: end with the servers' w
+        worker.apply_all(
+            node.wait_pull(node.pull(o.iterations - o.first - 1, worker.keys(), true)));
+    }
 }
 
 }  // namespace
@@ -135,14 +174,25 @@ DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layo
     comm::KvOptions kv;
     kv.delay = o.delay;
     kv.push_width = kPushWidth;
-    kv.pull_width = 1;
+    const bool gradient = o.filters.pulls_gradient();
+    kv.pull_width = gradient ? 2 : 1;
     kv.timeout_s = o.timeout_s;
-    KvNode node(comm, layout, kv, server_handler(state, o.prox));
+    // Filters: a worker's KKT screen, read by its kkt filter, fed by its pulls.
+    std::optional<KktScreen> screen;
+    if (part != nullptr && o.filters.has("kkt")) {
+        screen.emplace(KktOptions{.lambda = o.prox.lambda,
+                                  .delta = o.filters.kkt_delta,
+                                  .blocks = o.prox.blocks,
+                                  .refresh = o.filters.kkt_refresh});
+    }
+    KvNode node(comm, layout, kv, server_handler(state, o.prox, gradient, o.filters.kkt_delta),
+                make_filter_stack(o.filters, screen ? &*screen : nullptr));
     ROTOR_ASSERT(node.is_worker() == (part != nullptr), "a part exactly on workers");
     DelayedResult result;
     try {
         if (node.is_worker()) {
-            Worker worker(*part, o.prox, o.threads, start.worker_weights);
+            Worker worker(*part, o.prox, o.threads, start.worker_weights,
+                          screen ? &*screen : nullptr, kv.pull_width);
             run_worker(node, worker, o, comm.rank() == o.straggler_rank ? o.straggler_factor : 1.0);
             result.worker_weights = worker.weights();
         }

@@ -8,13 +8,20 @@
 //   server: adds the limbs as pushes arrive; once every worker's push of t is in, applies the
 //     proximal step to the keys pushed (core/logreg/objective.h) and answers the pulls.
 // With τ = 0 the weights and margins equal core/logreg/block_prox.h's bit for bit, for any
-// number of workers and servers. Workers keep only their working set of w.
+// number of workers and servers, without filters or with lossless ones only (keycache, zstd).
+// Filters (apps/logreg/filters.h): keys a worker's filter drops from a push (kkt, skip) are not
+// updated in that iteration; with kkt the pull answers carry after w_k the last aggregated gradient
+// ĝ_k reduced to what the KKT rule reads of it (0: screened, +∞: not); with sigmod the workers end
+// with one exact pull of their keys. The filters' memory (KKT screen, sigmod's last values) lives
+// for one call: a CLI that chains calls between evaluations restarts it at each. Workers keep
+// only their working set of w.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <vector>
 
+#include "apps/logreg/filters.h"
 #include "comm/communicator.h"
 #include "comm/kv.h"
 #include "core/logreg/block_prox.h"
@@ -32,7 +39,8 @@ struct DelayedOptions {
     /// sleeps (straggler_factor - 1) times its compute seconds of each iteration before pushing.
     int straggler_rank = -1;
     double straggler_factor = 1;
-    int threads = 1;  ///< threads of each worker, sharing its examples (>= 1)
+    int threads = 1;        ///< threads of each worker, sharing its examples (>= 1)
+    FilterOptions filters;  ///< of pushes and pulls (none: bitwise the plain trainer)
 };
 
 /// Where a run starts (w = 0 when empty): the w an earlier run ended with (its DelayedResult)

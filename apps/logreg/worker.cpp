@@ -102,14 +102,17 @@ class ThreadTeam {
         std::vector<std::exception_ptr>(static_cast<std::size_t>(size_));
 };
 
-Worker::Worker(Shard& part, const BlockProxOptions& o, int threads, std::span<const double> start)
+Worker::Worker(Shard& part, const BlockProxOptions& o, int threads, std::span<const double> start,
+               KktScreen* screen, std::size_t pull_width)
     : part_(part),
       options_(o),
       threads_(threads),
       w_(part.keys().size(), 0.0),
       order_(std::max<std::uint32_t>(o.blocks, 1), o.seed),
       g_(static_cast<std::size_t>(std::max(threads, 1))),
-      u_(static_cast<std::size_t>(std::max(threads, 1))) {
+      u_(static_cast<std::size_t>(std::max(threads, 1))),
+      screen_(screen),
+      pull_width_(pull_width) {
     if (threads < 1) throw ConfigError("threads", "must be >= 1");
     ROTOR_ASSERT(start.empty() || start.size() == w_.size(), "w over the part's keys");
     if (!start.empty()) w_.assign(start.begin(), start.end());
@@ -169,13 +172,24 @@ std::uint32_t Worker::push_values(std::uint64_t t, std::vector<double>& values) 
 }
 
 void Worker::apply(std::uint32_t b, std::span<const double> pulled) {
-    deltas_.resize(pulled.size());
-    for (std::size_t i = 0; i < pulled.size(); ++i) {
+    deltas_.resize(blocks_[b].size());
+    for (std::size_t i = 0; i < deltas_.size(); ++i) {
         double& w = w_[index_[b][i]];
-        deltas_[i] = pulled[i] - w;
-        w = pulled[i];
+        const double next = pulled[i * pull_width_];
+        deltas_[i] = next - w;
+        w = next;
+        if (screen_ != nullptr) screen_->observe(blocks_[b][i], next, pulled[i * pull_width_ + 1]);
     }
     on_threads([&](std::size_t j) { apply_slices(part_, slices_[b][j], deltas_); });
+}
+
+void Worker::apply_all(std::span<const double> pulled) {
+    std::vector<double> deltas(w_.size());
+    for (std::size_t i = 0; i < w_.size(); ++i) {
+        deltas[i] = pulled[i * pull_width_] - w_[i];
+        w_[i] = pulled[i * pull_width_];
+    }
+    apply_deltas(part_, part_.keys(), deltas, scratch_.columns);
 }
 
 }  // namespace rotor::logreg

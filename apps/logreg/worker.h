@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/logreg/block_prox.h"
+#include "core/logreg/kkt_screen.h"
 
 namespace rotor::logreg {
 
@@ -29,17 +30,24 @@ class ThreadTeam;
 class Worker {
   public:
     /// `part` is borrowed; its margins must match `start` (w over part.keys(); empty: w = 0).
-    /// `threads` >= 1 share its examples.
+    /// `threads` >= 1 share its examples. `screen` (null without the KKT filter; borrowed)
+    /// learns w_k and ĝ_k from pulls of `pull_width` values per key (w_k, then ĝ_k when 2).
     Worker(Shard& part, const BlockProxOptions& options, int threads = 1,
-           std::span<const double> start = {});
+           std::span<const double> start = {}, KktScreen* screen = nullptr,
+           std::size_t pull_width = 1);
     ~Worker();
     Worker(const Worker&) = delete;
     Worker& operator=(const Worker&) = delete;
 
     /// The block of iteration t; sets `values` to kPushWidth values per key of the block.
     std::uint32_t push_values(std::uint64_t t, std::vector<double>& values);
-    /// Takes block b's pulled weights (one per key of block(b)): changes w and the margins.
+    /// Takes block b's pulled weights (pull_width values per key of block(b), w_k first):
+    /// changes w and the margins.
     void apply(std::uint32_t b, std::span<const double> pulled);
+    /// Takes every key's pulled weight (an exact pull of part.keys(), pull_width values a key).
+    void apply_all(std::span<const double> pulled);
+    /// The part's keys, increasing.
+    std::span<const std::uint64_t> keys() const { return part_.keys(); }
     /// The keys of block b, increasing.
     std::span<const std::uint64_t> block(std::uint32_t b) const { return blocks_[b]; }
     /// w over the part's keys (aligned with part.keys()).
@@ -62,6 +70,8 @@ class Worker {
     std::vector<std::vector<ExactSum>> g_, u_;  ///< per thread
     std::vector<double> deltas_;
     std::unique_ptr<ThreadTeam> team_;
+    KktScreen* screen_;
+    std::size_t pull_width_;
 };
 
 }  // namespace rotor::logreg

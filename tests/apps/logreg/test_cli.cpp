@@ -1,10 +1,12 @@
 // `rotor logreg train | predict | eval` through the real binary: a model that fits (its objective
 // that of the sequential BlockProx), predictions and metrics consistent with the model file, bad
 // input (exit 2, path:line:col, no model), and under mpiexec -n 3 (one server and two workers, or
-// every rank both) the model byte for byte that of one process.
+// every rank both) the model byte for byte that of one process; under mpiexec -n 4 (2 servers)
+// with the lossless filters keycache,zstd the same model with fewer bytes in --stats.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -134,6 +136,45 @@ TEST_F(LogregCli, UnderMpiexecTheModelEqualsOneProcessByteForByte) {
                                 " --out " + out + " > " + path("mpi.out") + " 2>&1";
         ASSERT_EQ(std::system(cmd.c_str()), 0) << read_text(path("mpi.out"));
         EXPECT_EQ(read_text(out), one) << "--servers " << servers;
+    }
+}
+
+/// The number after `"name":` in a --stats file.
+std::uint64_t stat_of(const std::string& json, const std::string& name) {
+    const std::size_t at = json.find("\"" + name + "\":");
+    if (at == std::string::npos) return 0;
+    return std::stoull(json.substr(at + name.size() + 3));
+}
+
+TEST_F(LogregCli, UnderMpiexecLosslessFiltersKeepTheModelAndSendFewerBytes) {
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    ::setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
+    const std::string args = " logreg train --data " + data_ + flags_;
+    ASSERT_EQ(run_rotor(dir_, args + " --out " + path("one.txt")).code, 0);
+    std::uint64_t plain_workers = 0, plain_servers = 0;
+    for (const std::string filters : {"none", "keycache,zstd"}) {
+        const std::string cmd = std::string(ROTOR_MPIEXEC) + " -n 4 --oversubscribe " +
+                                ROTOR_BINARY_DIR "/apps/rotor" + args + " --servers 2 --filters " +
+                                filters + " --stats " + path("stats.json") + " --out " +
+                                path("four.txt") + " > " + path("mpi.out") + " 2>&1";
+        ASSERT_EQ(std::system(cmd.c_str()), 0) << read_text(path("mpi.out"));
+        EXPECT_EQ(read_text(path("four.txt")), read_text(path("one.txt"))) << filters;
+        const std::string stats = read_text(path("stats.json"));
+        const std::uint64_t workers = stat_of(stats, "worker_bytes");
+        const std::uint64_t servers = stat_of(stats, "server_bytes");
+        EXPECT_GT(workers, 0u) << stats;
+        EXPECT_GT(servers, 0u) << stats;
+        if (filters == "none") {
+            plain_workers = workers;
+            plain_servers = servers;
+            EXPECT_EQ(stats.find("keycache"), std::string::npos);
+        } else {
+            // Answers of random w barely compress: the servers may gain a flag byte a message.
+            EXPECT_LT(workers, plain_workers) << stats;
+            EXPECT_LT(workers + servers, plain_workers + plain_servers) << stats;
+            EXPECT_NE(stats.find("\"name\":\"zstd\""), std::string::npos) << stats;
+        }
     }
 }
 #endif

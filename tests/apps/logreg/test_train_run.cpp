@@ -99,12 +99,18 @@ TEST_F(LogregTrainRun, MetricsEveryEvaluationAndTheModelUnchangedByThem) {
     EXPECT_EQ(recs.back()["iteration"], 80);
     double previous = 1e300;
     for (const auto& j : recs) {
-        for (const char* k : {"time_s", "objective", "loss", "nonzeros", "kkt_violation",
-                              "examples_per_s", "test_logloss", "test_auc", "test_accuracy"})
+        for (const char* k :
+             {"time_s", "objective", "loss", "nonzeros", "kkt_violation", "examples_per_s",
+              "test_logloss", "test_auc", "test_accuracy", "server_bytes", "worker_bytes"})
             EXPECT_TRUE(j.contains(k)) << k;
         EXPECT_LE(j["objective"].get<double>(), previous);  // local curvature: descends here
         previous = j["objective"];
     }
+    // One process is both server and worker: the bytes it sends itself grow with the iterations.
+    EXPECT_GT(recs.back()["worker_bytes"].get<double>(),
+              recs.front()["worker_bytes"].get<double>());
+    EXPECT_GT(recs.back()["server_bytes"].get<double>(),
+              recs.front()["server_bytes"].get<double>());
     EXPECT_EQ(recs.back()["objective"].get<double>(), logreg::read_model(path("m.txt")).objective);
     EXPECT_LT(recs.back()["kkt_violation"].get<double>(),
               recs.front()["kkt_violation"].get<double>());
