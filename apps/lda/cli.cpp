@@ -167,14 +167,16 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         // Rank 0 alone builds checkpoint directories, so it alone clears what killed runs left.
         if (f.common.checkpoint_every > 0 && world.rank() == 0)
             train::remove_stale_temporaries(s.checkpoint_dir);
-        s.loaded.emplace(core::load_corpus(f.corpus, f.vocab));
+        // The memory limit bounds the corpus as it is read, before its tokens are allocated.
+        const core::ReadLimits limits = train::corpus_limits(f.common.max_memory, host_ranks);
+        s.loaded.emplace(core::load_corpus(f.corpus, f.vocab, limits));
         if (f.common.checkpoint_every > 0 || s.resume) s.print = lda::fingerprint(s.loaded->corpus);
         if (s.resume && !(s.resume->corpus == s.print))
             throw ConfigError("--resume", fmt::format("{} was made on another corpus than {}",
                                                       f.common.resume, f.corpus));
         if (!f.heldout.empty()) {
             // Document completion on the training vocabulary (docs/evaluation.md).
-            core::LoadedCorpus h = core::load_corpus(f.heldout, f.heldout_vocab);
+            core::LoadedCorpus h = core::load_corpus(f.heldout, f.heldout_vocab, limits);
             lda::MappedCorpus mapped =
                 lda::map_to_model(h.corpus, h.vocab ? &*h.vocab : nullptr,
                                   s.loaded->vocab ? &*s.loaded->vocab : nullptr,
@@ -182,6 +184,9 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
             s.heldout.emplace(std::move(mapped.corpus), lda::FoldInOptions{});
         }
         const int threads = f.common.resolved_threads(host_ranks);
+        const std::string warning =
+            train::CommonTrainFlags::oversubscription_warning(threads, host_ranks);
+        if (!warning.empty() && world.rank() == 0) fmt::print(stderr, "{}\n", warning);
         plan_memory(f, s.loaded->corpus, world.size(), host_ranks, threads);
         s.runtime.emplace(threads, f.common.pin_mode());
         if (world.rank() == 0 && !f.common.metrics.empty())
@@ -402,7 +407,8 @@ void add_topics(CLI::App& lda) {
                                         : std::filesystem::exists(m.info.corpus) ? m.info.corpus
                                                                                  : std::string();
         if (!corpus_path.empty()) {
-            const core::LoadedCorpus train = core::load_corpus(corpus_path, f->vocab);
+            const core::LoadedCorpus train =
+                core::load_corpus(corpus_path, f->vocab, rotor::train::corpus_limits(""));
             if (train.corpus.num_words() != m.info.num_words ||
                 train.corpus.num_tokens() != m.info.num_tokens)
                 throw ConfigError("--corpus", fmt::format("{} is not the corpus the model was "
