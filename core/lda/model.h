@@ -5,16 +5,18 @@
 // and `rotor lda topics` load one. Nothing here is thread-aware: an LdaModel is a value.
 //
 // Model directory:
-//   params.json      K, alpha (per topic), beta, V, D, N, iterations, seed, format version
-//   vocab.txt        V lines, line i+1 is word i
-//   word_topic.bin   sparse word-topic counts (format in docs/formats.md)
-//   doc_topic.bin    sparse doc-topic counts and each doc's 1-based input id
+//   params.json      K, alpha (per topic), beta, V, D, N, iterations, seed, format version,
+//                    whether there is a vocabulary
+//   vocab.txt        V lines, line i+1 is word i (empty when the corpus had no vocabulary)
+//   word_topic.bin   sparse word-topic counts (format in docs/formats.md), CRC-32 at the end
+//   doc_topic.bin    sparse doc-topic counts and each doc's 1-based input id, CRC-32 at the end
 //   topics.txt       top words per topic, for people
 // Every file is written to a temporary name and renamed into place; params.json last, so a
 // directory with a params.json is whole.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +50,10 @@ struct ModelInfo {
     std::uint32_t iterations = 0;  ///< Gibbs sweeps done
     std::uint64_t seed = 0;        ///< the run's seed
     std::string corpus;            ///< path of the training corpus, for provenance
+    /// params.json's "vocabulary": whether vocab.txt holds the V words (true) or is empty
+    /// (false: the corpus had none, words print as ids). Absent from models of rotor before it:
+    /// then an empty vocab.txt is taken as none. save_model sets it from the model's vocab.
+    std::optional<bool> vocabulary;
 };
 
 /// A whole model. word_topic has V rows, doc_topic has D rows; topic_totals has K entries and

@@ -242,6 +242,12 @@ TEST(ReadUci, TheMemoryBoundAdmitsWhatFits) {
     EXPECT_THROW(read_uci(path, "", nullptr, ReadLimits::for_memory(135, "", "")), InputError);
 }
 
+TEST(ReadUci, AByteOrderMarkBeforeTheHeaderIsDropped) {
+    TempDir dir;
+    const std::string path = dir.write("docword.txt", std::string("\xEF\xBB\xBF") + kGood);
+    EXPECT_EQ(read_uci(path, "", nullptr).num_docs(), 4u);
+}
+
 TEST(ReadUci, VocabularyWithTooFewLines) {
     TempDir dir;
     const std::string vocab = dir.write("vocab.txt", "a\nb\nc\n");
