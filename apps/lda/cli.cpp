@@ -31,6 +31,7 @@
 #include "train/common_flags.h"
 #include "train/memory_plan.h"
 #include "train/reporter.h"
+#include "train/resume.h"
 #include "train/trace.h"
 
 namespace rotor::apps {
@@ -48,7 +49,19 @@ struct TrainFlags {
     lda::TrainOptions options;
     lda::DistributedOptions dist;  ///< only with more than one MPI rank
     std::string straggler;
+    std::vector<std::string> given;  ///< the model-defining flags given on the command line
 };
+
+/// The model-defining settings a resumed run cannot change, as `a` has them and as `b` does.
+std::vector<train::ResumeSetting> resume_settings(const lda::TrainOptions& a,
+                                                  const lda::TrainOptions& b) {
+    const auto on = [](bool v) { return std::string(v ? "on" : "off"); };
+    return {{"--topics", std::to_string(a.params.num_topics), std::to_string(b.params.num_topics)},
+            {"--beta", fmt::format("{}", a.params.beta), fmt::format("{}", b.params.beta)},
+            {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
+            {"--deterministic", on(a.deterministic), on(b.deterministic)},
+            {"--blocks", std::to_string(a.blocks), std::to_string(b.blocks)}};
+}
 
 void parse_alpha(const std::string& text, lda::LdaParams& p) {
     // One value, or a comma-separated list of K values (asymmetric prior).
@@ -99,10 +112,16 @@ struct TrainSetup {
 
 /// --resume: the run's settings come from the checkpoint (the grid's columns per slice and the
 /// timer's too, so that every rank's blocks are the ones saved); only --iterations (the total)
-/// may change.
+/// may change, and not below what is done. A model-defining flag given with another value than
+/// the checkpoint's is refused by name.
 void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
+    const auto given = [&f](const std::string& flag) {
+        return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
+    };
+    train::refuse_resume_conflicts(resume_settings(f.options, c.options), given, f.common.resume);
     const std::uint32_t target =
         f.common.iterations_set ? f.options.iterations : c.options.iterations;
+    train::check_resume_target(c.iterations_done, target, f.common.resume);
     f.options = c.options;
     f.options.iterations = target;
     f.dist.columns_per_slice = c.columns_per_slice;
@@ -354,7 +373,9 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
         ->capture_default_str();
     c->add_option("--simulate-straggler", f->straggler,
                   "MPI only: RANK:FACTOR makes one rank's sampling FACTOR times slower");
-    c->callback([f, world] {
+    c->callback([f, world, c] {
+        for (const train::ResumeSetting& s : resume_settings(f->options, f->options))
+            if (c->count(s.flag) > 0) f->given.push_back(s.flag);
         if (world != nullptr) {
             run_train(*f, *world);
         } else {
