@@ -201,8 +201,11 @@ void check_state(const Checkpoint& c, const std::string& state_path) {
 
 }  // namespace
 
-Checkpoint read_checkpoint(const std::string& dir, int rank, int ranks) {
+Checkpoint read_checkpoint(const std::string& given_dir, int rank, int ranks) {
     namespace fs = std::filesystem;
+    // Killed between the two renames that replace a checkpoint: the previous one, whole, is
+    // `<dir>.old.<pid>.<n>`.
+    const std::string dir = core::existing_or_old(given_dir, "state.json");
     const std::string state_path = (fs::path(dir) / "state.json").string();
     Checkpoint c;
     try {

@@ -246,6 +246,12 @@ std::unique_ptr<lda::Trainer> make_trainer(TrainFlags& f, TrainSetup& s,
     return trainer;
 }
 
+/// Whether iteration `iter` is followed by a checkpoint: every --checkpoint-every, and the last.
+bool checkpoint_after(const TrainFlags& f, std::uint32_t iter) {
+    const std::uint32_t every = f.common.checkpoint_every;
+    return every > 0 && (iter % every == 0 || iter == f.options.iterations);
+}
+
 /// Held-out perplexity and coherence at every evaluation; α optimisation and checkpoints after
 /// the iterations that ask for them. The hooks run on every rank in the same order
 /// (train::run_iterations), so their collectives match.
@@ -269,15 +275,14 @@ train::Hooks train_hooks(TrainFlags& f, TrainSetup& s, lda::Trainer& trainer) {
         // every rank's histograms: the same α on every rank.
         if (f.optimize_alpha > 0 && m.iter % f.optimize_alpha == 0) trainer.optimize_alpha();
         // Every rank writes its part; a failure on any rank is agreed (AgreedError everywhere).
-        if (f.common.checkpoint_every > 0 && m.iter % f.common.checkpoint_every == 0 &&
-            m.iter < f.options.iterations)
+        // The last iteration too, so that a finished run can be continued with --iterations.
+        if (checkpoint_after(f, m.iter))
             lda::write_checkpoint(s.checkpoint_dir, trainer, f.options, f.dist, s.print);
     };
     // Sweeps run back to back, without a barrier, except before the iterations whose hook reads
     // or changes the state.
     hooks.needs_state = [&f](std::uint32_t iter) {
-        return (f.optimize_alpha > 0 && iter % f.optimize_alpha == 0) ||
-               (f.common.checkpoint_every > 0 && iter % f.common.checkpoint_every == 0);
+        return (f.optimize_alpha > 0 && iter % f.optimize_alpha == 0) || checkpoint_after(f, iter);
     };
     return hooks;
 }

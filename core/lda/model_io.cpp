@@ -320,18 +320,17 @@ std::vector<std::string> load_vocab(const std::string& path, const ModelInfo& in
 }  // namespace
 
 void save_model(const LdaModel& m, const std::string& dir, std::size_t top) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw SystemError(fmt::format("{}: cannot create directory: {}", dir, ec.message()));
+    core::check_replaceable(dir, "params.json", "--out");
+    core::AtomicDirectory out(dir);  // built whole under a temporary name, then renamed
 
     std::string vocab;
     for (const auto& w : m.vocab) (vocab += w) += '\n';
-    core::write_file_atomically(join(dir, "vocab.txt"), vocab);
+    core::write_file_atomically(out.file("vocab.txt"), vocab);
     core::write_file_atomically(
-        join(dir, "word_topic.bin"),
+        out.file("word_topic.bin"),
         encode_counts(kWordTopicMagic, m.info.num_topics, m.word_topic, nullptr));
     core::write_file_atomically(
-        join(dir, "doc_topic.bin"),
+        out.file("doc_topic.bin"),
         encode_counts(kDocTopicMagic, m.info.num_topics, m.doc_topic, &m.doc_labels));
     std::string topics;
     for (const auto& t : top_words(m, top)) {
@@ -339,10 +338,11 @@ void save_model(const LdaModel& m, const std::string& dir, std::size_t top) {
         for (const auto& [w, p] : t.words) topics += ' ' + word_name(m, w);
         topics += '\n';
     }
-    core::write_file_atomically(join(dir, "topics.txt"), topics);
+    core::write_file_atomically(out.file("topics.txt"), topics);
     ModelInfo info = m.info;
     info.vocabulary = !m.vocab.empty();
-    core::write_file_atomically(join(dir, "params.json"), info_to_json(info).dump(2) + "\n");
+    core::write_file_atomically(out.file("params.json"), info_to_json(info).dump(2) + "\n");
+    out.commit();
 }
 
 LdaModel load_model(const std::string& dir) {
@@ -371,24 +371,23 @@ LdaModel load_model(const std::string& dir) {
 }
 
 void export_tsv(const LdaModel& m, const std::string& out_dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec)
-        throw SystemError(fmt::format("{}: cannot create directory: {}", out_dir, ec.message()));
+    core::check_replaceable(out_dir, "word_topic.tsv", "--out");
+    core::AtomicDirectory out(out_dir);  // built whole under a temporary name, then renamed
     std::string wt;
     for (WordId w = 0; w < m.word_topic.rows(); ++w) {
         const std::string name = word_name(m, w);
         for (auto i = m.word_topic.offsets[w]; i < m.word_topic.offsets[w + 1]; ++i)
             wt += fmt::format("{}\t{}\t{}\n", name, m.word_topic.topics[i], m.word_topic.counts[i]);
     }
-    core::write_file_atomically(join(out_dir, "word_topic.tsv"), wt);
+    core::write_file_atomically(out.file("word_topic.tsv"), wt);
     std::string dt;
     for (std::size_t d = 0; d < m.doc_topic.rows(); ++d) {
         for (auto i = m.doc_topic.offsets[d]; i < m.doc_topic.offsets[d + 1]; ++i)
             dt += fmt::format("{}\t{}\t{}\n", m.doc_labels[d], m.doc_topic.topics[i],
                               m.doc_topic.counts[i]);
     }
-    core::write_file_atomically(join(out_dir, "doc_topic.tsv"), dt);
+    core::write_file_atomically(out.file("doc_topic.tsv"), dt);
+    out.commit();
 }
 
 }  // namespace rotor::lda

@@ -28,8 +28,9 @@ struct Outcome {
     std::string out;  // stdout and stderr
 };
 
-Outcome run(const std::string& args) {
-    const std::string cmd = kRotor + " " + args + " 2>&1";
+/// Runs a shell command line, its stderr with its stdout.
+Outcome run_shell(const std::string& line) {
+    const std::string cmd = line + " 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     std::string out;
     char buf[4096];
@@ -37,6 +38,8 @@ Outcome run(const std::string& args) {
     const int status = pclose(p);
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
+
+Outcome run(const std::string& args) { return run_shell(kRotor + " " + args); }
 
 class TrainCli : public ::testing::Test {
   protected:
@@ -181,6 +184,24 @@ TEST_F(TrainCli, OversubscribedThreadsAreWarnedAndFinish) {
     ASSERT_NE(r.out.find(warning), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find(warning, r.out.find(warning) + 1), std::string::npos) << "warned twice";
     EXPECT_LT(took, std::chrono::seconds(60));
+}
+
+// A model directory appears whole or not at all: with the file size limited (as a full disk
+// would), saving fails with exit 4 and leaves neither the directory nor a temporary; a
+// directory that is not a rotor model is never replaced.
+TEST_F(TrainCli, AModelIsWrittenWholeOrNotAtAll) {
+    const Outcome full =
+        run_shell("sh -c \"trap '' XFSZ; ulimit -f 8; exec " + kRotor + " lda train --corpus " +
+                  kTrain + " --topics 50 -n 2 -q --out " + path("model") + "\"");
+    EXPECT_EQ(full.code, 4) << full.out;
+    EXPECT_TRUE(fs::is_empty(dir_)) << "left: " << fs::directory_iterator(dir_)->path();
+    fs::create_directories(path("photos"));
+    std::ofstream(path("photos/cat.jpg")) << "meow";
+    const Outcome foreign =
+        run("lda train --corpus " + kTrain + " --topics 3 -n 2 -q --out " + path("photos"));
+    EXPECT_EQ(foreign.code, 3) << foreign.out;
+    EXPECT_NE(foreign.out.find("rotor: error: --out: "), std::string::npos) << foreign.out;
+    EXPECT_TRUE(fs::exists(path("photos/cat.jpg")));
 }
 
 TEST_F(TrainCli, BadCorpusNamesFileAndLineAndWritesNothing) {
