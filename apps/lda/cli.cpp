@@ -246,10 +246,10 @@ std::unique_ptr<lda::Trainer> make_trainer(TrainFlags& f, TrainSetup& s,
     return trainer;
 }
 
-/// Whether iteration `iter` is followed by a checkpoint: every --checkpoint-every, and the last.
+/// Whether iteration `iter` is followed by a checkpoint: every --checkpoint-every before the last.
 bool checkpoint_after(const TrainFlags& f, std::uint32_t iter) {
     const std::uint32_t every = f.common.checkpoint_every;
-    return every > 0 && (iter % every == 0 || iter == f.options.iterations);
+    return every > 0 && iter % every == 0 && iter < f.options.iterations;
 }
 
 /// Held-out perplexity and coherence at every evaluation; α optimisation and checkpoints after
@@ -275,7 +275,6 @@ train::Hooks train_hooks(TrainFlags& f, TrainSetup& s, lda::Trainer& trainer) {
         // every rank's histograms: the same α on every rank.
         if (f.optimize_alpha > 0 && m.iter % f.optimize_alpha == 0) trainer.optimize_alpha();
         // Every rank writes its part; a failure on any rank is agreed (AgreedError everywhere).
-        // The last iteration too, so that a finished run can be continued with --iterations.
         if (checkpoint_after(f, m.iter))
             lda::write_checkpoint(s.checkpoint_dir, trainer, f.options, f.dist, s.print);
     };
