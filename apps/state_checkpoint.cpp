@@ -5,6 +5,7 @@
 #include "apps/json_fields.h"
 #include "comm/wire.h"
 #include "core/base/error.h"
+#include "core/io/atomic_file.h"
 #include "train/checkpoint_dir.h"
 
 namespace rotor::apps {
@@ -38,7 +39,10 @@ void write_state_checkpoint(const std::string& dir, comm::Communicator& comm,
         });
 }
 
-StateCheckpointFiles read_state_checkpoint(const std::string& dir, const StateCheckpointFormat& f) {
+StateCheckpointFiles read_state_checkpoint(const std::string& given_dir,
+                                           const StateCheckpointFormat& f) {
+    // Killed between the two renames that replace a checkpoint: the whole previous one is .old.
+    const std::string dir = core::existing_or_old(given_dir, "state.json");
     StateCheckpointFiles c;
     c.path = dir + "/state.json";
     const std::string& path = c.path;

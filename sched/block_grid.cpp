@@ -1,11 +1,14 @@
 #include "sched/block_grid.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <functional>
 #include <limits>
 #include <numeric>
 #include <queue>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "core/base/error.h"
@@ -36,6 +39,17 @@ void assign(Partition& p, std::uint32_t item, std::uint32_t group, std::uint64_t
 }
 
 }  // namespace
+
+int default_grid_side(int threads, int cpus) {
+    return default_grid_side(std::min(threads, std::max(cpus, 1)));
+}
+
+int available_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(CPU_COUNT(&set), 1);
+    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 int default_grid_side(int threads) {
     if (threads < 1) {

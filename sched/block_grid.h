@@ -12,6 +12,13 @@ namespace rotor::sched {
 /// The grid side for P threads: ceil(sqrt(2) * P), so that an idle worker usually finds a free
 /// block (about half the rows and columns are idle at any time). Throws ConfigError for P < 1.
 int default_grid_side(int threads);
+/// The grid side for P threads on `cpus` processors: default_grid_side(min(P, cpus)). Workers
+/// beyond the processors only take turns, and a side grown for them only adds per-block work
+/// (64 threads on 2 cores: 91 x 91 blocks instead of 3 x 3); the extra workers block on the
+/// scheduler while the blocks are taken. Throws ConfigError for P < 1.
+int default_grid_side(int threads, int cpus);
+/// The processors this process may run on: its affinity mask (taskset, cgroups), at least 1.
+int available_cpus();
 
 /// An assignment of items (rows or columns) to L groups. A value type.
 struct Partition {

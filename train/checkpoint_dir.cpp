@@ -117,26 +117,6 @@ std::string read_checked_part(const std::string& dir, const PartInfo& expected, 
     return bytes;
 }
 
-int remove_stale_temporaries(const std::string& dir) {
-    namespace fs = std::filesystem;
-    const fs::path target = fs::absolute(fs::path(dir)).lexically_normal();
-    const fs::path parent = target.parent_path();
-    const std::string base = target.filename().string();
-    std::error_code ec;
-    int removed = 0;
-    for (const auto& e : fs::directory_iterator(parent, ec)) {
-        const std::string name = e.path().filename().string();
-        for (const char* mark : {".tmp.", ".old."}) {
-            const std::string prefix = base + mark;
-            if (name.rfind(prefix, 0) != 0) continue;
-            const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-            if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
-                fs::remove_all(e.path(), ec);
-                ++removed;
-            }
-        }
-    }
-    return removed;
-}
+int remove_stale_temporaries(const std::string& dir) { return core::remove_stale_temporaries(dir); }
 
 }  // namespace rotor::train

@@ -73,7 +73,8 @@ std::string read_file(const std::string& path);
 std::string read_checked_part(const std::string& dir, const PartInfo& expected, int rank);
 
 /// Removes what killed runs left beside `dir`: `<dir>.tmp.<pid>.<n>` and `<dir>.old.<pid>.<n>`
-/// directories whose process is gone (SIGKILL gives no chance to clean up). Returns how many.
+/// directories whose process is gone (SIGKILL gives no chance to clean up), except an `.old`
+/// while `dir` is missing (core::remove_stale_temporaries). Returns how many.
 int remove_stale_temporaries(const std::string& dir);
 
 }  // namespace rotor::train

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "core/base/error.h"
+#include "sched/block_grid.h"
 
 namespace rotor::train {
 
@@ -12,6 +15,17 @@ int CommonTrainFlags::resolved_threads(int host_ranks) const {
     if (threads > 0) return threads;
     const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     return std::max(1, cores / std::max(1, host_ranks));
+}
+
+std::string CommonTrainFlags::oversubscription_warning(int threads, int host_ranks) {
+    const int cpus = sched::available_cpus();
+    const std::int64_t workers = std::int64_t{threads} * std::max(host_ranks, 1);
+    if (workers <= cpus) return "";
+    return fmt::format(
+        "rotor: warning: {} worker threads{} on {} processor{}: they take turns (blocking, not "
+        "spinning), so this is no faster than --threads {}",
+        workers, host_ranks > 1 ? fmt::format(" ({} ranks on this host)", host_ranks) : "", cpus,
+        cpus == 1 ? "" : "s", std::max(1, cpus / std::max(host_ranks, 1)));
 }
 
 sched::PinMode CommonTrainFlags::pin_mode() const {

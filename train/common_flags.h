@@ -33,6 +33,10 @@ struct CommonTrainFlags {
     /// Worker threads to run: `threads`, or for 0 this host's cores shared out among the
     /// `host_ranks` processes on it. ConfigError("--threads") if < 0.
     int resolved_threads(int host_ranks = 1) const;
+    /// A warning when `threads` workers on each of the `host_ranks` ranks of this host exceed
+    /// the processors this process may run on ("" otherwise): the workers take turns, and the
+    /// grid follows the processors (sched::default_grid_side). The CLI prints it once.
+    static std::string oversubscription_warning(int threads, int host_ranks = 1);
     /// kNone with --no-pin, else kPu.
     sched::PinMode pin_mode() const;
     /// --checkpoint-dir, or <out>.checkpoint when checkpoints are on and it is not given.

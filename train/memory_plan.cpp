@@ -12,6 +12,7 @@
 
 #include "comm/collectives.h"
 #include "comm/communicator.h"
+#include "core/base/checked.h"
 #include "core/base/error.h"
 
 namespace rotor::train {
@@ -53,11 +54,7 @@ std::uint64_t parse_bytes(const std::string& text, std::string_view key) {
     return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(bytes));
 }
 
-std::string human_bytes(std::uint64_t b) {
-    if (b >= (1ULL << 30)) return fmt::format("{:.1f} GiB", b / double(1ULL << 30));
-    if (b >= (1ULL << 20)) return fmt::format("{:.1f} MiB", b / double(1ULL << 20));
-    return fmt::format("{:.1f} KiB", b / double(1ULL << 10));
-}
+std::string human_bytes(std::uint64_t b) { return core::human_bytes(b); }
 
 std::uint64_t physical_memory() {
     const long pages = sysconf(_SC_PHYS_PAGES);
@@ -79,6 +76,17 @@ int ranks_on_this_host(comm::Communicator& world) {
 std::uint64_t memory_limit(const std::string& flag, int host_ranks) {
     if (!flag.empty()) return parse_bytes(flag, "--max-memory");
     return physical_memory() / 10 * 9 / static_cast<std::uint64_t>(std::max(host_ranks, 1));
+}
+
+core::ReadLimits corpus_limits(const std::string& flag, int host_ranks) {
+    const std::uint64_t limit = memory_limit(flag, host_ranks);
+    if (!flag.empty())
+        return core::ReadLimits::for_memory(limit, "--max-memory",
+                                            fmt::format("--max-memory {}", flag));
+    return core::ReadLimits::for_memory(
+        limit, "",
+        fmt::format("{} ({}90% of this machine's memory; see --max-memory)", human_bytes(limit),
+                    host_ranks > 1 ? "this rank's share of " : ""));
 }
 
 void check_memory(std::uint64_t need, std::uint64_t limit, std::string_view advice, bool per_rank) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/corpus/corpus.h"
+
 namespace rotor::comm {
 class Communicator;
 }  // namespace rotor::comm
@@ -31,6 +33,12 @@ int ranks_on_this_host(comm::Communicator& world);
 /// The limit in force: `flag` (--max-memory, parsed) when given, else 90% of this machine's
 /// memory shared evenly among the `host_ranks` processes on it (0 when unknown: no limit).
 std::uint64_t memory_limit(const std::string& flag, int host_ranks = 1);
+
+/// Limits for reading a corpus under the limit in force (memory_limit(flag, host_ranks)), known
+/// before the corpus is loaded: a UCI file that would need more is refused at the line that
+/// takes it over, exit 3 naming --max-memory when `flag` is given, exit 2 against this machine's
+/// memory otherwise.
+core::ReadLimits corpus_limits(const std::string& flag, int host_ranks = 1);
 
 /// Throws ConfigError("--max-memory") when `need` exceeds `limit` (> 0): "this run needs about
 /// X but the limit is Y; <advice>" (per rank: "each rank needs about ...").

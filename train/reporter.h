@@ -42,17 +42,23 @@ class TerminalReporter final : public Reporter {
     std::deque<std::pair<std::uint64_t, double>> recent_;  ///< (processed, seconds) per iteration
 };
 
-/// Appends one record per iteration to a file written atomically: it appears under its final
-/// name when commit() is called at the end of a successful run.
+/// Appends one record per iteration to a JSON-lines file, written and flushed to the OS at
+/// every iteration: a killed run keeps the records of the iterations it finished (a log may be
+/// partial; the model may not). The file is created (truncated) by the constructor, after the
+/// stale temporaries beside it are removed; commit() fsyncs and closes it. Write errors throw
+/// SystemError naming the file. Not thread-safe.
 class JsonLinesReporter final : public Reporter {
   public:
-    JsonLinesReporter(const std::string& path, RecordSchema schema)
-        : file_(path), schema_(std::move(schema)) {}
+    JsonLinesReporter(const std::string& path, RecordSchema schema);
+    JsonLinesReporter(const JsonLinesReporter&) = delete;
+    JsonLinesReporter& operator=(const JsonLinesReporter&) = delete;
+    ~JsonLinesReporter() override;
     void on_iteration(const Record& r, std::uint32_t last_iteration) override;
-    void commit() { file_.commit(); }
+    void commit();
 
   private:
-    core::AtomicFile file_;
+    std::string path_;
+    int fd_ = -1;
     RecordSchema schema_;
 };
 

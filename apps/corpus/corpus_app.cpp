@@ -23,6 +23,7 @@
 #include "core/io/atomic_file.h"
 #include "core/io/line_reader.h"
 #include "core/io/parse.h"
+#include "train/memory_plan.h"
 
 namespace rotor::apps {
 namespace {
@@ -101,7 +102,8 @@ void run_corpus_build(const CorpusBuildParams& params, std::ostream& out) {
         corpus = core::read_text(params.input, opt, &v);
         vocab = std::move(v);
     } else {
-        core::LoadedCorpus loaded = core::load_corpus(params.input, params.vocab);
+        core::LoadedCorpus loaded =
+            core::load_corpus(params.input, params.vocab, train::corpus_limits(""));
         corpus = std::move(loaded.corpus);
         vocab = std::move(loaded.vocab);
     }
@@ -124,7 +126,8 @@ void run_corpus_build(const CorpusBuildParams& params, std::ostream& out) {
 void run_corpus_info(const CorpusInfoParams& params, std::ostream& out) {
     if (params.corpus.empty()) throw ConfigError("--corpus", "is required");
     Stopwatch timer;
-    const core::LoadedCorpus loaded = core::load_corpus(params.corpus, params.vocab);
+    const core::LoadedCorpus loaded =
+        core::load_corpus(params.corpus, params.vocab, train::corpus_limits(""));
     const double load_s = timer.seconds();
     const core::Corpus& c = loaded.corpus;
 

@@ -12,11 +12,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "apps/json_fields.h"
 #include "apps/lda/trainer.h"
 #include "comm/agreed.h"
 #include "comm/collectives.h"
 #include "comm/communicator.h"
 #include "comm/wire.h"
+#include "core/base/checked.h"
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
 #include "train/checkpoint_dir.h"
@@ -58,15 +60,21 @@ void put_run_fields(nlohmann::ordered_json& j, const TrainOptions& options,
     j["iterations_done"] = iterations_done;
 }
 
-void get_run_fields(const nlohmann::json& j, TrainOptions& options, std::vector<double>& alpha,
-                    std::uint32_t& iterations_done) {
-    options.params.num_topics = j.at("num_topics").get<std::uint32_t>();
+/// Reads the fields put_run_fields writes; integers in range (a value that does not fit is
+/// refused, never wrapped).
+void get_run_fields(const nlohmann::json& j, const std::string& path, TrainOptions& options,
+                    std::vector<double>& alpha, std::uint32_t& iterations_done) {
+    constexpr std::uint64_t kMax32 = UINT32_MAX;
+    options.params.num_topics =
+        static_cast<std::uint32_t>(apps::json_unsigned(j, "num_topics", path, kMax32));
     alpha = j.at("alpha").get<std::vector<double>>();
     options.params.alpha_per_topic = alpha;
-    options.params.beta = j.at("beta").get<double>();
-    options.seed = j.at("seed").get<std::uint64_t>();
-    options.iterations = j.at("iterations").get<std::uint32_t>();
-    iterations_done = j.at("iterations_done").get<std::uint32_t>();
+    options.params.beta = apps::json_double(j, "beta", path);
+    options.seed = apps::json_unsigned(j, "seed", path);
+    options.iterations =
+        static_cast<std::uint32_t>(apps::json_unsigned(j, "iterations", path, kMax32));
+    iterations_done =
+        static_cast<std::uint32_t>(apps::json_unsigned(j, "iterations_done", path, kMax32));
 }
 
 nlohmann::ordered_json corpus_json(const CorpusFingerprint& corpus) {
@@ -179,10 +187,25 @@ void read_part(const Checkpoint& c, int q, std::vector<DocId>& docs, std::vector
     if (in.remaining() != 0) throw InputError(path, "trailing bytes after the topics");
 }
 
+/// The ranges of state.json's fields: what the flags that set them allow (columns_per_slice
+/// was checked as it was read), and no iteration done beyond the run's total.
+void check_state(const Checkpoint& c, const std::string& state_path) {
+    core::checked_at_most(c.iterations_done, c.options.iterations,
+                          core::SizeSource::input(state_path), "iterations_done");
+    try {
+        c.options.params.validate();
+    } catch (const ConfigError& e) {
+        throw InputError(state_path, e.what());
+    }
+}
+
 }  // namespace
 
-Checkpoint read_checkpoint(const std::string& dir, int rank, int ranks) {
+Checkpoint read_checkpoint(const std::string& given_dir, int rank, int ranks) {
     namespace fs = std::filesystem;
+    // Killed between the two renames that replace a checkpoint: the previous one, whole, is
+    // `<dir>.old.<pid>.<n>`.
+    const std::string dir = core::existing_or_old(given_dir, "state.json");
     const std::string state_path = (fs::path(dir) / "state.json").string();
     Checkpoint c;
     try {
@@ -199,11 +222,13 @@ Checkpoint read_checkpoint(const std::string& dir, int rank, int ranks) {
         // Format 2 (the MPI checkpoints of earlier rotors) has the same layout as format 3.
         if (version != (format == kFormat ? Checkpoint::kFormatVersion : 2))
             throw InputError(state_path, "unsupported checkpoint format_version");
-        c.ranks = j.at("ranks").get<int>();
+        c.ranks = static_cast<int>(apps::json_unsigned(j, "ranks", state_path, INT32_MAX));
         if (c.ranks < 1) throw InputError(state_path, "ranks must be at least 1");
-        c.columns_per_slice = j.at("columns_per_slice").get<int>();
-        get_run_fields(j, c.options, c.alpha, c.iterations_done);
-        c.options.eval_every = j.at("eval_every").get<std::uint32_t>();
+        c.columns_per_slice =
+            static_cast<int>(apps::json_unsigned(j, "columns_per_slice", state_path, 4096));
+        get_run_fields(j, state_path, c.options, c.alpha, c.iterations_done);
+        c.options.eval_every = static_cast<std::uint32_t>(
+            apps::json_unsigned(j, "eval_every", state_path, UINT32_MAX));
         // Format 2 (written only under MPI, where deterministic mode is refused) has no field.
         c.options.deterministic = format == kFormat ? j.at("deterministic").get<bool>() : false;
         c.timer = j.at("timer").get<bool>();
@@ -235,6 +260,7 @@ Checkpoint read_checkpoint(const std::string& dir, int rank, int ranks) {
                          "inconsistent checkpoint state (alpha size or columns per slice)");
     if (c.timer && !(c.timer_budget > 0))
         throw InputError(state_path, "inconsistent checkpoint state (timer budget)");
+    check_state(c, state_path);
     if (c.ranks == ranks) {
         c.part_path = c.part_paths[static_cast<std::size_t>(rank)];
         read_part(c, rank, c.docs, c.topics);

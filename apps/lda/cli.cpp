@@ -31,6 +31,7 @@
 #include "train/common_flags.h"
 #include "train/memory_plan.h"
 #include "train/reporter.h"
+#include "train/resume.h"
 #include "train/trace.h"
 
 namespace rotor::apps {
@@ -48,7 +49,19 @@ struct TrainFlags {
     lda::TrainOptions options;
     lda::DistributedOptions dist;  ///< only with more than one MPI rank
     std::string straggler;
+    std::vector<std::string> given;  ///< the model-defining flags given on the command line
 };
+
+/// The model-defining settings a resumed run cannot change, as `a` has them and as `b` does.
+std::vector<train::ResumeSetting> resume_settings(const lda::TrainOptions& a,
+                                                  const lda::TrainOptions& b) {
+    const auto on = [](bool v) { return std::string(v ? "on" : "off"); };
+    return {{"--topics", std::to_string(a.params.num_topics), std::to_string(b.params.num_topics)},
+            {"--beta", fmt::format("{}", a.params.beta), fmt::format("{}", b.params.beta)},
+            {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
+            {"--deterministic", on(a.deterministic), on(b.deterministic)},
+            {"--blocks", std::to_string(a.blocks), std::to_string(b.blocks)}};
+}
 
 void parse_alpha(const std::string& text, lda::LdaParams& p) {
     // One value, or a comma-separated list of K values (asymmetric prior).
@@ -99,10 +112,16 @@ struct TrainSetup {
 
 /// --resume: the run's settings come from the checkpoint (the grid's columns per slice and the
 /// timer's too, so that every rank's blocks are the ones saved); only --iterations (the total)
-/// may change.
+/// may change, and not below what is done. A model-defining flag given with another value than
+/// the checkpoint's is refused by name.
 void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
+    const auto given = [&f](const std::string& flag) {
+        return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
+    };
+    train::refuse_resume_conflicts(resume_settings(f.options, c.options), given, f.common.resume);
     const std::uint32_t target =
         f.common.iterations_set ? f.options.iterations : c.options.iterations;
+    train::check_resume_target(c.iterations_done, target, f.common.resume);
     f.options = c.options;
     f.options.iterations = target;
     f.dist.columns_per_slice = c.columns_per_slice;
@@ -167,14 +186,16 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         // Rank 0 alone builds checkpoint directories, so it alone clears what killed runs left.
         if (f.common.checkpoint_every > 0 && world.rank() == 0)
             train::remove_stale_temporaries(s.checkpoint_dir);
-        s.loaded.emplace(core::load_corpus(f.corpus, f.vocab));
+        // The memory limit bounds the corpus as it is read, before its tokens are allocated.
+        const core::ReadLimits limits = train::corpus_limits(f.common.max_memory, host_ranks);
+        s.loaded.emplace(core::load_corpus(f.corpus, f.vocab, limits));
         if (f.common.checkpoint_every > 0 || s.resume) s.print = lda::fingerprint(s.loaded->corpus);
         if (s.resume && !(s.resume->corpus == s.print))
             throw ConfigError("--resume", fmt::format("{} was made on another corpus than {}",
                                                       f.common.resume, f.corpus));
         if (!f.heldout.empty()) {
             // Document completion on the training vocabulary (docs/evaluation.md).
-            core::LoadedCorpus h = core::load_corpus(f.heldout, f.heldout_vocab);
+            core::LoadedCorpus h = core::load_corpus(f.heldout, f.heldout_vocab, limits);
             lda::MappedCorpus mapped =
                 lda::map_to_model(h.corpus, h.vocab ? &*h.vocab : nullptr,
                                   s.loaded->vocab ? &*s.loaded->vocab : nullptr,
@@ -182,6 +203,9 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
             s.heldout.emplace(std::move(mapped.corpus), lda::FoldInOptions{});
         }
         const int threads = f.common.resolved_threads(host_ranks);
+        const std::string warning =
+            train::CommonTrainFlags::oversubscription_warning(threads, host_ranks);
+        if (!warning.empty() && world.rank() == 0) fmt::print(stderr, "{}\n", warning);
         plan_memory(f, s.loaded->corpus, world.size(), host_ranks, threads);
         s.runtime.emplace(threads, f.common.pin_mode());
         if (world.rank() == 0 && !f.common.metrics.empty())
@@ -222,6 +246,12 @@ std::unique_ptr<lda::Trainer> make_trainer(TrainFlags& f, TrainSetup& s,
     return trainer;
 }
 
+/// Whether iteration `iter` is followed by a checkpoint: every --checkpoint-every before the last.
+bool checkpoint_after(const TrainFlags& f, std::uint32_t iter) {
+    const std::uint32_t every = f.common.checkpoint_every;
+    return every > 0 && iter % every == 0 && iter < f.options.iterations;
+}
+
 /// Held-out perplexity and coherence at every evaluation; α optimisation and checkpoints after
 /// the iterations that ask for them. The hooks run on every rank in the same order
 /// (train::run_iterations), so their collectives match.
@@ -245,15 +275,13 @@ train::Hooks train_hooks(TrainFlags& f, TrainSetup& s, lda::Trainer& trainer) {
         // every rank's histograms: the same α on every rank.
         if (f.optimize_alpha > 0 && m.iter % f.optimize_alpha == 0) trainer.optimize_alpha();
         // Every rank writes its part; a failure on any rank is agreed (AgreedError everywhere).
-        if (f.common.checkpoint_every > 0 && m.iter % f.common.checkpoint_every == 0 &&
-            m.iter < f.options.iterations)
+        if (checkpoint_after(f, m.iter))
             lda::write_checkpoint(s.checkpoint_dir, trainer, f.options, f.dist, s.print);
     };
     // Sweeps run back to back, without a barrier, except before the iterations whose hook reads
     // or changes the state.
     hooks.needs_state = [&f](std::uint32_t iter) {
-        return (f.optimize_alpha > 0 && iter % f.optimize_alpha == 0) ||
-               (f.common.checkpoint_every > 0 && iter % f.common.checkpoint_every == 0);
+        return (f.optimize_alpha > 0 && iter % f.optimize_alpha == 0) || checkpoint_after(f, iter);
     };
     return hooks;
 }
@@ -349,7 +377,9 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
         ->capture_default_str();
     c->add_option("--simulate-straggler", f->straggler,
                   "MPI only: RANK:FACTOR makes one rank's sampling FACTOR times slower");
-    c->callback([f, world] {
+    c->callback([f, world, c] {
+        for (const train::ResumeSetting& s : resume_settings(f->options, f->options))
+            if (c->count(s.flag) > 0) f->given.push_back(s.flag);
         if (world != nullptr) {
             run_train(*f, *world);
         } else {
@@ -402,7 +432,8 @@ void add_topics(CLI::App& lda) {
                                         : std::filesystem::exists(m.info.corpus) ? m.info.corpus
                                                                                  : std::string();
         if (!corpus_path.empty()) {
-            const core::LoadedCorpus train = core::load_corpus(corpus_path, f->vocab);
+            const core::LoadedCorpus train =
+                core::load_corpus(corpus_path, f->vocab, rotor::train::corpus_limits(""));
             if (train.corpus.num_words() != m.info.num_words ||
                 train.corpus.num_tokens() != m.info.num_tokens)
                 throw ConfigError("--corpus", fmt::format("{} is not the corpus the model was "

@@ -158,15 +158,16 @@ Trainer::Trainer(const core::Corpus& corpus, const TrainOptions& options,
 }
 
 void Trainer::choose_grid(int threads) {
+    const int cpus = sched::available_cpus();
     if (ranks_ == 1) {
         // One slice of every word: the grid side is the column count.
         cols_per_slice_ = options_.blocks > 0           ? options_.blocks
                           : dist_.columns_per_slice > 0 ? dist_.columns_per_slice
                           : options_.deterministic      ? TrainOptions::kDeterministicBlocks
-                                                        : sched::default_grid_side(threads);
+                                                        : sched::default_grid_side(threads, cpus);
     } else {
         cols_per_slice_ = dist_.columns_per_slice > 0 ? dist_.columns_per_slice
-                                                      : sched::default_grid_side(threads);
+                                                      : sched::default_grid_side(threads, cpus);
     }
     side_ = num_slices() * cols_per_slice_;
     if (side_ > 4096)

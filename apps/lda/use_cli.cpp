@@ -21,6 +21,7 @@
 #include "core/lda/fold_in_sampler.h"
 #include "core/lda/model.h"
 #include "sched/runtime.h"
+#include "train/memory_plan.h"
 
 namespace rotor::apps {
 namespace {
@@ -69,7 +70,8 @@ InferSummary run_infer(const InferFlags& flags) {
     const int threads = resolve_threads(flags.threads);
     const lda::LdaModel model = lda::load_model(flags.model);
     const auto model_vocab = model_vocabulary(model, flags.model);
-    const core::LoadedCorpus loaded = core::load_corpus(flags.corpus, flags.vocab);
+    const core::LoadedCorpus loaded =
+        core::load_corpus(flags.corpus, flags.vocab, train::corpus_limits(""));
     const lda::MappedCorpus mapped = lda::map_to_model(
         loaded.corpus, loaded.vocab ? &*loaded.vocab : nullptr,
         model_vocab ? &*model_vocab : nullptr, model.info.num_words, flags.corpus);
@@ -142,7 +144,8 @@ EvalSummary run_eval(const EvalFlags& flags) {
     flags.fold_in.validate();
     const int threads = resolve_threads(flags.threads);
 
-    const core::LoadedCorpus loaded = core::load_corpus(flags.corpus, flags.vocab);
+    const core::LoadedCorpus loaded =
+        core::load_corpus(flags.corpus, flags.vocab, train::corpus_limits(""));
     const core::Vocabulary* corpus_vocab = loaded.vocab ? &*loaded.vocab : nullptr;
     sched::Runtime runtime(threads, sched::PinMode::kNone);
     const lda::RangeLoop loop = loop_of(runtime);
@@ -290,7 +293,8 @@ void add_coherence(CLI::App& lda) {
         if (f->top < 2) throw ConfigError("--top", "must be at least 2");
         const lda::LdaModel model = lda::load_model(f->model);
         const auto model_vocab = model_vocabulary(model, f->model);
-        const core::LoadedCorpus loaded = core::load_corpus(f->corpus, f->vocab);
+        const core::LoadedCorpus loaded =
+            core::load_corpus(f->corpus, f->vocab, train::corpus_limits(""));
         const lda::MappedCorpus mapped = lda::map_to_model(
             loaded.corpus, loaded.vocab ? &*loaded.vocab : nullptr,
             model_vocab ? &*model_vocab : nullptr, model.info.num_words, f->corpus);

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/base/error.h"
 #include "core/corpus/binary_format.h"
@@ -76,6 +77,25 @@ bool compute_layout(std::uint64_t d, std::uint64_t n, Layout& out) {
     return true;
 }
 
+/// Document labels are 1-based input ids: nonzero and unique. Increasing labels (every reader's)
+/// are checked in one pass; others through a sorted copy.
+void check_labels(std::span<const std::uint64_t> labels, const std::string& name) {
+    bool increasing = true;
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+        if (labels[i] == 0)
+            throw InputError(name, "document " + std::to_string(i) +
+                                       " has label 0 (labels are "
+                                       "1-based input ids)");
+        if (i > 0 && labels[i] <= labels[i - 1]) increasing = false;
+    }
+    if (increasing) return;
+    std::vector<std::uint64_t> sorted(labels.begin(), labels.end());
+    std::sort(sorted.begin(), sorted.end());
+    const auto twin = std::adjacent_find(sorted.begin(), sorted.end());
+    if (twin != sorted.end())
+        throw InputError(name, "document label " + std::to_string(*twin) + " appears twice");
+}
+
 /// Validates `bytes` (8-byte aligned) as a binary corpus and returns a Corpus viewing them,
 /// keeping `owner` alive.
 Corpus validate_and_view(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
@@ -95,6 +115,8 @@ Corpus validate_and_view(std::span<const std::byte> bytes, std::shared_ptr<const
                                    std::to_string(detail::kCorpusVersion) + ")");
     }
     if (h.flags != 0) throw InputError(name, "unknown flags " + std::to_string(h.flags));
+    if (h.reserved[0] != 0 || h.reserved[1] != 0)
+        throw InputError(name, "reserved header bytes are not zero (a newer format, or corrupt)");
     if (h.num_docs > 0xFFFFFFFFull || h.num_words > 0xFFFFFFFFull) {
         throw InputError(name, "D or W does not fit in 32 bits");
     }
@@ -144,6 +166,7 @@ Corpus validate_and_view(std::span<const std::byte> bytes, std::shared_ptr<const
                                    std::to_string(it - words.begin()) +
                                    " is >= W = " + std::to_string(w));
     }
+    check_labels(labels, name);
     detail::Checksum sum;
     sum.add(bytes.subspan(sizeof h));
     if (sum.value() != h.checksum) throw InputError(name, "checksum mismatch (corrupt file)");

@@ -124,11 +124,33 @@ class CorpusBuilder {
 };
 
 /// Limits on what a reader accepts, so a few bytes of corrupt header cannot ask for terabytes.
-/// Exceeding one is an InputError. Defaults: what the id types can hold.
+/// Exceeding one is an InputError at the line that pushed it over. Defaults: what the id types
+/// can hold.
+///
+/// max_bytes bounds the corpus's memory while it is read (kBytesPerToken per token and
+/// kBytesPerDoc per document): it is checked against the header's D before anything is
+/// allocated and against the running token total before each count is expanded. When the bound
+/// is a flag's (memory_key, e.g. "--max-memory"), exceeding it is a ConfigError with that key
+/// (exit 3), its message naming the file position; else an InputError (exit 2).
 struct ReadLimits {
+    /// Bytes per token while a corpus is read: its word id and the array's growth room.
+    static constexpr std::uint64_t kBytesPerToken = 2 * sizeof(WordId);
+    /// Bytes per document: its offset and its label.
+    static constexpr std::uint64_t kBytesPerDoc = sizeof(TokenIndex) + sizeof(std::uint64_t);
+
     std::uint64_t max_docs = 0xFFFFFFFFull;   ///< D, at most 2^32-1 (DocId)
     std::uint64_t max_words = 0xFFFFFFFFull;  ///< W, at most 2^32-1 (WordId)
     std::uint64_t max_tokens = UINT64_MAX;    ///< N after expanding counts
+    std::uint64_t max_bytes = UINT64_MAX;     ///< the corpus's memory while reading
+    std::string memory_key;   ///< the flag max_bytes comes from; empty: the machine's memory
+    std::string memory_what;  ///< max_bytes in words for the refusal ("--max-memory 1G")
+
+    /// Limits whose max_bytes is `bytes` (0: none), from flag `key` (may be empty), described as
+    /// `what` in a refusal.
+    static ReadLimits for_memory(std::uint64_t bytes, std::string key, std::string what);
+    /// Refuses (throws) `bytes`, more than max_bytes, needed for `what` at `path`:`line`:`col`.
+    [[noreturn]] void refuse_bytes(std::uint64_t bytes, const std::string& path, std::uint64_t line,
+                                   std::uint64_t col, const std::string& what) const;
 };
 
 /// Reads a UCI bag-of-words corpus: `docword.txt[.gz]` (header D, W, NNZ; lines
@@ -136,7 +158,7 @@ struct ReadLimits {
 /// (W lines) into *vocab_out (if not null). Doc d of the result is UCI doc d+1 (docs without
 /// lines are empty). Throws InputError `<path>:<line>:<col>: ...` on any malformed input.
 Corpus read_uci(const std::string& docword_path, const std::string& vocab_path,
-                Vocabulary* vocab_out);
+                Vocabulary* vocab_out, const ReadLimits& limits = {});
 /// The docword part alone, from any line source (a file or a memory buffer).
 Corpus read_uci_docword(LineReader& reader, const ReadLimits& limits = {});
 
@@ -161,6 +183,8 @@ struct LoadedCorpus {
 /// `vocab_path` may be empty: then the binary's sibling `<path>.vocab`, or for UCI the sibling
 /// whose name replaces "docword" by "vocab" (and drops ".gz"), if it exists; else no vocabulary.
 /// A vocabulary whose size is not W is an InputError.
-LoadedCorpus load_corpus(const std::string& path, const std::string& vocab_path);
+/// `limits` bound what a UCI file may ask for (a binary corpus is mapped, not copied).
+LoadedCorpus load_corpus(const std::string& path, const std::string& vocab_path,
+                         const ReadLimits& limits = {});
 
 }  // namespace rotor::core

@@ -42,7 +42,8 @@ void check_vocab_size(const Vocabulary& vocab, const Corpus& corpus, const std::
 
 }  // namespace
 
-LoadedCorpus load_corpus(const std::string& path, const std::string& vocab_path) {
+LoadedCorpus load_corpus(const std::string& path, const std::string& vocab_path,
+                         const ReadLimits& limits) {
     LoadedCorpus out;
     std::error_code ec;
     if (has_corpus_magic(path)) {
@@ -61,7 +62,7 @@ LoadedCorpus load_corpus(const std::string& path, const std::string& vocab_path)
     out.format = "uci";
     const std::string vp = vocab_path.empty() ? uci_vocab_sibling(path) : vocab_path;
     Vocabulary vocab;
-    out.corpus = read_uci(path, vp, &vocab);
+    out.corpus = read_uci(path, vp, &vocab, limits);
     if (!vp.empty()) out.vocab = std::move(vocab);
     return out;
 }

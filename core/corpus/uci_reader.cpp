@@ -5,6 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "core/base/checked.h"
 #include "core/base/error.h"
 #include "core/corpus/corpus.h"
 #include "core/io/line_reader.h"
@@ -83,6 +86,25 @@ void check_duplicates(LineReader& r, std::vector<Entry>& entries, std::uint64_t 
 
 }  // namespace
 
+ReadLimits ReadLimits::for_memory(std::uint64_t bytes, std::string key, std::string what) {
+    ReadLimits l;
+    if (bytes > 0) l.max_bytes = bytes;
+    l.memory_key = std::move(key);
+    l.memory_what = std::move(what);
+    return l;
+}
+
+void ReadLimits::refuse_bytes(std::uint64_t bytes, const std::string& path, std::uint64_t line,
+                              std::uint64_t col, const std::string& what) const {
+    const std::string limit =
+        memory_what.empty() ? fmt::format("{} bytes", max_bytes) : memory_what;
+    const std::string message =
+        fmt::format("{} need about {} to read, more than {}", what, human_bytes(bytes), limit);
+    if (!memory_key.empty())
+        throw ConfigError(memory_key, InputError(path, line, col, message).what());
+    throw InputError(path, line, col, message);
+}
+
 Corpus read_uci_docword(LineReader& r, const ReadLimits& limits) {
     const std::uint64_t num_docs = header_value(r, "D (number of documents)");
     if (num_docs > limits.max_docs) {
@@ -96,6 +118,10 @@ Corpus read_uci_docword(LineReader& r, const ReadLimits& limits) {
     }
     const std::uint64_t nnz = header_value(r, "NNZ (number of entries)");
     const std::uint64_t nnz_line = r.line_number();
+    // The empty documents the header promises are allocated whatever the body holds.
+    const std::uint64_t doc_bytes = num_docs * ReadLimits::kBytesPerDoc;  // D < 2^32: no overflow
+    if (doc_bytes > limits.max_bytes)
+        limits.refuse_bytes(doc_bytes, r.name(), 1, 1, fmt::format("D = {} documents", num_docs));
 
     CorpusBuilder builder(static_cast<WordId>(num_words));
     std::vector<Entry> entries;     // of the current doc
@@ -142,6 +168,14 @@ Corpus read_uci_docword(LineReader& r, const ReadLimits& limits) {
         if (count > limits.max_tokens - tokens) {
             r.fail(count_col, "more than " + std::to_string(limits.max_tokens) + " tokens");
         }
+        // Before the count is expanded: the tokens so far and these (tokens + count < 2^64).
+        const SizeSource here = SizeSource::input(r.name(), r.line_number(), count_col);
+        const std::uint64_t bytes = checked_add(
+            doc_bytes, checked_mul(tokens + count, ReadLimits::kBytesPerToken, here, "the corpus"),
+            here, "the corpus");
+        if (bytes > limits.max_bytes)
+            limits.refuse_bytes(bytes, r.name(), r.line_number(), count_col,
+                                fmt::format("{} tokens in documents 1 to {}", tokens + count, doc));
         if (doc != current_doc) {
             check_duplicates(r, entries, current_doc);
             // Docs without lines are empty documents, so doc index = UCI id - 1.
@@ -164,9 +198,9 @@ Corpus read_uci_docword(LineReader& r, const ReadLimits& limits) {
 }
 
 Corpus read_uci(const std::string& docword_path, const std::string& vocab_path,
-                Vocabulary* vocab_out) {
+                Vocabulary* vocab_out, const ReadLimits& limits) {
     LineReader reader(docword_path);
-    Corpus corpus = read_uci_docword(reader);
+    Corpus corpus = read_uci_docword(reader, limits);
     if (!vocab_path.empty()) {
         Vocabulary vocab = Vocabulary::load(vocab_path);
         if (vocab.size() != corpus.num_words()) {

@@ -13,6 +13,18 @@ bool is_blank_word(std::string_view w) {
     return w.find_first_not_of(" \t") == std::string_view::npos;
 }
 
+/// The rule for one vocabulary entry, wherever it comes from: not blank, no line break, and no
+/// tab (rotor's TSV outputs, `lda export`, separate fields with tabs, and must read back).
+void check_word(const std::string& name, std::size_t line, std::string_view w) {
+    if (is_blank_word(w)) throw InputError(name, line, 1, "empty vocabulary entry");
+    if (w.find_first_of("\r\n") != std::string_view::npos)
+        throw InputError(name, line, 1, "vocabulary entry contains a line break");
+    if (const auto tab = w.find('\t'); tab != std::string_view::npos)
+        throw InputError(name, line, tab + 1,
+                         "vocabulary entry contains a tab (rotor's TSV files separate fields "
+                         "with tabs)");
+}
+
 }  // namespace
 
 Vocabulary Vocabulary::from_words(std::vector<std::string> words, const std::string& name) {
@@ -21,10 +33,7 @@ Vocabulary Vocabulary::from_words(std::vector<std::string> words, const std::str
     v.index_.reserve(words.size());
     for (std::size_t i = 0; i < words.size(); ++i) {
         std::string& w = words[i];
-        if (is_blank_word(w)) throw InputError(name, i + 1, 1, "empty vocabulary entry");
-        if (w.find_first_of("\r\n") != std::string::npos) {
-            throw InputError(name, i + 1, 1, "vocabulary entry contains a line break");
-        }
+        check_word(name, i + 1, w);
         if (v.words_.size() >= std::numeric_limits<WordId>::max()) {
             throw InputError(name, i + 1, 1, "more than 2^32-1 vocabulary entries");
         }
@@ -65,10 +74,7 @@ std::optional<WordId> Vocabulary::find(std::string_view word) const {
 
 WordId Vocabulary::add(std::string word) {
     const std::size_t line = words_.size() + 1;
-    if (is_blank_word(word)) throw InputError("<vocabulary>", line, 1, "empty vocabulary entry");
-    if (word.find_first_of("\r\n") != std::string::npos) {
-        throw InputError("<vocabulary>", line, 1, "vocabulary entry contains a line break");
-    }
+    check_word("<vocabulary>", line, word);
     if (words_.size() >= std::numeric_limits<WordId>::max()) {
         throw InputError("<vocabulary>", line, 1, "more than 2^32-1 vocabulary entries");
     }

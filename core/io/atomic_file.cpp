@@ -1,14 +1,18 @@
 #include "core/io/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "core/base/error.h"
 
@@ -147,8 +151,68 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
     f.commit();
 }
 
+int remove_stale_temporaries(const std::string& path) noexcept {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path target = fs::absolute(fs::path(path), ec).lexically_normal();
+    if (ec) return 0;
+    const std::string base = target.filename().string();
+    const bool target_exists = fs::exists(target, ec);
+    int removed = 0;
+    for (const auto& e : fs::directory_iterator(target.parent_path(), ec)) {
+        const std::string name = e.path().filename().string();
+        for (const char* mark : {".tmp.", ".old."}) {
+            const std::string prefix = base + mark;
+            if (name.rfind(prefix, 0) != 0) continue;
+            if (std::string_view(mark) == ".old." && !target_exists) continue;
+            const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+            if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+                std::error_code rm;
+                fs::remove_all(e.path(), rm);
+                removed += rm ? 0 : 1;
+            }
+        }
+    }
+    return removed;
+}
+
+std::string existing_or_old(const std::string& path, std::string_view marker) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::exists(path, ec)) return path;
+    const fs::path target = fs::absolute(fs::path(path), ec).lexically_normal();
+    const std::string prefix = target.filename().string() + ".old.";
+    std::string best;
+    fs::file_time_type newest{};
+    for (const auto& e : fs::directory_iterator(target.parent_path(), ec)) {
+        if (e.path().filename().string().rfind(prefix, 0) != 0) continue;
+        std::error_code ignored;
+        if (!fs::exists(e.path() / std::string(marker), ignored)) continue;
+        const auto t = fs::last_write_time(e.path(), ignored);
+        if (best.empty() || t > newest) {
+            best = e.path().string();
+            newest = t;
+        }
+    }
+    return best.empty() ? path : best;
+}
+
+void check_replaceable(const std::string& path, std::string_view marker, const std::string& key) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (!fs::exists(st)) return;
+    if (!fs::is_directory(st)) throw ConfigError(key, path + " exists and is not a directory");
+    if (fs::is_empty(path, ec) || fs::exists(fs::path(path) / std::string(marker), ec)) return;
+    throw ConfigError(key, fmt::format("{} is a non-empty directory that holds no {}: not an "
+                                       "output of rotor, so it is not replaced (choose another "
+                                       "path, or empty it)",
+                                       path, marker));
+}
+
 AtomicDirectory::AtomicDirectory(std::string path)
     : path_(std::move(path)), temp_path_(temp_name(path_, ".tmp.")) {
+    remove_stale_temporaries(path_);
     if (::mkdir(temp_path_.c_str(), 0755) != 0) {
         throw SystemError::from_errno("cannot create directory " + temp_path_, errno);
     }

@@ -72,6 +72,21 @@ class AtomicFile {
 /// Writes `contents` to `path` atomically (AtomicFile, one write, commit).
 void write_file_atomically(const std::string& path, std::string_view contents);
 
+/// Removes what killed processes left beside `path`: `<path>.tmp.<pid>.<n>` and
+/// `<path>.old.<pid>.<n>` (files or directories of AtomicFile and AtomicDirectory) whose process
+/// is gone (SIGKILL gives no chance to clean up). An `.old` is kept while `path` itself is
+/// missing: killed between AtomicDirectory::commit's two renames, it is the only whole copy.
+/// Returns how many were removed. Never throws.
+int remove_stale_temporaries(const std::string& path) noexcept;
+
+/// The newest `<path>.old.<pid>.<n>` directory holding `marker`, when `path` does not exist
+/// (a process killed between AtomicDirectory::commit's two renames); else `path`.
+std::string existing_or_old(const std::string& path, std::string_view marker);
+
+/// Throws ConfigError(`key`) when `path` exists and is not a directory this program may replace
+/// whole: a non-empty directory without `marker` (say a model's params.json), or a file.
+void check_replaceable(const std::string& path, std::string_view marker, const std::string& key);
+
 /// A directory built under `<path>.tmp.<pid>.<n>` and moved to `path` by commit(). If `path`
 /// already exists it is replaced: it is first renamed aside, the new one renamed in, then the old
 /// one deleted (two renames; a crash between them leaves `<path>.old.<pid>.<n>` behind, never a
@@ -79,7 +94,8 @@ void write_file_atomically(const std::string& path, std::string_view contents);
 /// Files inside may be written directly (they are not visible until commit()).
 class AtomicDirectory {
   public:
-    /// Creates the temporary directory. Throws SystemError.
+    /// Removes the stale temporaries of `path` (remove_stale_temporaries), then creates the
+    /// temporary directory. Throws SystemError.
     explicit AtomicDirectory(std::string path);
     AtomicDirectory(const AtomicDirectory&) = delete;
     AtomicDirectory& operator=(const AtomicDirectory&) = delete;

@@ -6,6 +6,15 @@
 #include "core/base/error.h"
 
 namespace rotor::core {
+namespace {
+
+/// Drops a UTF-8 byte order mark from the front of the first line.
+void drop_bom(std::string_view& line) {
+    if (line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);
+}
+
+}  // namespace
+
 LineReader::LineReader(const std::string& path) : LineReader(open_byte_source(path)) {}
 
 LineReader::LineReader(std::unique_ptr<ByteSource> source, std::size_t buffer_bytes)
@@ -44,7 +53,7 @@ bool LineReader::next(std::string_view& line) {
             if (len > 0 && buf_[pos - 1] == '\r') --len;
             line = std::string_view(buf_.data() + begin_, len);
             begin_ = pos + 1;
-            ++line_no_;
+            if (++line_no_ == 1) drop_bom(line);
             return true;
         }
         const std::size_t consumed = begin_;
@@ -55,7 +64,7 @@ bool LineReader::next(std::string_view& line) {
             if (buf_[end_ - 1] == '\r') --len;
             line = std::string_view(buf_.data() + begin_, len);
             begin_ = end_;
-            ++line_no_;
+            if (++line_no_ == 1) drop_bom(line);
             return true;
         }
         scanned -= consumed;  // refill() moved the unread bytes to the front

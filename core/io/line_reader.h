@@ -27,7 +27,9 @@ class LineReader {
     static constexpr std::size_t kDefaultBufferBytes = std::size_t{4} << 20;
 
     /// Sets `line` to the next line (valid until the next call) and returns true, or returns
-    /// false at the end of the input. Throws InputError on a corrupt or truncated .gz.
+    /// false at the end of the input. Throws InputError on a corrupt or truncated .gz. A UTF-8
+    /// byte order mark (EF BB BF) at the start of the input is dropped: every text reader sees
+    /// the first line without it (columns count from after it).
     bool next(std::string_view& line);
 
     /// 1-based number of the line last returned by next() (0 before the first).

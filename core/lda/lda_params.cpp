@@ -15,9 +15,10 @@ void LdaParams::validate() const {
                                           std::to_string(num_topics));
     }
     if (!std::isfinite(alpha)) throw ConfigError("--alpha", "must be a finite number");
-    if (!(beta > 0) || !std::isfinite(beta)) {
+    if (alpha > kMaxPrior) throw ConfigError("--alpha", "must be at most 1e6");
+    if (!(beta > 0) || !(beta <= kMaxPrior)) {
         throw ConfigError("--beta",
-                          "must be a positive finite number, got " + std::to_string(beta));
+                          "must be a positive number at most 1e6, got " + std::to_string(beta));
     }
     if (!alpha_per_topic.empty()) {
         if (alpha_per_topic.size() != num_topics) {
@@ -26,8 +27,8 @@ void LdaParams::validate() const {
                                              std::to_string(num_topics));
         }
         for (double a : alpha_per_topic) {
-            if (!(a > 0) || !std::isfinite(a)) {
-                throw ConfigError("--alpha", "every value must be a positive finite number");
+            if (!(a > 0) || !(a <= kMaxPrior)) {
+                throw ConfigError("--alpha", "every value must be a positive number at most 1e6");
             }
         }
     }

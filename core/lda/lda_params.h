@@ -35,5 +35,8 @@ struct LdaParams {
 
 /// Largest K accepted; keeps K * 4 bytes dense rows and int32 arithmetic far from overflow.
 inline constexpr std::uint32_t kMaxTopics = 1U << 24;
+/// Largest α (each) and β accepted: a prior above a million pseudo-counts swamps any corpus,
+/// and far larger ones overflow the likelihood's log-Gamma sums (α = 1e308: loglik inf).
+inline constexpr double kMaxPrior = 1e6;
 
 }  // namespace rotor::lda

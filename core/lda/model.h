@@ -5,16 +5,19 @@
 // and `rotor lda topics` load one. Nothing here is thread-aware: an LdaModel is a value.
 //
 // Model directory:
-//   params.json      K, alpha (per topic), beta, V, D, N, iterations, seed, format version
-//   vocab.txt        V lines, line i+1 is word i
-//   word_topic.bin   sparse word-topic counts (format in docs/formats.md)
-//   doc_topic.bin    sparse doc-topic counts and each doc's 1-based input id
+//   params.json      K, alpha (per topic), beta, V, D, N, iterations, seed, format version,
+//                    whether there is a vocabulary
+//   vocab.txt        V lines, line i+1 is word i (empty when the corpus had no vocabulary)
+//   word_topic.bin   sparse word-topic counts (format in docs/formats.md), CRC-32 at the end
+//   doc_topic.bin    sparse doc-topic counts and each doc's 1-based input id, CRC-32 at the end
 //   topics.txt       top words per topic, for people
-// Every file is written to a temporary name and renamed into place; params.json last, so a
-// directory with a params.json is whole.
+// The directory is built under a temporary name and renamed whole (core::AtomicDirectory): a
+// model directory is whole or absent. An earlier model at the path is replaced; a non-empty
+// directory that is not a model (no params.json) is refused.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +51,10 @@ struct ModelInfo {
     std::uint32_t iterations = 0;  ///< Gibbs sweeps done
     std::uint64_t seed = 0;        ///< the run's seed
     std::string corpus;            ///< path of the training corpus, for provenance
+    /// params.json's "vocabulary": whether vocab.txt holds the V words (true) or is empty
+    /// (false: the corpus had none, words print as ids). Absent from models of rotor before it:
+    /// then an empty vocab.txt is taken as none. save_model sets it from the model's vocab.
+    std::optional<bool> vocabulary;
 };
 
 /// A whole model. word_topic has V rows, doc_topic has D rows; topic_totals has K entries and
@@ -94,14 +101,15 @@ class TopCounts {
 /// The `top` most probable words of each topic. O(nnz + K·top·log top).
 std::vector<TopicSummary> top_words(const LdaModel& model, std::size_t top);
 
-/// Writes the model directory (created if missing). Throws SystemError on I/O failure; on
-/// failure no half-written file is left under a final name.
+/// Writes the model directory whole (see above). Throws SystemError on I/O failure, leaving no
+/// directory and no temporary behind; ConfigError("--out") for a directory that is not a model.
 void save_model(const LdaModel& model, const std::string& dir, std::size_t top = 20);
 /// Reads a model directory written by save_model. Throws InputError (path, line where
 /// meaningful) on anything missing, truncated or inconsistent.
 LdaModel load_model(const std::string& dir);
 /// Writes word_topic.tsv (`word<TAB>topic<TAB>count`) and doc_topic.tsv
-/// (`doc<TAB>topic<TAB>count`, doc as its 1-based input id), nonzero counts only, into out_dir.
+/// (`doc<TAB>topic<TAB>count`, doc as its 1-based input id), nonzero counts only, into out_dir,
+/// built whole as save_model builds a model (a directory without word_topic.tsv is refused).
 void export_tsv(const LdaModel& model, const std::string& out_dir);
 
 }  // namespace rotor::lda

@@ -10,7 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
+#include "core/corpus/vocabulary.h"
 #include "core/io/atomic_file.h"
+#include "core/io/checksum.h"
+#include "core/io/line_reader.h"
+#include "core/lda/lda_params.h"
 #include "core/lda/model.h"
 
 namespace rotor::lda {
@@ -18,7 +22,9 @@ namespace {
 
 constexpr char kWordTopicMagic[8] = {'R', 'O', 'T', 'O', 'R', 'W', 'T', 'P'};
 constexpr char kDocTopicMagic[8] = {'R', 'O', 'T', 'O', 'R', 'D', 'T', 'P'};
-constexpr std::uint32_t kBinaryVersion = 1;
+/// Version 2 ends with the CRC-32 of every byte before it; version 1 (rotor before the
+/// checksum) is still read, unchecked.
+constexpr std::uint32_t kBinaryVersion = 2;
 
 template <class T>
 void append(std::string& out, const T& v) {
@@ -30,7 +36,7 @@ void append_all(std::string& out, const std::vector<T>& v) {
 }
 
 /// Header: magic[8], u32 version, u32 K, u64 rows, u64 nnz; then offsets, topics, counts,
-/// then (doc_topic only) labels.
+/// then (doc_topic only) labels; then the u32 CRC-32 of all the bytes before it.
 std::string encode_counts(const char (&magic)[8], std::uint32_t k, const SparseCounts& c,
                           const std::vector<std::uint64_t>* labels) {
     std::string out;
@@ -43,6 +49,7 @@ std::string encode_counts(const char (&magic)[8], std::uint32_t k, const SparseC
     append_all(out, c.topics);
     append_all(out, c.counts);
     if (labels) append_all(out, *labels);
+    append(out, core::crc32(out));
     return out;
 }
 
@@ -67,21 +74,35 @@ class ByteReader {
     }
     template <class T>
     std::vector<T> get_array(std::uint64_t n, const char* what) {
-        if (n > (bytes_.size() - pos_) / sizeof(T)) truncated(what);
+        if (n > (end_ - pos_) / sizeof(T)) truncated(what);
         std::vector<T> v(n);
         if (n) std::memcpy(v.data(), bytes_.data() + pos_, n * sizeof(T));
         pos_ += n * sizeof(T);
         return v;
     }
+    /// Checks the file's last 4 bytes, the CRC-32 of all before them, and leaves them out of
+    /// what is read next (expect_end stops before them).
+    void check_crc32() {
+        need(sizeof(std::uint32_t), "checksum");
+        std::uint32_t stored = 0;
+        const std::size_t body = bytes_.size() - sizeof stored;
+        std::memcpy(&stored, bytes_.data() + body, sizeof stored);
+        const std::uint32_t got = core::crc32(std::string_view(bytes_).substr(0, body));
+        if (got != stored)
+            throw InputError(path_, fmt::format("checksum mismatch (CRC-32 {:08x}, stored "
+                                                "{:08x}): the file is corrupt",
+                                                got, stored));
+        end_ = body;
+    }
     void expect_end() const {
-        if (pos_ != bytes_.size())
-            throw InputError(path_, fmt::format("{} bytes of trailing garbage after the data",
-                                                bytes_.size() - pos_));
+        if (pos_ != end_)
+            throw InputError(
+                path_, fmt::format("{} bytes of trailing garbage after the data", end_ - pos_));
     }
 
   private:
     void need(std::size_t n, const char* what) const {
-        if (bytes_.size() - pos_ < n) truncated(what);
+        if (end_ - pos_ < n) truncated(what);
     }
     [[noreturn]] void truncated(const char* what) const {
         throw InputError(path_, fmt::format("truncated: file ends inside the {}", what));
@@ -89,6 +110,7 @@ class ByteReader {
     const std::string& path_;
     const std::string& bytes_;
     std::size_t pos_ = 0;
+    std::size_t end_ = bytes_.size();  ///< the data's end: before the checksum, once checked
 };
 
 SparseCounts decode_counts(const std::string& path, const std::string& bytes,
@@ -101,9 +123,10 @@ SparseCounts decode_counts(const std::string& path, const std::string& bytes,
         throw InputError(path,
                          fmt::format("wrong magic: not a rotor {} file", std::string(magic, 8)));
     const auto version = r.get<std::uint32_t>("header");
-    if (version != kBinaryVersion)
-        throw InputError(path, fmt::format("unsupported version {} (this rotor reads {})", version,
-                                           kBinaryVersion));
+    if (version != kBinaryVersion && version != 1)
+        throw InputError(path, fmt::format("unsupported version {} (this rotor reads 1 and {})",
+                                           version, kBinaryVersion));
+    if (version == kBinaryVersion) r.check_crc32();
     const auto file_k = r.get<std::uint32_t>("header");
     const auto rows = r.get<std::uint64_t>("header");
     const auto nnz = r.get<std::uint64_t>("header");
@@ -211,7 +234,8 @@ nlohmann::json info_to_json(const ModelInfo& i) {
                           {"num_tokens", i.num_tokens},
                           {"iterations", i.iterations},
                           {"seed", i.seed},
-                          {"corpus", i.corpus}};
+                          {"corpus", i.corpus},
+                          {"vocabulary", i.vocabulary.value_or(false)}};
 }
 
 ModelInfo info_from_json(const std::string& path, const std::string& text) {
@@ -239,16 +263,25 @@ ModelInfo info_from_json(const std::string& path, const std::string& text) {
         i.iterations = j.at("iterations").get<std::uint32_t>();
         i.seed = j.at("seed").get<std::uint64_t>();
         i.corpus = j.value("corpus", std::string{});
+        if (j.contains("vocabulary")) i.vocabulary = j.at("vocabulary").get<bool>();
     } catch (const nlohmann::json::exception& e) {
         throw InputError(path, fmt::format("bad or missing field: {}", e.what()));
     }
-    if (i.num_topics == 0) throw InputError(path, "num_topics must be at least 1");
     if (i.alpha.size() != i.num_topics)
         throw InputError(
             path, fmt::format("alpha has {} entries for {} topics", i.alpha.size(), i.num_topics));
-    for (double a : i.alpha)
-        if (!(a > 0)) throw InputError(path, "alpha entries must be positive");
-    if (!(i.beta > 0)) throw InputError(path, "beta must be positive");
+    // The same ranges as the flags that set them.
+    LdaParams params;
+    params.num_topics = i.num_topics;
+    params.alpha_per_topic = i.alpha;
+    params.beta = i.beta;
+    try {
+        params.validate();
+    } catch (const ConfigError& e) {
+        // "--alpha: ..." names the flag; here the field is params.json's "alpha".
+        const std::string what = e.what();
+        throw InputError(path, what.starts_with("--") ? what.substr(2) : what);
+    }
     return i;
 }
 
@@ -256,21 +289,48 @@ std::string join(const std::string& dir, const char* name) {
     return (std::filesystem::path(dir) / name).string();
 }
 
+/// vocab.txt: V words when params.json says there is a vocabulary (each checked as a corpus's
+/// vocabulary is), none when it says there is not; an older model's, as it is.
+std::vector<std::string> load_vocab(const std::string& path, const ModelInfo& info) {
+    std::vector<std::string> words;
+    if (info.vocabulary.value_or(true)) {
+        core::LineReader reader(path);
+        std::string_view line;
+        while (reader.next(line)) words.emplace_back(line);
+    }
+    if (!info.vocabulary.has_value() && words.empty()) return words;
+    if (!info.vocabulary.value_or(true)) {
+        std::error_code ec;
+        if (std::filesystem::file_size(path, ec) != 0 || ec)
+            throw InputError(path,
+                             "missing or not empty, but params.json says the model has no "
+                             "vocabulary");
+        return words;
+    }
+    if (words.empty())
+        throw InputError(path, "empty vocabulary file (params.json says V = " +
+                                   std::to_string(info.num_words) + ")");
+    const core::Vocabulary checked = core::Vocabulary::from_words(std::move(words), path);
+    if (checked.size() != info.num_words)
+        throw InputError(path, fmt::format("has {} lines but the model has V = {}", checked.size(),
+                                           info.num_words));
+    return {checked.words().begin(), checked.words().end()};
+}
+
 }  // namespace
 
 void save_model(const LdaModel& m, const std::string& dir, std::size_t top) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw SystemError(fmt::format("{}: cannot create directory: {}", dir, ec.message()));
+    core::check_replaceable(dir, "params.json", "--out");
+    core::AtomicDirectory out(dir);  // built whole under a temporary name, then renamed
 
     std::string vocab;
     for (const auto& w : m.vocab) (vocab += w) += '\n';
-    core::write_file_atomically(join(dir, "vocab.txt"), vocab);
+    core::write_file_atomically(out.file("vocab.txt"), vocab);
     core::write_file_atomically(
-        join(dir, "word_topic.bin"),
+        out.file("word_topic.bin"),
         encode_counts(kWordTopicMagic, m.info.num_topics, m.word_topic, nullptr));
     core::write_file_atomically(
-        join(dir, "doc_topic.bin"),
+        out.file("doc_topic.bin"),
         encode_counts(kDocTopicMagic, m.info.num_topics, m.doc_topic, &m.doc_labels));
     std::string topics;
     for (const auto& t : top_words(m, top)) {
@@ -278,8 +338,11 @@ void save_model(const LdaModel& m, const std::string& dir, std::size_t top) {
         for (const auto& [w, p] : t.words) topics += ' ' + word_name(m, w);
         topics += '\n';
     }
-    core::write_file_atomically(join(dir, "topics.txt"), topics);
-    core::write_file_atomically(join(dir, "params.json"), info_to_json(m.info).dump(2) + "\n");
+    core::write_file_atomically(out.file("topics.txt"), topics);
+    ModelInfo info = m.info;
+    info.vocabulary = !m.vocab.empty();
+    core::write_file_atomically(out.file("params.json"), info_to_json(info).dump(2) + "\n");
+    out.commit();
 }
 
 LdaModel load_model(const std::string& dir) {
@@ -287,15 +350,7 @@ LdaModel load_model(const std::string& dir) {
     const std::string params_path = join(dir, "params.json");
     m.info = info_from_json(params_path, read_whole(params_path));
     const std::string vocab_path = join(dir, "vocab.txt");
-    {
-        std::ifstream in(vocab_path);
-        if (!in) throw InputError(vocab_path, "cannot open: " + std::string(std::strerror(errno)));
-        std::string line;
-        while (std::getline(in, line)) m.vocab.push_back(line);
-        if (!m.vocab.empty() && m.vocab.size() != m.info.num_words)
-            throw InputError(vocab_path, fmt::format("has {} lines but the model has V = {}",
-                                                     m.vocab.size(), m.info.num_words));
-    }
+    m.vocab = load_vocab(vocab_path, m.info);
     const std::string wt_path = join(dir, "word_topic.bin");
     m.word_topic = decode_counts(wt_path, read_whole(wt_path), kWordTopicMagic, m.info.num_topics,
                                  m.info.num_words, nullptr);
@@ -316,24 +371,23 @@ LdaModel load_model(const std::string& dir) {
 }
 
 void export_tsv(const LdaModel& m, const std::string& out_dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec)
-        throw SystemError(fmt::format("{}: cannot create directory: {}", out_dir, ec.message()));
+    core::check_replaceable(out_dir, "word_topic.tsv", "--out");
+    core::AtomicDirectory out(out_dir);  // built whole under a temporary name, then renamed
     std::string wt;
     for (WordId w = 0; w < m.word_topic.rows(); ++w) {
         const std::string name = word_name(m, w);
         for (auto i = m.word_topic.offsets[w]; i < m.word_topic.offsets[w + 1]; ++i)
             wt += fmt::format("{}\t{}\t{}\n", name, m.word_topic.topics[i], m.word_topic.counts[i]);
     }
-    core::write_file_atomically(join(out_dir, "word_topic.tsv"), wt);
+    core::write_file_atomically(out.file("word_topic.tsv"), wt);
     std::string dt;
     for (std::size_t d = 0; d < m.doc_topic.rows(); ++d) {
         for (auto i = m.doc_topic.offsets[d]; i < m.doc_topic.offsets[d + 1]; ++i)
             dt += fmt::format("{}\t{}\t{}\n", m.doc_labels[d], m.doc_topic.topics[i],
                               m.doc_topic.counts[i]);
     }
-    core::write_file_atomically(join(out_dir, "doc_topic.tsv"), dt);
+    core::write_file_atomically(out.file("doc_topic.tsv"), dt);
+    out.commit();
 }
 
 }  // namespace rotor::lda

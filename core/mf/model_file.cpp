@@ -170,6 +170,7 @@ void write_ids(const core::AtomicDirectory& dir, const char* name, const IdMap& 
 
 void write_model(const std::string& dir, const Model& model) {
     model.check(dir);
+    core::check_replaceable(dir, "params.json", "--out");
     core::AtomicDirectory out(dir);
     nlohmann::ordered_json crcs;
     const std::span<const std::byte> w[] = {std::as_bytes(model.w.values())};

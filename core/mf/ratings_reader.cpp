@@ -19,7 +19,6 @@ using core::is_blank;
 using core::LineReader;
 using core::skip_blanks;
 
-constexpr std::string_view kBom = "\xEF\xBB\xBF";
 constexpr std::array<const char*, 3> kFieldNames = {"user id", "item id", "rating"};
 
 /// One field of a line: its bytes and its 0-based column in the line.
@@ -156,9 +155,8 @@ RatingsFile read_ratings(LineReader& r, const ReadRatingsOptions& options) {
     bool csv = false;
     std::string_view line;
     while (r.next(line)) {
-        std::size_t start = 0;
-        if (r.line_number() == 1 && line.starts_with(kBom)) start = kBom.size();
-        start = skip_blanks(line, start);
+        // A UTF-8 BOM is already gone: LineReader drops it for every text format.
+        const std::size_t start = skip_blanks(line, 0);
         if (start == line.size() || line[start] == '#') continue;
         if (first_data_line) {
             first_data_line = false;

@@ -57,6 +57,15 @@ TEST(BlockGrid, DefaultSideIsCeilSqrt2P) {
     EXPECT_THROW(default_grid_side(0), ConfigError);
 }
 
+TEST(BlockGrid, DefaultSideFollowsTheProcessorsWhenOversubscribed) {
+    EXPECT_EQ(default_grid_side(64, 2), default_grid_side(2));
+    EXPECT_EQ(default_grid_side(1000, 8), 12);
+    EXPECT_EQ(default_grid_side(4, 64), default_grid_side(4));  // unchanged when the cores suffice
+    EXPECT_EQ(default_grid_side(3, 0), default_grid_side(1));
+    EXPECT_THROW(default_grid_side(0, 4), ConfigError);
+    EXPECT_GE(available_cpus(), 1);
+}
+
 TEST(BlockGrid, RowsBalancedWithinOneMaxWeight) {
     const auto w = zipf_weights(5000, 1);
     const std::uint64_t total = std::accumulate(w.begin(), w.end(), std::uint64_t{0});

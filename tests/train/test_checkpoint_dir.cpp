@@ -106,7 +106,9 @@ TEST(CheckpointDir, CheckedPartRefusesMissingShortAndCorruptParts) {
 
 TEST(CheckpointDir, StaleTemporariesOfDeadProcessesAreRemoved) {
     const std::string dir = temp_dir("ckdir-stale");
-    // pid 2^22 + 1 is above Linux's pid_max default: no such process.
+    // pid 2^22 + 1 is above Linux's pid_max default: no such process. The checkpoint itself is
+    // there, so its .old copy is stale too (without it, the .old is the copy to resume from).
+    fs::create_directories(dir);
     fs::create_directories(dir + ".tmp.4194305.0");
     fs::create_directories(dir + ".old.4194305.1");
     fs::create_directories(dir + ".tmp." + std::to_string(::getpid()) + ".0");  // alive: kept

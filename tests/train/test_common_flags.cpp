@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/base/error.h"
+#include "sched/block_grid.h"
 
 namespace rotor::train {
 namespace {
@@ -53,6 +54,26 @@ TEST(CommonFlags, DefaultsAndErrors) {
     CommonTrainFlags g;
     add_common_train_flags(missing, g);
     EXPECT_THROW(parse(missing, {"--threads", "2"}), CLI::RequiredError);
+}
+
+}  // namespace
+}  // namespace rotor::train
+
+namespace rotor::train {
+namespace {
+
+TEST(CommonFlags, WarnsWhenThreadsExceedTheProcessors) {
+    const int cpus = sched::available_cpus();
+    EXPECT_EQ(CommonTrainFlags::oversubscription_warning(cpus), "");
+    EXPECT_EQ(CommonTrainFlags::oversubscription_warning(1), "");
+    const std::string w = CommonTrainFlags::oversubscription_warning(cpus + 1);
+    EXPECT_EQ(w.rfind("rotor: warning: " + std::to_string(cpus + 1) + " worker threads on " +
+                          std::to_string(cpus) + " processor",
+                      0),
+              0u)
+        << w;
+    const std::string ranks = CommonTrainFlags::oversubscription_warning(cpus, 2);
+    EXPECT_NE(ranks.find("(2 ranks on this host)"), std::string::npos) << ranks;
 }
 
 }  // namespace

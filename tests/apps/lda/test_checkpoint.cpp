@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -193,6 +194,99 @@ TEST(Checkpoint, CorruptCheckpointIsAnInputError) {
         out << "{\"format\": \"rotor-lda-checkpoint\"";
     }
     EXPECT_THROW(read_checkpoint(tmp / "ckpt"), InputError);
+}
+
+/// Rewrites `key` of the checkpoint's state.json to the JSON text `value`.
+void edit_state(const std::string& ckpt, const std::string& key, const std::string& value) {
+    const std::string path = ckpt + "/state.json";
+    std::string text = slurp(path);
+    const std::size_t at = text.find("\"" + key + "\": ");
+    ASSERT_NE(at, std::string::npos) << key;
+    const std::size_t from = at + key.size() + 4;
+    std::size_t to = from;
+    int depth = 0;
+    while (depth > 0 || (text[to] != ',' && text[to] != '\n')) {
+        depth += text[to] == '[' ? 1 : text[to] == ']' ? -1 : 0;
+        ++to;
+    }
+    text.replace(from, to - from, value);
+    std::ofstream(path, std::ios::trunc) << text;
+}
+
+/// read_checkpoint(ckpt) must throw an InputError naming state.json and holding `what`.
+void expect_state_refused(const std::string& ckpt, const std::string& what) {
+    try {
+        read_checkpoint(ckpt);
+        FAIL() << "accepted; expected: " << what;
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("state.json"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+}
+
+TEST(Checkpoint, StateFieldsAreRangeCheckedNeverWrapped) {
+    TempDir tmp;
+    auto a = train_args(tmp / "m");
+    a.insert(a.end(), {"--checkpoint-every", "5", "--checkpoint-dir", tmp / "ckpt"});
+    ASSERT_EQ(wait_exit(spawn(a)), 0);
+    const std::string good = slurp(tmp / "ckpt/state.json");
+    const auto restore = [&] { std::ofstream(tmp / "ckpt/state.json", std::ios::trunc) << good; };
+    edit_state(tmp / "ckpt", "columns_per_slice", "10000000000");
+    expect_state_refused(tmp / "ckpt", "\"columns_per_slice\" must be an integer in 0..4096");
+    restore();
+    edit_state(tmp / "ckpt", "iterations_done", "41");
+    expect_state_refused(tmp / "ckpt", "iterations_done = 41 exceeds the limit 40");
+    restore();
+    edit_state(tmp / "ckpt", "alpha", "[1e308, 1, 1, 1, 1, 1, 1, 1]");
+    expect_state_refused(tmp / "ckpt", "at most 1e6");
+    restore();
+    edit_state(tmp / "ckpt", "num_topics", "4294967304");
+    expect_state_refused(tmp / "ckpt", "\"num_topics\" must be an integer in 0..4294967295");
+    restore();
+    std::ofstream(tmp / "ckpt/state.json", std::ios::app) << "garbage";
+    expect_state_refused(tmp / "ckpt", "bad checkpoint state");
+    restore();
+    EXPECT_NO_THROW(read_checkpoint(tmp / "ckpt"));
+}
+
+TEST(Checkpoint, ResumeRefusesChangedSettingsByName) {
+    TempDir tmp;
+    auto a = train_args(tmp / "m");
+    a.erase(std::find(a.begin(), a.end(), "--deterministic"));
+    a.insert(a.end(), {"--checkpoint-every", "5", "--checkpoint-dir", tmp / "ckpt"});
+    ASSERT_EQ(wait_exit(spawn(a)), 0);
+    const auto resume = [&](std::vector<std::string> extra) {
+        std::vector<std::string> r = {kRotor,  "lda",      "train",    "--corpus",   kCorpus,
+                                      "--out", tmp / "m2", "--resume", tmp / "ckpt", "-q"};
+        r.insert(r.end(), extra.begin(), extra.end());
+        return wait_exit(spawn(r));
+    };
+    EXPECT_EQ(resume({"--deterministic"}), 3);  // the checkpoint's run was not deterministic
+    EXPECT_EQ(resume({"--topics", "9"}), 3);
+    EXPECT_EQ(resume({"--seed", "4"}), 3);
+    EXPECT_EQ(resume({"--iterations", "30"}), 3);  // 35 are done
+    EXPECT_FALSE(fs::exists(tmp / "m2"));
+    EXPECT_EQ(resume({"--topics", "8", "--seed", "3"}), 0);  // the same values are no conflict
+}
+
+TEST(Checkpoint, ResumeUsesTheOldCopyWhenKilledBetweenTheRenames) {
+    TempDir tmp;
+    auto a = train_args(tmp / "m");
+    a.insert(a.end(), {"--checkpoint-every", "5", "--checkpoint-dir", tmp / "ckpt"});
+    a[std::find(a.begin(), a.end(), "40") - a.begin()] = "20";
+    ASSERT_EQ(wait_exit(spawn(a)), 0);
+    // The moment inside AtomicDirectory::commit: ckpt moved aside, the new one not yet in.
+    const std::string old = tmp / "ckpt.old.99999999.0";
+    fs::rename(tmp / "ckpt", old);
+    EXPECT_EQ(read_checkpoint(tmp / "ckpt").iterations_done, 15u);
+    auto more = train_args(tmp / "m2");
+    more.insert(more.end(), {"--checkpoint-every", "5", "--checkpoint-dir", tmp / "ckpt",
+                             "--resume", tmp / "ckpt"});
+    ASSERT_EQ(wait_exit(spawn(more)), 0);
+    EXPECT_EQ(read_checkpoint(tmp / "ckpt").iterations_done, 35u);
+    ASSERT_EQ(wait_exit(spawn(train_args(tmp / "straight"))), 0);
+    for (const char* f : {"word_topic.bin", "doc_topic.bin"})
+        EXPECT_EQ(slurp(tmp / "m2/" + f), slurp(tmp / "straight/" + f)) << f;
 }
 
 }  // namespace

@@ -3,12 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -25,8 +28,9 @@ struct Outcome {
     std::string out;  // stdout and stderr
 };
 
-Outcome run(const std::string& args) {
-    const std::string cmd = kRotor + " " + args + " 2>&1";
+/// Runs a shell command line, its stderr with its stdout.
+Outcome run_shell(const std::string& line) {
+    const std::string cmd = line + " 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     std::string out;
     char buf[4096];
@@ -34,6 +38,8 @@ Outcome run(const std::string& args) {
     const int status = pclose(p);
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
+
+Outcome run(const std::string& args) { return run_shell(kRotor + " " + args); }
 
 class TrainCli : public ::testing::Test {
   protected:
@@ -124,11 +130,78 @@ TEST_F(TrainCli, ExportedCountsSumToTheCorpusAndTopicsShowCoherence) {
 
 TEST_F(TrainCli, MemoryPlanRefusesBeforeAllocating) {
     const Outcome r =
-        run("lda train --corpus " + kTrain + " --topics 5 --max-memory 1K --out " + path("model"));
+        // 100K holds the corpus as it is read (1K no longer does: refused while reading, see
+        // HugeCountsAreRefusedAtTheirLineBeforeAllocating) but not the run's 244 KiB.
+        run("lda train --corpus " + kTrain + " --topics 5 --max-memory 100K --out " +
+            path("model"));
     EXPECT_EQ(r.code, 3) << r.out;
     EXPECT_NE(r.out.find("rotor: error: --max-memory: this run needs about"), std::string::npos)
         << r.out;
     EXPECT_FALSE(fs::exists(path("model")));
+}
+
+// A few bytes of UCI whose counts ask for terabytes: refused at the line that takes the corpus
+// over the memory limit, before its tokens are allocated (exit 3 against --max-memory, which is
+// consulted before the corpus is read; exit 2 against this machine's memory).
+TEST_F(TrainCli, HugeCountsAreRefusedAtTheirLineBeforeAllocating) {
+    {
+        std::ofstream bad(path("docword.txt"));
+        bad << "40\n3\n40\n";
+        for (int d = 1; d <= 40; ++d) bad << d << " 2 4294967295\n";  // 32 GiB per line
+    }
+    const auto started = std::chrono::steady_clock::now();
+    const Outcome flag = run("lda train --corpus " + path("docword.txt") +
+                             " --topics 3 --max-memory 1G --out " + path("model"));
+    EXPECT_EQ(flag.code, 3) << flag.out;
+    EXPECT_NE(flag.out.find("rotor: error: --max-memory: " + path("docword.txt") +
+                            ":4:5: "
+                            "4294967295 tokens in documents 1 to 1 need about 32.0 GiB to read, "
+                            "more than --max-memory 1G"),
+              std::string::npos)
+        << flag.out;
+    const Outcome machine = run("corpus info --corpus " + path("docword.txt"));
+    EXPECT_EQ(machine.code, 2) << machine.out;
+    EXPECT_NE(machine.out.find("rotor: error: " + path("docword.txt") + ":"), std::string::npos)
+        << machine.out;
+    EXPECT_NE(machine.out.find("of this machine's memory; see --max-memory"), std::string::npos)
+        << machine.out;
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20));
+    EXPECT_FALSE(fs::exists(path("model")));
+}
+
+// More threads than processors: warned once, and the workers take turns on a grid sized for
+// the processors, so the demo corpus trains in about the time of a plain run (before: a 91 x 91
+// grid for 64 threads, several times slower; 1000 threads never finished).
+TEST_F(TrainCli, OversubscribedThreadsAreWarnedAndFinish) {
+    const int threads = 32 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const auto started = std::chrono::steady_clock::now();
+    const Outcome r = run("lda train --corpus " ROTOR_SOURCE_DIR
+                          "/data/sotu-para/train/docword.txt.gz --topics 20 -n 20 --threads " +
+                          std::to_string(threads) + " --out " + path("model"));
+    const auto took = std::chrono::steady_clock::now() - started;
+    ASSERT_EQ(r.code, 0) << r.out;
+    const std::string warning = "rotor: warning: " + std::to_string(threads) + " worker threads on";
+    ASSERT_NE(r.out.find(warning), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find(warning, r.out.find(warning) + 1), std::string::npos) << "warned twice";
+    EXPECT_LT(took, std::chrono::seconds(60));
+}
+
+// A model directory appears whole or not at all: with the file size limited (as a full disk
+// would), saving fails with exit 4 and leaves neither the directory nor a temporary; a
+// directory that is not a rotor model is never replaced.
+TEST_F(TrainCli, AModelIsWrittenWholeOrNotAtAll) {
+    const Outcome full =
+        run_shell("sh -c \"trap '' XFSZ; ulimit -f 8; exec " + kRotor + " lda train --corpus " +
+                  kTrain + " --topics 50 -n 2 -q --out " + path("model") + "\"");
+    EXPECT_EQ(full.code, 4) << full.out;
+    EXPECT_TRUE(fs::is_empty(dir_)) << "left: " << fs::directory_iterator(dir_)->path();
+    fs::create_directories(path("photos"));
+    std::ofstream(path("photos/cat.jpg")) << "meow";
+    const Outcome foreign =
+        run("lda train --corpus " + kTrain + " --topics 3 -n 2 -q --out " + path("photos"));
+    EXPECT_EQ(foreign.code, 3) << foreign.out;
+    EXPECT_NE(foreign.out.find("rotor: error: --out: "), std::string::npos) << foreign.out;
+    EXPECT_TRUE(fs::exists(path("photos/cat.jpg")));
 }
 
 TEST_F(TrainCli, BadCorpusNamesFileAndLineAndWritesNothing) {

@@ -1,6 +1,7 @@
 // Binary corpus: round trips and corrupt-file tests.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -156,6 +157,30 @@ TEST(BinaryCorpus, WordIdNotBelowW) {
             fix_checksum(b);
         },
         "word id 50 at token 2 is >= W = 50");
+}
+TEST(BinaryCorpus, NonzeroReservedHeaderBytes) {
+    expect_load_error([](std::string& b) { b[offsetof(detail::CorpusHeader, reserved) + 9] = 1; },
+                      "reserved header bytes are not zero");
+}
+TEST(BinaryCorpus, ZeroDocumentLabel) {
+    // Labels are the file's last 20 u64 (D = 20); doc 4's is made 0.
+    expect_load_error(
+        [](std::string& b) {
+            const std::uint64_t zero = 0;
+            std::memcpy(b.data() + b.size() - 8 * (20 - 4), &zero, 8);
+            fix_checksum(b);
+        },
+        "document 4 has label 0");
+}
+TEST(BinaryCorpus, DuplicatedDocumentLabel) {
+    // Doc 7 gets doc 2's label (3 * 2 + 1).
+    expect_load_error(
+        [](std::string& b) {
+            const std::uint64_t seven = 7;
+            std::memcpy(b.data() + b.size() - 8 * (20 - 7), &seven, 8);
+            fix_checksum(b);
+        },
+        "document label 7 appears twice");
 }
 TEST(BinaryCorpus, MissingFile) {
     TempDir dir;

@@ -189,6 +189,65 @@ TEST(ReadUci, LimitsRejectHugeHeadersBeforeAllocating) {
     EXPECT_THROW(read_uci_docword(r2), InputError);
 }
 
+TEST(ReadUci, ACountTooLargeForMemoryIsRefusedAtItsLineBeforeExpanding) {
+    // A 60-byte file whose one count is 2^32-1 would ask for 16 GiB of word ids.
+    TempDir dir;
+    const std::string path = dir.write("docword.txt", "2\n3\n2\n1 1 5\n2 3 4294967295\n");
+    const ReadLimits limits = ReadLimits::for_memory(1ULL << 30, "", "this machine's memory");
+    try {
+        read_uci(path, "", nullptr, limits);
+        FAIL() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.line(), 5u);
+        EXPECT_EQ(e.col(), 5u);
+        EXPECT_NE(
+            std::string(e.what()).find("4294967300 tokens in documents 1 to 2 need about 32.0 "
+                                       "GiB to read, more than this machine's memory"),
+            std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(ReadUci, AFlagsMemoryLimitIsAConfigErrorNamingTheLine) {
+    TempDir dir;
+    const std::string path = dir.write("docword.txt", "2\n3\n2\n1 1 5\n2 3 4294967295\n");
+    try {
+        read_uci(path, "", nullptr, ReadLimits::for_memory(1ULL << 30, "--max-memory", "1G"));
+        FAIL() << "no error";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.key(), "--max-memory");
+        EXPECT_NE(std::string(e.what()).find(path + ":5:5: "), std::string::npos) << e.what();
+    }
+}
+
+TEST(ReadUci, HeaderDocumentsBeyondMemoryAreRefusedBeforeAllocating) {
+    TempDir dir;
+    const std::string path = dir.write("docword.txt", "4294967295\n3\n0\n");
+    try {
+        read_uci(path, "", nullptr, ReadLimits::for_memory(1ULL << 30, "", "1 GiB"));
+        FAIL() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.line(), 1u);
+        EXPECT_NE(std::string(e.what()).find("D = 4294967295 documents need about 64.0 GiB"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(ReadUci, TheMemoryBoundAdmitsWhatFits) {
+    TempDir dir;
+    const std::string path = dir.write("docword.txt", kGood);
+    // 4 docs x 16 bytes + 9 tokens x 8 bytes = 136 bytes.
+    EXPECT_EQ(read_uci(path, "", nullptr, ReadLimits::for_memory(136, "", "")).num_tokens(), 9u);
+    EXPECT_THROW(read_uci(path, "", nullptr, ReadLimits::for_memory(135, "", "")), InputError);
+}
+
+TEST(ReadUci, AByteOrderMarkBeforeTheHeaderIsDropped) {
+    TempDir dir;
+    const std::string path = dir.write("docword.txt", std::string("\xEF\xBB\xBF") + kGood);
+    EXPECT_EQ(read_uci(path, "", nullptr).num_docs(), 4u);
+}
+
 TEST(ReadUci, VocabularyWithTooFewLines) {
     TempDir dir;
     const std::string vocab = dir.write("vocab.txt", "a\nb\nc\n");

@@ -47,6 +47,29 @@ TEST(Vocabulary, EmptyEntryNamesItsLine) {
     }
 }
 
+TEST(Vocabulary, ATabInAWordIsRefusedWhereverTheWordComesFrom) {
+    TempDir dir;
+    const std::string p = dir.write("v.txt", "a\nnew\tyork\n");
+    try {
+        Vocabulary::load(p);
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()), p + ":2:4: vocabulary entry contains a tab (rotor's TSV "
+                                             "files separate fields with tabs)");
+    }
+    Vocabulary v = Vocabulary::from_words({"a"});
+    EXPECT_THROW(v.add("b\tc"), InputError);
+}
+
+TEST(Vocabulary, AByteOrderMarkIsNotPartOfTheFirstWord) {
+    TempDir dir;
+    const Vocabulary v = Vocabulary::load(dir.write("v.txt",
+                                                    "\xEF\xBB\xBF"
+                                                    "apple\nbanana\n"));
+    EXPECT_EQ(v.word(0), "apple");
+    EXPECT_EQ(v.find("apple"), 0u);
+}
+
 TEST(Vocabulary, DuplicateAddIsAnError) {
     Vocabulary v = Vocabulary::from_words({"x"});
     EXPECT_THROW(v.add("x"), InputError);

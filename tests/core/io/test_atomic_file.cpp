@@ -1,5 +1,7 @@
 #include "core/io/atomic_file.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -112,6 +114,71 @@ TEST(AtomicDirectory, WithoutCommitNothingIsLeft) {
         write_file_atomically(d.file("a.txt"), "a");
     }
     EXPECT_EQ(dir.count(), 0u);
+}
+
+/// A pid no process has (pid_max is at most 2^22 on Linux).
+constexpr const char* kDeadPid = "99999999";
+
+TEST(StaleTemporaries, ThoseOfDeadProcessesGoAndTheLiveOnesStay) {
+    TempDir dir;
+    fs::create_directory(dir.file("m"));
+    fs::create_directory(dir.file(std::string("m.tmp.") + kDeadPid + ".0"));
+    fs::create_directory(dir.file(std::string("m.old.") + kDeadPid + ".1"));
+    dir.write(std::string("m.jsonl.tmp.") + kDeadPid + ".2", "half");
+    const std::string mine = "m.tmp." + std::to_string(::getpid()) + ".3";
+    fs::create_directory(dir.file(mine));
+    dir.write("mx.tmp.1.0", "another output's");
+    EXPECT_EQ(remove_stale_temporaries(dir.file("m")), 2);
+    EXPECT_EQ(remove_stale_temporaries(dir.file("m.jsonl")), 1);
+    EXPECT_TRUE(fs::exists(dir.file(mine)));
+    EXPECT_TRUE(fs::exists(dir.file("mx.tmp.1.0")));
+    EXPECT_EQ(dir.count(), 3u);
+}
+
+TEST(StaleTemporaries, AnOldCopyIsKeptWhileThePathIsMissingAndFoundForResuming) {
+    TempDir dir;
+    const std::string old = dir.file(std::string("ckpt.old.") + kDeadPid + ".0");
+    fs::create_directory(old);
+    // Killed between the two renames: no ckpt, only the whole previous copy.
+    EXPECT_EQ(existing_or_old(dir.file("ckpt"), "state.json"), dir.file("ckpt"));  // no marker
+    dir.write(std::string("ckpt.old.") + kDeadPid + ".0/state.json", "{}");  // dir made above
+    EXPECT_EQ(existing_or_old(dir.file("ckpt"), "state.json"), old);
+    EXPECT_EQ(remove_stale_temporaries(dir.file("ckpt")), 0);
+    EXPECT_TRUE(fs::exists(old));
+    fs::create_directory(dir.file("ckpt"));
+    EXPECT_EQ(existing_or_old(dir.file("ckpt"), "state.json"), dir.file("ckpt"));
+    EXPECT_EQ(remove_stale_temporaries(dir.file("ckpt")), 1);
+}
+
+TEST(AtomicDirectory, RemovesTheStaleTemporariesOfItsPath) {
+    TempDir dir;
+    fs::create_directory(dir.file(std::string("model.tmp.") + kDeadPid + ".0"));
+    {
+        AtomicDirectory d(dir.file("model"));
+        d.commit();
+    }
+    EXPECT_EQ(dir.count(), 1u);
+}
+
+TEST(CheckReplaceable, OnlyAnEarlierOutputOrAnEmptyDirectoryIsReplaced) {
+    TempDir dir;
+    EXPECT_NO_THROW(check_replaceable(dir.file("new"), "params.json", "--out"));
+    fs::create_directory(dir.file("empty"));
+    EXPECT_NO_THROW(check_replaceable(dir.file("empty"), "params.json", "--out"));
+    fs::create_directory(dir.file("model"));
+    dir.write("model/params.json", "{}");
+    EXPECT_NO_THROW(check_replaceable(dir.file("model"), "params.json", "--out"));
+    fs::create_directory(dir.file("photos"));
+    dir.write("photos/cat.jpg", "meow");
+    try {
+        check_replaceable(dir.file("photos"), "params.json", "--out");
+        FAIL() << "would replace a directory that is not rotor's";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.key(), "--out");
+        EXPECT_NE(std::string(e.what()).find("holds no params.json"), std::string::npos);
+    }
+    dir.write("file", "x");
+    EXPECT_THROW(check_replaceable(dir.file("file"), "params.json", "--out"), ConfigError);
 }
 
 TEST(GzipWriter, RoundTripsThroughTheLineReader) {

@@ -40,6 +40,25 @@ TEST(LineReader, SplitsLinesAndCountsThem) {
     EXPECT_FALSE(r.next(line));
 }
 
+TEST(LineReader, AUtf8ByteOrderMarkIsDroppedFromTheFirstLineOnly) {
+    for (const std::string& text : {std::string("\xEF\xBB\xBF"
+                                                "4\nb\xEF\xBB\xBF\n"),
+                                    std::string("\xEF\xBB\xBF"
+                                                "4")}) {
+        for (std::size_t size : {1u, 2u, 4u, 64u}) {
+            LineReader r(memory_byte_source("mem", text), size);
+            std::string_view line;
+            ASSERT_TRUE(r.next(line));
+            EXPECT_EQ(line, "4");
+            if (text.size() > 4) {
+                ASSERT_TRUE(r.next(line));
+                EXPECT_EQ(line, "b\xEF\xBB\xBF");
+            }
+            EXPECT_FALSE(r.next(line));
+        }
+    }
+}
+
 TEST(LineReader, EmptyFileHasNoLines) {
     TempDir dir;
     LineReader r(dir.write("e.txt", ""));

@@ -1,0 +1,39 @@
+#include "train/resume.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/base/error.h"
+
+namespace rotor::train {
+namespace {
+
+const std::vector<ResumeSetting> kSettings = {{"--topics", "9", "8"}, {"--seed", "3", "3"}};
+
+TEST(Resume, AChangedSettingIsRefusedByNameOnlyWhenGiven) {
+    const auto all = [](const std::string&) { return true; };
+    const auto none = [](const std::string&) { return false; };
+    try {
+        refuse_resume_conflicts(kSettings, all, "ckpt");
+        FAIL() << "accepted";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.key(), "--topics");
+        EXPECT_EQ(std::string(e.what()),
+                  "--topics: is 9 but ckpt was trained with 8; resume "
+                  "without it or start a new run");
+    }
+    EXPECT_NO_THROW(refuse_resume_conflicts(kSettings, none, "ckpt"));  // defaults: no conflict
+    EXPECT_NO_THROW(refuse_resume_conflicts(
+        kSettings, [](const std::string& f) { return f == "--seed"; }, "ckpt"));
+}
+
+TEST(Resume, TheTotalMayNotFallBelowWhatIsDone) {
+    EXPECT_NO_THROW(check_resume_target(30, 30, "ckpt"));  // a finished run, continued or not
+    EXPECT_NO_THROW(check_resume_target(30, 50, "ckpt"));
+    EXPECT_THROW(check_resume_target(31, 30, "ckpt"), ConfigError);
+}
+
+}  // namespace
+}  // namespace rotor::train
