@@ -154,6 +154,9 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
             train::remove_stale_temporaries(s.checkpoint_dir);
         read_inputs(f, s);
         const int threads = f.common.resolved_threads(host_ranks);
+        const std::string warning =
+            train::CommonTrainFlags::oversubscription_warning(threads, host_ranks);
+        if (!warning.empty() && world.rank() == 0) fmt::print(stderr, "{}\n", warning);
         const mf::RatingsFile& t = *s.train;
         // The model written by rank 0 also takes a copy of the id maps and the items each user
         // rated.

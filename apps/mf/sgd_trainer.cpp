@@ -148,8 +148,9 @@ void SgdTrainer::choose_grid(int threads) {
     } else {
         // At least 8 groups a side even for one thread: smaller blocks keep a block's W and H
         // rows in cache (one thread ran an epoch 1.5x faster on 8 x 8 than on 2 x 2 blocks;
-        // docs/mf.md, "Training with SGD").
-        cols_per_slice_ = std::max(sched::default_grid_side(threads), kMinBlocks);
+        // docs/mf.md, "Training with SGD"). Threads beyond the processors do not widen it.
+        cols_per_slice_ =
+            std::max(sched::default_grid_side(threads, sched::available_cpus()), kMinBlocks);
     }
     side_ = num_slices() * cols_per_slice_;
     if (side_ > 4096)
