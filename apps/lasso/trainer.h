@@ -162,6 +162,12 @@ class Trainer {
     void reduce(std::vector<ExactSum>& total);
     /// total = the workers' sums (w.sums), added exactly.
     void combine(std::vector<ExactSum>& total, std::size_t size);
+    /// total_[t] = the workers' sums[t] for t in me's share of [0, size).
+    void combine_range(Worker& me, std::size_t size);
+    /// A pull step over every worker's share of a round: run() when the round is large, else on
+    /// this thread, part after part, without a clock.
+    template <class Fn>
+    void run_pull(const Fn& fn, std::uint64_t entries);
     /// A round's push on one part: the pending residual updates, then x̃_jᵀq into me.sums.
     void push_part(Worker& me, std::span<const std::uint32_t> coords);
     /// A round over coords: the push (run()), then pull_round.
@@ -191,7 +197,9 @@ class Trainer {
                                                std::uint32_t& rejected);
     /// x̃_aᵀx̃_b over every part of this rank (one rank only), cached.
     double pair_dot(std::uint32_t a, std::uint32_t b);
-    EvalSums eval_sums();
+    /// Pushes an evaluation on the workers, reduces it, sets gradient_ (the workers split the
+    /// coordinates) and returns the evaluation at options_.lambda.
+    Evaluation evaluate_all();
     ProblemView problem() const;
 
     TrainOptions options_;
@@ -212,8 +220,11 @@ class Trainer {
     /// The last pull's coordinates and changes, not yet subtracted from the residuals.
     std::vector<std::uint32_t> pending_coords_;
     std::vector<double> pending_deltas_;
-    std::vector<ExactSum> total_;  ///< a round's reduced sums
-    std::uint32_t changed_ = 0;    ///< coordinates changed in this iteration
+    std::uint64_t pending_entries_ = 0;  ///< stored entries of pending_coords_' columns
+    std::vector<double> shift_deltas_;   ///< c_j δ_j of the last pull, for the offset
+    double round_largest_ = 0;           ///< max d_j δ_j² of the last pull
+    std::vector<ExactSum> total_;        ///< a round's reduced sums
+    std::uint32_t changed_ = 0;          ///< coordinates changed in this iteration
     /// g_j = z_jᵀr/N (standardised) at the last evaluation, at λ̃ = gradient_lambda_; fresh while
     /// no update has followed it.
     std::vector<double> gradient_;
