@@ -320,16 +320,17 @@ std::vector<std::uint32_t> Trainer::working_set() const {
     return set;
 }
 
+void Trainer::keep_nonzero(std::vector<std::uint32_t>& set) const {
+    std::erase_if(set, [&](std::uint32_t j) { return coefs_.b[j] == 0; });
+}
+
 void Trainer::iterate_cyclic() {
     const std::vector<std::uint32_t> first = working_set();
     sweep(first);
     if (!options_.active_set) return;
-    std::vector<std::uint32_t> active;
+    std::vector<std::uint32_t> active = first;
     for (int s = 0; s < kMaxActiveSweeps; ++s) {
-        active.clear();
-        for (const std::uint32_t j : first) {
-            if (coefs_.b[j] != 0) active.push_back(j);
-        }
+        keep_nonzero(active);
         if (active.empty() || sweep(active) <= std::max(inner_tol_, kInnerTolFloor)) break;
     }
 }
@@ -427,14 +428,11 @@ void Trainer::iterate_parallel(std::uint32_t& rejected, std::uint64_t& rounds) {
     const std::vector<std::uint32_t> first = working_set();
     parallel_pass(first, rejected, rounds);
     if (!options_.active_set) return;
-    std::vector<std::uint32_t> active;
+    std::vector<std::uint32_t> active = first;
     // At most p updates an iteration, as without active sets: parallel updates of correlated
     // columns settle slowly, and the evaluation (which tightens the inner tolerance) should come.
     for (int s = 0; s < kMaxActiveSweeps && total_updates_ - start < features(); ++s) {
-        active.clear();
-        for (const std::uint32_t j : first) {
-            if (coefs_.b[j] != 0) active.push_back(j);
-        }
+        keep_nonzero(active);
         if (active.empty()) break;
         const double largest = parallel_pass(active, rejected, rounds);
         // Not finite: the updates diverged, which the next evaluation reports.

@@ -179,6 +179,9 @@ class Trainer {
     using RoundDone = std::function<void(std::span<const std::uint32_t>)>;
     /// Cyclic rounds over coords in order; returns max d_j δ_j² (standardised units).
     double sweep(std::span<const std::uint32_t> coords);
+    /// Removes the coordinates with b_j = 0 from `set`, keeping the order. The active sweeps
+    /// touch only their set, so filtering the last active set gives the working set's nonzeros.
+    void keep_nonzero(std::vector<std::uint32_t>& set) const;
     /// A cyclic iteration: the working set, then the active set until it settles.
     void iterate_cyclic();
     /// A shotgun/strads iteration: rounds over the working set, then over its nonzero
