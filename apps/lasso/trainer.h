@@ -8,9 +8,11 @@
 // replicated: every rank runs the same schedule from Rng(seed, round).
 //
 // A round over coordinates C: every worker PUSHES x̃_jᵀq over its rows into its own ExactSums;
-// the coordinator adds the workers' sums (exactly), allreduces their limbs across ranks (one
-// int64 allreduce_sum per round), PULLS (soft-threshold, the same on every rank), and every
-// worker subtracts the changes from its residuals (merged into the next round's push). STRADS
+// the workers' sums are added (exactly), their limbs allreduced across ranks (one int64
+// allreduce_sum per round) and PULLED (soft-threshold, the same on every rank), each worker over
+// its share of C in a large round, the coordinator otherwise; the coordinator adds the offset's
+// changes in C's order, and every worker subtracts the changes from its residuals (merged into
+// the next round's push). STRADS
 // rounds first push the candidates' pairwise dot products the same way. Exact sums make every
 // pulled value independent of the split, so ranks x threads give bitwise the same coefficients.
 #pragma once
