@@ -20,6 +20,16 @@ constexpr int kMaxActiveSweeps = 1000;
 /// The active sweeps stop below this max d_j δ_j² whatever the tolerance: changes of 1e-12
 /// (standardised) are rounding, which can go on forever at tol = 0.
 constexpr double kInnerTolFloor = 1e-24;
+/// A coordinate's pull (combine, soft-threshold, b) costs about as much as pushing this many
+/// stored entries (random reads of four p-long arrays): the pull of a round is split over the
+/// workers when coordinates x this reach options.inline_entries.
+constexpr std::uint64_t kPullEntries = 8;
+
+/// Worker w's share [first, second) of n items cut into `workers` contiguous ranges.
+std::pair<std::size_t, std::size_t> share(std::size_t n, int w, std::size_t workers) {
+    const auto k = static_cast<std::size_t>(w);
+    return {n * k / workers, n * (k + 1) / workers};
+}
 
 }  // namespace
 
@@ -112,6 +122,8 @@ struct Trainer::Worker {
     std::vector<ExactSum> sums;
     EvalSums eval;
     std::vector<double> scratch;
+    PullStats pull;         ///< its share of the last round's pull
+    CoordinateStats stats;  ///< its share of the last evaluation's coordinates
 
     PartView view() { return part.view(residuals); }
 };
@@ -130,8 +142,15 @@ Trainer::Trainer(const RawData& slice, const TrainOptions& options, sched::Runti
         const std::vector<std::uint32_t> begin =
             split_by_entries(slice.row_offsets, runtime_.threads());
         for (int w = 0; w < runtime_.threads(); ++w) {
-            auto worker = std::make_unique<Worker>(Worker{
-                w, DesignPart(design.rows, begin[w], begin[w + 1]), {}, {}, EvalSums(0), {}});
+            auto worker =
+                std::make_unique<Worker>(Worker{w,
+                                                DesignPart(design.rows, begin[w], begin[w + 1]),
+                                                {},
+                                                {},
+                                                EvalSums(0),
+                                                {},
+                                                {},
+                                                {}});
             worker->residuals.assign(worker->part.targets().begin(), worker->part.targets().end());
             workers_.push_back(std::move(worker));
         }
@@ -144,7 +163,7 @@ Trainer::Trainer(const RawData& slice, const TrainOptions& options, sched::Runti
     if (options_.schedule == Schedule::kStrads)
         sampler_ = std::make_unique<PrioritySampler>(coefs_.last_delta, options_.strads.eta);
     // λ_max from the gradients at b = 0 (q = ỹ).
-    gradient_ = gradients(problem(), eval_sums());
+    evaluate_all();
     double m = 0;
     for (const double g : gradient_) m = std::max(m, std::fabs(g));
     lambda_max_ = standardization_.y_scale * m;
@@ -182,9 +201,10 @@ std::uint64_t Trainer::entries_of(std::span<const std::uint32_t> coords) const {
 void Trainer::flush_residuals() {
     if (pending_coords_.empty()) return;
     run([&](Worker& me) { update_residuals(me.view(), pending_coords_, pending_deltas_); },
-        entries_of(pending_coords_));
+        pending_entries_);
     pending_coords_.clear();
     pending_deltas_.clear();
+    pending_entries_ = 0;
 }
 
 void Trainer::reduce(std::vector<ExactSum>& total) {
@@ -198,6 +218,24 @@ void Trainer::combine(std::vector<ExactSum>& total, std::size_t size) {
     }
 }
 
+void Trainer::combine_range(Worker& me, std::size_t size) {
+    const auto [lo, hi] = share(size, me.index, workers_.size());
+    for (std::size_t t = lo; t < hi; ++t) {
+        ExactSum s;
+        for (const auto& w : workers_) s.add(w->sums[t]);
+        total_[t] = s;
+    }
+}
+
+template <class Fn>
+void Trainer::run_pull(const Fn& fn, std::uint64_t entries) {
+    if (workers_.size() > 1 && entries >= options_.inline_entries) {
+        run(fn, entries);
+        return;
+    }
+    for (auto& w : workers_) fn(*w);  // small: no hand-off and no clock (cyclic's rounds)
+}
+
 void Trainer::push_part(Worker& me, std::span<const std::uint32_t> coords) {
     // The last pull's residual updates first (in order: a row's residual sees the same
     // operations whatever the split).
@@ -207,17 +245,45 @@ void Trainer::push_part(Worker& me, std::span<const std::uint32_t> coords) {
 }
 
 void Trainer::round(std::span<const std::uint32_t> coords) {
-    run([&](Worker& me) { push_part(me, coords); },
-        entries_of(pending_coords_) + entries_of(coords));
+    const std::uint64_t entries = entries_of(coords);
+    run([&](Worker& me) { push_part(me, coords); }, pending_entries_ + entries);
+    pending_entries_ = entries;
     pull_round(coords);
 }
 
 void Trainer::pull_round(std::span<const std::uint32_t> coords) {
-    combine(total_, coords.size());
-    reduce(total_);
+    const std::size_t size = coords.size();
+    total_.resize(size);
     pending_coords_.assign(coords.begin(), coords.end());
-    pending_deltas_.assign(coords.size(), 0);
-    changed_ += pull_updates(problem(), options_.lambda, coords, total_, coefs_, pending_deltas_);
+    pending_deltas_.assign(size, 0);
+    shift_deltas_.assign(size, 0);
+    const ProblemView pv = problem();
+    const double q_sum = residual_sum(pv, coefs_);
+    const auto pull = [&](Worker& me) {
+        const auto [lo, hi] = share(size, me.index, workers_.size());
+        me.pull = pull_range(pv, options_.lambda, q_sum, pending_coords_, total_, lo, hi, coefs_,
+                             pending_deltas_, shift_deltas_);
+    };
+    // The workers add their sums and pull over their shares of the round's coordinates.
+    const std::uint64_t cost = size * kPullEntries;
+    if (comm_.size() == 1) {
+        run_pull(
+            [&](Worker& me) {
+                combine_range(me, size);
+                pull(me);
+            },
+            cost);
+    } else {
+        run_pull([&](Worker& me) { combine_range(me, size); }, cost);
+        reduce(total_);
+        run_pull(pull, cost);
+    }
+    add_offset_changes(shift_deltas_, coefs_);
+    round_largest_ = 0;
+    for (const auto& w : workers_) {
+        changed_ += w->pull.changed;
+        round_largest_ = std::max(round_largest_, w->pull.largest);
+    }
     if (sampler_) {
         for (std::size_t t = 0; t < coords.size(); ++t)
             sampler_->update(coords[t], pending_deltas_[t]);
@@ -254,16 +320,17 @@ std::vector<std::uint32_t> Trainer::working_set() const {
     return set;
 }
 
+void Trainer::keep_nonzero(std::vector<std::uint32_t>& set) const {
+    std::erase_if(set, [&](std::uint32_t j) { return coefs_.b[j] == 0; });
+}
+
 void Trainer::iterate_cyclic() {
     const std::vector<std::uint32_t> first = working_set();
     sweep(first);
     if (!options_.active_set) return;
-    std::vector<std::uint32_t> active;
+    std::vector<std::uint32_t> active = first;
     for (int s = 0; s < kMaxActiveSweeps; ++s) {
-        active.clear();
-        for (const std::uint32_t j : first) {
-            if (coefs_.b[j] != 0) active.push_back(j);
-        }
+        keep_nonzero(active);
         if (active.empty() || sweep(active) <= std::max(inner_tol_, kInnerTolFloor)) break;
     }
 }
@@ -341,13 +408,10 @@ double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint32_t&
         return coords;
     };
     const RoundDone done = [&](std::span<const std::uint32_t> coords) {
-        for (std::size_t t = 0; t < coords.size(); ++t) {
-            const double d = pending_deltas_[t];
-            largest = std::max(largest, sq_norms_[coords[t]] * d * d);
-            if (local) {
-                const auto at = std::lower_bound(set.begin(), set.end(), coords[t]) - set.begin();
-                local->update(static_cast<std::uint32_t>(at), d);
-            }
+        largest = std::max(largest, round_largest_);
+        for (std::size_t t = 0; local && t < coords.size(); ++t) {
+            const auto at = std::lower_bound(set.begin(), set.end(), coords[t]) - set.begin();
+            local->update(static_cast<std::uint32_t>(at), pending_deltas_[t]);
         }
         ++rounds;
     };
@@ -364,14 +428,11 @@ void Trainer::iterate_parallel(std::uint32_t& rejected, std::uint64_t& rounds) {
     const std::vector<std::uint32_t> first = working_set();
     parallel_pass(first, rejected, rounds);
     if (!options_.active_set) return;
-    std::vector<std::uint32_t> active;
+    std::vector<std::uint32_t> active = first;
     // At most p updates an iteration, as without active sets: parallel updates of correlated
     // columns settle slowly, and the evaluation (which tightens the inner tolerance) should come.
     for (int s = 0; s < kMaxActiveSweeps && total_updates_ - start < features(); ++s) {
-        active.clear();
-        for (const std::uint32_t j : first) {
-            if (coefs_.b[j] != 0) active.push_back(j);
-        }
+        keep_nonzero(active);
         if (active.empty()) break;
         const double largest = parallel_pass(active, rejected, rounds);
         // Not finite: the updates diverged, which the next evaluation reports.
@@ -425,35 +486,63 @@ train::Record Trainer::iterate() {
     return r;
 }
 
-EvalSums Trainer::eval_sums() {
+Evaluation Trainer::evaluate_all() {
     const std::uint32_t p = features();
     run(
         [&](Worker& me) {
-            me.eval = EvalSums(p);
+            me.eval.xq.assign(p, ExactSum{});
+            me.eval.q_sum = me.eval.rr = me.eval.ry = ExactSum{};
             push_evaluation(me.view(), coefs_.offset, me.eval);
         },
         slice_entries_);
-    // The xq sums, then q_sum, rr and ry, as one vector for the allreduce.
-    std::vector<ExactSum> all(std::size_t{p} + 3);
-    for (auto& w : workers_) {
-        for (std::uint32_t j = 0; j < p; ++j) all[j].add(w->eval.xq[j]);
-        all[p].add(w->eval.q_sum);
-        all[p + 1].add(w->eval.rr);
-        all[p + 2].add(w->eval.ry);
+    // The xq sums, then q_sum, rr and ry, as one vector for the allreduce; the workers add
+    // their shares of the columns, and compute the gradients and the coordinates' terms.
+    total_.resize(std::size_t{p} + 3);
+    ExactSum q_sum, rr, ry;
+    for (const auto& w : workers_) {
+        q_sum.add(w->eval.q_sum);
+        rr.add(w->eval.rr);
+        ry.add(w->eval.ry);
     }
-    reduce(all);
-    EvalSums total(p);
-    std::copy_n(all.begin(), p, total.xq.begin());
-    total.q_sum = all[p];
-    total.rr = all[p + 1];
-    total.ry = all[p + 2];
-    return total;
+    total_[p] = q_sum;
+    total_[p + 1] = rr;
+    total_[p + 2] = ry;
+    gradient_.resize(p);
+    const ProblemView pv = problem();
+    const auto add_columns = [&](Worker& me) {
+        const auto [lo, hi] = share(p, me.index, workers_.size());
+        for (std::size_t j = lo; j < hi; ++j) {
+            ExactSum s;
+            for (const auto& w : workers_) s.add(w->eval.xq[j]);
+            total_[j] = s;
+        }
+    };
+    const auto stats = [&](Worker& me) {
+        const auto [lo, hi] = share(p, me.index, workers_.size());
+        me.stats =
+            coordinate_stats(pv, options_.lambda, coefs_, static_cast<std::uint32_t>(lo),
+                             std::span<const ExactSum>(total_).subspan(lo, hi - lo),
+                             total_[p].value(), std::span<double>(gradient_).subspan(lo, hi - lo));
+    };
+    if (comm_.size() == 1) {
+        run(
+            [&](Worker& me) {
+                add_columns(me);
+                stats(me);
+            },
+            slice_entries_);
+    } else {
+        run(add_columns, slice_entries_);
+        reduce(total_);
+        run(stats, slice_entries_);
+    }
+    CoordinateStats all;
+    for (const auto& w : workers_) all.add(w->stats);
+    return finish_evaluation(pv, options_.lambda, all, total_[p + 1], total_[p + 2]);
 }
 
 void Trainer::evaluate_record(train::Record& r) {
-    const EvalSums sums = eval_sums();
-    last_ = evaluate(problem(), options_.lambda, coefs_, sums);
-    gradient_ = gradients(problem(), sums);
+    last_ = evaluate_all();
     gradient_lambda_ = options_.lambda / standardization_.y_scale;
     gradient_fresh_ = true;
     r.set("objective", last_.objective);
@@ -520,6 +609,7 @@ void Trainer::restore(const TrainerState& state, std::uint32_t first_row) {
         sampler_ = std::make_unique<PrioritySampler>(coefs_.last_delta, options_.strads.eta);
     pending_coords_.clear();
     pending_deltas_.clear();
+    pending_entries_ = 0;
     gradient_ = state.gradient;
     gradient_lambda_ = state.gradient_lambda;
     gradient_fresh_ = state.gradient_fresh;

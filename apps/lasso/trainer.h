@@ -8,9 +8,11 @@
 // replicated: every rank runs the same schedule from Rng(seed, round).
 //
 // A round over coordinates C: every worker PUSHES x̃_jᵀq over its rows into its own ExactSums;
-// the coordinator adds the workers' sums (exactly), allreduces their limbs across ranks (one
-// int64 allreduce_sum per round), PULLS (soft-threshold, the same on every rank), and every
-// worker subtracts the changes from its residuals (merged into the next round's push). STRADS
+// the workers' sums are added (exactly), their limbs allreduced across ranks (one int64
+// allreduce_sum per round) and PULLED (soft-threshold, the same on every rank), each worker over
+// its share of C in a large round, the coordinator otherwise; the coordinator adds the offset's
+// changes in C's order, and every worker subtracts the changes from its residuals (merged into
+// the next round's push). STRADS
 // rounds first push the candidates' pairwise dot products the same way. Exact sums make every
 // pulled value independent of the split, so ranks x threads give bitwise the same coefficients.
 #pragma once
@@ -162,6 +164,12 @@ class Trainer {
     void reduce(std::vector<ExactSum>& total);
     /// total = the workers' sums (w.sums), added exactly.
     void combine(std::vector<ExactSum>& total, std::size_t size);
+    /// total_[t] = the workers' sums[t] for t in me's share of [0, size).
+    void combine_range(Worker& me, std::size_t size);
+    /// A pull step over every worker's share of a round: run() when the round is large, else on
+    /// this thread, part after part, without a clock.
+    template <class Fn>
+    void run_pull(const Fn& fn, std::uint64_t entries);
     /// A round's push on one part: the pending residual updates, then x̃_jᵀq into me.sums.
     void push_part(Worker& me, std::span<const std::uint32_t> coords);
     /// A round over coords: the push (run()), then pull_round.
@@ -173,6 +181,9 @@ class Trainer {
     using RoundDone = std::function<void(std::span<const std::uint32_t>)>;
     /// Cyclic rounds over coords in order; returns max d_j δ_j² (standardised units).
     double sweep(std::span<const std::uint32_t> coords);
+    /// Removes the coordinates with b_j = 0 from `set`, keeping the order. The active sweeps
+    /// touch only their set, so filtering the last active set gives the working set's nonzeros.
+    void keep_nonzero(std::vector<std::uint32_t>& set) const;
     /// A cyclic iteration: the working set, then the active set until it settles.
     void iterate_cyclic();
     /// A shotgun/strads iteration: rounds over the working set, then over its nonzero
@@ -191,7 +202,9 @@ class Trainer {
                                                std::uint32_t& rejected);
     /// x̃_aᵀx̃_b over every part of this rank (one rank only), cached.
     double pair_dot(std::uint32_t a, std::uint32_t b);
-    EvalSums eval_sums();
+    /// Pushes an evaluation on the workers, reduces it, sets gradient_ (the workers split the
+    /// coordinates) and returns the evaluation at options_.lambda.
+    Evaluation evaluate_all();
     ProblemView problem() const;
 
     TrainOptions options_;
@@ -212,8 +225,11 @@ class Trainer {
     /// The last pull's coordinates and changes, not yet subtracted from the residuals.
     std::vector<std::uint32_t> pending_coords_;
     std::vector<double> pending_deltas_;
-    std::vector<ExactSum> total_;  ///< a round's reduced sums
-    std::uint32_t changed_ = 0;    ///< coordinates changed in this iteration
+    std::uint64_t pending_entries_ = 0;  ///< stored entries of pending_coords_' columns
+    std::vector<double> shift_deltas_;   ///< c_j δ_j of the last pull, for the offset
+    double round_largest_ = 0;           ///< max d_j δ_j² of the last pull
+    std::vector<ExactSum> total_;        ///< a round's reduced sums
+    std::uint32_t changed_ = 0;          ///< coordinates changed in this iteration
     /// g_j = z_jᵀr/N (standardised) at the last evaluation, at λ̃ = gradient_lambda_; fresh while
     /// no update has followed it.
     std::vector<double> gradient_;

@@ -69,6 +69,35 @@ std::uint32_t pull_updates(const ProblemView& problem, double lambda,
     return changed;
 }
 
+PullStats pull_range(const ProblemView& problem, double lambda, double q_sum,
+                     std::span<const std::uint32_t> coords, std::span<const ExactSum> total,
+                     std::size_t lo, std::size_t hi, Coefficients& coefs, std::span<double> deltas,
+                     std::span<double> shift_deltas) {
+    ROTOR_ASSERT(total.size() == coords.size() && deltas.size() == coords.size() &&
+                     shift_deltas.size() == coords.size() && lo <= hi && hi <= coords.size(),
+                 "pull_range: one total and one delta per coordinate");
+    const double n = problem.samples;
+    const double lambda_tilde = lambda / problem.y_scale;
+    PullStats s;
+    for (std::size_t t = lo; t < hi; ++t) {
+        const std::uint32_t j = coords[t];
+        const double g = (total[t].value() - problem.shifts[j] * q_sum) / n;
+        const double d = problem.sq_norms[j];
+        const double delta = coordinate_update(coefs.b[j], g, d, lambda_tilde) - coefs.b[j];
+        deltas[t] = delta;
+        if (delta != 0) ++s.changed;
+        s.largest = std::max(s.largest, d * delta * delta);
+        coefs.b[j] += delta;
+        coefs.last_delta[j] = delta;
+        shift_deltas[t] = problem.shifts[j] * delta;
+    }
+    return s;
+}
+
+void add_offset_changes(std::span<const double> shift_deltas, Coefficients& coefs) {
+    for (const double c : shift_deltas) coefs.offset += c;
+}
+
 void update_residuals(const PartView& part, std::span<const std::uint32_t> coords,
                       std::span<const double> deltas) {
     const ColumnsView& x = part.x;

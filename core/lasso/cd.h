@@ -94,6 +94,26 @@ std::uint32_t pull_updates(const ProblemView& problem, double lambda,
                            std::span<const std::uint32_t> coords, std::span<const ExactSum> total,
                            Coefficients& coefs, std::span<double> deltas);
 
+/// The pull of pull_updates split over ranges of a round (a trainer's threads), the same bits:
+/// for t in [lo, hi) (coords distinct), from q_sum = Σ ỹ − N o BEFORE the round, sets deltas[t],
+/// updates b_j and last_delta_j of j = coords[t], and sets shift_deltas[t] = c_j δ_t; the offset
+/// is left to add_offset_changes (in coords' order). Ranges may run concurrently. Returns how
+/// many of them changed and max d_j δ_j² over the range.
+struct PullStats {
+    std::uint32_t changed = 0;
+    double largest = 0;  ///< max d_j δ_j² (standardised units)
+};
+PullStats pull_range(const ProblemView& problem, double lambda, double q_sum,
+                     std::span<const std::uint32_t> coords, std::span<const ExactSum> total,
+                     std::size_t lo, std::size_t hi, Coefficients& coefs, std::span<double> deltas,
+                     std::span<double> shift_deltas);
+/// Σ ỹ − N o: the q_sum of pull_range.
+inline double residual_sum(const ProblemView& problem, const Coefficients& coefs) {
+    return problem.target_sum - double(problem.samples) * coefs.offset;
+}
+/// o += shift_deltas[t] for t in order (as pull_updates).
+void add_offset_changes(std::span<const double> shift_deltas, Coefficients& coefs);
+
 /// Every part after a pull: q_i −= δ_t x̃_ij for j = coords[t], t in order, over its rows.
 void update_residuals(const PartView& part, std::span<const std::uint32_t> coords,
                       std::span<const double> deltas);

@@ -31,48 +31,80 @@ void push_evaluation(const PartView& part, double offset, EvalSums& sums) {
     }
 }
 
+namespace {
+
+double gradient(const ProblemView& problem, std::uint32_t j, const ExactSum& xq, double q_sum) {
+    return problem.sq_norms[j] > 0 ? (xq.value() - problem.shifts[j] * q_sum) / problem.samples : 0;
+}
+
+}  // namespace
+
 std::vector<double> gradients(const ProblemView& problem, const EvalSums& total) {
-    const double n = problem.samples;
     const double q_sum = total.q_sum.value();
     std::vector<double> g(problem.features());
-    for (std::uint32_t j = 0; j < problem.features(); ++j) {
-        g[j] = problem.sq_norms[j] > 0 ? (total.xq[j].value() - problem.shifts[j] * q_sum) / n : 0;
-    }
+    for (std::uint32_t j = 0; j < problem.features(); ++j)
+        g[j] = gradient(problem, j, total.xq[j], q_sum);
     return g;
 }
 
-Evaluation evaluate(const ProblemView& problem, double lambda, const Coefficients& coefs,
-                    const EvalSums& total) {
+void CoordinateStats::add(const CoordinateStats& other) {
+    l1.add(other.l1);
+    dual_norm = std::max(dual_norm, other.dual_norm);
+    kkt = std::max(kkt, other.kkt);
+    nonzeros += other.nonzeros;
+}
+
+CoordinateStats coordinate_stats(const ProblemView& problem, double lambda,
+                                 const Coefficients& coefs, std::uint32_t lo,
+                                 std::span<const ExactSum> xq, double q_sum, std::span<double> g) {
+    ROTOR_ASSERT(g.size() == xq.size() && lo + xq.size() <= problem.features(),
+                 "coordinate_stats: ranges of different sizes");
+    const double lambda_tilde = lambda / problem.y_scale;
+    CoordinateStats s;
+    for (std::size_t t = 0; t < xq.size(); ++t) {
+        const auto j = static_cast<std::uint32_t>(lo + t);
+        g[t] = gradient(problem, j, xq[t], q_sum);
+        const double b = coefs.b[j];
+        s.l1.add(std::fabs(b));
+        s.dual_norm = std::max(s.dual_norm, std::fabs(g[t]));
+        const double v = b != 0 ? std::fabs(g[t] - std::copysign(lambda_tilde, b))
+                                : std::max(0.0, std::fabs(g[t]) - lambda_tilde);
+        s.kkt = std::max(s.kkt, v);
+        if (b != 0) ++s.nonzeros;
+    }
+    return s;
+}
+
+Evaluation finish_evaluation(const ProblemView& problem, double lambda,
+                             const CoordinateStats& stats, const ExactSum& rr_sum,
+                             const ExactSum& ry_sum) {
     const double n = problem.samples;
     const double s2 = problem.y_scale * problem.y_scale;
     const double lambda_tilde = lambda / problem.y_scale;
-    const std::vector<double> g = gradients(problem, total);
     Evaluation ev;
-    ExactSum l1;
-    double kkt = 0, dual_norm = 0;
-    for (std::uint32_t j = 0; j < problem.features(); ++j) {
-        const double b = coefs.b[j];
-        l1.add(std::fabs(b));
-        dual_norm = std::max(dual_norm, std::fabs(g[j]));
-        const double v = b != 0 ? std::fabs(g[j] - std::copysign(lambda_tilde, b))
-                                : std::max(0.0, std::fabs(g[j]) - lambda_tilde);
-        kkt = std::max(kkt, v);
-        if (b != 0) ++ev.nonzeros;
-    }
-    const double l1_norm = l1.value();
-    const double rr = total.rr.value();
+    ev.nonzeros = stats.nonzeros;
+    const double l1_norm = stats.l1.value();
+    const double rr = rr_sum.value();
     ev.objective = s2 * (rr / (2 * n) + lambda_tilde * l1_norm);
     ev.objective_paper = n * ev.objective;
     // scikit-learn's gap in its unnormalised form (α = N λ̃, ‖Zᵀr‖_∞ = N max|g_j|), then / N.
     const double alpha = n * lambda_tilde;
-    const double dual = n * dual_norm;
+    const double dual = n * stats.dual_norm;
     const double kappa = dual > alpha ? alpha / dual : 1.0;
-    const double gap = 0.5 * (1 + kappa * kappa) * rr + alpha * l1_norm - kappa * total.ry.value();
+    const double gap = 0.5 * (1 + kappa * kappa) * rr + alpha * l1_norm - kappa * ry_sum.value();
     ev.relative_gap = gap / n;
     ev.gap = s2 * ev.relative_gap;
-    ev.kkt_violation = problem.y_scale * kkt;
+    ev.kkt_violation = problem.y_scale * stats.kkt;
     ev.l1_norm = problem.y_scale * l1_norm;
     return ev;
+}
+
+Evaluation evaluate(const ProblemView& problem, double lambda, const Coefficients& coefs,
+                    const EvalSums& total) {
+    std::vector<double> g(problem.features());
+    const CoordinateStats stats =
+        coordinate_stats(problem, lambda, coefs, 0, total.xq, total.q_sum.value(), g);
+    return finish_evaluation(problem, lambda, stats, total.rr, total.ry);
 }
 
 Evaluation evaluate(std::span<const PartView> parts, const ProblemView& problem, double lambda,

@@ -53,6 +53,27 @@ struct Evaluation {
     std::uint32_t nonzeros = 0;
 };
 
+/// The evaluation's terms over a range of coordinates: they add up exactly over ranges in any
+/// order (an exact sum, maxima and a count), so a trainer may split the coordinates over threads.
+struct CoordinateStats {
+    ExactSum l1;           ///< Σ |b_j| (standardised)
+    double dual_norm = 0;  ///< max |g_j|
+    double kkt = 0;        ///< max subgradient violation (standardised)
+    std::uint32_t nonzeros = 0;
+
+    void add(const CoordinateStats& other);
+};
+
+/// For j in [lo, hi): g[j - lo] = z_jᵀr/N (as gradients()) from xq[j - lo] = the total x̃_jᵀq and
+/// q_sum = Σ q_i; returns the range's terms. lambda in user units.
+CoordinateStats coordinate_stats(const ProblemView& problem, double lambda,
+                                 const Coefficients& coefs, std::uint32_t lo,
+                                 std::span<const ExactSum> xq, double q_sum, std::span<double> g);
+
+/// The evaluation from every coordinate's terms and the totals of Σ r_i² and Σ r_i ỹ_i.
+Evaluation finish_evaluation(const ProblemView& problem, double lambda,
+                             const CoordinateStats& stats, const ExactSum& rr, const ExactSum& ry);
+
 /// The evaluation from the total of every part's push_evaluation. lambda in user units.
 Evaluation evaluate(const ProblemView& problem, double lambda, const Coefficients& coefs,
                     const EvalSums& total);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
-#include <unordered_set>
 
 #include "core/base/error.h"
 
@@ -24,13 +23,29 @@ std::vector<std::uint32_t> schedule_cyclic(std::uint32_t p, std::uint32_t first,
 std::vector<std::uint32_t> schedule_shotgun(Rng& rng, std::uint32_t p, std::uint32_t parallel) {
     const std::uint32_t m = std::min(p, parallel);
     // Floyd's sampling: for k = p − m .. p − 1, draw t in [0, k]; take t, or k if t was taken.
-    std::unordered_set<std::uint32_t> taken;
+    // The taken set: open addressing over at least 2m slots (coordinates < p <= 2^32 − 1, so
+    // kEmpty is never one).
+    constexpr std::uint32_t kEmpty = 0xFFFFFFFF;
+    int bits = 4;
+    while ((std::size_t{1} << bits) < 2 * std::size_t{m}) ++bits;
+    std::vector<std::uint32_t> slots(std::size_t{1} << bits, kEmpty);
+    const std::size_t mask = slots.size() - 1;
+    // Inserts c; false when it was there.
+    const auto insert = [&](std::uint32_t c) {
+        std::size_t at = (std::uint64_t{c} * 0x9E3779B97F4A7C15ULL) >> (64 - bits);
+        while (slots[at] != kEmpty) {
+            if (slots[at] == c) return false;
+            at = (at + 1) & mask;
+        }
+        slots[at] = c;
+        return true;
+    };
     std::vector<std::uint32_t> out;
     out.reserve(m);
     for (std::uint32_t k = p - m; k < p; ++k) {
         const auto t = static_cast<std::uint32_t>(rng.below(std::uint64_t{k} + 1));
-        const std::uint32_t pick = taken.insert(t).second ? t : k;
-        if (pick == k) taken.insert(k);
+        const std::uint32_t pick = insert(t) ? t : k;
+        if (pick == k) insert(k);
         out.push_back(pick);
     }
     return out;

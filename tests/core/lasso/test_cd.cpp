@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "core/base/rng.h"
@@ -137,6 +139,46 @@ TEST(ParallelRound, OnePartAndThreePartsAreBitwiseEqual) {
         EXPECT_EQ(e1.gap, e3.gap);
         EXPECT_EQ(e1.kkt_violation, e3.kkt_violation);
     }
+}
+
+TEST(PullRange, RangesInAnyOrderArePullUpdatesBitForBit) {
+    const Design d = build_design(random_data(80, 12, 0.4, 3, 17));
+    const ProblemView pv = ProblemView::of(d);
+    Split s(d, 2);
+    const double lambda = 0.02;
+    Coefficients warm(12);
+    sequential_round(s.views, pv, lambda, all_coords(12), warm);
+    const std::vector<std::uint32_t> coords = {7, 2, 11, 0, 5, 9, 3};
+    std::vector<ExactSum> total(coords.size());
+    for (const PartView& v : s.views) push_gradients(v, coords, total);
+    Coefficients expect = warm;
+    std::vector<double> expect_deltas(coords.size());
+    const std::uint32_t changed = pull_updates(pv, lambda, coords, total, expect, expect_deltas);
+    ASSERT_GT(changed, 0u);
+    // Three ranges, the last first (as threads may finish), then the offset in order.
+    Coefficients got = warm;
+    std::vector<double> deltas(coords.size()), shift_deltas(coords.size());
+    const double q_sum = residual_sum(pv, got);
+    PullStats all;
+    for (const auto& [lo, hi] : {std::pair<std::size_t, std::size_t>{5, 7}, {0, 2}, {2, 5}}) {
+        const PullStats st =
+            pull_range(pv, lambda, q_sum, coords, total, lo, hi, got, deltas, shift_deltas);
+        all.changed += st.changed;
+        all.largest = std::max(all.largest, st.largest);
+    }
+    add_offset_changes(shift_deltas, got);
+    EXPECT_EQ(all.changed, changed);
+    EXPECT_EQ(deltas, expect_deltas);
+    EXPECT_EQ(got.b, expect.b);
+    EXPECT_EQ(got.last_delta, expect.last_delta);
+    EXPECT_EQ(got.offset, expect.offset);
+    double largest = 0;
+    for (std::size_t t = 0; t < coords.size(); ++t) {
+        const double dl = expect_deltas[t];
+        largest = std::max(largest, pv.sq_norms[coords[t]] * dl * dl);
+    }
+    EXPECT_EQ(all.largest, largest);
+    EXPECT_GT(largest, 0);
 }
 
 TEST(SequentialRound, CyclicConvergesToKktAndZeroGapDeterministically) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <fstream>
+#include <span>
 #include <sstream>
 #include <string>
 
@@ -30,6 +31,36 @@ std::vector<std::uint32_t> all_coords(std::uint32_t p) {
     std::vector<std::uint32_t> c(p);
     std::iota(c.begin(), c.end(), 0u);
     return c;
+}
+
+TEST(Objective, CoordinateStatsOverRangesAreTheEvaluationBitForBit) {
+    const Design d = build_design(random_data(50, 9, 0.5, 3, 29));
+    const ProblemView pv = ProblemView::of(d);
+    Split s(d, 2);
+    Coefficients c(9);
+    const double lambda = 0.04;
+    sequential_round(s.views, pv, lambda, all_coords(9), c);
+    ASSERT_GT(c.nonzeros(), 0u);
+    EvalSums total(9);
+    for (const PartView& v : s.views) push_evaluation(v, c.offset, total);
+    const Evaluation expect = evaluate(pv, lambda, c, total);
+    const std::vector<double> expect_g = gradients(pv, total);
+    std::vector<double> g(9);
+    CoordinateStats all;
+    for (const auto& [lo, hi] : {std::pair<std::uint32_t, std::uint32_t>{6, 9}, {0, 4}, {4, 6}}) {
+        all.add(coordinate_stats(pv, lambda, c, lo,
+                                 std::span<const ExactSum>(total.xq).subspan(lo, hi - lo),
+                                 total.q_sum.value(), std::span<double>(g).subspan(lo, hi - lo)));
+    }
+    const Evaluation got = finish_evaluation(pv, lambda, all, total.rr, total.ry);
+    EXPECT_EQ(g, expect_g);
+    EXPECT_EQ(got.objective, expect.objective);
+    EXPECT_EQ(got.gap, expect.gap);
+    EXPECT_EQ(got.relative_gap, expect.relative_gap);
+    EXPECT_EQ(got.kkt_violation, expect.kkt_violation);
+    EXPECT_EQ(got.l1_norm, expect.l1_norm);
+    EXPECT_EQ(got.nonzeros, expect.nonzeros);
+    EXPECT_GT(got.kkt_violation, 0);
 }
 
 TEST(Objective, MatchesTheRawModelsLossAndPenalty) {
