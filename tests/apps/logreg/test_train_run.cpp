@@ -290,6 +290,21 @@ TEST_F(LogregTrainRun, PartsPerRankGiveOneProcessModelAndResumeAcrossRankCounts)
     EXPECT_EQ(read_text(path("r1.txt")), read_text(path("one.txt")));
 }
 
+// Every rank reads the block file: 3 ranks give one process's model with the same groups.
+TEST_F(LogregTrainRun, BlockFileUnderMpiexecGivesOneProcessModel) {
+    std::string text;
+    for (std::uint64_t k = 0; k < 40; ++k)  // synthetic_examples' keys
+        text += fmt::format("{}\tg{}\n", (k + 1) * 0x9E3779B97F4A7C1ULL, k % 4);
+    const std::string with = " --block-file " + dir_.write("g.blocks", text);
+    ASSERT_EQ(train(with + " --out " + path("one.txt")).code, 0);
+    ASSERT_EQ(system_quiet(mpiexec(3) + " logreg train --data " + data_ + flags_ + with +
+                               " --iterations 80 --servers 1 --out " + path("three.txt"),
+                           path("mpi.log")),
+              0)
+        << read_text(path("mpi.log"));
+    EXPECT_EQ(read_text(path("three.txt")), read_text(path("one.txt")));
+}
+
 // A bad line in the last rank's part is reported with its line number in the whole file.
 TEST_F(LogregTrainRun, AnErrorInALaterPartNamesItsLineInTheFile) {
     std::string text = read_text(data_);
