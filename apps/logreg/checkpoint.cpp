@@ -19,11 +19,13 @@ constexpr apps::StateCheckpointFormat kCheckpoint{kFormat, kVersion, "a logistic
                                                   kPartMagic, kPartVersion};
 
 nlohmann::ordered_json settings_json(const CheckpointSettings& s) {
-    return {{"lambda", s.lambda},     {"blocks", s.blocks},
-            {"seed", s.seed},         {"eta", s.eta},
-            {"max_step", s.max_step}, {"curvature", s.curvature},
-            {"delay", s.delay},       {"intercept", s.intercept},
-            {"hashed", s.hashed},     {"iterations", s.iterations}};
+    nlohmann::ordered_json j = {{"lambda", s.lambda},     {"blocks", s.blocks},
+                                {"seed", s.seed},         {"eta", s.eta},
+                                {"max_step", s.max_step}, {"curvature", s.curvature},
+                                {"delay", s.delay},       {"intercept", s.intercept},
+                                {"hashed", s.hashed},     {"iterations", s.iterations}};
+    if (!s.block_file.empty()) j["block_file"] = s.block_file;  // absent: none
+    return j;
 }
 
 CheckpointSettings settings_from_json(const nlohmann::json& j, const std::string& path) {
@@ -37,6 +39,7 @@ CheckpointSettings settings_from_json(const nlohmann::json& j, const std::string
     s.delay = apps::json_string(j, "delay", path);
     s.intercept = apps::json_bool(j, "intercept", path);
     s.hashed = apps::json_bool(j, "hashed", path);
+    if (j.contains("block_file")) s.block_file = apps::json_string(j, "block_file", path);
     s.iterations = apps::json_unsigned(j, "iterations", path);
     if (!(s.lambda > 0) || s.blocks < 1 || !(s.eta > 0 && s.eta <= 1) || !(s.max_step >= 0) ||
         (s.curvature != "bound" && s.curvature != "local"))

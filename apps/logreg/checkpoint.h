@@ -27,6 +27,7 @@ struct CheckpointSettings {
     std::string delay = "0";
     bool intercept = true;
     bool hashed = false;
+    std::string block_file;        ///< the --block-file's digest in hex ("": none)
     std::uint64_t iterations = 0;  ///< the total to reach (may change on --resume)
 };
 

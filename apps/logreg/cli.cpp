@@ -92,8 +92,13 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
          "L1 penalty: sum log(1 + exp(-y x.w)) + lambda ||w||_1 (liblinear's C = 1/lambda); "
          "required unless --resume")
         ->capture_default_str();
-    c->add_option("--blocks", o.prox.blocks, "Feature blocks (by a hash of key and seed)")
+    c->add_option("--blocks", o.prox.blocks,
+                  "Feature blocks (by a hash of key and seed; with --block-file, those of the "
+                  "keys it does not list)")
         ->capture_default_str();
+    c->add_option("--block-file", f->block_file,
+                  "Feature groups, key<TAB>group lines (names with --hash-features): a block "
+                  "each");
     c->add_option("--iterations", o.iterations, "Iterations, one block each")
         ->capture_default_str();
     c->add_option("--delay", f->delay, "Bounded delay tau: 0 (sequential) .. inf (eventual)")

@@ -18,6 +18,7 @@
 #include "core/base/error.h"
 #include "core/base/timer.h"
 #include "core/io/atomic_file.h"
+#include "core/logreg/block_groups.h"
 #include "core/logreg/examples_binary.h"
 #include "train/checkpoint_dir.h"
 #include "train/memory_plan.h"
@@ -58,7 +59,7 @@ CheckpointSettings settings_of(const TrainFlags& f) {
     const DelayedOptions& o = f.options;
     CheckpointSettings s;
     s.lambda = o.prox.lambda;
-    s.blocks = o.prox.blocks;
+    s.blocks = o.prox.blocks - (o.prox.groups ? o.prox.groups->groups() : 0);  // the flag's
     s.seed = o.prox.seed;
     s.eta = o.prox.eta;
     s.max_step = o.prox.max_step;
@@ -66,6 +67,7 @@ CheckpointSettings settings_of(const TrainFlags& f) {
     s.delay = f.delay;
     s.intercept = !f.no_intercept;
     s.hashed = f.hash_features;
+    if (!f.block_file.empty()) s.block_file = fmt::format("{:016x}", f.block_file_digest);
     s.iterations = o.iterations;
     return s;
 }
@@ -85,7 +87,9 @@ void apply_checkpoint(TrainFlags& f, const Checkpoint& c, bool iterations_given)
         {ours.delay, theirs.delay},
         {on(!ours.intercept), on(!theirs.intercept)},
         {on(ours.hashed), on(theirs.hashed)},
-        {g(ours.max_step), g(theirs.max_step)}};
+        {g(ours.max_step), g(theirs.max_step)},
+        {ours.block_file.empty() ? "none" : ours.block_file,
+         theirs.block_file.empty() ? "none" : theirs.block_file}};
     for (std::size_t i = 0; i < std::size(kModelFlags); ++i) {
         const bool given =
             std::find(f.given.begin(), f.given.end(), kModelFlags[i]) != f.given.end();
@@ -105,6 +109,10 @@ void apply_checkpoint(TrainFlags& f, const Checkpoint& c, bool iterations_given)
     f.delay = theirs.delay;
     f.no_intercept = !theirs.intercept;
     f.hash_features = theirs.hashed;
+    if (!theirs.block_file.empty() && f.block_file.empty())
+        throw ConfigError("--block-file",
+                          fmt::format("is required: {} was trained with a block file (digest {})",
+                                      f.resume, theirs.block_file));
     if (!iterations_given) o.iterations = theirs.iterations;
     if (c.state.iterations_done > o.iterations)
         throw ConfigError("--iterations",
@@ -133,6 +141,20 @@ void validate(TrainFlags& f, int ranks) {
     }
 }
 
+/// --block-file: its groups become blocks 0..G-1, --blocks hash blocks follow them.
+void read_groups(TrainFlags& f) {
+    if (f.block_file.empty()) return;
+    BlockProxOptions& o = f.options.prox;
+    auto groups =
+        std::make_shared<const BlockGroups>(read_block_file(f.block_file, f.hash_features));
+    if (groups->digest() != f.block_file_digest)
+        throw InputError(f.block_file, "changed while it was read");
+    if (groups->groups() > (1U << 30) - o.blocks)
+        throw ConfigError("--block-file", fmt::format("{} groups: too many", groups->groups()));
+    o.blocks += groups->groups();
+    o.groups = std::move(groups);
+}
+
 std::string checkpoint_dir(const TrainFlags& f) {
     return f.checkpoint_dir.empty() ? f.out + ".checkpoint" : f.checkpoint_dir;
 }
@@ -142,11 +164,13 @@ PartCount count_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s,
                       bool iterations_given) {
     if (f.resume.empty() && std::find(f.given.begin(), f.given.end(), "--lambda") == f.given.end())
         throw ConfigError("--lambda", "is required (unless --resume)");
+    if (!f.block_file.empty()) f.block_file_digest = block_file_digest(f.block_file);
     if (!f.resume.empty()) {
         s.resume = read_checkpoint(f.resume);
         apply_checkpoint(f, *s.resume, iterations_given);
     }
     validate(f, world.size());
+    read_groups(f);
     s.layout = layout_of(f.servers, world.size());
     const auto it = std::find(s.layout.workers.begin(), s.layout.workers.end(), world.rank());
     if (it != s.layout.workers.end()) s.worker = static_cast<int>(it - s.layout.workers.begin());
@@ -163,11 +187,17 @@ PartCount count_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s,
 
 /// Phases 2 and 3: the memory plan, the part read, the fingerprint, the resumed state.
 void load_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s, const PartCount& mine) {
+    const bool groups_hashed = f.hash_features;
     using V = std::vector<std::uint64_t>;
-    const auto counts = comm::allgather(world,
-                                        V{mine.newlines, mine.examples, mine.nonzeros, mine.keys,
-                                          mine.form == ExamplesForm::kBinary ? 1U : 0U},
-                                        "input counts");
+    const auto counts =
+        comm::allgather(world,
+                        V{mine.newlines, mine.examples, mine.nonzeros, mine.keys,
+                          mine.form == ExamplesForm::kBinary ? 1U : 0U, f.block_file_digest},
+                        "input counts");
+    for (const auto& c : counts)
+        if (c[5] != f.block_file_digest)
+            throw ConfigError("--block-file",
+                              "differs between ranks (every rank reads the same file)");
     PlanInputs plan{mine,
                     0,
                     0,
@@ -212,6 +242,10 @@ void load_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s, const P
     }
     s.print = combine(parts);
     s.all_examples = s.print.examples;
+    if (f.options.prox.groups && f.hash_features && !groups_hashed)
+        throw ConfigError("--block-file",
+                          "the data's features are hashed: give --hash-features so that its keys "
+                          "are read as feature names");
 }
 
 /// Phase 3 (agreed): the data checked against the checkpoint, the state restored, the test set

@@ -34,6 +34,9 @@ struct TrainFlags {
     // Filters (apps/logreg/filters.h): the --filters list and the --stats file.
     std::string filters;
     std::string stats;
+    // --block-file (core/logreg/block_groups.h) and the digest of its lines (0: none).
+    std::string block_file;
+    std::uint64_t block_file_digest = 0;
     DelayedOptions options;
     /// The model-defining flags given on the command line (with --resume they must agree with
     /// the checkpoint).
@@ -41,9 +44,9 @@ struct TrainFlags {
 };
 
 /// The flags --resume compares with the checkpoint.
-inline constexpr const char* kModelFlags[] = {"--lambda",       "--blocks",        "--seed",
-                                              "--eta",          "--curvature",     "--delay",
-                                              "--no-intercept", "--hash-features", "--max-step"};
+inline constexpr const char* kModelFlags[] = {
+    "--lambda", "--blocks",       "--seed",          "--eta",      "--curvature",
+    "--delay",  "--no-intercept", "--hash-features", "--max-step", "--block-file"};
 
 /// "0", "3", "inf" → τ (comm::kInfiniteDelay for inf). ConfigError("--delay") otherwise.
 std::int64_t parse_delay(const std::string& s);

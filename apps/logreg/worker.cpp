@@ -116,7 +116,7 @@ Worker::Worker(Shard& part, const BlockProxOptions& o, int threads, std::span<co
     if (threads < 1) throw ConfigError("threads", "must be >= 1");
     ROTOR_ASSERT(start.empty() || start.size() == w_.size(), "w over the part's keys");
     if (!start.empty()) w_.assign(start.begin(), start.end());
-    blocks_ = split_blocks(part.keys(), o.blocks, o.seed);
+    blocks_ = split_blocks(part.keys(), o.blocks, o.seed, o.groups.get());
     index_.resize(blocks_.size());
     slices_.resize(blocks_.size());
     const auto keys = part.keys();

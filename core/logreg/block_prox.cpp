@@ -50,7 +50,7 @@ BlockProx::BlockProx(std::span<Shard> parts, const BlockProxOptions& options)
       order_(std::max<std::uint32_t>(options.blocks, 1), options.seed) {
     ROTOR_ASSERT(options.lambda > 0 && options.eta > 0 && options.blocks >= 1,
                  "BlockProx: bad options");
-    blocks_ = split_blocks(keys_, options.blocks, options.seed);
+    blocks_ = split_blocks(keys_, options.blocks, options.seed, options.groups.get());
     block_index_.resize(blocks_.size());
     slices_.resize(blocks_.size());
     scratches_.resize(parts_.size());

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -18,11 +19,13 @@ namespace rotor::logreg {
 /// Options of BlockProx. A plain struct.
 struct BlockProxOptions {
     double lambda = 1;         ///< λ > 0 (liblinear's C = 1/λ)
-    std::uint32_t blocks = 1;  ///< B >= 1: features split by block_of(key, B, seed)
+    std::uint32_t blocks = 1;  ///< B >= 1: features split by split_blocks(keys, B, seed, groups)
     std::uint64_t seed = 1;    ///< block assignment and block order
     double eta = 1;            ///< step scale η in (0, 1] (1 with Curvature::kBound descends)
     Curvature curvature = Curvature::kBound;
     double max_step = 0;  ///< > 0: each step's change of a weight clamped to ±max_step (prox_step)
+    /// Feature groups (--block-file; shared, immutable): blocks 0..G-1, the hash blocks after.
+    std::shared_ptr<const BlockGroups> groups;
 };
 
 /// The block of iteration t: pass t / B visits the blocks in a permutation drawn from

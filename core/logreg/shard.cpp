@@ -61,10 +61,20 @@ std::uint32_t block_of(std::uint64_t key, std::uint32_t blocks, std::uint64_t se
 }
 
 std::vector<std::vector<std::uint64_t>> split_blocks(std::span<const std::uint64_t> keys,
-                                                     std::uint32_t blocks, std::uint64_t seed) {
+                                                     std::uint32_t blocks, std::uint64_t seed,
+                                                     const BlockGroups* groups) {
     ROTOR_ASSERT(blocks >= 1, "at least one block");
     std::vector<std::vector<std::uint64_t>> out(blocks);
-    for (const std::uint64_t k : keys) out[block_of(k, blocks, seed)].push_back(k);
+    if (groups == nullptr) {
+        for (const std::uint64_t k : keys) out[block_of(k, blocks, seed)].push_back(k);
+        return out;
+    }
+    const std::uint32_t listed = groups->groups();
+    ROTOR_ASSERT(listed < blocks, "at least one hash block after the groups");
+    for (const std::uint64_t k : keys) {
+        const std::optional<std::uint32_t> g = groups->group_of(k);
+        out[g ? *g : listed + block_of(k, blocks - listed, seed)].push_back(k);
+    }
     return out;
 }
 

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "core/logreg/block_groups.h"
 #include "core/logreg/examples.h"
 
 namespace rotor::logreg {
@@ -52,9 +53,13 @@ class Shard {
 /// exchange: a SplitMix64 hash of key and seed, modulo blocks.
 std::uint32_t block_of(std::uint64_t key, std::uint32_t blocks, std::uint64_t seed) noexcept;
 
-/// `keys` (strictly increasing) split by block_of: element b holds block b's keys, increasing.
+/// `keys` (strictly increasing) split into `blocks` blocks: element b holds block b's keys,
+/// increasing. Without `groups` (or null) key k is in block_of(k, blocks, seed); with them (G =
+/// groups->groups() < blocks) a listed key is in its group's block and any other key in block
+/// G + block_of(k, blocks - G, seed).
 std::vector<std::vector<std::uint64_t>> split_blocks(std::span<const std::uint64_t> keys,
-                                                     std::uint32_t blocks, std::uint64_t seed);
+                                                     std::uint32_t blocks, std::uint64_t seed,
+                                                     const BlockGroups* groups = nullptr);
 
 /// The sorted union of the parts' keys.
 std::vector<std::uint64_t> union_keys(std::span<const Shard> parts);

@@ -7,7 +7,11 @@ chunks of other parties are dropped), features = the vocabulary's words, value =
 (as make_sotu_year.py). The train and heldout splits give ``sotu-party.train.svm`` and
 ``sotu-party.test.svm`` (LIBSVM, 1-based word ids; a document without words is dropped).
 
-    make_sotu_party.py [--corpus data/sotu-para] --out DIR
+With ``--era YEAR`` it builds sotu-era instead, a second real set from the same corpus: every
+chunk is kept, label +1 when its address is from YEAR or later, -1 before (``sotu-era.train.svm``,
+``sotu-era.test.svm``). ``--max-docs N`` keeps the first N examples of each split.
+
+    make_sotu_party.py [--corpus data/sotu-para] --out DIR [--era YEAR] [--max-docs N]
 
 Standard library only; the same corpus gives the same bytes.
 """
@@ -22,20 +26,25 @@ from pathlib import Path
 LABELS = {"Republican": "+1", "Democratic": "-1"}
 
 
-def labels_of(corpus: Path) -> dict[tuple[str, int], str]:
-    """(split, docID) -> label, for the two parties kept."""
+def labels_of(corpus: Path, era: int = 0) -> dict[tuple[str, int], str]:
+    """(split, docID) -> label: by party for the two parties kept, or by era when era > 0."""
     out: dict[tuple[str, int], str] = {}
     with open(corpus / "docs.tsv", encoding="utf-8") as f:
         header = f.readline().rstrip("\n").split("\t")
-        split_col, doc_col, party_col = (header.index(k) for k in ("split", "doc", "party"))
+        split_col, doc_col, party_col, year_col = (
+            header.index(k) for k in ("split", "doc", "party", "year"))
         for line in f:
             fields = line.rstrip("\n").split("\t")
-            if fields[party_col] in LABELS:
-                out[(fields[split_col], int(fields[doc_col]))] = LABELS[fields[party_col]]
+            key = (fields[split_col], int(fields[doc_col]))
+            if era > 0:
+                out[key] = "+1" if int(fields[year_col]) >= era else "-1"
+            elif fields[party_col] in LABELS:
+                out[key] = LABELS[fields[party_col]]
     return out
 
 
-def write_split(corpus: Path, split: str, labels: dict[tuple[str, int], str], out: Path) -> int:
+def write_split(corpus: Path, split: str, labels: dict[tuple[str, int], str], out: Path,
+                max_docs: int = 0) -> int:
     """Writes one split as LIBSVM; returns the number of examples."""
     docs = 0
     with gzip.open(corpus / split / "docword.txt.gz", "rt", encoding="ascii") as f, \
@@ -46,7 +55,8 @@ def write_split(corpus: Path, split: str, labels: dict[tuple[str, int], str], ou
 
         def flush() -> None:
             nonlocal docs
-            if current is None or not entries or (split, current) not in labels:
+            if current is None or not entries or (split, current) not in labels or \
+                    (max_docs and docs >= max_docs):
                 return
             o.write(f"{labels[(split, current)]} " + " ".join(entries) + "\n")
             docs += 1
@@ -65,12 +75,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=Path("data/sotu-para"))
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--era", type=int, default=0,
+                    help="label by year >= ERA instead of by party (0: by party)")
+    ap.add_argument("--max-docs", type=int, default=0, help="at most N examples a split (0: all)")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
-    labels = labels_of(a.corpus)
+    labels = labels_of(a.corpus, a.era)
+    stem = "sotu-era" if a.era > 0 else "sotu-party"
     for split, name in (("train", "train"), ("heldout", "test")):
-        n = write_split(a.corpus, split, labels, a.out / f"sotu-party.{name}.svm")
-        print(f"{a.out}/sotu-party.{name}.svm: {n} examples")
+        n = write_split(a.corpus, split, labels, a.out / f"{stem}.{name}.svm", a.max_docs)
+        print(f"{a.out}/{stem}.{name}.svm: {n} examples")
 
 
 if __name__ == "__main__":

@@ -290,6 +290,21 @@ TEST_F(LogregTrainRun, PartsPerRankGiveOneProcessModelAndResumeAcrossRankCounts)
     EXPECT_EQ(read_text(path("r1.txt")), read_text(path("one.txt")));
 }
 
+// Every rank reads the block file: 3 ranks give one process's model with the same groups.
+TEST_F(LogregTrainRun, BlockFileUnderMpiexecGivesOneProcessModel) {
+    std::string text;
+    for (std::uint64_t k = 0; k < 40; ++k)  // synthetic_examples' keys
+        text += fmt::format("{}\tg{}\n", (k + 1) * 0x9E3779B97F4A7C1ULL, k % 4);
+    const std::string with = " --block-file " + dir_.write("g.blocks", text);
+    ASSERT_EQ(train(with + " --out " + path("one.txt")).code, 0);
+    ASSERT_EQ(system_quiet(mpiexec(3) + " logreg train --data " + data_ + flags_ + with +
+                               " --iterations 80 --servers 1 --out " + path("three.txt"),
+                           path("mpi.log")),
+              0)
+        << read_text(path("mpi.log"));
+    EXPECT_EQ(read_text(path("three.txt")), read_text(path("one.txt")));
+}
+
 // A bad line in the last rank's part is reported with its line number in the whole file.
 TEST_F(LogregTrainRun, AnErrorInALaterPartNamesItsLineInTheFile) {
     std::string text = read_text(data_);
@@ -306,6 +321,36 @@ TEST_F(LogregTrainRun, AnErrorInALaterPartNamesItsLineInTheFile) {
         << read_text(path("mpi.log"));
 }
 #endif
+
+TEST_F(LogregTrainRun, BlockFileGroupsAreModelDefiningAndItsErrorsNameTheLine) {
+    std::string text, other;
+    for (std::uint64_t k = 0; k < 40; ++k) {  // synthetic_examples' keys
+        const std::uint64_t key = (k + 1) * 0x9E3779B97F4A7C1ULL;
+        text += fmt::format("{}\tg{}\n", key, k % 4);
+        other += fmt::format("{}\tg{}\n", key, k % 3);
+    }
+    const std::string groups = dir_.write("g.blocks", text), moved = dir_.write("o.blocks", other);
+    const std::string with = " --block-file " + groups;
+    ASSERT_EQ(train(with + " --iterations 40 --checkpoint-every 20 --out " + path("a.txt")).code,
+              0);
+    ASSERT_EQ(train(" --iterations 40 --out " + path("h.txt")).code, 0);
+    EXPECT_NE(read_text(path("a.txt")), read_text(path("h.txt")));
+    const std::string ck = path("a.txt.checkpoint");
+    for (const std::string& flag : {std::string(), " --block-file " + moved}) {
+        const auto r = train(flag + " --iterations 60 --resume " + ck + " --out " + path("b.txt"));
+        EXPECT_EQ(r.code, 3) << flag;
+        EXPECT_NE(r.err.find("--block-file"), std::string::npos) << r.err;
+    }
+    ASSERT_EQ(train(with + " --iterations 60 --out " + path("s60.txt")).code, 0);
+    ASSERT_EQ(train(with + " --iterations 60 --resume " + ck + " --out " + path("r60.txt")).code,
+              0);
+    EXPECT_EQ(read_text(path("r60.txt")), read_text(path("s60.txt")));
+    const std::string bad = dir_.write("bad.blocks", "1\ta\n2 b\n");
+    const auto r = train(" --block-file " + bad + " --out " + path("c.txt"));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find(bad + ":2:1: expected key<TAB>group"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(path("c.txt")));
+}
 
 }  // namespace
 }  // namespace rotor::apps

@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "comm/inprocess_communicator.h"
@@ -102,6 +105,41 @@ TEST_P(DelayedRanks, DelayZeroIsTheSequentialBlockProximalGradientBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, DelayedRanks, ::testing::Values(1, 2, 3, 4));
+
+TEST(Delayed, DelayZeroWithFeatureGroupsIsBlockProxWithTheSameGroups) {
+    const Examples ex = testing::synthetic_examples(120, 40, 6, 21);
+    std::unordered_map<std::uint64_t, std::uint32_t> group_of;
+    for (std::uint64_t k = 0; k < 20; ++k)  // synthetic_examples' keys; the rest hashed
+        group_of.emplace((k + 1) * 0x9E3779B97F4A7C1ULL, static_cast<std::uint32_t>(k % 2));
+    DelayedOptions o;
+    o.prox.lambda = 0.7;
+    o.prox.blocks = 2 + 3;
+    o.prox.groups = std::make_shared<const BlockGroups>(std::move(group_of),
+                                                        std::vector<std::string>{"a", "b"}, 1);
+    o.prox.curvature = Curvature::kLocal;
+    o.iterations = 40;
+    std::vector<Shard> one{Shard(ex, true)};
+    BlockProx reference(one, o.prox);
+    for (std::uint64_t t = 0; t < o.iterations; ++t) reference.step(t);
+    DelayedOptions hashed = o;  // the same blocks by the hash alone: another model
+    hashed.prox.groups.reset();
+    BlockProx other(one, hashed.prox);
+    for (const KvLayout& layout : comm::testing::kv_layouts(3)) {
+        const DelayedRun run = run_delayed(ex, 3, layout, o);
+        std::size_t nonzero = 0;
+        for (std::size_t k = 0; k < reference.keys().size(); ++k) {
+            const auto it = run.w.find(reference.keys()[k]);
+            const double w = it == run.w.end() ? 0.0 : it->second;
+            EXPECT_EQ(w, reference.weights()[k]) << "key " << k;
+            nonzero += w != 0;
+        }
+        EXPECT_GT(nonzero, 3u);
+    }
+    bool differs = false;
+    for (std::uint32_t b = 0; b < 5; ++b)
+        differs = differs || !std::ranges::equal(reference.block(b), other.block(b));
+    EXPECT_TRUE(differs);
+}
 
 TEST(Delayed, BoundedDelaysApproachTheOptimumAndEveryDelayEndsConsistent) {
     const Examples ex = testing::synthetic_examples(200, 30, 5, 22);

@@ -1,5 +1,5 @@
-"""Tests of the logistic-regression data scripts: make_logreg_synthetic.py and
-make_kernel_drivers.py.
+"""Tests of the logistic-regression data scripts: make_logreg_synthetic.py,
+make_kernel_drivers.py and make_sotu_party.py.
 
 Run: python3 -m unittest discover -s tools/data/tests -v
 """
@@ -64,6 +64,37 @@ class KernelDriversTest(unittest.TestCase):
             self.assertEqual(train, ["+1 1:1.69315 3:1", "-1 2:1"])
             test = (Path(tmp) / "kernel-drivers.test.svm").read_text().splitlines()
             self.assertEqual([l.split()[0] for l in test], ["+1", "-1"])
+
+
+class SotuPartyTest(unittest.TestCase):
+    def make_corpus(self, root: Path) -> Path:
+        corpus = root / "sotu"
+        for split in ("train", "heldout"):
+            (corpus / split).mkdir(parents=True)
+            with gzip.open(corpus / split / "docword.txt.gz", "wt") as f:
+                f.write("3\n3\n4\n1 1 2\n2 2 1\n3 3 1\n3 1 1\n")
+        (corpus / "docs.tsv").write_text(
+            "split\tdoc\tline\tyear\tpresident\tparty\tchunk\tfile\n"
+            "train\t1\t1\t1850\tA\tDemocratic\t1\ta\ntrain\t2\t2\t1890\tB\tWhig\t1\tb\n"
+            "train\t3\t3\t1950\tC\tRepublican\t1\tc\n"
+            "heldout\t1\t4\t1900\tC\tRepublican\t1\tc\nheldout\t2\t5\t1899\tD\tnone\t1\td\n"
+            "heldout\t3\t6\t2000\tE\tDemocratic\t1\te\n")
+        return corpus
+
+    def test_party_keeps_two_parties_and_era_labels_by_year(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus = self.make_corpus(Path(tmp))
+            run("make_sotu_party.py", "--corpus", str(corpus), "--out", tmp)
+            train = (Path(tmp) / "sotu-party.train.svm").read_text().splitlines()
+            self.assertEqual(train, ["-1 1:1.69315", "+1 3:1 1:1"])
+            run("make_sotu_party.py", "--corpus", str(corpus), "--out", tmp, "--era", "1900")
+            train = (Path(tmp) / "sotu-era.train.svm").read_text().splitlines()
+            self.assertEqual([l.split()[0] for l in train], ["-1", "-1", "+1"])
+            test = (Path(tmp) / "sotu-era.test.svm").read_text().splitlines()
+            self.assertEqual([l.split()[0] for l in test], ["+1", "-1", "+1"])
+            run("make_sotu_party.py", "--corpus", str(corpus), "--out", tmp, "--era", "1900",
+                "--max-docs", "2")
+            self.assertEqual(len((Path(tmp) / "sotu-era.train.svm").read_text().splitlines()), 2)
 
 
 if __name__ == "__main__":
