@@ -96,7 +96,7 @@ def main() -> None:
             print(f"| {schedule} | {name} | {med[name]['train_s']:.3f} | {med[name]['wall_s']:.2f} "
                   f"| {med[name]['rss_mb']:.0f} | {r['iterations']} | {r['updates']:,.0f} | "
                   f"{r['objective']:.10g} |")
-        same = all(r["model"] == runs["1x1"][0]["model"] for rs in runs.values() for r in rs)
+        same = all(r["model"] == runs[configs[0][0]][0]["model"] for rs in runs.values() for r in rs)
         ratio = lambda p, q: f"{med[p]['train_s'] / med[q]['train_s']:.2f}x" \
             if p in med and q in med else "–"
         print(f"| {schedule} | 2 threads / 1: **{ratio('1x1', '1x2')}**, 2 ranks / 2 threads: "
