@@ -105,6 +105,47 @@ void ReadLimits::refuse_bytes(std::uint64_t bytes, const std::string& path, std:
     throw InputError(path, line, col, message);
 }
 
+namespace {
+
+/// One body line of a UCI docword file, its fields' columns (1-based).
+struct UciEntry {
+    std::uint64_t doc = 0, word = 0, count = 0;
+    std::size_t count_col = 0;
+};
+
+/// Parses and range-checks a body line: ids in [1, D] and [1, W], docs in order, 0 < count < 2^32.
+UciEntry parse_entry(LineReader& r, std::string_view line, std::uint64_t num_docs,
+                     std::uint64_t num_words, std::uint64_t current_doc) {
+    UciEntry e;
+    std::size_t pos = 0;
+    const std::size_t doc_col = skip_blanks(line, 0) + 1;
+    e.doc = field(r, line, pos, "doc id");
+    const std::size_t word_col = skip_blanks(line, pos) + 1;
+    e.word = field(r, line, pos, "word id");
+    e.count_col = skip_blanks(line, pos) + 1;
+    e.count = field(r, line, pos, "count");
+    expect_end(r, line, pos, "the count (a line has exactly 3 fields)");
+    if (e.doc == 0 || e.doc > num_docs) {
+        r.fail(doc_col, "doc id " + std::to_string(e.doc) + " is out of range [1, " +
+                            std::to_string(num_docs) + "]");
+    }
+    if (e.doc < current_doc) {
+        r.fail(doc_col, "doc ids out of order: " + std::to_string(e.doc) + " after " +
+                            std::to_string(current_doc));
+    }
+    if (e.word == 0 || e.word > num_words) {
+        r.fail(word_col, "word id " + std::to_string(e.word) + " is out of range [1, " +
+                             std::to_string(num_words) + "]");
+    }
+    if (e.count == 0) r.fail(e.count_col, "count is 0");
+    if (e.count > std::numeric_limits<std::uint32_t>::max()) {
+        r.fail(e.count_col, "count " + std::to_string(e.count) + " does not fit in 32 bits");
+    }
+    return e;
+}
+
+}  // namespace
+
 Corpus read_uci_docword(LineReader& r, const ReadLimits& limits) {
     const std::uint64_t num_docs = header_value(r, "D (number of documents)");
     if (num_docs > limits.max_docs) {
@@ -140,31 +181,9 @@ Corpus read_uci_docword(LineReader& r, const ReadLimits& limits) {
             r.fail(1, "more entries than NNZ = " + std::to_string(nnz) + " (header line " +
                           std::to_string(nnz_line) + ")");
         }
-        std::size_t pos = 0;
-        const std::size_t doc_col = skip_blanks(line, 0) + 1;
-        const std::uint64_t doc = field(r, line, pos, "doc id");
-        const std::size_t word_col = skip_blanks(line, pos) + 1;
-        const std::uint64_t word = field(r, line, pos, "word id");
-        const std::size_t count_col = skip_blanks(line, pos) + 1;
-        const std::uint64_t count = field(r, line, pos, "count");
-        expect_end(r, line, pos, "the count (a line has exactly 3 fields)");
-
-        if (doc == 0 || doc > num_docs) {
-            r.fail(doc_col, "doc id " + std::to_string(doc) + " is out of range [1, " +
-                                std::to_string(num_docs) + "]");
-        }
-        if (doc < current_doc) {
-            r.fail(doc_col, "doc ids out of order: " + std::to_string(doc) + " after " +
-                                std::to_string(current_doc));
-        }
-        if (word == 0 || word > num_words) {
-            r.fail(word_col, "word id " + std::to_string(word) + " is out of range [1, " +
-                                 std::to_string(num_words) + "]");
-        }
-        if (count == 0) r.fail(count_col, "count is 0");
-        if (count > std::numeric_limits<std::uint32_t>::max()) {
-            r.fail(count_col, "count " + std::to_string(count) + " does not fit in 32 bits");
-        }
+        const UciEntry e = parse_entry(r, line, num_docs, num_words, current_doc);
+        const std::uint64_t doc = e.doc, word = e.word, count = e.count;
+        const std::size_t count_col = e.count_col;
         if (count > limits.max_tokens - tokens) {
             r.fail(count_col, "more than " + std::to_string(limits.max_tokens) + " tokens");
         }

@@ -141,7 +141,7 @@ TEST(StaleTemporaries, AnOldCopyIsKeptWhileThePathIsMissingAndFoundForResuming) 
     fs::create_directory(old);
     // Killed between the two renames: no ckpt, only the whole previous copy.
     EXPECT_EQ(existing_or_old(dir.file("ckpt"), "state.json"), dir.file("ckpt"));  // no marker
-    dir.write(std::string("ckpt.old.") + kDeadPid + ".0/state.json", "{}");  // dir made above
+    dir.write(std::string("ckpt.old.") + kDeadPid + ".0/state.json", "{}");        // dir made above
     EXPECT_EQ(existing_or_old(dir.file("ckpt"), "state.json"), old);
     EXPECT_EQ(remove_stale_temporaries(dir.file("ckpt")), 0);
     EXPECT_TRUE(fs::exists(old));
