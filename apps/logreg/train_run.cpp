@@ -526,9 +526,11 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
         write_model(f.out, m);
         if (!f.stats.empty()) core::write_file_atomically(f.stats, traffic_json(traffic));
         if (!talk) return;
-        fmt::print("rotor: {}objective {:.10g}, {} nonzeros, {:.3f} s; model written to {}\n",
-                   p.converged ? "converged (--tol): " : "", m.objective, m.keys.size(), p.time_s,
-                   f.out);
+        fmt::print(
+            "rotor: {}objective {:.10g}, {} nonzero weights and {}, {:.3f} s; model "
+            "written to {}\n",
+            p.converged ? "converged (--tol): " : "", m.objective, m.keys.size(),
+            m.intercept != 0 ? "an intercept" : "no intercept", p.time_s, f.out);
         fmt::print("rotor: {}\n", traffic_line(traffic));
     });
 }
