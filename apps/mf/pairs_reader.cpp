@@ -14,7 +14,6 @@ namespace {
 using core::is_blank;
 using core::skip_blanks;
 
-constexpr std::string_view kBom = "\xEF\xBB\xBF";
 constexpr std::array<const char*, 2> kFieldNames = {"user id", "item id"};
 
 /// One CSV field from `pos` to the next comma (or the end), trimmed; fails when it is empty,
@@ -77,9 +76,7 @@ PairsReader::PairsReader(const std::string& path, const mf::IdMap& users, const 
 bool PairsReader::next(Pair& pair) {
     std::string_view line;
     while (reader_.next(line)) {
-        std::size_t start = 0;
-        if (reader_.line_number() == 1 && line.starts_with(kBom)) start = kBom.size();
-        start = skip_blanks(line, start);
+        std::size_t start = skip_blanks(line, 0);
         if (start == line.size() || line[start] == '#') continue;
         const bool first = first_data_line_;
         if (first) {

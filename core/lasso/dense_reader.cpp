@@ -14,8 +14,6 @@ namespace {
 
 using core::LineReader;
 
-constexpr std::string_view kBom = "\xEF\xBB\xBF";
-
 /// One field: its trimmed bytes and its 0-based column in the line.
 struct Field {
     std::string_view text;
@@ -76,9 +74,7 @@ RawData read_dense(LineReader& r, const ReadDenseOptions& options) {
     char sep = ',';
     std::string_view line;
     while (r.next(line)) {
-        std::size_t start = 0;
-        if (r.line_number() == 1 && line.starts_with(kBom)) start = kBom.size();
-        start = core::skip_blanks(line, start);
+        std::size_t start = core::skip_blanks(line, 0);
         if (start == line.size() || line[start] == '#') continue;
         if (width == 0) {
             sep = line.find(',', start) != std::string_view::npos ? ',' : '\t';

@@ -14,7 +14,6 @@ using core::is_blank;
 using core::LineReader;
 using core::skip_blanks;
 
-constexpr std::string_view kBom = "\xEF\xBB\xBF";
 constexpr std::uint64_t kMaxIndex = 0xFFFFFFFEu;  // 1-based; p must fit in a uint32
 
 /// The next blank-separated field of `line` from `pos` (empty at the end); pos moves past it.
@@ -64,7 +63,6 @@ RawData read_libsvm(LineReader& r, const ReadLibsvmOptions& options) {
     std::string_view line;
     while (r.next(line)) {
         std::size_t pos = 0;
-        if (r.line_number() == 1 && line.starts_with(kBom)) pos = kBom.size();
         line = line.substr(0, line.find('#'));
         std::size_t col = 0;
         const std::string_view target = next_field(line, pos, col);

@@ -14,8 +14,6 @@ using core::is_blank;
 using core::LineReader;
 using core::skip_blanks;
 
-constexpr std::string_view kBom = "\xEF\xBB\xBF";
-
 /// The next blank-separated field of `line` from `pos` (empty at the end); pos moves past it and
 /// col is its 0-based column.
 std::string_view next_field(std::string_view line, std::size_t& pos, std::size_t& col) {
@@ -165,7 +163,6 @@ Examples read_examples(LineReader& r, const ReadExamplesOptions& options) {
     std::string_view line;
     while (r.next(line)) {
         std::size_t pos = 0;
-        if (r.line_number() == 1 && line.starts_with(kBom)) pos = kBom.size();
         line = line.substr(0, line.find('#'));
         std::size_t col = 0;
         const std::string_view label = next_field(line, pos, col);
