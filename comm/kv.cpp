@@ -13,6 +13,28 @@
 #include "core/base/timer.h"
 
 namespace rotor::comm {
+
+void KvStats::add(const KvStats& run) {
+    bytes_sent += run.bytes_sent;
+    request_bytes_sent += run.request_bytes_sent;
+    reply_bytes_sent += run.reply_bytes_sent;
+    messages_sent += run.messages_sent;
+    bytes_received += run.bytes_received;
+    messages_received += run.messages_received;
+    wait_s += run.wait_s;
+    if (filters.empty()) filters.resize(run.filters.size());
+    for (std::size_t i = 0; i < run.filters.size(); ++i) {
+        KvFilterStats& t = filters[i];
+        const KvFilterStats& f = run.filters[i];
+        t.name = f.name;
+        t.push_in += f.push_in;
+        t.push_out += f.push_out;
+        t.pull_in += f.pull_in;
+        t.pull_out += f.pull_out;
+        t.entries_dropped += f.entries_dropped;
+    }
+}
+
 namespace {
 
 enum class Kind : std::uint32_t {

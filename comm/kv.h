@@ -114,6 +114,9 @@ struct KvStats {
     std::uint64_t messages_received = 0;
     double wait_s = 0;  ///< seconds blocked in begin_iteration, wait_pull and finish
     std::vector<KvFilterStats> filters;  ///< per filter of the node's stack, in order
+
+    /// Adds another run's stats (the same filter stack, or none yet here).
+    void add(const KvStats& run);
 };
 
 /// The engine of one rank. See the file comment. Not copyable.

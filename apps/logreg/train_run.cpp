@@ -400,28 +400,6 @@ struct Progress {
     comm::KvStats stats;  ///< this rank's traffic, summed over the runs (filters' bytes)
 };
 
-/// Adds one run's traffic to the total (the same filter stack every run).
-void add_stats(comm::KvStats& total, const comm::KvStats& run) {
-    total.bytes_sent += run.bytes_sent;
-    total.request_bytes_sent += run.request_bytes_sent;
-    total.reply_bytes_sent += run.reply_bytes_sent;
-    total.messages_sent += run.messages_sent;
-    total.bytes_received += run.bytes_received;
-    total.messages_received += run.messages_received;
-    total.wait_s += run.wait_s;
-    if (total.filters.empty()) total.filters.resize(run.filters.size());
-    for (std::size_t i = 0; i < run.filters.size(); ++i) {
-        comm::KvFilterStats& t = total.filters[i];
-        const comm::KvFilterStats& f = run.filters[i];
-        t.name = f.name;
-        t.push_in += f.push_in;
-        t.push_out += f.push_out;
-        t.pull_in += f.pull_in;
-        t.pull_out += f.pull_out;
-        t.entries_dropped += f.entries_dropped;
-    }
-}
-
 std::uint64_t next_stop(std::uint64_t done, std::uint64_t every, std::uint64_t last) {
     return every == 0 ? last : std::min(last, (done / every + 1) * every);
 }
@@ -471,7 +449,7 @@ Model train_segments(TrainFlags& f, comm::Communicator& world, TrainSetup& s, Pr
                                 next_stop(p.done, f.checkpoint_every, end));
         Stopwatch clock;
         r = train_delayed(world, s.layout, s.part ? &*s.part : nullptr, o, s.start);
-        add_stats(p.stats, r.stats);
+        p.stats.add(r.stats);
         const double seconds = clock.seconds();
         p.time_s += seconds;
         p.since_s += seconds;
