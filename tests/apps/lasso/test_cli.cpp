@@ -2,26 +2,22 @@
 // at its lambdas, bad input (exit 2, path:line:col, no model), predictions and metrics checked
 // against the model file, the path, the model under mpiexec equal to one process's, and a run
 // killed (SIGKILL) and resumed from its checkpoints equal to an uninterrupted one.
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/base/error.h"
 #include "core/base/rng.h"
 #include "core/lasso/dense_reader.h"
 #include "core/lasso/model_file.h"
+#include "tests/apps/kill_resume.h"
 #include "tests/apps/mf/rotor_cli_util.h"
 #include "tests/core/io/temp_dir.h"
 
@@ -203,23 +199,6 @@ void write_sparse_set(const std::string& path, int n, int p, double density, std
     }
 }
 
-extern "C" char** environ;
-
-pid_t spawn(const std::vector<std::string>& args) {
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
-    return pid;
-}
-
-int wait_exit(pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 TEST_F(LassoCli, KilledAndResumedRunEqualsUninterruptedRun) {
     write_sparse_set(path("big.svm"), 6000, 1500, 0.02, 11);
     const std::string rotor = ROTOR_BINARY_DIR "/apps/rotor";
@@ -231,45 +210,21 @@ TEST_F(LassoCli, KilledAndResumedRunEqualsUninterruptedRun) {
         "--no-active-set"};
     auto straight = base;
     straight.insert(straight.end(), {"--out", path("straight.txt")});
-    const auto t0 = std::chrono::steady_clock::now();
-    ASSERT_EQ(wait_exit(spawn(straight)), 0);
-    const double run_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    rotor::testing::KillResumePlan plan;
+    plan.run_ms = rotor::testing::timed_run_ms(straight);
+    ASSERT_GT(plan.run_ms, 0);
     const std::string ck = path("ck");
-    auto args = base;
-    args.insert(args.end(),
-                {"--checkpoint-every", "1", "--checkpoint-dir", ck, "--out", path("resumed.txt")});
-    Rng rng(7);
-    int kills = 0, resumed = 0;
-    double scale = 1.0;
-    for (int attempt = 0; attempt < 40; ++attempt) {
-        auto a = args;
-        if (std::filesystem::exists(ck + "/state.json")) {
-            a.insert(a.end(), {"--resume", ck});
-            ++resumed;
-        }
-        const pid_t pid = spawn(a);
-        if (kills >= 3) {
-            ASSERT_EQ(wait_exit(pid), 0);
-            break;
-        }
-        const double ms = run_ms * scale * (0.2 + 0.6 * rng.uniform());
-        std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(ms * 1000)));
-        ::kill(pid, SIGKILL);
-        const int code = wait_exit(pid);
-        if (code == 128 + SIGKILL) {
-            ++kills;
-            continue;
-        }
-        ASSERT_EQ(code, 0);
-        std::filesystem::remove_all(ck);  // it finished first: start over with shorter delays
-        std::filesystem::remove_all(path("resumed.txt"));
-        kills = 0;
-        resumed = 0;
-        scale /= 2;
-    }
-    ASSERT_EQ(kills, 3) << "the run was too fast to be interrupted: the test proves nothing";
-    EXPECT_GE(resumed, 1);
+    plan.args = base;
+    plan.args.insert(plan.args.end(), {"--checkpoint-every", "1", "--checkpoint-dir", ck, "--out",
+                                       path("resumed.txt")});
+    plan.checkpoint = ck;
+    plan.outputs = {path("resumed.txt")};
+    plan.span_share = 0.6;
+    const auto outcome = rotor::testing::kill_and_resume(plan);
+    ASSERT_EQ(outcome.kills, 3)
+        << "the run was too fast to be interrupted: the test proves nothing";
+    ASSERT_EQ(outcome.last_exit, 0);
+    EXPECT_GE(outcome.resumed, 1);
     EXPECT_EQ(rotor::testing::read_all(path("straight.txt")),
               rotor::testing::read_all(path("resumed.txt")));
     // A model-defining flag that disagrees with the checkpoint is refused by name.

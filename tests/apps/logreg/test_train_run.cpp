@@ -2,19 +2,14 @@
 // metrics file, evaluations that leave τ = 0 bitwise, --tol, checkpoints resumed bitwise after
 // kill -9, conflicting flags refused by name, --max-memory, --simulate-straggler, the binary
 // form, and parts read by each rank giving the model of one process.
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -22,11 +17,10 @@
 
 #include "core/base/rng.h"
 #include "core/logreg/model_file.h"
+#include "tests/apps/kill_resume.h"
 #include "tests/apps/mf/rotor_cli_util.h"
 #include "tests/core/io/temp_dir.h"
 #include "tests/core/logreg/logreg_test_util.h"
-
-extern char** environ;
 
 namespace rotor::apps {
 namespace {
@@ -39,21 +33,6 @@ std::string read_text(const std::string& path) {
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
-}
-
-pid_t spawn(const std::vector<std::string>& args) {
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
-    return pid;
-}
-
-int wait_exit(pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 class LogregTrainRun : public ::testing::Test {
@@ -146,40 +125,21 @@ TEST_F(LogregTrainRun, KilledAndResumedRunEqualsUninterruptedRun) {
                                            "-q"};
     auto straight = base;
     straight.insert(straight.end(), {"--out", path("straight.txt")});
-    const auto t0 = std::chrono::steady_clock::now();
-    ASSERT_EQ(wait_exit(spawn(straight)), 0);
-    const double run_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    rotor::testing::KillResumePlan plan;
+    plan.run_ms = rotor::testing::timed_run_ms(straight);
+    ASSERT_GT(plan.run_ms, 0);
     const std::string ck = path("ck");
-    auto args = base;
-    args.insert(args.end(),
-                {"--checkpoint-every", "50", "--checkpoint-dir", ck, "--out", path("resumed.txt")});
-    Rng rng(7);
-    int kills = 0;
-    double scale = 1.0;
-    for (int attempt = 0; attempt < 40; ++attempt) {
-        auto a = args;
-        if (fs::exists(ck + "/state.json")) a.insert(a.end(), {"--resume", ck});
-        const pid_t pid = spawn(a);
-        if (kills >= 3) {
-            ASSERT_EQ(wait_exit(pid), 0);
-            break;
-        }
-        const double ms = run_ms * scale * (0.2 + 0.5 * rng.uniform());
-        std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(ms * 1000)));
-        ::kill(pid, SIGKILL);
-        const int code = wait_exit(pid);
-        if (code == 128 + SIGKILL) {
-            ++kills;
-            continue;
-        }
-        ASSERT_EQ(code, 0);
-        fs::remove_all(ck);  // it finished first: start over with shorter delays
-        fs::remove_all(path("resumed.txt"));
-        kills = 0;
-        scale /= 2;
-    }
-    ASSERT_EQ(kills, 3) << "the run was too fast to be interrupted: the test proves nothing";
+    plan.args = base;
+    plan.args.insert(plan.args.end(), {"--checkpoint-every", "50", "--checkpoint-dir", ck, "--out",
+                                       path("resumed.txt")});
+    plan.checkpoint = ck;
+    plan.outputs = {path("resumed.txt")};
+    plan.min_share = 0.2;
+    plan.span_share = 0.5;
+    const auto outcome = rotor::testing::kill_and_resume(plan);
+    ASSERT_EQ(outcome.kills, 3)
+        << "the run was too fast to be interrupted: the test proves nothing";
+    ASSERT_EQ(outcome.last_exit, 0);
     EXPECT_EQ(read_text(path("resumed.txt")), read_text(path("straight.txt")));
 }
 

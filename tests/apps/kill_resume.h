@@ -1,0 +1,126 @@
+// The kill -9 and resume loop every model's CLI tests share: a resumable run is started, killed
+// at a random moment, restarted with --resume whenever a whole checkpoint is on disk, until it
+// has been killed N times; the last run is let finish. The caller then compares its output with
+// an uninterrupted run's. Header-only; POSIX (posix_spawn, waitpid).
+#pragma once
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/base/rng.h"
+#include "core/io/atomic_file.h"
+
+extern "C" char** environ;
+
+namespace rotor::testing {
+
+/// Starts `args` (argv[0] an absolute path) with the test's environment. Returns its pid.
+inline pid_t spawn_process(const std::vector<std::string>& args) {
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+    return pid;
+}
+
+/// Waits for `pid`: its exit code, or 128 + the signal that ended it (as a shell reports it).
+inline int wait_exit(pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/// Starts `args`, waits for it and returns how long it took, in milliseconds (0 if it failed).
+inline double timed_run_ms(const std::vector<std::string>& args) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (wait_exit(spawn_process(args)) != 0) return 0;
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Removes `path` and what killed writers left beside it (`<path>.tmp.*`, `<path>.old.*`).
+inline void remove_with_leftovers(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::remove_all(path, ec);
+    const fs::path p = fs::absolute(fs::path(path), ec).lexically_normal();
+    const std::string name = p.filename().string();
+    for (const auto& e : fs::directory_iterator(p.parent_path(), ec)) {
+        const std::string f = e.path().filename().string();
+        if (f.rfind(name + ".tmp.", 0) == 0 || f.rfind(name + ".old.", 0) == 0) {
+            fs::remove_all(e.path(), ec);
+        }
+    }
+}
+
+/// What one kill-and-resume loop does.
+struct KillResumePlan {
+    std::vector<std::string> args;     ///< the resumable run: --checkpoint-dir, --out, no --resume
+    std::string checkpoint;            ///< its checkpoint directory
+    std::vector<std::string> outputs;  ///< removed with the checkpoint when a run ends unkilled
+    double run_ms = 0;                 ///< an uninterrupted run's time (timed_run_ms)
+    double min_share = 0.2;            ///< a kill lands at run_ms · (min_share + U · span_share)
+    double span_share = 0.5;
+    int kills = 3;
+    std::uint64_t seed = 7;
+};
+
+/// What happened.
+struct KillResumeOutcome {
+    int kills = 0;       ///< runs ended by SIGKILL in the last series
+    int resumed = 0;     ///< runs of that series started with --resume
+    int last_exit = -1;  ///< exit code of the run let finish
+};
+
+/// Runs the loop. A checkpoint counts as present when `checkpoint/state.json` exists, or, killed
+/// between the two renames that replace it, its whole `.old` copy (core::existing_or_old), which
+/// rotor's --resume takes. When a run finishes before its kill, the checkpoint and outputs are
+/// removed and the series starts again with delays halved (at most 40 runs in all).
+inline KillResumeOutcome kill_and_resume(const KillResumePlan& plan) {
+    namespace fs = std::filesystem;
+    Rng rng(plan.seed);
+    KillResumeOutcome out;
+    double scale = 1.0;
+    for (int attempt = 0; attempt < 40; ++attempt) {
+        auto a = plan.args;
+        if (fs::exists(core::existing_or_old(plan.checkpoint, "state.json") + "/state.json")) {
+            a.insert(a.end(), {"--resume", plan.checkpoint});
+            ++out.resumed;
+        }
+        const pid_t pid = spawn_process(a);
+        if (out.kills >= plan.kills) {
+            out.last_exit = wait_exit(pid);
+            return out;
+        }
+        const double ms = plan.run_ms * scale * (plan.min_share + plan.span_share * rng.uniform());
+        std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(ms * 1000)));
+        ::kill(pid, SIGKILL);
+        const int code = wait_exit(pid);
+        if (code == 128 + SIGKILL) {
+            ++out.kills;
+            continue;
+        }
+        if (code != 0) {
+            out.last_exit = code;
+            return out;
+        }
+        // It finished first: start over, with shorter delays, from nothing (no .old copy left).
+        remove_with_leftovers(plan.checkpoint);
+        for (const auto& o : plan.outputs) remove_with_leftovers(o);
+        out = KillResumeOutcome{};
+        scale /= 2;
+    }
+    return out;
+}
+
+}  // namespace rotor::testing
