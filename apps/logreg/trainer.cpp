@@ -6,7 +6,7 @@
 #include <deque>
 #include <limits>
 #include <optional>
-#include <set>
+#include <span>
 #include <thread>
 #include <unordered_map>
 
@@ -35,9 +35,10 @@ struct ServerState {
     std::unordered_map<std::uint64_t, double> w;
     std::map<std::uint64_t, std::vector<PendingSum>> pending;
     std::vector<PendingSum> merged;  ///< scratch of on_push
-    // Filters: keys a worker's filter dropped from an incomplete iteration (not updated in it),
-    // and the last aggregated gradient of each key (sent with w when the pulls carry it).
-    std::map<std::uint64_t, std::set<std::uint64_t>> dropped;
+    // Filters: keys a worker's filter dropped from an incomplete iteration (not updated in it;
+    // appended as they come, sorted once when the iteration completes), and the last
+    // aggregated gradient of each key (sent with w when the pulls carry it).
+    std::map<std::uint64_t, std::vector<std::uint64_t>> dropped;
     std::unordered_map<std::uint64_t, double> g_last;
 };
 
@@ -88,9 +89,17 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o, 
             [&s, o, gradient](std::uint64_t t) {
                 const auto it = s.pending.find(t);
                 const auto dropped = s.dropped.find(t);
+                std::span<const std::uint64_t> skip;
+                if (dropped != s.dropped.end()) {
+                    auto& d = dropped->second;
+                    std::sort(d.begin(), d.end());
+                    skip = d;
+                }
                 if (it != s.pending.end()) {
+                    std::size_t next_skip = 0;  // both sorted by key: one merge walk
                     for (const PendingSum& p : it->second) {
-                        if (dropped != s.dropped.end() && dropped->second.contains(p.key)) continue;
+                        while (next_skip < skip.size() && skip[next_skip] < p.key) ++next_skip;
+                        if (next_skip < skip.size() && skip[next_skip] == p.key) continue;
                         double& w = s.w[p.key];
                         w = prox_step(w, p.g.value(), p.u.value(), penalty_of(p.key, o.lambda),
                                       o.eta, o.max_step);
@@ -112,7 +121,8 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o, 
             },
         .on_push_dropped =
             [&s](std::uint64_t t, int, std::span<const std::uint64_t> keys) {
-                s.dropped[t].insert(keys.begin(), keys.end());
+                auto& d = s.dropped[t];
+                d.insert(d.end(), keys.begin(), keys.end());
             },
     };
 }
