@@ -16,48 +16,9 @@ Standard library only; the same corpus gives the same bytes.
 from __future__ import annotations
 
 import argparse
-import gzip
-import math
 from pathlib import Path
 
-
-def years_of(corpus: Path) -> dict[tuple[str, int], int]:
-    """(split, docID) -> year, from docs.tsv."""
-    out: dict[tuple[str, int], int] = {}
-    with open(corpus / "docs.tsv", encoding="utf-8") as f:
-        header = f.readline().rstrip("\n").split("\t")
-        split_col, doc_col, year_col = (header.index(k) for k in ("split", "doc", "year"))
-        for line in f:
-            fields = line.rstrip("\n").split("\t")
-            out[(fields[split_col], int(fields[doc_col]))] = int(fields[year_col])
-    return out
-
-
-def write_split(corpus: Path, split: str, years: dict[tuple[str, int], int], out: Path,
-                max_docs: int) -> int:
-    """Writes one split as LIBSVM; returns the number of samples."""
-    docs = 0
-    with gzip.open(corpus / split / "docword.txt.gz", "rt", encoding="ascii") as f, \
-            open(out, "w", encoding="ascii") as o:
-        for _ in range(3):
-            f.readline()
-        current, entries = None, []
-
-        def flush() -> None:
-            nonlocal docs
-            if current is None or not entries or (max_docs and docs >= max_docs):
-                return
-            o.write(f"{years[(split, current)]} " + " ".join(entries) + "\n")
-            docs += 1
-
-        for line in f:
-            doc, word, count = (int(x) for x in line.split())
-            if doc != current:
-                flush()
-                current, entries = doc, []
-            entries.append(f"{word}:{1 + math.log(count):.6g}")
-        flush()
-    return docs
+from docword_svm import targets_of, write_splits
 
 
 def main() -> None:
@@ -66,11 +27,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--max-docs", type=int, default=0, help="at most N samples a split (0: all)")
     a = ap.parse_args()
-    a.out.mkdir(parents=True, exist_ok=True)
-    years = years_of(a.corpus)
-    for split, name in (("train", "train"), ("heldout", "test")):
-        n = write_split(a.corpus, split, years, a.out / f"sotu-year.{name}.svm", a.max_docs)
-        print(f"{a.out}/sotu-year.{name}.svm: {n} samples")
+    targets = targets_of(a.corpus, lambda row: str(int(row["year"])))
+    write_splits(a.corpus, targets, a.out, "sotu-year", "samples", a.max_docs)
 
 
 if __name__ == "__main__":
