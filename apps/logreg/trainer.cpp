@@ -152,7 +152,7 @@ void run_worker(KvNode& node, Worker& worker, const DelayedOptions& o, double st
         // Pulls that arrived meanwhile are applied before computing (fresher margins).
         while (!pulls.empty() && node.pull_ready(pulls.front().second.second)) take();
         Stopwatch compute;
-        const std::uint32_t b = worker.push_values(g, values);
+        const std::uint32_t b = worker.push_values(g, values, t);  // t: what the kkt filter sees
         straggle(straggler_factor, compute_s + compute.seconds());
         compute_s = 0;
         node.push(t, worker.block(b), values);

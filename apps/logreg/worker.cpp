@@ -149,13 +149,19 @@ void Worker::on_threads(const Fn& fn) {
     team_->run(f);
 }
 
-std::uint32_t Worker::push_values(std::uint64_t t, std::vector<double>& values) {
+std::uint32_t Worker::push_values(std::uint64_t t, std::vector<double>& values,
+                                  std::uint64_t kv_t) {
     const std::uint32_t b = order_.at(t);
     const std::size_t n = blocks_[b].size();
+    skip_.clear();
+    if (screen_ != nullptr) {
+        skip_.resize(n);
+        for (std::size_t i = 0; i < n; ++i) skip_[i] = screen_->skips(kv_t, blocks_[b][i]) ? 1 : 0;
+    }
     on_threads([&](std::size_t j) {
         g_[j].assign(n, ExactSum{});
         u_[j].assign(n, ExactSum{});
-        push_slices(part_, slices_[b][j], options_.curvature, g_[j], u_[j], scratch_);
+        push_slices(part_, slices_[b][j], options_.curvature, g_[j], u_[j], scratch_, skip_);
     });
     values.resize(n * kPushWidth);
     for (std::size_t i = 0; i < n; ++i) {

@@ -39,8 +39,10 @@ class Worker {
     Worker(const Worker&) = delete;
     Worker& operator=(const Worker&) = delete;
 
-    /// The block of iteration t; sets `values` to kPushWidth values per key of the block.
-    std::uint32_t push_values(std::uint64_t t, std::vector<double>& values);
+    /// The block of iteration t; sets `values` to kPushWidth values per key of the block. With
+    /// a KKT screen, the keys it skips at the kv engine's iteration `kv_t` (the ones the kkt
+    /// filter drops from this push) are not computed: their values are zeros.
+    std::uint32_t push_values(std::uint64_t t, std::vector<double>& values, std::uint64_t kv_t = 0);
     /// Takes block b's pulled weights (pull_width values per key of block(b), w_k first):
     /// changes w and the margins.
     void apply(std::uint32_t b, std::span<const double> pulled);
@@ -69,6 +71,7 @@ class Worker {
     BlockScratch scratch_;                      ///< shared by the threads (disjoint rows)
     std::vector<std::vector<ExactSum>> g_, u_;  ///< per thread
     std::vector<double> deltas_;
+    std::vector<std::uint8_t> skip_;  ///< keys of the block the screen skips (push_slices)
     std::unique_ptr<ThreadTeam> team_;
     KktScreen* screen_;
     std::size_t pull_width_;

@@ -13,7 +13,7 @@ test accuracy.
 
     liblinear_compare.py --rotor build/ci/apps/rotor --data train.svm [--test test.svm]
         [--lambda 1] [--blocks 1024] [--curvature local] [--rel 1e-4] [--delay 0]
-        [--threads 1] [--max-step 0] [--passes 8] [--repeats 3]
+        [--threads 1] [--max-step 0] [--filters kkt] [--passes 8] [--repeats 3]
 
 Standard library only; needs Debian's liblinear-tools (liblinear-train, liblinear-predict).
 """
@@ -90,6 +90,7 @@ def main() -> None:
     ap.add_argument("--delay", default="0")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--max-step", default="0")
+    ap.add_argument("--filters", default="", help="rotor's --filters (e.g. kkt); empty: none")
     ap.add_argument("--rel", type=float, default=1e-4)
     ap.add_argument("--passes", type=float, default=8)
     ap.add_argument("--max-passes", type=float, default=2000)
@@ -126,10 +127,13 @@ def main() -> None:
                    "--lambda", repr(a.lam), "--no-intercept", "--blocks", str(a.blocks),
                    "--curvature", a.curvature, "--delay", a.delay, "--threads", str(a.threads), "--max-step", a.max_step,
                    "--iterations", str(iterations)]
+            if a.filters:
+                cmd += ["--filters", a.filters]
             secs = timed(cmd)
             w = rotor_weights(m)
             f = objective(data, w, a.lam)
-            tool = f"rotor (B={a.blocks}, {a.curvature}, max-step {a.max_step}, T={a.threads})"
+            tool = f"rotor (B={a.blocks}, {a.curvature}, max-step {a.max_step}, T={a.threads}" + \
+                (f", filters {a.filters})" if a.filters else ")")
             setting = f"{iterations} it ({iterations / a.blocks:g} passes)"
             if f <= best * (1 + a.rel):
                 rows.append((tool, setting, median_time(cmd, a.repeats), f, w))

@@ -33,9 +33,12 @@ ColumnSlices column_slices(const Shard& part, std::span<const std::uint64_t> key
 }
 
 void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvature,
-                 std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& s) {
+                 std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& s,
+                 std::span<const std::uint8_t> skip) {
     const std::size_t n = slices.begin.size();
     ROTOR_ASSERT(g.size() == n && u.size() == n && slices.end.size() == n, "one sum per key");
+    ROTOR_ASSERT(skip.empty() || skip.size() == n, "one skip flag per key");
+    const auto kept = [&skip](std::size_t t) { return skip.empty() || skip[t] == 0; };
     ROTOR_ASSERT(s.examples.size() == part.examples(), "push_slices: scratch not reserved");
     const std::uint32_t* rows = part.rows().data();
     const double* values = part.values().data();
@@ -46,6 +49,7 @@ void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvat
     const std::uint64_t* end = slices.end.data();
     const bool bound = curvature == Curvature::kBound;
     for (std::size_t t = 0; t < n; ++t) {
+        if (!kept(t)) continue;
         for (std::uint64_t e = begin[t]; e < end[t]; ++e) {
             const std::uint32_t i = rows[e];
             TouchedExample& x = touched[i];
@@ -60,6 +64,7 @@ void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvat
         }
     }
     for (std::size_t t = 0; t < n; ++t) {
+        if (!kept(t)) continue;
         ExactSum gt, ut;
         for (std::uint64_t e = begin[t]; e < end[t]; ++e) {
             const TouchedExample& x = touched[rows[e]];
@@ -71,6 +76,7 @@ void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvat
         u[t].add(ut);
     }
     for (std::size_t t = 0; t < n; ++t) {
+        if (!kept(t)) continue;
         for (std::uint64_t e = begin[t]; e < end[t]; ++e) touched[rows[e]].count = 0;
     }
 }

@@ -77,8 +77,12 @@ ColumnSlices column_slices(const Shard& part, std::span<const std::uint64_t> key
 /// the slices (n_ib counts only the entries of those slices: give every slice of a row range).
 /// `scratch` must be reserve()d for the part; not cleared. Threads may run it at once on
 /// disjoint row ranges of one part with one shared scratch and their own g and u.
+/// `skip` (empty, or one flag per key): keys flagged are left out, as if not in the block: their
+/// sums are untouched and they do not count in n_ib (the KKT filter's screened keys, which
+/// are not updated, so the others' curvature bound need not cover them).
 void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvature,
-                 std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& scratch);
+                 std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& scratch,
+                 std::span<const std::uint8_t> skip = {});
 
 /// After a pull, over slices: m_i += deltas[t] x_ik for the block's key t, t in order (zero
 /// deltas skipped). Threads may run it at once on disjoint row ranges of one part.

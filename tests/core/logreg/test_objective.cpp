@@ -154,5 +154,46 @@ TEST(LogregObjective, StableLossAndKkt) {
     EXPECT_DOUBLE_EQ(penalty(keys, w, 2.0), 2.0);  // the intercept is not penalised
 }
 
+TEST(LogregObjective, SkippedKeysArePushedAsIfNotInTheBlock) {
+    Shard part(testing::synthetic_examples(80, 20, 5, 9), true);
+    const std::vector<std::uint64_t> keys(part.keys().begin(), part.keys().end());
+    Rng rng(3);
+    std::vector<double> w(keys.size());
+    for (double& v : w) v = rng.uniform() - 0.5;
+    set_margins(part, keys, w);
+    std::vector<std::uint8_t> skip(keys.size());
+    std::vector<std::uint64_t> kept;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        skip[i] = i % 3 == 1 ? 1 : 0;
+        if (skip[i] == 0) kept.push_back(keys[i]);
+    }
+    for (const Curvature c : {Curvature::kBound, Curvature::kLocal}) {
+        BlockScratch scratch;
+        scratch.reserve(part.examples());
+        std::vector<ExactSum> g(keys.size()), u(keys.size());
+        push_slices(part, column_slices(part, keys, 0, part.examples()), c, g, u, scratch, skip);
+        const Pushed ref = push_all(part, kept, c);  // n_ib counts the kept keys only
+        std::size_t r = 0;
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            if (skip[i] != 0) {
+                EXPECT_EQ(g[i].value(), 0.0);
+                EXPECT_EQ(u[i].value(), 0.0);
+                continue;
+            }
+            EXPECT_EQ(g[i].value(), ref.g[r]) << "key " << keys[i];
+            EXPECT_EQ(u[i].value(), ref.u[r]) << "key " << keys[i];
+            ++r;
+        }
+        // Without a mask: exactly push_block over every key.
+        std::vector<ExactSum> g2(keys.size()), u2(keys.size());
+        push_slices(part, column_slices(part, keys, 0, part.examples()), c, g2, u2, scratch);
+        const Pushed all = push_all(part, keys, c);
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            EXPECT_EQ(g2[i].value(), all.g[i]);
+            EXPECT_EQ(u2[i].value(), all.u[i]);
+        }
+    }
+}
+
 }  // namespace
 }  // namespace rotor::logreg
