@@ -202,31 +202,38 @@ void write_sparse_set(const std::string& path, int n, int p, double density, std
 TEST_F(LassoCli, KilledAndResumedRunEqualsUninterruptedRun) {
     write_sparse_set(path("big.svm"), 6000, 1500, 0.02, 11);
     const std::string rotor = ROTOR_BINARY_DIR "/apps/rotor";
-    const std::vector<std::string> base = {
-        rotor, "lasso", "train", "--data", path("big.svm"), "--lambda", "0.01", "--schedule",
-        "strads", "--tol", "0", "--max-iterations", "60", "--threads", "2", "-q",
-        // Full sweeps: 60 iterations long enough to be killed between checkpoints (with active
-        // sets strads settles in a fraction of the time, and the kills fell before the first).
-        "--no-active-set"};
-    auto straight = base;
-    straight.insert(straight.end(), {"--out", path("straight.txt")});
-    rotor::testing::KillResumePlan plan;
-    plan.run_ms = rotor::testing::timed_run_ms(straight);
-    ASSERT_GT(plan.run_ms, 0);
+    // Full sweeps, and active sets (whose working set and gradient the checkpoint carries; at
+    // a smaller lambda, so that the run outlasts its first checkpoints).
+    for (const std::string flags : {"--lambda 0.01 --max-iterations 60 --no-active-set",
+                                    "--lambda 0.003 --max-iterations 400"}) {
+        SCOPED_TRACE(flags);
+        std::vector<std::string> base = {rotor,        "lasso",  "train", "--data", path("big.svm"),
+                                         "--schedule", "strads", "--tol", "0",      "--threads",
+                                         "2",          "-q"};
+        std::istringstream words(flags);
+        for (std::string w; words >> w;) base.push_back(w);
+        auto straight = base;
+        straight.insert(straight.end(), {"--out", path("straight.txt")});
+        rotor::testing::KillResumePlan plan;
+        plan.run_ms = rotor::testing::timed_run_ms(straight);
+        ASSERT_GT(plan.run_ms, 0);
+        plan.checkpoint = path("ck");
+        rotor::testing::remove_with_leftovers(plan.checkpoint);
+        plan.args = base;
+        plan.args.insert(plan.args.end(), {"--checkpoint-every", "1", "--checkpoint-dir",
+                                           plan.checkpoint, "--out", path("resumed.txt")});
+        plan.outputs = {path("resumed.txt")};
+        plan.span_share = 0.6;
+        const auto outcome = rotor::testing::kill_and_resume(plan);
+        ASSERT_EQ(outcome.kills, 3)
+            << "the run was too fast to be interrupted: the test proves nothing";
+        ASSERT_EQ(outcome.last_exit, 0);
+        EXPECT_GE(outcome.resumed, 1);
+        EXPECT_EQ(rotor::testing::read_all(path("straight.txt")),
+                  rotor::testing::read_all(path("resumed.txt")));
+        std::filesystem::remove(path("resumed.txt"));
+    }
     const std::string ck = path("ck");
-    plan.args = base;
-    plan.args.insert(plan.args.end(), {"--checkpoint-every", "1", "--checkpoint-dir", ck, "--out",
-                                       path("resumed.txt")});
-    plan.checkpoint = ck;
-    plan.outputs = {path("resumed.txt")};
-    plan.span_share = 0.6;
-    const auto outcome = rotor::testing::kill_and_resume(plan);
-    ASSERT_EQ(outcome.kills, 3)
-        << "the run was too fast to be interrupted: the test proves nothing";
-    ASSERT_EQ(outcome.last_exit, 0);
-    EXPECT_GE(outcome.resumed, 1);
-    EXPECT_EQ(rotor::testing::read_all(path("straight.txt")),
-              rotor::testing::read_all(path("resumed.txt")));
     // A model-defining flag that disagrees with the checkpoint is refused by name.
     const auto r =
         run_rotor(dir_, "lasso train --data " + path("big.svm") + " --lambda 0.02 --resume " + ck +
