@@ -206,6 +206,9 @@ void run_corpus_info(const CorpusInfoParams& params, std::ostream& out) {
                    lengths.back());
     }
     fmt::print(out, "empty docs   {}\n", empty);
+    if (!loaded.doc_names.empty())
+        fmt::print(out, "doc names    {} (first: {})\n", core::doc_names_path(params.corpus),
+                   loaded.doc_names.front());
 
     const std::vector<TotalCount> freq = c.word_frequencies();
     std::vector<WordId> order(freq.size());

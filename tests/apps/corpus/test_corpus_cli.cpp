@@ -192,6 +192,9 @@ TEST(CorpusCli, BuildAFolderWithNamesMaxDfExtraStopWordsAndPattern) {
     EXPECT_TRUE(l.vocab->find("caf\xc3\xa9").has_value());
     EXPECT_EQ(l.doc_names, (std::vector<std::string>{"a.txt", "b.txt", "d.txt"}));
     EXPECT_EQ(read_all(out + ".docs"), "a.txt\nb.txt\nd.txt\n");
+    r = run_rotor(dir, "corpus info --corpus " + out);
+    EXPECT_NE(r.out.find("doc names    " + out + ".docs (first: a.txt)"), std::string::npos)
+        << r.out;
     // A build from a one-per-line file at the same path leaves no stale names behind.
     r = run_rotor(dir, "corpus build --corpus " + dir.write("lines.txt", "memory driver\n") +
                            " --min-df 1 --out " + out);
