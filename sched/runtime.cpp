@@ -18,6 +18,7 @@
 #include <string>
 
 #include "core/base/error.h"
+#include "core/base/plural.h"
 #include "sched/topology.h"
 
 namespace rotor::sched {
@@ -239,8 +240,8 @@ class RuntimeImpl {
         }
 
         status_ = std::to_string(arenas_.size()) + (arenas_.size() == 1 ? " arena" : " arenas") +
-                  (any_constraints ? " (tbb NUMA constraints)" : "") + ", " + std::to_string(p) +
-                  " workers; ";
+                  (any_constraints ? " (tbb NUMA constraints)" : "") + ", " +
+                  plural(static_cast<std::uint64_t>(p), "worker") + "; ";
         switch (pin_) {
             case PinMode::kNone:
                 status_ += why_not.empty() ? "pinning off" : "pinning disabled: " + why_not;

@@ -26,6 +26,9 @@ struct RecordSchema {
     /// empty: none.
     std::string headline_key;
     std::string headline_label;  ///< its label there (e.g. "loglik/token")
+    /// More value keys shown on the progress line and in the closing summary when a record has
+    /// them, as (key, label): e.g. ("heldout_perplexity", "held-out perplexity").
+    std::vector<std::pair<std::string, std::string>> shown;
 };
 
 /// One iteration. The common fields are filled by the harness and the block loop; `values` and

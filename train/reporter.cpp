@@ -26,6 +26,21 @@ std::string human_rate(double r) {
     return fmt::format("{:.0f}", r);
 }
 
+TerminalReporter::TerminalReporter(std::FILE* out, RecordSchema schema, Mode mode)
+    : out_(out), schema_(std::move(schema)) {
+    in_place_ = mode == Mode::kInPlace || (mode == Mode::kAuto && ::isatty(::fileno(out)) == 1);
+}
+
+double TerminalReporter::rate_over(std::span<const std::pair<std::uint64_t, double>> records) {
+    std::uint64_t done = 0;
+    double seconds = 0;
+    for (const auto& [n, s] : records) {
+        done += n;
+        seconds += s;
+    }
+    return seconds > 0 ? static_cast<double>(done) / seconds : 0.0;
+}
+
 void TerminalReporter::on_start(std::string_view summary) {
     fmt::print(out_, "rotor: training on {}\n", summary);
     std::fflush(out_);
@@ -33,26 +48,55 @@ void TerminalReporter::on_start(std::string_view summary) {
 
 void TerminalReporter::on_iteration(const Record& r, std::uint32_t last_iteration) {
     if (first_ == 0) first_ = r.iter;
+    ++iterations_;
+    processed_ += r.processed;
+    time_s_ = r.time_s;
     const double per_iter = r.time_s / (r.iter - first_ + 1);
     const double eta = per_iter * (last_iteration - r.iter);
     recent_.emplace_back(r.processed, r.iteration_s);
     if (recent_.size() > kRateWindow) recent_.pop_front();
-    std::uint64_t done = 0;
-    double seconds = 0;
-    for (const auto& [n, s] : recent_) {
-        done += n;
-        seconds += s;
-    }
-    const double rate = seconds > 0 ? static_cast<double>(done) / seconds : r.per_s;
+    const std::vector<std::pair<std::uint64_t, double>> window(recent_.begin(), recent_.end());
+    const double rate = rate_over(window);
     const std::string label =
         schema_.headline_label.empty() ? schema_.headline_key : schema_.headline_label;
     const auto headline = schema_.headline_key.empty() ? std::nullopt : r.get(schema_.headline_key);
-    const std::string head =
+    std::string head =
         headline ? fmt::format("{} {:.4f}", label, *headline) : std::string(label.size() + 8, ' ');
-    fmt::print(out_, "iter {:>{}}/{}  {}  {} {}  elapsed {}  ETA {}\n", r.iter,
-               std::to_string(last_iteration).size(), last_iteration, head, human_rate(rate),
-               schema_.rate_unit, human_duration(r.time_s), human_duration(eta));
+    std::vector<std::pair<std::string, double>> values;
+    if (headline) values.emplace_back(label, *headline);
+    for (const auto& [key, shown_label] : schema_.shown) {
+        if (const auto v = r.get(key)) {
+            head += fmt::format("  {} {:.4g}", shown_label, *v);
+            values.emplace_back(shown_label, *v);
+        }
+    }
+    if (!values.empty()) last_values_ = std::move(values);
+    const std::string line =
+        fmt::format("iter {:>{}}/{}  {}  {} {}  elapsed {}  ETA {}", r.iter,
+                    std::to_string(last_iteration).size(), last_iteration, head, human_rate(rate),
+                    schema_.rate_unit, human_duration(r.time_s), human_duration(eta));
+    if (!in_place_) {
+        fmt::print(out_, "{}\n", line);
+    } else {
+        // Blank what a longer previous line leaves; keep evaluation lines and the last one.
+        const std::size_t pad = last_width_ > line.size() ? last_width_ - line.size() : 0;
+        const bool keep = headline.has_value() || r.iter >= last_iteration;
+        fmt::print(out_, "\r{}{}{}", line, std::string(pad, ' '), keep ? "\n" : "");
+        last_width_ = keep ? 0 : line.size();
+    }
     std::fflush(out_);
+}
+
+std::string TerminalReporter::summary() const {
+    if (iterations_ == 0) return "";
+    const double seconds = time_s_;
+    std::string s = fmt::format("{} iteration{} in {}", iterations_, iterations_ == 1 ? "" : "s",
+                                human_duration(seconds));
+    if (seconds > 0)
+        s += fmt::format(", {} {}", human_rate(static_cast<double>(processed_) / seconds),
+                         schema_.rate_unit);
+    for (const auto& [label, value] : last_values_) s += fmt::format(", {} {:.4f}", label, value);
+    return s;
 }
 
 JsonLinesReporter::JsonLinesReporter(const std::string& path, RecordSchema schema)

@@ -275,7 +275,9 @@ void run_train(FitFlags& f, comm::Communicator& world) {
         "kkt {:.3g}, {} nonzeros\n",
         t.converged() ? "converged" : "stopped at --max-iterations", t.iterations_done(),
         t.total_updates(), e.objective, e.relative_gap, e.kkt_violation, e.nonzeros);
-    fmt::print("rotor: model written to {}\n", f.common.out);
+    const std::string summary = terminal.summary();
+    fmt::print("rotor: model written to {}{}\n", f.common.out,
+               summary.empty() ? "" : " (" + summary + ")");
 }
 
 /// One λ of a path.

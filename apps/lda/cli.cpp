@@ -20,6 +20,7 @@
 #include "comm/communicator.h"
 #include "comm/inprocess_communicator.h"
 #include "core/base/error.h"
+#include "core/base/plural.h"
 #include "core/corpus/corpus.h"
 #include "core/lda/alpha_optimizer.h"
 #include "core/lda/coherence.h"
@@ -43,6 +44,7 @@ struct TrainFlags {
     std::string heldout_vocab;
     std::uint32_t optimize_alpha = 0;
     std::size_t coherence_top = 10;
+    std::string doc_topics;  ///< --doc-topics: the wide doc × topic table of the training docs
     std::string corpus;
     std::string vocab;
     std::string alpha;
@@ -287,18 +289,23 @@ train::Hooks train_hooks(TrainFlags& f, TrainSetup& s, lda::Trainer& trainer) {
 }
 
 /// The model (gathered on rank 0), the metrics and the timeline, written by rank 0; agreed.
-void finish_train(TrainFlags& f, TrainSetup& s, lda::Trainer& trainer, comm::Communicator& world) {
+/// `summary` is the progress reporter's closing line ("" when it reported nothing).
+void finish_train(TrainFlags& f, TrainSetup& s, lda::Trainer& trainer, comm::Communicator& world,
+                  const std::string& summary) {
     std::vector<std::string> vocab;
     if (s.loaded->vocab && world.rank() == 0) {
         for (WordId w = 0; w < s.loaded->vocab->size(); ++w)
             vocab.emplace_back(s.loaded->vocab->word(w));
     }
-    const lda::LdaModel model = trainer.gather_model(std::move(vocab), f.corpus);
+    lda::LdaModel model = trainer.gather_model(std::move(vocab), f.corpus);
+    // Documents in corpus order: a folder's file names name the model's documents too.
+    if (world.rank() == 0) model.doc_names = s.loaded->doc_names;
     std::vector<std::vector<train::BlockRun>> timeline;
     if (!f.common.trace.empty()) timeline = trainer.gather_schedule();
     comm::run_agreed(world, [&] {
         if (world.rank() != 0) return;
         lda::save_model(model, f.common.out);
+        if (!f.doc_topics.empty()) lda::write_doc_topics(model, f.doc_topics);
         if (s.metrics) s.metrics->commit();
         if (f.common.trace.empty()) return;
         if (world.size() == 1) {
@@ -309,7 +316,8 @@ void finish_train(TrainFlags& f, TrainSetup& s, lda::Trainer& trainer, comm::Com
         }
     });
     if (!f.common.quiet && world.rank() == 0)
-        fmt::print("rotor: model written to {}\n", f.common.out);
+        fmt::print("rotor: model written to {}{}\n", f.common.out,
+                   summary.empty() ? "" : " (" + summary + ")");
 }
 
 /// `rotor lda train`, in one process (a communicator of one rank) or as one rank of
@@ -326,7 +334,7 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
     const train::Hooks hooks = train_hooks(f, s, *trainer);
     if (trainer->iterations_done() < f.options.iterations)
         trainer->train(tee, hooks, f.options.iterations);
-    finish_train(f, s, *trainer, world);
+    finish_train(f, s, *trainer, world, terminal.summary());
 }
 
 void add_train(CLI::App& lda, comm::Communicator* world) {
@@ -356,9 +364,15 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
     c->add_option("--optimize-alpha", f->optimize_alpha,
                   "Re-estimate an asymmetric alpha every N iterations (Minka; 0: never)")
         ->capture_default_str();
-    c->add_option("--coherence-top", f->coherence_top,
-                  "Words per topic for the UMass coherence metric (0: do not compute)")
+    c->add_option("--top", f->coherence_top,
+                  "Words per topic for the UMass coherence metric, as lda topics --top (0: do "
+                  "not compute)")
         ->capture_default_str();
+    // The old name, kept for scripts; not shown in --help.
+    c->add_option("--coherence-top", f->coherence_top)->group("");
+    c->add_option("--doc-topics", f->doc_topics,
+                  "Also write the training documents' topic proportions here: a TSV with a "
+                  "header, one row per document (its name, then K proportions)");
     train::add_switch(*c, "timer", f->dist.timer,
                       "MPI only: stop each round's compute after a tuned time budget");
     c->add_option("--timer-init", f->dist.timer_params.initial_s,
@@ -392,6 +406,7 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
 void add_export(CLI::App& lda) {
     struct Flags {
         std::string model, out, format = "tsv";
+        bool normalize = false;
     };
     auto f = std::make_shared<Flags>();
     auto* c = lda.add_subcommand("export", "Export a model's counts as text");
@@ -400,7 +415,10 @@ void add_export(CLI::App& lda) {
     c->add_option("--format", f->format, "Output format")
         ->check(CLI::IsMember({"tsv"}))
         ->capture_default_str();
-    c->callback([f] { lda::export_tsv(lda::load_model(f->model), f->out); });
+    c->add_flag("--normalize", f->normalize,
+                "Probabilities instead of counts: phi for word_topic.tsv, every topic's theta "
+                "for doc_topic.tsv");
+    c->callback([f] { lda::export_tsv(lda::load_model(f->model), f->out, f->normalize); });
 }
 
 void add_topics(CLI::App& lda) {
@@ -457,6 +475,9 @@ void add_topics(CLI::App& lda) {
                                i + 1, name(t.words[i].first), t.words[i].second);
             return;
         }
+        // The header names the columns of the rows below it (same widths).
+        fmt::print("{:<9} {:>6} {}  top {}\n", "topic", "share", coherence ? "  umass " : "",
+                   plural(f->top, "word"));
         for (const auto& t : topics) {
             std::string line = fmt::format("topic {:>3} {:5.2f}% ", t.topic, 100 * t.share);
             if (coherence) line += fmt::format("{:>7} ", coh(t.topic));

@@ -13,6 +13,7 @@
 
 #include "apps/lda/seed_streams.h"
 #include "comm/inprocess_communicator.h"
+#include "core/base/plural.h"
 #include "core/base/rng.h"
 #include "core/lda/sparse_lda_sampler.h"
 #include "sched/block_grid.h"
@@ -29,6 +30,7 @@ train::RecordSchema record_schema() {
     s.rate_unit = "tok/s";
     s.headline_key = "loglik_per_token";
     s.headline_label = "loglik/token";
+    s.shown = {{"heldout_perplexity", "held-out perplexity"}};
     return s;
 }
 
@@ -374,11 +376,11 @@ void Trainer::train(train::Reporter& reporter, const train::Hooks& hooks,
     last_iteration_ = last;
     if (ranks_ == 1) {
         reporter.on_start(fmt::format(
-            "{} tokens, {} docs, {} words; K = {}, alpha = {:g}, beta = {:g}; {} threads, {}x{} "
-            "blocks{}; {}",
-            num_tokens_, num_docs_, num_words_, options_.params.num_topics,
-            options_.params.resolved_alpha(), options_.params.beta, runtime_.threads(), side_,
-            side_, options_.deterministic ? ", deterministic" : "", runtime_.status()));
+            "{}, {}, {}; K = {}, alpha = {:g}, beta = {:g}; {}, {}x{} blocks{}; {}",
+            plural(num_tokens_, "token"), plural(num_docs_, "doc"), plural(num_words_, "word"),
+            options_.params.num_topics, options_.params.resolved_alpha(), options_.params.beta,
+            plural(static_cast<std::uint64_t>(runtime_.threads()), "thread"), side_, side_,
+            options_.deterministic ? ", deterministic" : "", runtime_.status()));
     } else if (rank_ == 0) {
         reporter.on_start(fmt::format(
             "{} tokens, {} docs, {} words; K = {}, alpha = {:g}, beta = {:g}; {} ranks x {} "

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -14,7 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
+#include "core/base/plural.h"
 #include "core/corpus/corpus.h"
+#include "core/corpus/doc_names.h"
+#include "core/corpus/text_corpus.h"
 #include "core/corpus/vocabulary.h"
 #include "core/io/atomic_file.h"
 #include "core/lda/coherence.h"
@@ -65,21 +69,104 @@ std::vector<WordId> distinct_words(const core::Corpus& corpus) {
 
 }  // namespace
 
-InferSummary run_infer(const InferFlags& flags) {
+namespace {
+
+/// Infer's documents in the model's word ids, their names (empty: by label) and how they mapped.
+struct InferInput {
+    core::Corpus corpus;
+    std::vector<std::string> names;
+    InferSummary summary;
+};
+
+/// --text: a file (one document per line) or a folder of .txt files, tokenized as corpus build
+/// does, onto the model's vocabulary.
+InferInput read_infer_text(const InferFlags& flags, const core::Vocabulary* model_vocab) {
+    if (model_vocab == nullptr)
+        throw InputError(flags.model, "has no vocabulary: --text needs the model's words");
+    core::TextOptions opt;
+    opt.min_len = 1;  // every vocabulary word can match: the build's bounds made the vocabulary
+    opt.max_len = 255;
+    opt.pattern = core::parse_token_pattern(flags.token_pattern);
+    opt.fixed_vocab = model_vocab;
+    core::TextReport report;
+    InferInput in;
+    std::error_code ec;
+    if (std::filesystem::is_directory(flags.text, ec)) {
+        const std::vector<std::string> files = core::list_text_files(flags.text);
+        in.corpus = core::read_text_files(files, opt, nullptr, &report);
+        for (const std::uint64_t label : in.corpus.doc_labels())
+            in.names.push_back(
+                core::clean_doc_name(std::filesystem::path(files[label - 1]).filename().string()));
+    } else {
+        in.corpus = core::read_text(flags.text, opt, nullptr, &report);
+    }
+    in.summary.input_tokens = report.tokens_read;
+    in.summary.skipped_tokens = report.tokens_read - in.corpus.num_tokens();
+    in.summary.empty_docs = report.docs_emptied;
+    return in;
+}
+
+/// --corpus: a binary corpus or UCI docword, mapped onto the model's vocabulary by string.
+InferInput read_infer_corpus(const InferFlags& flags, const lda::LdaModel& model,
+                             const core::Vocabulary* model_vocab) {
+    core::LoadedCorpus loaded =
+        core::load_corpus(flags.corpus, flags.vocab, train::corpus_limits(""));
+    lda::MappedCorpus mapped =
+        lda::map_to_model(loaded.corpus, loaded.vocab ? &*loaded.vocab : nullptr, model_vocab,
+                          model.info.num_words, flags.corpus);
+    InferInput in;
+    for (DocId d = 0; d < mapped.corpus.num_docs(); ++d)
+        if (mapped.corpus.doc_length(d) == 0 && loaded.corpus.doc_length(d) > 0)
+            ++in.summary.empty_docs;
+    in.corpus = std::move(mapped.corpus);
+    in.names = std::move(loaded.doc_names);
+    in.summary.input_tokens = mapped.input_tokens;
+    in.summary.skipped_tokens = mapped.skipped_tokens;
+    in.summary.unknown_words = mapped.unknown_words;
+    return in;
+}
+
+void warn_infer_input(const InferFlags& flags, const InferSummary& s) {
+    if (flags.text.empty()) {
+        fmt::print(stderr, "rotor: lda infer: skipped {} tokens of {} unknown words\n",
+                   s.skipped_tokens, s.unknown_words);
+    } else if (s.skipped_tokens > 0) {
+        fmt::print(stderr, "rotor: lda infer: skipped {} of {} not in the model's vocabulary\n",
+                   plural(s.skipped_tokens, "token"), s.input_tokens);
+    }
+    if (s.empty_docs > 0)
+        fmt::print(stderr, "rotor: lda infer: warning: {} no word of the model's vocabulary{}\n",
+                   plural(s.empty_docs, "document has", "documents have"),
+                   flags.text.empty() ? ": their proportions are the prior's"
+                                      : ": left out of the output");
+}
+
+void check_infer_flags(const InferFlags& flags) {
+    if (flags.corpus.empty() == flags.text.empty())
+        throw ConfigError("--corpus", "give exactly one of --corpus and --text");
+    if (!flags.text.empty() && !flags.vocab.empty())
+        throw ConfigError("--vocab", "goes with --corpus; --text uses the model's vocabulary");
+    if (flags.out.empty() && flags.doc_topics.empty())
+        throw ConfigError("--out", "give --out, --doc-topics or both");
+    core::parse_token_pattern(flags.token_pattern);
     flags.fold_in.validate();
+}
+
+}  // namespace
+
+InferSummary run_infer(const InferFlags& flags) {
+    check_infer_flags(flags);
     const int threads = resolve_threads(flags.threads);
     const lda::LdaModel model = lda::load_model(flags.model);
     const auto model_vocab = model_vocabulary(model, flags.model);
-    const core::LoadedCorpus loaded =
-        core::load_corpus(flags.corpus, flags.vocab, train::corpus_limits(""));
-    const lda::MappedCorpus mapped = lda::map_to_model(
-        loaded.corpus, loaded.vocab ? &*loaded.vocab : nullptr,
-        model_vocab ? &*model_vocab : nullptr, model.info.num_words, flags.corpus);
-    print_skipped("infer", mapped);
+    const core::Vocabulary* vocab = model_vocab ? &*model_vocab : nullptr;
+    InferInput in =
+        flags.text.empty() ? read_infer_corpus(flags, model, vocab) : read_infer_text(flags, vocab);
+    warn_infer_input(flags, in.summary);
 
     const std::vector<double>& alpha = model.info.alpha;
     const std::size_t k_count = model.info.num_topics;
-    const core::Corpus& corpus = mapped.corpus;
+    const core::Corpus& corpus = in.corpus;
     const auto labels = corpus.doc_labels();
     if (model.word_topic.rows() != model.info.num_words)
         throw InputError(flags.model, "word-topic rows do not match V in params.json");
@@ -99,8 +186,15 @@ InferSummary run_infer(const InferFlags& flags) {
     // parallel and then written in document order.
     constexpr DocId kChunk = 4096;
     std::vector<double> theta(static_cast<std::size_t>(kChunk) * k_count);
-    core::AtomicFile out(flags.out);
+    std::optional<core::AtomicFile> out;
+    std::optional<core::AtomicFile> wide;
+    if (!flags.out.empty()) out.emplace(flags.out);
+    if (!flags.doc_topics.empty()) {
+        wide.emplace(flags.doc_topics);
+        wide->write(lda::doc_topics_header(model.info.num_topics));
+    }
     fmt::memory_buffer buf;
+    std::string rows;
     for (DocId first = 0; first < corpus.num_docs(); first += kChunk) {
         const DocId n = std::min<DocId>(kChunk, corpus.num_docs() - first);
         loop(0, n, [&](std::int64_t lo, std::int64_t hi) {
@@ -113,23 +207,24 @@ InferSummary run_infer(const InferFlags& flags) {
             }
         });
         buf.clear();
+        rows.clear();
         for (DocId i = 0; i < n; ++i) {
-            const std::uint64_t label = labels[first + i];
-            for (std::size_t k = 0; k < k_count; ++k) {
-                const double t = theta[i * k_count + k];
-                if (flags.dense || t >= InferFlags::kMinTheta)
-                    fmt::format_to(std::back_inserter(buf), "{}\t{}\t{:.6g}\n", label, k, t);
+            const std::string name = core::doc_name(in.names, labels, first + i);
+            const std::span<const double> t(theta.data() + i * k_count, k_count);
+            if (wide) lda::append_doc_topics_row(rows, name, t);
+            for (std::size_t k = 0; out && k < k_count; ++k) {
+                if (flags.dense || t[k] >= InferFlags::kMinTheta)
+                    fmt::format_to(std::back_inserter(buf), "{}\t{}\t{:.6g}\n", name, k, t[k]);
             }
         }
-        out.write(std::string_view(buf.data(), buf.size()));
+        if (out) out->write(std::string_view(buf.data(), buf.size()));
+        if (wide) wide->write(rows);
     }
-    out.commit();
+    if (out) out->commit();
+    if (wide) wide->commit();
 
-    InferSummary s;
+    InferSummary s = in.summary;
     s.docs = corpus.num_docs();
-    s.input_tokens = mapped.input_tokens;
-    s.skipped_tokens = mapped.skipped_tokens;
-    s.unknown_words = mapped.unknown_words;
     return s;
 }
 
@@ -217,10 +312,18 @@ void add_infer(CLI::App& lda) {
     auto* c = lda.add_subcommand(
         "infer", "Topic proportions of new documents by Gibbs fold-in with the model fixed");
     c->add_option("--model", f->model, "Model directory")->required();
-    c->add_option("--corpus", f->corpus, "New documents: rotor binary corpus or UCI docword")
-        ->required();
+    c->add_option("--corpus", f->corpus, "New documents: rotor binary corpus or UCI docword");
     c->add_option("--vocab", f->vocab, "The corpus's vocabulary (default: beside the corpus)");
-    c->add_option("--out", f->out, "Output TSV: doc<TAB>topic<TAB>theta")->required();
+    c->add_option("--text", f->text,
+                  "Instead of --corpus: raw text, a file (one document per line) or a folder of "
+                  ".txt files (one document each), read with the model's vocabulary");
+    c->add_option("--token-pattern", f->token_pattern,
+                  "With --text: what a token is, as given to corpus build (letters, alnum, "
+                  "unicode)")
+        ->capture_default_str();
+    c->add_option("--out", f->out, "Output TSV: doc<TAB>topic<TAB>theta");
+    c->add_option("--doc-topics", f->doc_topics,
+                  "Output TSV: a header, then one row per document: its name and K proportions");
     c->add_option("--iterations,-n", f->fold_in.iterations, "Gibbs sweeps per document")
         ->capture_default_str();
     c->add_option("--burn-in", f->fold_in.burn_in, "Sweeps not averaged into theta")
@@ -231,8 +334,11 @@ void add_infer(CLI::App& lda) {
     c->add_flag("--dense", f->dense, "Write every topic, not only theta >= 1e-4");
     c->callback([f] {
         const InferSummary s = run_infer(*f);
-        std::fprintf(stderr, "rotor: lda infer: %llu documents written to %s\n",
-                     static_cast<unsigned long long>(s.docs), f->out.c_str());
+        const std::string where = f->out.empty()          ? f->doc_topics
+                                  : f->doc_topics.empty() ? f->out
+                                                          : f->out + " and " + f->doc_topics;
+        fmt::print(stderr, "rotor: lda infer: {} written to {}\n", plural(s.docs, "document"),
+                   where);
     });
 }
 

@@ -16,14 +16,21 @@ namespace rotor::apps {
 /// Registers infer, eval and coherence under the `lda` subcommand. Callbacks throw rotor errors.
 void add_lda_use_commands(CLI::App& lda);
 
-/// What `rotor lda infer` does.
+/// What `rotor lda infer` does: exactly one of `corpus` and `text`; at least one of `out` and
+/// `doc_topics`.
 struct InferFlags {
     std::string model;   ///< model directory (--model)
     std::string corpus;  ///< new documents: binary corpus or UCI docword (--corpus)
     std::string vocab;   ///< the corpus's vocabulary (--vocab; default: beside the corpus)
-    std::string out;     ///< TSV `doc<TAB>topic<TAB>θ` written atomically (--out)
-    bool dense = false;  ///< every topic, not only θ ≥ kMinTheta (--dense)
-    int threads = 0;     ///< worker threads, 0: all cores (--threads)
+    /// New documents as raw text (--text): a file, one document per line, or a folder of .txt
+    /// files, one document each; tokenized as `corpus build` does and mapped onto the model's
+    /// vocabulary (which already lacks the stop words and pruned words).
+    std::string text;
+    std::string token_pattern = "letters";  ///< --token-pattern, as given to corpus build
+    std::string out;         ///< TSV `doc<TAB>topic<TAB>θ` written atomically (--out)
+    std::string doc_topics;  ///< wide doc × topic TSV with a header (--doc-topics)
+    bool dense = false;      ///< every topic, not only θ ≥ kMinTheta (--dense)
+    int threads = 0;         ///< worker threads, 0: all cores (--threads)
     lda::FoldInOptions fold_in;
 
     static constexpr double kMinTheta = 1e-4;
@@ -34,12 +41,16 @@ struct InferSummary {
     std::uint64_t docs = 0;
     std::uint64_t input_tokens = 0;
     std::uint64_t skipped_tokens = 0;
-    std::uint64_t unknown_words = 0;
+    std::uint64_t unknown_words = 0;  ///< distinct unknown words (--corpus only)
+    /// Documents with tokens none of which the model knows: with --text left out of the output,
+    /// with --corpus written with the prior's proportions.
+    std::uint64_t empty_docs = 0;
 };
 
-/// Loads the model and the corpus, maps the corpus's words onto the model's by string, folds
+/// Loads the model and the documents, maps their words onto the model's by string, folds
 /// every document in (documents in parallel; results independent of the thread count) and
-/// writes the TSV. Throws rotor errors.
+/// writes the TSVs; documents are named by their corpus's names (a folder's file names), else
+/// by their label. Warns on stderr about documents left empty. Throws rotor errors.
 InferSummary run_infer(const InferFlags& flags);
 
 /// What `rotor lda eval` does: exactly one of `model` and `phi`.

@@ -207,7 +207,9 @@ void print_start(const TrainFlags& f, const TrainSetup& s, comm::Communicator& w
 
 /// The model (gathered on rank 0, with the id maps and the items each user rated), the metrics
 /// and the timeline, written by rank 0; agreed.
-void finish_train(TrainFlags& f, TrainSetup& s, mf::Trainer& trainer, comm::Communicator& world) {
+/// `summary` is the progress reporter's closing line ("" when it reported nothing).
+void finish_train(TrainFlags& f, TrainSetup& s, mf::Trainer& trainer, comm::Communicator& world,
+                  const std::string& summary) {
     mf::Model model = trainer.gather_model();
     std::vector<std::vector<train::BlockRun>> timeline;
     if (!f.common.trace.empty()) timeline = trainer.gather_schedule();
@@ -230,7 +232,8 @@ void finish_train(TrainFlags& f, TrainSetup& s, mf::Trainer& trainer, comm::Comm
         }
     });
     if (!f.common.quiet && world.rank() == 0)
-        fmt::print("rotor: model written to {}\n", f.common.out);
+        fmt::print("rotor: model written to {}{}\n", f.common.out,
+                   summary.empty() ? "" : " (" + summary + ")");
 }
 
 void run_train(TrainFlags& f, comm::Communicator& world) {
@@ -257,7 +260,7 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
     loop.eval_every = f.options.eval_every;
     loop.report = world.rank() == 0;
     train::run_iterations(*trainer, loop, tee, hooks);
-    finish_train(f, s, *trainer, world);
+    finish_train(f, s, *trainer, world, terminal.summary());
 }
 
 void add_train(CLI::App& mf, comm::Communicator* world) {

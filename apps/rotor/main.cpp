@@ -4,9 +4,11 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "apps/cli_text.h"
 #include "apps/corpus/cli.h"
 #include "apps/lasso/cli.h"
 #include "apps/lda/cli.h"
@@ -76,8 +78,11 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         // Every rank parses the same arguments: an agreed failure.
-        if (mpi.comm == nullptr || mpi.comm->rank() == 0)
-            std::fprintf(stderr, "rotor: error: %s\nRun with --help for usage.\n", e.what());
+        if (mpi.comm == nullptr || mpi.comm->rank() == 0) {
+            const std::string hint = rotor::apps::typo_hint(app);
+            std::fprintf(stderr, "rotor: error: %s\n%s%sRun with --help for usage.\n", e.what(),
+                         hint.c_str(), hint.empty() ? "" : "\n");
+        }
         return static_cast<int>(rotor::ExitCode::kConfig);
     } catch (const rotor::Error& e) {
         const bool agreed = dynamic_cast<const rotor::comm::AgreedError*>(&e) != nullptr;

@@ -177,12 +177,15 @@ struct LoadedCorpus {
     Corpus corpus;
     std::optional<Vocabulary> vocab;
     std::string format;  ///< "binary" or "uci"
+    /// Size D when the binary corpus has a names file (core/corpus/doc_names.h), else empty.
+    std::vector<std::string> doc_names;
 };
 
 /// Opens whatever `path` is: a binary corpus (by magic), else a UCI docword (plain or .gz).
 /// `vocab_path` may be empty: then the binary's sibling `<path>.vocab`, or for UCI the sibling
 /// whose name replaces "docword" by "vocab" (and drops ".gz"), if it exists; else no vocabulary.
-/// A vocabulary whose size is not W is an InputError.
+/// A vocabulary whose size is not W is an InputError. A binary corpus's names file
+/// (`<path>.docs`), if it exists, fills doc_names.
 /// `limits` bound what a UCI file may ask for (a binary corpus is mapped, not copied).
 LoadedCorpus load_corpus(const std::string& path, const std::string& vocab_path,
                          const ReadLimits& limits = {});

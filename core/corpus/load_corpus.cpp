@@ -5,6 +5,7 @@
 #include "core/base/error.h"
 #include "core/corpus/binary_format.h"
 #include "core/corpus/corpus.h"
+#include "core/corpus/doc_names.h"
 #include "core/io/line_reader.h"
 
 namespace rotor::core {
@@ -57,6 +58,8 @@ LoadedCorpus load_corpus(const std::string& path, const std::string& vocab_path,
             out.vocab = Vocabulary::load(vp);
             check_vocab_size(*out.vocab, out.corpus, vp, path);
         }
+        if (std::filesystem::is_regular_file(doc_names_path(path), ec))
+            out.doc_names = load_doc_names(doc_names_path(path), out.corpus.num_docs());
         return out;
     }
     out.format = "uci";

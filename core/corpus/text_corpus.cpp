@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <limits>
 #include <numeric>
 #include <unordered_map>
@@ -58,47 +59,67 @@ struct TokenScan {
 
 /// Pass 1: interns every token (stop words included: checking each distinct word once is
 /// cheaper than checking every token), counts frequency and document frequency. With a fixed
-/// vocabulary the temporary ids are its ids and unknown tokens are skipped.
+/// vocabulary the temporary ids are its ids and unknown tokens are skipped. Feed a document's
+/// text with add() (in as many pieces as it comes), then end_doc(label).
+class TokenScanner {
+  public:
+    explicit TokenScanner(const TextOptions& options) : options_(options) {}
+
+    /// Tokenizes `text` into the current document; `reader` names the position on overflow.
+    void add(std::string_view text, LineReader& reader) {
+        const std::uint64_t doc = scan_.lines.size() + 1;
+        tokenize(
+            text, options_.min_len, options_.max_len,
+            [&](std::string_view tok) { scan_.tokens.push_back(intern(tok, doc, reader)); },
+            options_.pattern);
+    }
+    /// Closes the current document: kept (with `label`) if it has tokens.
+    void end_doc(std::uint64_t label) {
+        if (scan_.tokens.size() == scan_.offsets.back()) return;
+        scan_.offsets.push_back(scan_.tokens.size());
+        scan_.lines.push_back(label);
+    }
+    TokenScan take() && { return std::move(scan_); }
+
+  private:
+    static constexpr std::uint32_t kUnknown = kDropped;
+
+    std::uint32_t intern(std::string_view tok, std::uint64_t doc, LineReader& reader) {
+        if (options_.fixed_vocab != nullptr) {
+            const auto w = options_.fixed_vocab->find(tok);
+            return w ? *w : kUnknown;
+        }
+        auto it = ids_.find(tok);
+        if (it == ids_.end()) {
+            if (scan_.terms.size() >= kDropped) reader.fail(0, "more than 2^32-1 distinct words");
+            it = ids_.emplace(std::string(tok), static_cast<std::uint32_t>(scan_.terms.size()))
+                     .first;
+            scan_.terms.emplace_back(tok);
+            scan_.stats.emplace_back();
+        }
+        TermStats& s = scan_.stats[it->second];
+        ++s.freq;
+        if (s.last_doc != doc) {
+            s.last_doc = doc;
+            ++s.df;
+        }
+        return it->second;
+    }
+
+    const TextOptions& options_;
+    TokenScan scan_;
+    std::unordered_map<std::string, std::uint32_t, detail::StringHash, std::equal_to<>> ids_;
+};
+
+/// Pass 1 over a file whose lines are the documents.
 TokenScan scan_tokens(LineReader& reader, const TextOptions& options) {
-    TokenScan scan;
-    std::unordered_map<std::string, std::uint32_t, detail::StringHash, std::equal_to<>> ids;
-    std::vector<std::string>& terms = scan.terms;
-    std::vector<TermStats>& stats = scan.stats;
-    std::vector<std::uint32_t>& tokens = scan.tokens;
+    TokenScanner scanner(options);
     std::string_view line;
     while (reader.next(line)) {
-        const std::uint64_t doc = scan.lines.size() + 1;
-        tokenize(line, options.min_len, options.max_len, [&](std::string_view tok) {
-            std::uint32_t id;
-            if (options.fixed_vocab != nullptr) {
-                const auto w = options.fixed_vocab->find(tok);
-                if (!w) return;
-                id = *w;
-            } else {
-                auto it = ids.find(tok);
-                if (it == ids.end()) {
-                    if (terms.size() >= kDropped) reader.fail(0, "more than 2^32-1 distinct words");
-                    it = ids.emplace(std::string(tok), static_cast<std::uint32_t>(terms.size()))
-                             .first;
-                    terms.emplace_back(tok);
-                    stats.emplace_back();
-                }
-                id = it->second;
-                TermStats& s = stats[id];
-                ++s.freq;
-                if (s.last_doc != doc) {
-                    s.last_doc = doc;
-                    ++s.df;
-                }
-            }
-            tokens.push_back(id);
-        });
-        if (tokens.size() != scan.offsets.back()) {
-            scan.offsets.push_back(tokens.size());
-            scan.lines.push_back(reader.line_number());
-        }
+        scanner.add(line, reader);
+        scanner.end_doc(reader.line_number());
     }
-    return scan;
+    return std::move(scanner).take();
 }
 
 /// Chooses the vocabulary (the fixed one, or the scanned words that pass min_df, the stop
@@ -112,11 +133,13 @@ Vocabulary choose_vocabulary(TokenScan& scan, const TextOptions& options, const 
         std::iota(remap.begin(), remap.end(), 0u);
         return vocab;
     }
+    const double max_docs = options.max_df * static_cast<double>(scan.lines.size());
     std::vector<std::string>& terms = scan.terms;
     const std::vector<TermStats>& stats = scan.stats;
     std::vector<std::uint32_t> kept;
     for (std::uint32_t t = 0; t < terms.size(); ++t) {
         if (stats[t].df < options.min_df) continue;
+        if (static_cast<double>(stats[t].df) > max_docs) continue;
         if (options.stopwords != nullptr && options.stopwords->contains(terms[t])) continue;
         kept.push_back(t);
     }
@@ -145,7 +168,7 @@ Corpus rewrite_tokens(TokenScan& scan, const std::vector<std::uint32_t>& remap, 
     for (std::size_t d = 0; d + 1 < offsets.size(); ++d) {
         const std::size_t begin = out;
         for (std::uint64_t i = offsets[d]; i < offsets[d + 1]; ++i) {
-            const std::uint32_t w = remap[tokens[i]];
+            const std::uint32_t w = tokens[i] == kDropped ? kDropped : remap[tokens[i]];
             if (w != kDropped) tokens[out++] = w;
         }
         if (out == begin) continue;
@@ -153,6 +176,22 @@ Corpus rewrite_tokens(TokenScan& scan, const std::vector<std::uint32_t>& remap, 
         for (std::size_t i = begin; i < out; ++i) builder.add(tokens[i]);
     }
     return builder.build();
+}
+
+/// Passes 2 and 3 of every text read: the vocabulary, the rewritten corpus and the report.
+Corpus finish_text(TokenScan& scan, const TextOptions& options, const std::string& source,
+                   Vocabulary* vocab_out, TextReport* report) {
+    std::vector<std::uint32_t> remap;
+    Vocabulary vocab = choose_vocabulary(scan, options, source, remap);
+    const std::uint64_t tokens_read = scan.tokens.size();
+    Corpus corpus = rewrite_tokens(scan, remap, vocab.size());
+    if (report != nullptr) {
+        report->docs_with_tokens = scan.lines.size();
+        report->docs_emptied = scan.lines.size() - corpus.num_docs();
+        report->tokens_read = tokens_read;
+    }
+    if (vocab_out != nullptr) *vocab_out = std::move(vocab);
+    return corpus;
 }
 
 }  // namespace
@@ -178,22 +217,75 @@ void TextOptions::validate() const {
     if (max_len < min_len) throw ConfigError("--max-len", "must be at least --min-len");
     if (max_len > 255) throw ConfigError("--max-len", "must be at most 255");
     if (min_df < 1) throw ConfigError("--min-df", "must be at least 1");
+    if (!(max_df > 0 && max_df <= 1))
+        throw ConfigError("--max-df", "must be a share of the documents, in (0, 1]");
+}
+
+TokenPattern parse_token_pattern(std::string_view name) {
+    for (const TokenPattern p :
+         {TokenPattern::kLetters, TokenPattern::kAlnum, TokenPattern::kUnicode})
+        if (name == token_pattern_name(p)) return p;
+    throw ConfigError("--token-pattern",
+                      "must be letters, alnum or unicode, not '" + std::string(name) + "'");
+}
+
+const char* token_pattern_name(TokenPattern pattern) {
+    switch (pattern) {
+        case TokenPattern::kLetters:
+            return "letters";
+        case TokenPattern::kAlnum:
+            return "alnum";
+        case TokenPattern::kUnicode:
+            return "unicode";
+    }
+    return "letters";
 }
 
 Corpus read_text(const std::string& path, const TextOptions& options, Vocabulary* vocab_out) {
+    return read_text(path, options, vocab_out, nullptr);
+}
+
+Corpus read_text(const std::string& path, const TextOptions& options, Vocabulary* vocab_out,
+                 TextReport* report) {
     options.validate();
     LineReader reader(path);
-    return read_text(reader, options, vocab_out);
+    TokenScan scan = scan_tokens(reader, options);
+    return finish_text(scan, options, reader.name(), vocab_out, report);
 }
 
 Corpus read_text(LineReader& reader, const TextOptions& options, Vocabulary* vocab_out) {
     options.validate();
     TokenScan scan = scan_tokens(reader, options);
-    std::vector<std::uint32_t> remap;
-    Vocabulary vocab = choose_vocabulary(scan, options, reader.name(), remap);
-    Corpus corpus = rewrite_tokens(scan, remap, vocab.size());
-    if (vocab_out != nullptr) *vocab_out = std::move(vocab);
-    return corpus;
+    return finish_text(scan, options, reader.name(), vocab_out, nullptr);
+}
+
+Corpus read_text_files(const std::vector<std::string>& paths, const TextOptions& options,
+                       Vocabulary* vocab_out, TextReport* report) {
+    options.validate();
+    TokenScanner scanner(options);
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+        LineReader reader(paths[i]);
+        std::string_view line;
+        while (reader.next(line)) scanner.add(line, reader);
+        scanner.end_doc(i + 1);
+    }
+    TokenScan scan = std::move(scanner).take();
+    return finish_text(scan, options, "<text files>", vocab_out, report);
+}
+
+std::vector<std::string> list_text_files(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> files;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        const bool txt = name.ends_with(".txt") || name.ends_with(".txt.gz");
+        if (txt && it->is_regular_file(ec)) files.push_back(it->path().string());
+    }
+    if (ec) throw InputError(dir, "cannot list the directory: " + ec.message());
+    if (files.empty()) throw InputError(dir, "has no .txt files (one document per file)");
+    std::sort(files.begin(), files.end());
+    return files;
 }
 
 }  // namespace rotor::core

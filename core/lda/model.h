@@ -11,6 +11,8 @@
 //   word_topic.bin   sparse word-topic counts (format in docs/formats.md), CRC-32 at the end
 //   doc_topic.bin    sparse doc-topic counts and each doc's 1-based input id, CRC-32 at the end
 //   topics.txt       top words per topic, for people
+//   docs.txt         optional: D lines, the documents' names (a corpus built from a folder of
+//                    text files), in doc_topic.bin's order
 // The directory is built under a temporary name and renamed whole (core::AtomicDirectory): a
 // model directory is whole or absent. An earlier model at the path is replaced; a non-empty
 // directory that is not a model (no params.json) is refused.
@@ -18,7 +20,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -65,6 +69,7 @@ struct LdaModel {
     SparseCounts word_topic;                ///< V rows
     SparseCounts doc_topic;                 ///< D rows
     std::vector<std::uint64_t> doc_labels;  ///< 1-based input id of each doc, size D
+    std::vector<std::string> doc_names;     ///< size D, or empty: docs are named by their label
     std::vector<TotalCount> topic_totals;   ///< n_k, size K
 
     /// φ_kw = (n_wk + β) / (n_k + Vβ).
@@ -108,8 +113,26 @@ void save_model(const LdaModel& model, const std::string& dir, std::size_t top =
 /// meaningful) on anything missing, truncated or inconsistent.
 LdaModel load_model(const std::string& dir);
 /// Writes word_topic.tsv (`word<TAB>topic<TAB>count`) and doc_topic.tsv
-/// (`doc<TAB>topic<TAB>count`, doc as its 1-based input id), nonzero counts only, into out_dir,
-/// built whole as save_model builds a model (a directory without word_topic.tsv is refused).
-void export_tsv(const LdaModel& model, const std::string& out_dir);
+/// (`doc<TAB>topic<TAB>count`, doc as its name, else its 1-based input id), nonzero counts only,
+/// into out_dir, built whole as save_model builds a model (a directory without word_topic.tsv is
+/// refused). With `normalize`, probabilities instead of counts: word_topic.tsv holds
+/// φ_kw = (n_wk + β) / (n_k + Vβ) for the nonzero counts (each word not listed for topic k has
+/// β / (n_k + Vβ)), doc_topic.tsv every topic's θ_dk = (n_dk + α_k) / (n_d + Σα), summing to 1.
+void export_tsv(const LdaModel& model, const std::string& out_dir, bool normalize = false);
+
+/// Document d's topic proportions θ_dk = (n_dk + α_k) / (n_d + Σα), size K.
+std::vector<double> doc_theta(const LdaModel& model, std::size_t d);
+/// Document d's name in tables: doc_names[d], else its label.
+std::string doc_name(const LdaModel& model, std::size_t d);
+
+/// The wide doc × topic table (docs/formats.md, "Doc-topic table"): a header line
+/// `doc<TAB>topic_0<TAB>...<TAB>topic_{K-1}`, then one line per document, its name and its K
+/// proportions. The header, with its newline:
+std::string doc_topics_header(std::uint32_t num_topics);
+/// Appends one row (name, then each θ with 6 significant digits) and its newline to `out`.
+void append_doc_topics_row(std::string& out, std::string_view name, std::span<const double> theta);
+/// Writes the table of the model's training documents (doc_theta) to `path`, atomically.
+/// Throws SystemError.
+void write_doc_topics(const LdaModel& model, const std::string& path);
 
 }  // namespace rotor::lda

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
+#include "core/corpus/doc_names.h"
 #include "core/corpus/vocabulary.h"
 #include "core/io/atomic_file.h"
 #include "core/io/checksum.h"
@@ -339,6 +340,7 @@ void save_model(const LdaModel& m, const std::string& dir, std::size_t top) {
         topics += '\n';
     }
     core::write_file_atomically(out.file("topics.txt"), topics);
+    if (!m.doc_names.empty()) core::save_doc_names(m.doc_names, out.file("docs.txt"));
     ModelInfo info = m.info;
     info.vocabulary = !m.vocab.empty();
     core::write_file_atomically(out.file("params.json"), info_to_json(info).dump(2) + "\n");
@@ -357,6 +359,10 @@ LdaModel load_model(const std::string& dir) {
     const std::string dt_path = join(dir, "doc_topic.bin");
     m.doc_topic = decode_counts(dt_path, read_whole(dt_path), kDocTopicMagic, m.info.num_topics,
                                 m.info.num_docs, &m.doc_labels);
+    const std::string names_path = join(dir, "docs.txt");
+    std::error_code ec;
+    if (std::filesystem::exists(names_path, ec))
+        m.doc_names = core::load_doc_names(names_path, m.info.num_docs);
     m.recompute_totals();
     const auto sum_wt =
         std::accumulate(m.topic_totals.begin(), m.topic_totals.end(), TotalCount{0});
@@ -370,21 +376,65 @@ LdaModel load_model(const std::string& dir) {
     return m;
 }
 
-void export_tsv(const LdaModel& m, const std::string& out_dir) {
+std::vector<double> doc_theta(const LdaModel& m, std::size_t d) {
+    std::vector<double> theta(m.info.alpha.begin(), m.info.alpha.end());
+    double total = std::accumulate(theta.begin(), theta.end(), 0.0);
+    for (auto i = m.doc_topic.offsets[d]; i < m.doc_topic.offsets[d + 1]; ++i) {
+        theta[m.doc_topic.topics[i]] += m.doc_topic.counts[i];
+        total += m.doc_topic.counts[i];
+    }
+    for (double& t : theta) t /= total;
+    return theta;
+}
+
+std::string doc_name(const LdaModel& m, std::size_t d) {
+    return core::doc_name(m.doc_names, m.doc_labels, d);
+}
+
+std::string doc_topics_header(std::uint32_t num_topics) {
+    std::string h = "doc";
+    for (std::uint32_t k = 0; k < num_topics; ++k) h += fmt::format("\ttopic_{}", k);
+    return h + '\n';
+}
+
+void append_doc_topics_row(std::string& out, std::string_view name, std::span<const double> theta) {
+    out += name;
+    for (const double t : theta) out += fmt::format("\t{:.6g}", t);
+    out += '\n';
+}
+
+void write_doc_topics(const LdaModel& m, const std::string& path) {
+    std::string text = doc_topics_header(m.info.num_topics);
+    for (std::size_t d = 0; d < m.doc_topic.rows(); ++d)
+        append_doc_topics_row(text, doc_name(m, d), doc_theta(m, d));
+    core::write_file_atomically(path, text);
+}
+
+void export_tsv(const LdaModel& m, const std::string& out_dir, bool normalize) {
     core::check_replaceable(out_dir, "word_topic.tsv", "--out");
     core::AtomicDirectory out(out_dir);  // built whole under a temporary name, then renamed
     std::string wt;
     for (WordId w = 0; w < m.word_topic.rows(); ++w) {
         const std::string name = word_name(m, w);
-        for (auto i = m.word_topic.offsets[w]; i < m.word_topic.offsets[w + 1]; ++i)
-            wt += fmt::format("{}\t{}\t{}\n", name, m.word_topic.topics[i], m.word_topic.counts[i]);
+        for (auto i = m.word_topic.offsets[w]; i < m.word_topic.offsets[w + 1]; ++i) {
+            const TopicId k = m.word_topic.topics[i];
+            const Count n = m.word_topic.counts[i];
+            wt += normalize ? fmt::format("{}\t{}\t{:.6g}\n", name, k, m.phi(k, n))
+                            : fmt::format("{}\t{}\t{}\n", name, k, n);
+        }
     }
     core::write_file_atomically(out.file("word_topic.tsv"), wt);
     std::string dt;
     for (std::size_t d = 0; d < m.doc_topic.rows(); ++d) {
+        const std::string name = doc_name(m, d);
+        if (normalize) {
+            const std::vector<double> theta = doc_theta(m, d);
+            for (std::size_t k = 0; k < theta.size(); ++k)
+                dt += fmt::format("{}\t{}\t{:.6g}\n", name, k, theta[k]);
+            continue;
+        }
         for (auto i = m.doc_topic.offsets[d]; i < m.doc_topic.offsets[d + 1]; ++i)
-            dt += fmt::format("{}\t{}\t{}\n", m.doc_labels[d], m.doc_topic.topics[i],
-                              m.doc_topic.counts[i]);
+            dt += fmt::format("{}\t{}\t{}\n", name, m.doc_topic.topics[i], m.doc_topic.counts[i]);
     }
     core::write_file_atomically(out.file("doc_topic.tsv"), dt);
     out.commit();

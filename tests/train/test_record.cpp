@@ -12,6 +12,8 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -121,6 +123,69 @@ TEST(Reporter, TerminalLineShowsHeadlineOnlyWhenSet) {
     EXPECT_NE(text.find("loglik/token -8.2500"), std::string::npos) << text;
     EXPECT_EQ(text.find("loglik/token", text.find("iter  1/10")),
               text.find("loglik/token -8.2500"));
+}
+
+/// Runs `records` through a TerminalReporter in `mode` and returns what it printed and its
+/// summary.
+std::pair<std::string, std::string> terminal_output(TerminalReporter::Mode mode,
+                                                    const std::vector<Record>& records) {
+    const std::string path = ::testing::TempDir() + "/terminal_mode.txt";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    RecordSchema schema = tokens_schema();
+    schema.shown = {{"heldout_perplexity", "held-out perplexity"}};
+    std::string summary;
+    {
+        TerminalReporter t(f, schema, mode);
+        for (const Record& r : records) t.on_iteration(r, records.back().iter);
+        summary = t.summary();
+    }
+    std::fclose(f);
+    return {read_file(path), summary};
+}
+
+std::vector<Record> four_records() {
+    std::vector<Record> rs;
+    for (std::uint32_t i = 1; i <= 4; ++i) {
+        Record r;
+        r.iter = i;
+        r.time_s = 2.0 * i;
+        r.iteration_s = 2.0;
+        r.processed = 1'000'000;
+        if (i % 2 == 0) {
+            r.set("loglik_per_token", -8.0 - i);
+            r.set("heldout_perplexity", 1234.5);
+        }
+        rs.push_back(r);
+    }
+    return rs;
+}
+
+TEST(Reporter, InPlaceOnATerminalKeepingEvaluationLines) {
+    const auto [text, summary] = terminal_output(TerminalReporter::Mode::kInPlace, four_records());
+    // Iterations 1 and 3 are overwritten ('\r', no newline); 2 and 4 (evaluations) stay.
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\r'), 4) << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
+    EXPECT_EQ(text.find("\riter 1/4"), 0u) << text;
+    EXPECT_NE(text.find("held-out perplexity 1234"), std::string::npos) << text;
+    EXPECT_EQ(text.back(), '\n');
+    EXPECT_EQ(summary,
+              "4 iterations in 8.0s, 500.0k tok/s, loglik/token -12.0000, held-out perplexity "
+              "1234.5000");
+}
+
+TEST(Reporter, ALinePerIterationElsewhere) {
+    const auto [text, summary] = terminal_output(TerminalReporter::Mode::kLines, four_records());
+    EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << text;
+    // The same summary whatever the mode; nothing to summarise without iterations.
+    EXPECT_EQ(summary.substr(0, 13), "4 iterations ");
+    EXPECT_EQ(terminal_output(TerminalReporter::Mode::kLines, {}).second, "");
+}
+
+TEST(Reporter, RateIsTheWindowsWorkOverItsSeconds) {
+    const std::vector<std::pair<std::uint64_t, double>> window{{100, 1.0}, {300, 1.0}};
+    EXPECT_DOUBLE_EQ(TerminalReporter::rate_over(window), 200.0);
+    EXPECT_DOUBLE_EQ(TerminalReporter::rate_over({}), 0.0);
 }
 
 TEST(Reporter, JsonLinesAreWrittenAtEveryIterationAndTeeForwards) {

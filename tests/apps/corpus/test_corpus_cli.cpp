@@ -161,5 +161,52 @@ TEST(CorpusCli, MissingInputExitsTwo) {
     EXPECT_NE(r.err.find("none.txt: cannot open"), std::string::npos) << r.err;
 }
 
+// Theme 5: a folder of .txt files, one document each, named by its file; gensim's no_above
+// (--max-df), stop words added to the default list, a token pattern; a warning counts the
+// documents pruning left empty.
+TEST(CorpusCli, BuildAFolderWithNamesMaxDfExtraStopWordsAndPattern) {
+    TempDir dir;
+    const std::string in = dir.file("letters");
+    std::filesystem::create_directories(in);
+    dir.write("letters/b.txt", "The kernel and the driver.\nKernel memory.\n");
+    dir.write("letters/a.txt", "kernel driver win98 caf\xc3\xa9\n");
+    dir.write("letters/c.txt", "kernel kernel\n");  // only "kernel": emptied by --max-df
+    dir.write("letters/d.txt", "memory driver foobar\n");
+    dir.write("letters/readme.md", "not a document\n");
+    dir.write("extra.txt", "foobar\n");
+    const std::string out = dir.file("c.bin");
+    RunResult r = run_rotor(dir, "corpus build --corpus " + in + " --out " + out +
+                                     " --min-df 1 --max-df 0.5 --stopwords-add " +
+                                     dir.file("extra.txt") + " --token-pattern unicode");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("warning: 1 document of 4 left empty by pruning"), std::string::npos)
+        << r.err;
+    const core::LoadedCorpus l = core::load_corpus(out, "");
+    ASSERT_TRUE(l.vocab.has_value());
+    EXPECT_FALSE(l.vocab->find("kernel").has_value());  // in 3 of 4 documents
+    EXPECT_FALSE(l.vocab->find("driver").has_value());  // 3 of 4
+    EXPECT_FALSE(l.vocab->find("the").has_value());     // default stop words still apply
+    EXPECT_FALSE(l.vocab->find("foobar").has_value());  // --stopwords-add
+    EXPECT_TRUE(l.vocab->find("memory").has_value());   // 2 of 4
+    EXPECT_TRUE(l.vocab->find("win98").has_value());
+    EXPECT_TRUE(l.vocab->find("caf\xc3\xa9").has_value());
+    EXPECT_EQ(l.doc_names, (std::vector<std::string>{"a.txt", "b.txt", "d.txt"}));
+    EXPECT_EQ(read_all(out + ".docs"), "a.txt\nb.txt\nd.txt\n");
+    r = run_rotor(dir, "corpus info --corpus " + out);
+    EXPECT_NE(r.out.find("doc names    " + out + ".docs (first: a.txt)"), std::string::npos)
+        << r.out;
+    // A build from a one-per-line file at the same path leaves no stale names behind.
+    r = run_rotor(dir, "corpus build --corpus " + dir.write("lines.txt", "memory driver\n") +
+                           " --min-df 1 --out " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("1 doc, 2 words, 2 tokens"), std::string::npos) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(out + ".docs"));
+    r = run_rotor(dir, "corpus build --corpus " + in + " --out " + out + " --max-df 0");
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_NE(r.err.find("--max-df"), std::string::npos) << r.err;
+    r = run_rotor(dir, "corpus build --corpus " + in + " --out " + out + " --token-pattern re");
+    EXPECT_EQ(r.exit_code, 3);
+}
+
 }  // namespace
 }  // namespace rotor

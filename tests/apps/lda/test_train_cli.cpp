@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -126,6 +127,8 @@ TEST_F(TrainCli, ExportedCountsSumToTheCorpusAndTopicsShowCoherence) {
     ASSERT_EQ(topics.code, 0) << topics.out;
     EXPECT_NE(topics.out.find("mean UMass coherence"), std::string::npos) << topics.out;
     EXPECT_NE(topics.out.find("topic   4"), std::string::npos) << topics.out;
+    // A header names the columns.
+    EXPECT_EQ(topics.out.rfind("topic      share   umass   top 5 words\n", 0), 0u) << topics.out;
 }
 
 TEST_F(TrainCli, MemoryPlanRefusesBeforeAllocating) {
@@ -236,4 +239,130 @@ TEST(TrainHelp, SwitchesShowTheirRealDefault) {
         EXPECT_NE(r.out.find("--no-timer"), std::string::npos) << cmd;
         EXPECT_NE(r.out.find("time budget (default)"), std::string::npos) << cmd;
     }
+}
+
+namespace {
+
+/// The progress line's rate as TerminalReporter prints it (train::human_rate).
+std::string human_rate(double r) {
+    char buf[32];
+    if (r >= 1e6) {
+        std::snprintf(buf, sizeof buf, "%.2fM", r / 1e6);
+    } else if (r >= 1e3) {
+        std::snprintf(buf, sizeof buf, "%.1fk", r / 1e3);
+    } else {
+        std::snprintf(buf, sizeof buf, "%.0f", r);
+    }
+    return buf;
+}
+
+}  // namespace
+
+// What a person sees: a line per iteration when stdout is not a terminal, whose tokens/s is the
+// metrics file's (tokens over seconds of the last 5 iterations), the held-out perplexity on
+// evaluation lines, and a closing summary whose rate is all tokens over the last time_s.
+TEST_F(TrainCli, ProgressAgreesWithTheMetricsFileAndASummaryCloses) {
+    const Outcome r = run("lda train --corpus " + kTrain + " --heldout " + kHeldout +
+                          " --topics 5 -n 8 --eval-every 4 --threads 1 --metrics " +
+                          path("m.jsonl") + " --out " + path("model"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(r.out.find('\r'), std::string::npos) << "not a terminal: no in-place updates";
+    EXPECT_NE(r.out.find("; 1 thread, "), std::string::npos) << r.out;  // not "1 threads"
+    std::vector<nlohmann::json> records;
+    {
+        std::ifstream metrics(path("m.jsonl"));
+        std::string line;
+        while (std::getline(metrics, line)) records.push_back(nlohmann::json::parse(line));
+    }
+    ASSERT_EQ(records.size(), 8u);
+    std::istringstream lines(r.out);
+    std::string line;
+    std::size_t seen = 0;
+    double tokens = 0;
+    while (std::getline(lines, line)) {
+        if (line.rfind("iter ", 0) != 0) continue;
+        const std::size_t i = seen++;
+        ASSERT_LT(i, records.size());
+        double done = 0, seconds = 0;
+        for (std::size_t k = i >= 4 ? i - 4 : 0; k <= i; ++k) {
+            done += records[k].at("tokens_sampled").get<double>();
+            seconds += records[k].at("iteration_s").get<double>();
+        }
+        const std::string shown = line.substr(0, line.find(" tok/s"));
+        EXPECT_EQ(shown.substr(shown.rfind(' ') + 1), human_rate(done / seconds)) << line;
+        const bool evaluated = records[i].contains("heldout_perplexity");
+        EXPECT_EQ(line.find("held-out perplexity ") != std::string::npos, evaluated) << line;
+        tokens += records[i].at("tokens_sampled").get<double>();
+    }
+    EXPECT_EQ(seen, 8u) << r.out;
+    const std::string summary = r.out.substr(r.out.find("rotor: model written to "));
+    const double time_s = records.back().at("time_s").get<double>();
+    EXPECT_NE(summary.find("(8 iterations in "), std::string::npos) << summary;
+    EXPECT_NE(summary.find(", " + human_rate(tokens / time_s) + " tok/s, loglik/token -"),
+              std::string::npos)
+        << summary;
+    EXPECT_NE(summary.find(", held-out perplexity "), std::string::npos) << summary;
+}
+
+// Theme 5: training documents' proportions as a wide table named by the corpus's file names.
+TEST_F(TrainCli, DocTopicsTableNamesTheDocumentsOfAFolder) {
+    fs::create_directories(path("letters"));
+    const char* texts[] = {"kernel driver memory kernel driver", "garden flower garden tree",
+                           "kernel memory driver flower"};
+    for (int i = 0; i < 3; ++i)
+        std::ofstream(path("letters/l" + std::to_string(i) + ".txt")) << texts[i] << "\n";
+    ASSERT_EQ(
+        run("corpus build --corpus " + path("letters") + " --min-df 1 --out " + path("c.bin")).code,
+        0);
+    const Outcome r = run("lda train --corpus " + path("c.bin") + " --topics 2 -n 3 -q --out " +
+                          path("model") + " --doc-topics " + path("dt.tsv"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    std::ifstream in(path("dt.tsv"));
+    std::string header, row;
+    std::getline(in, header);
+    EXPECT_EQ(header, "doc\ttopic_0\ttopic_1");
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(std::getline(in, row));
+        EXPECT_EQ(row.substr(0, row.find('\t')), "l" + std::to_string(i) + ".txt");
+        std::istringstream fields(row.substr(row.find('\t') + 1));
+        double a = 0, b = 0;
+        fields >> a >> b;
+        EXPECT_NEAR(a + b, 1.0, 1e-5) << row;
+    }
+    // The model keeps the names: export uses them, and --normalize writes probabilities.
+    ASSERT_EQ(run("lda export --model " + path("model") + " --normalize --out " + path("tsv")).code,
+              0);
+    std::ifstream dt(path("tsv/doc_topic.tsv"));
+    std::string name;
+    int topic = 0;
+    double theta = 0, sum = 0;
+    int rows = 0;
+    while (dt >> name >> topic >> theta) {
+        EXPECT_EQ(name.substr(0, 1), "l");
+        sum += theta;
+        ++rows;
+    }
+    EXPECT_EQ(rows, 6);  // every topic of every document
+    EXPECT_NEAR(sum, 3.0, 1e-4);
+    std::ifstream wt(path("tsv/word_topic.tsv"));
+    double phi = 0;
+    while (wt >> name >> topic >> phi) {
+        EXPECT_GT(phi, 0.0);
+        EXPECT_LT(phi, 1.0);
+    }
+}
+
+// Theme 6: a mistyped flag or subcommand gets a suggestion; old spellings still work, hidden.
+TEST_F(TrainCli, TyposGetASuggestionAndOldFlagNamesStillWork) {
+    const Outcome typo = run("lda train --corpus " + kTrain + " --topcs 5 --out " + path("model"));
+    EXPECT_EQ(typo.code, 3) << typo.out;
+    EXPECT_NE(typo.out.find("did you mean --topics?"), std::string::npos) << typo.out;
+    const Outcome command = run("lda trian --corpus " + kTrain);
+    EXPECT_NE(command.out.find("did you mean train?"), std::string::npos) << command.out;
+    const Outcome old = run("lda train --corpus " + kTrain +
+                            " --topics 3 -n 1 -q --coherence-top 5 --out " + path("model"));
+    EXPECT_EQ(old.code, 0) << old.out;
+    const Outcome help = run("lda train --help");
+    EXPECT_NE(help.out.find("--top "), std::string::npos) << help.out;
+    EXPECT_EQ(help.out.find("--coherence-top"), std::string::npos) << help.out;
 }

@@ -359,5 +359,60 @@ TEST_F(UseCli, CoherenceRanksTopicsOnTheTrainingCorpus) {
     EXPECT_GT(mean, -10 * std::log(300.0));  // a bound every 5-word list obeys on 300 docs
 }
 
+// Theme 5: raw text straight into infer, with the model's vocabulary. The held-out documents
+// written as text (one per line, tokens in the corpus's order) give the very θ of --corpus; a
+// line of words the model does not know is left out with a warning; a folder's documents are
+// named by their files in both tables.
+TEST_F(UseCli, InferReadsRawTextWithTheModelsVocabulary) {
+    const core::LoadedCorpus held = core::load_corpus(path("heldout.txt"), path("heldout.vocab"));
+    std::string text;
+    for (DocId d = 0; d < held.corpus.num_docs(); ++d) {
+        for (const WordId w : held.corpus.doc(d)) text += held.vocab->word(w) + " ";
+        text += "\n";
+    }
+    std::ofstream(path("raw.txt")) << text << "Zebra, quagga; OKAPI!\n";
+    const CommandResult by_corpus =
+        rotor("lda infer --model " + path("model") + " --corpus " + path("heldout.txt") +
+              " --vocab " + path("heldout.vocab") + " --threads 1 --out " + path("c.tsv"));
+    ASSERT_EQ(by_corpus.code, 0) << by_corpus.err;
+    const CommandResult by_text =
+        rotor("lda infer --model " + path("model") + " --text " + path("raw.txt") +
+              " --token-pattern alnum --threads 1 --out " + path("t.tsv"));
+    ASSERT_EQ(by_text.code, 0) << by_text.err;
+    EXPECT_EQ(slurp(path("t.tsv")), slurp(path("c.tsv")));
+    EXPECT_NE(by_text.err.find("warning: 1 document has no word of the model's vocabulary"),
+              std::string::npos)
+        << by_text.err;
+    EXPECT_NE(by_text.err.find("skipped 3 tokens"), std::string::npos) << by_text.err;
+
+    fs::create_directories(path("new"));
+    std::ofstream(path("new/a.txt")) << "w1 w2 w3\nw1\n";
+    std::ofstream(path("new/b.txt")) << "w100 w101 w102 w103\n";
+    const CommandResult folder = rotor("lda infer --model " + path("model") + " --text " +
+                                       path("new") + " --token-pattern alnum --doc-topics " +
+                                       path("wide.tsv") + " --out " + path("long.tsv"));
+    ASSERT_EQ(folder.code, 0) << folder.err;
+    EXPECT_NE(folder.err.find("2 documents written"), std::string::npos) << folder.err;
+    std::istringstream wide(slurp(path("wide.tsv")));
+    std::string header, a, b;
+    std::getline(wide, header);
+    EXPECT_EQ(header, "doc\ttopic_0\ttopic_1\ttopic_2\ttopic_3");
+    std::getline(wide, a);
+    std::getline(wide, b);
+    EXPECT_EQ(a.substr(0, a.find('\t')), "a.txt");
+    EXPECT_EQ(b.substr(0, b.find('\t')), "b.txt");
+    EXPECT_EQ(slurp(path("long.tsv")).substr(0, 6), "a.txt\t");
+    // Letters only: "w1" is the token "w", which the model does not know.
+    const CommandResult letters = rotor("lda infer --model " + path("model") + " --text " +
+                                        path("new") + " --out " + path("none.tsv"));
+    ASSERT_EQ(letters.code, 0) << letters.err;
+    EXPECT_NE(letters.err.find("2 documents have no word"), std::string::npos) << letters.err;
+    EXPECT_EQ(rotor("lda infer --model " + path("model") + " --text " + path("new")).code, 3);
+    EXPECT_EQ(rotor("lda infer --model " + path("model") + " --text " + path("new") + " --corpus " +
+                    path("heldout.txt") + " --out " + path("x.tsv"))
+                  .code,
+              3);
+}
+
 }  // namespace
 }  // namespace rotor::apps

@@ -150,6 +150,86 @@ TEST(TextOptions, ValidateNamesTheFlag) {
     EXPECT_THROW(opt.validate(), ConfigError);
 }
 
+TEST(Tokenize, PatternsAlnumAndUnicode) {
+    const std::string text = "Win98 caf\xc3\xa9 x86_64 STRASSE";
+    std::vector<std::string> out;
+    const auto collect = [&](std::string_view t) { out.emplace_back(t); };
+    tokenize(text, 2, 25, collect, TokenPattern::kAlnum);
+    EXPECT_EQ(out, (std::vector<std::string>{"win98", "caf", "x86", "64", "strasse"}));
+    out.clear();
+    tokenize(text, 2, 25, collect, TokenPattern::kUnicode);
+    EXPECT_EQ(out, (std::vector<std::string>{"win98", "caf\xc3\xa9", "x86", "64", "strasse"}));
+    EXPECT_EQ(parse_token_pattern("alnum"), TokenPattern::kAlnum);
+    EXPECT_EQ(token_pattern_name(parse_token_pattern("unicode")), std::string("unicode"));
+    EXPECT_THROW(parse_token_pattern("regex"), ConfigError);
+}
+
+TEST(ReadText, MaxDfDropsWordsInMoreThanThatShareOfDocuments) {
+    TempDir dir;
+    // kernel: 4 of 4 docs; driver: 2 of 4; memory: 1 of 4.
+    const std::string path =
+        dir.write("d.txt", "kernel driver\nkernel memory\nkernel driver\nkernel\n");
+    TextOptions opt;
+    opt.min_df = 1;
+    opt.max_df = 0.5;  // at most 2 documents
+    Vocabulary vocab;
+    TextReport report;
+    const Corpus c = read_text(path, opt, &vocab, &report);
+    EXPECT_FALSE(vocab.find("kernel").has_value());
+    EXPECT_TRUE(vocab.find("driver").has_value());
+    EXPECT_TRUE(vocab.find("memory").has_value());
+    // The last document had only "kernel": pruning left it empty.
+    EXPECT_EQ(c.num_docs(), 3u);
+    EXPECT_EQ(report.docs_with_tokens, 4u);
+    EXPECT_EQ(report.docs_emptied, 1u);
+    opt.max_df = 0;
+    EXPECT_THROW(opt.validate(), ConfigError);
+    opt.max_df = 1.5;
+    EXPECT_THROW(opt.validate(), ConfigError);
+}
+
+TEST(ReadText, FixedVocabularyReportsDocumentsLeftEmpty) {
+    TempDir dir;
+    const Vocabulary fixed = Vocabulary::from_words({"dog", "cat"});
+    TextOptions opt;
+    opt.fixed_vocab = &fixed;
+    TextReport report;
+    const Corpus c =
+        read_text(dir.write("d.txt", "cat bird\nfish\n\ndog cat\n"), opt, nullptr, &report);
+    EXPECT_EQ(c.num_docs(), 2u);
+    EXPECT_EQ(report.docs_with_tokens, 3u);  // the blank line is no document
+    EXPECT_EQ(report.docs_emptied, 1u);      // "fish"
+}
+
+TEST(ReadTextFiles, OneDocumentPerFileLabelledByPosition) {
+    TempDir dir;
+    const std::string a = dir.write("a.txt", "alpha beta\nbeta\n");
+    const std::string b = dir.write("b.txt", "the of\n");  // stop words only
+    const std::string c = dir.write_gz("c.txt.gz", "gamma\nalpha\n");
+    dir.write("notes.md", "not a document\n");
+    const std::vector<std::string> files = list_text_files(dir.file(""));
+    EXPECT_EQ(files, (std::vector<std::string>{a, b, c}));
+    TextOptions opt;
+    opt.min_df = 1;
+    Vocabulary vocab;
+    TextReport report;
+    const Corpus corpus = read_text_files(files, opt, &vocab, &report);
+    ASSERT_EQ(corpus.num_docs(), 2u);
+    EXPECT_EQ(corpus.doc_labels()[0], 1u);
+    EXPECT_EQ(corpus.doc_labels()[1], 3u);
+    EXPECT_EQ(doc_words(corpus, vocab, 0), (std::vector<std::string>{"alpha", "beta", "beta"}));
+    EXPECT_EQ(doc_words(corpus, vocab, 1), (std::vector<std::string>{"gamma", "alpha"}));
+    EXPECT_EQ(report.docs_with_tokens, 3u);
+    EXPECT_EQ(report.docs_emptied, 1u);
+}
+
+TEST(ReadTextFiles, AFolderWithoutTextFilesIsRefused) {
+    TempDir dir;
+    dir.write("x.md", "alpha\n");
+    EXPECT_THROW(list_text_files(dir.file("")), InputError);
+    EXPECT_THROW(list_text_files(dir.file("missing")), InputError);
+}
+
 TEST(ReadText, MissingFile) {
     TempDir dir;
     EXPECT_THROW(read_text(dir.file("none.txt"), TextOptions{}, nullptr), InputError);

@@ -83,6 +83,31 @@ TEST(ModelIo, AModelWithoutVocabularyRoundTrips) {
     EXPECT_TRUE(load_model(dir.file("m")).vocab.empty());
 }
 
+TEST(ModelIo, DocumentNamesRoundTripAndNameTheTables) {
+    TempDir dir;
+    LdaModel m = small_model();
+    EXPECT_EQ(doc_name(m, 1), "5");  // no names: the label
+    m.doc_names = {"a.txt", "b.txt"};
+    save_model(m, dir.file("m"));
+    EXPECT_EQ(read_all(dir.file("m/docs.txt")), "a.txt\nb.txt\n");
+    const LdaModel r = load_model(dir.file("m"));
+    EXPECT_EQ(r.doc_names, m.doc_names);
+    EXPECT_EQ(doc_name(r, 1), "b.txt");
+    // θ_dk = (n_dk + α_k) / (n_d + Σα): doc 0 has 3 tokens of topic 0, α = (0.5, 0.25).
+    const std::vector<double> theta = doc_theta(r, 0);
+    EXPECT_DOUBLE_EQ(theta[0], 3.5 / 3.75);
+    EXPECT_DOUBLE_EQ(theta[1], 0.25 / 3.75);
+    write_doc_topics(r, dir.file("dt.tsv"));
+    EXPECT_EQ(read_all(dir.file("dt.tsv")),
+              "doc\ttopic_0\ttopic_1\na.txt\t0.933333\t0.0666667\nb.txt\t0.133333\t0.866667\n");
+    export_tsv(r, dir.file("p"), true);
+    EXPECT_EQ(read_all(dir.file("p/doc_topic.tsv")),
+              "a.txt\t0\t0.933333\na.txt\t1\t0.0666667\nb.txt\t0\t0.133333\nb.txt\t1\t0.866667\n");
+    // A names file of another length is refused, naming it.
+    overwrite(dir.file("m/docs.txt"), "a.txt\n");
+    EXPECT_THROW(load_model(dir.file("m")), InputError);
+}
+
 TEST(ModelIo, AFlippedByteAnywhereInABinaryFileIsRefused) {
     for (const char* name : {"word_topic.bin", "doc_topic.bin"}) {
         TempDir dir;
