@@ -246,10 +246,11 @@ std::unique_ptr<lda::Trainer> make_trainer(TrainFlags& f, TrainSetup& s,
     return trainer;
 }
 
-/// Whether iteration `iter` is followed by a checkpoint: every --checkpoint-every before the last.
+/// Whether iteration `iter` is followed by a checkpoint: every --checkpoint-every, and the last
+/// (so that a finished run can be continued with --resume and a larger --iterations).
 bool checkpoint_after(const TrainFlags& f, std::uint32_t iter) {
     const std::uint32_t every = f.common.checkpoint_every;
-    return every > 0 && iter % every == 0 && iter < f.options.iterations;
+    return every > 0 && (iter % every == 0 || iter == f.options.iterations);
 }
 
 /// Held-out perplexity and coherence at every evaluation; α optimisation and checkpoints after

@@ -264,9 +264,27 @@ TEST(Checkpoint, ResumeRefusesChangedSettingsByName) {
     EXPECT_EQ(resume({"--deterministic"}), 3);  // the checkpoint's run was not deterministic
     EXPECT_EQ(resume({"--topics", "9"}), 3);
     EXPECT_EQ(resume({"--seed", "4"}), 3);
-    EXPECT_EQ(resume({"--iterations", "30"}), 3);  // 35 are done
+    EXPECT_EQ(resume({"--iterations", "30"}), 3);  // 40 are done
     EXPECT_FALSE(fs::exists(tmp / "m2"));
     EXPECT_EQ(resume({"--topics", "8", "--seed", "3"}), 0);  // the same values are no conflict
+}
+
+// The last iteration is checkpointed whatever the cadence (7 does not divide 20), so a finished
+// model is continued with a larger --iterations, to the model of the longer run, byte for byte.
+TEST(Checkpoint, AFinishedRunIsCheckpointedAndContinuesToTheLongerRun) {
+    TempDir tmp;
+    auto a = train_args(tmp / "m20");
+    a.insert(a.end(), {"--checkpoint-every", "7", "--checkpoint-dir", tmp / "ckpt"});
+    a[std::find(a.begin(), a.end(), "40") - a.begin()] = "20";
+    ASSERT_EQ(wait_exit(spawn(a)), 0);
+    EXPECT_EQ(read_checkpoint(tmp / "ckpt").iterations_done, 20u);
+    std::vector<std::string> more = {kRotor, "lda",      "train",     "--corpus", kCorpus,
+                                     "-n",   "40",       "--resume",  tmp / "ckpt",
+                                     "-q",   "--threads", "1",        "--out",    tmp / "m40"};
+    ASSERT_EQ(wait_exit(spawn(more)), 0);
+    ASSERT_EQ(wait_exit(spawn(train_args(tmp / "straight"))), 0);
+    for (const char* f : {"word_topic.bin", "doc_topic.bin", "params.json"})
+        EXPECT_EQ(slurp(tmp / "m40/" + f), slurp(tmp / "straight/" + f)) << f;
 }
 
 TEST(Checkpoint, ResumeUsesTheOldCopyWhenKilledBetweenTheRenames) {
@@ -278,12 +296,12 @@ TEST(Checkpoint, ResumeUsesTheOldCopyWhenKilledBetweenTheRenames) {
     // The moment inside AtomicDirectory::commit: ckpt moved aside, the new one not yet in.
     const std::string old = tmp / "ckpt.old.99999999.0";
     fs::rename(tmp / "ckpt", old);
-    EXPECT_EQ(read_checkpoint(tmp / "ckpt").iterations_done, 15u);
+    EXPECT_EQ(read_checkpoint(tmp / "ckpt").iterations_done, 20u);  // the last one too
     auto more = train_args(tmp / "m2");
     more.insert(more.end(), {"--checkpoint-every", "5", "--checkpoint-dir", tmp / "ckpt",
                              "--resume", tmp / "ckpt"});
     ASSERT_EQ(wait_exit(spawn(more)), 0);
-    EXPECT_EQ(read_checkpoint(tmp / "ckpt").iterations_done, 35u);
+    EXPECT_EQ(read_checkpoint(tmp / "ckpt").iterations_done, 40u);
     ASSERT_EQ(wait_exit(spawn(train_args(tmp / "straight"))), 0);
     for (const char* f : {"word_topic.bin", "doc_topic.bin"})
         EXPECT_EQ(slurp(tmp / "m2/" + f), slurp(tmp / "straight/" + f)) << f;

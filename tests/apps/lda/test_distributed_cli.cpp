@@ -243,15 +243,15 @@ double resumed_loglik(const std::string& out, int iteration) {
     return std::stod(out.substr(pos + mark.size()));
 }
 
-// --checkpoint-every 2 on a 4-iteration run leaves the checkpoint of iteration 2 (one part per
-// rank, the manifest written last). Resumed (with another --threads: the grid comes from the
-// checkpoint), the run starts from exactly the saved state (its log-likelihood is the one the
-// first run recorded at iteration 2), reports iterations 3 and 4 only, and its model has
-// consistent counts and 4 iterations.
+// --checkpoint-every 2 on a 2-iteration run checkpoints its last iteration (one part per rank,
+// the manifest written last). Resumed with a larger --iterations (and another --threads: the
+// grid comes from the checkpoint), the run starts from exactly the saved state (its
+// log-likelihood is the one the first run recorded at iteration 2), reports iterations 3 and 4
+// only, and reaches the model of an uninterrupted 4-iteration run (the same tokens sampled).
 TEST_P(DistributedCli, ResumedRunStartsFromTheCheckpointedState) {
     const int ranks = GetParam();
     const std::string common = "--corpus " + kTrain + " -k 6 --no-timer --eval-every 2";
-    const Outcome r = mpi_train(ranks, common + " -n 4 --threads 1 --checkpoint-every 2" +
+    const Outcome r = mpi_train(ranks, common + " -n 2 --threads 1 --checkpoint-every 2" +
                                            " --checkpoint-dir " + path("ck") + " --metrics " +
                                            path("m1.jsonl") + " --out " + path("model1"));
     ASSERT_EQ(r.code, 0) << r.out;
@@ -259,7 +259,7 @@ TEST_P(DistributedCli, ResumedRunStartsFromTheCheckpointedState) {
     EXPECT_EQ(state.at("format").get<std::string>(), "rotor-lda-checkpoint");
     EXPECT_EQ(state.at("ranks").get<int>(), ranks);
     EXPECT_EQ(state.at("iterations_done").get<int>(), 2);
-    EXPECT_EQ(state.at("iterations").get<int>(), 4);
+    EXPECT_EQ(state.at("iterations").get<int>(), 2);
     ASSERT_EQ(state.at("parts").size(), static_cast<std::size_t>(ranks));
     for (const auto& part : state.at("parts")) {
         const std::string file = path("ck/" + part.at("file").get<std::string>());
@@ -271,11 +271,16 @@ TEST_P(DistributedCli, ResumedRunStartsFromTheCheckpointedState) {
             << "left behind: " << e.path();
     expect_consistent_model(path("model1"));
     const auto first = read_metrics(path("m1.jsonl"));
-    ASSERT_EQ(first.size(), 4u);
+    ASSERT_EQ(first.size(), 2u);
     const double ll2 = first.at(2).at("loglik").get<double>();
+    const Outcome u = mpi_train(ranks, common + " -n 4 --threads 1 -q --metrics " +
+                                           path("m0.jsonl") + " --out " + path("model0"));
+    ASSERT_EQ(u.code, 0) << u.out;
+    const auto straight = read_metrics(path("m0.jsonl"));
+    ASSERT_EQ(straight.size(), 4u);
 
     const Outcome s = mpi_train(ranks, "--corpus " + kTrain + " --resume " + path("ck") +
-                                           " --threads 2 --metrics " + path("m2.jsonl") +
+                                           " -n 4 --threads 2 --metrics " + path("m2.jsonl") +
                                            " --out " + path("model2"));
     ASSERT_EQ(s.code, 0) << s.out;
     EXPECT_EQ(count(s.out, "rotor: resumed"), 1u) << s.out;
@@ -286,7 +291,7 @@ TEST_P(DistributedCli, ResumedRunStartsFromTheCheckpointedState) {
     ASSERT_EQ(second.size(), 2u);
     EXPECT_EQ(second.begin()->first, 3);
     EXPECT_TRUE(second.at(4).contains("loglik"));
-    EXPECT_EQ(second.at(4).at("tokens_sampled"), first.at(4).at("tokens_sampled"));
+    EXPECT_EQ(second.at(4).at("tokens_sampled"), straight.at(4).at("tokens_sampled"));
     EXPECT_EQ(read_json(path("model2/params.json")).at("iterations").get<int>(), 4);
     expect_consistent_model(path("model2"));
     // A larger --iterations continues further.
@@ -303,8 +308,9 @@ TEST_P(DistributedCli, ResumedRunStartsFromTheCheckpointedState) {
 // resumes it the same way, and a checkpoint it writes resumes on P ranks again.
 TEST_P(DistributedCli, ResumeWithOtherRankCountRedistributesDocuments) {
     const int ranks = GetParam();
+    // The checkpoint of the last iteration (2), continued to 3 on another number of ranks.
     const Outcome r = mpi_train(ranks, "--corpus " + kTrain +
-                                           " -k 4 -n 3 --threads 1 -q --no-timer --eval-every 1"
+                                           " -k 4 -n 2 --threads 1 -q --no-timer --eval-every 1"
                                            " --checkpoint-every 2 --checkpoint-dir " +
                                            path("ck") + " --metrics " + path("m1.jsonl") +
                                            " --out " + path("model"));
@@ -312,7 +318,7 @@ TEST_P(DistributedCli, ResumeWithOtherRankCountRedistributesDocuments) {
     const double ll2 = read_metrics(path("m1.jsonl")).at(2).at("loglik").get<double>();
     const int other = ranks == 2 ? 3 : 2;
     const Outcome s = mpi_train(other, "--corpus " + kTrain + " --resume " + path("ck") +
-                                           " --threads 1 --out " + path("resumed"));
+                                           " -n 3 --threads 1 --out " + path("resumed"));
     ASSERT_EQ(s.code, 0) << s.out;
     const std::string message =
         "written by " + std::to_string(ranks) + " ranks, now on " + std::to_string(other);
