@@ -3,14 +3,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "apps/lda/checkpoint.h"
 #include "apps/lda/trainer.h"
@@ -52,11 +55,21 @@ struct TrainFlags {
     std::vector<std::string> given;  ///< the model-defining flags given on the command line
 };
 
-/// The model-defining settings a resumed run cannot change, as `a` has them and as `b` does.
+/// α as --alpha takes it: one value when every α_k is equal, else the K values.
+std::string alpha_text(const lda::LdaParams& p) {
+    const std::vector<double> a = p.topic_alphas();
+    if (std::adjacent_find(a.begin(), a.end(), std::not_equal_to<>()) == a.end())
+        return a.empty() ? std::string("-") : fmt::format("{}", a.front());
+    return fmt::format("{}", fmt::join(a, ","));
+}
+
+/// The model-defining settings a resumed run cannot change, as `a` has them and as `b` does
+/// (a checkpoint's α is the one the run reached, after any --optimize-alpha).
 std::vector<train::ResumeSetting> resume_settings(const lda::TrainOptions& a,
                                                   const lda::TrainOptions& b) {
     const auto on = [](bool v) { return std::string(v ? "on" : "off"); };
     return {{"--topics", std::to_string(a.params.num_topics), std::to_string(b.params.num_topics)},
+            {"--alpha", alpha_text(a.params), alpha_text(b.params)},
             {"--beta", fmt::format("{}", a.params.beta), fmt::format("{}", b.params.beta)},
             {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
             {"--deterministic", on(a.deterministic), on(b.deterministic)},
@@ -112,8 +125,8 @@ struct TrainSetup {
 
 /// --resume: the run's settings come from the checkpoint (the grid's columns per slice and the
 /// timer's too, so that every rank's blocks are the ones saved); only --iterations (the total)
-/// may change, and not below what is done. A model-defining flag given with another value than
-/// the checkpoint's is refused by name.
+/// may change, and not below what is done, and --eval-every (monitoring). A model-defining flag
+/// given with another value than the checkpoint's is refused by name.
 void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
     const auto given = [&f](const std::string& flag) {
         return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
@@ -122,8 +135,10 @@ void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
     const std::uint32_t target =
         f.common.iterations_set ? f.options.iterations : c.options.iterations;
     train::check_resume_target(c.iterations_done, target, f.common.resume);
+    const std::uint32_t eval_every = f.options.eval_every;
     f.options = c.options;
     f.options.iterations = target;
+    if (given("--eval-every")) f.options.eval_every = eval_every;  // monitoring only
     f.dist.columns_per_slice = c.columns_per_slice;
     f.dist.timer = c.timer;
     f.dist.rebalance = c.rebalance;
@@ -174,6 +189,7 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
     // Ranks sharing this host share its cores and memory.
     const int host_ranks = train::ranks_on_this_host(world);
     comm::run_agreed(world, [&] {
+        if (world.rank() == 0) f.common.check_outputs(core::OutputKind::kDirectory, "params.json");
         if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
         if (!f.straggler.empty()) lda::parse_straggler(f.straggler, f.dist);
         if (!f.common.resume.empty()) {
@@ -381,6 +397,7 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
     c->callback([f, world, c] {
         for (const train::ResumeSetting& s : resume_settings(f->options, f->options))
             if (c->count(s.flag) > 0) f->given.push_back(s.flag);
+        if (c->count("--eval-every") > 0) f->given.emplace_back("--eval-every");
         if (world != nullptr) {
             run_train(*f, *world);
         } else {
@@ -393,15 +410,21 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
 void add_export(CLI::App& lda) {
     struct Flags {
         std::string model, out, format = "tsv";
+        bool overwrite = false;
     };
     auto f = std::make_shared<Flags>();
     auto* c = lda.add_subcommand("export", "Export a model's counts as text");
     c->add_option("--model", f->model, "Model directory")->required();
-    c->add_option("--out", f->out, "Output directory")->required();
+    c->add_option("--out", f->out, "Output directory (new, or --overwrite)")->required();
+    train::add_overwrite_flag(*c, f->overwrite);
     c->add_option("--format", f->format, "Output format")
         ->check(CLI::IsMember({"tsv"}))
         ->capture_default_str();
-    c->callback([f] { lda::export_tsv(lda::load_model(f->model), f->out); });
+    c->callback([f] {
+        core::check_output(f->out, core::OutputKind::kDirectory, "word_topic.tsv", f->overwrite,
+                           "--out");
+        lda::export_tsv(lda::load_model(f->model), f->out);
+    });
 }
 
 void add_topics(CLI::App& lda) {

@@ -110,6 +110,49 @@ TEST_F(LassoCli, BadInputExitsTwoWithItsPositionAndWritesNoModel) {
     EXPECT_NE(m.err.find(bad + ":1:1"), std::string::npos) << m.err;
 }
 
+// The rules every model's train follows (docs/reliability.md, theme 4): --out is new, or an
+// earlier model replaced with --overwrite only (it was replaced silently, and so was any file);
+// its directory must exist; path's --models too; a resumed run says where it starts; a total
+// below what the checkpoint has done is refused saying how many it has.
+TEST_F(LassoCli, OutputsAndResumeFollowTheUsersIntent) {
+    const std::string train =
+        "lasso train --data " + kData + "sparse.svm --lambda 0.05 --threads 1 ";
+    ASSERT_EQ(run_rotor(dir_, train + "-q --checkpoint-every 1 --max-iterations 3 --tol 0 --out " +
+                                  path("m.txt"))
+                  .code,
+              0);
+    auto r = run_rotor(dir_, train + "-q --out " + path("m.txt"));
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find("give --overwrite"), std::string::npos) << r.err;
+    EXPECT_EQ(run_rotor(dir_, train + "-q --overwrite --out " + path("m.txt")).code, 0);
+    const std::string notes = dir_.write("notes.txt", "my notes\n");
+    r = run_rotor(dir_, train + "-q --overwrite --out " + notes);
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find("not an output of rotor"), std::string::npos) << r.err;
+    EXPECT_EQ(rotor::testing::read_all(notes), "my notes\n");
+    EXPECT_EQ(run_rotor(dir_, train + "-q --out " + path("no/m.txt")).code, 3);
+    const std::string path_cmd = "lasso path --data " + kData + "sparse.svm --n-lambdas 2 -q ";
+    EXPECT_EQ(
+        run_rotor(dir_, path_cmd + "--out " + path("p.tsv") + " --models " + path("no/ms")).code,
+        3);
+    EXPECT_FALSE(std::filesystem::exists(path("no")));
+    ASSERT_EQ(run_rotor(dir_, path_cmd + "--out " + path("p.tsv")).code, 0);
+    EXPECT_EQ(run_rotor(dir_, path_cmd + "--out " + path("p.tsv")).code, 3);
+    EXPECT_EQ(run_rotor(dir_, path_cmd + "--out " + path("p.tsv") + " --overwrite").code, 0);
+
+    r = run_rotor(dir_, train + "--max-iterations 4 --tol 0 --resume " + path("m.txt.checkpoint") +
+                            " --out " + path("m4.txt"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("rotor: resumed " + path("m.txt.checkpoint") + " at iteration 3"),
+              std::string::npos)
+        << r.out;
+    r = run_rotor(dir_, train + "--max-iterations 2 --resume " + path("m.txt.checkpoint") +
+                            " --out " + path("m2.txt"));
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find("--max-iterations: is 2 but"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("already has 3 iterations"), std::string::npos) << r.err;
+}
+
 TEST_F(LassoCli, DivergenceIsAnErrorNotAModel) {
     // diabetes' columns are correlated: 8 parallel updates with no correlation check diverge.
     const auto r =
@@ -238,7 +281,8 @@ TEST_F(LassoCli, KilledAndResumedRunEqualsUninterruptedRun) {
     const std::string ck = path("ck");
     auto args = base;
     args.insert(args.end(),
-                {"--checkpoint-every", "1", "--checkpoint-dir", ck, "--out", path("resumed.txt")});
+                {"--checkpoint-every", "1", "--checkpoint-dir", ck, "--out", path("resumed.txt"),
+                 "--overwrite"});  // a run killed after writing its model leaves it to replace
     Rng rng(7);
     int kills = 0, resumed = 0;
     double scale = 1.0;

@@ -218,6 +218,51 @@ TEST_F(TrainCli, BadCorpusNamesFileAndLineAndWritesNothing) {
     EXPECT_FALSE(fs::exists(path("m.jsonl")));
 }
 
+// --out (train and export) is new, or an earlier output replaced only with --overwrite; a
+// missing parent directory is refused before training (it was exit 4 after training), and so are
+// those of --metrics and --checkpoint-dir; nothing is created above an output.
+TEST_F(TrainCli, AnOutputIsNewOrReplacedOnlyWithOverwrite) {
+    const std::string train = "lda train --corpus " + kTrain + " -k 3 -n 1 -q --threads 1";
+    ASSERT_EQ(run(train + " --out " + path("model")).code, 0);
+    Outcome r = run(train + " --out " + path("model"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_NE(r.out.find("--out: " + path("model") +
+                         " exists (an earlier output of rotor): "
+                         "give --overwrite"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(run(train + " --out " + path("model") + " --overwrite").code, 0);
+
+    r = run(train + " --out " + path("no/such/model"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_NE(r.out.find("the directory " + path("no/such") + " does not exist"), std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("iter"), std::string::npos) << "trained first: " << r.out;
+    EXPECT_EQ(run(train + " --out " + path("m2") + " --metrics " + path("no/m.jsonl")).code, 3);
+    EXPECT_EQ(run(train + " --out " + path("m2") + " --checkpoint-every 1 --checkpoint-dir " +
+                  path("no/ck"))
+                  .code,
+              3);
+    EXPECT_FALSE(fs::exists(path("no")));
+    EXPECT_FALSE(fs::exists(path("m2")));
+
+    // A non-empty directory that is not rotor's is refused even with --overwrite.
+    fs::create_directories(path("photos"));
+    std::ofstream(path("photos/cat.jpg")) << "meow";
+    r = run(train + " --out " + path("photos") + " --overwrite");
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_TRUE(fs::exists(path("photos/cat.jpg")));
+
+    const std::string exp = "lda export --model " + path("model") + " --out ";
+    ASSERT_EQ(run(exp + path("tsv")).code, 0);
+    EXPECT_EQ(run(exp + path("tsv")).code, 3);
+    EXPECT_EQ(run(exp + path("tsv") + " --overwrite").code, 0);
+    EXPECT_EQ(run(exp + path("photos") + " --overwrite").code, 3);
+    EXPECT_EQ(run(exp + path("no/tsv")).code, 3);
+    EXPECT_TRUE(fs::exists(path("photos/cat.jpg")));
+    EXPECT_FALSE(fs::exists(path("no")));
+}
+
 TEST_F(TrainCli, BadFlagsAreConfigErrors) {
     EXPECT_EQ(run("lda train --corpus " + kTrain + " --topics 0 --out " + path("m")).code, 3);
     EXPECT_EQ(run("lda train --corpus " + kTrain + " --alpha 1,x --out " + path("m")).code, 3);
