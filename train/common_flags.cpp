@@ -1,6 +1,7 @@
 #include "train/common_flags.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
@@ -45,6 +46,12 @@ void CommonTrainFlags::check_outputs(core::OutputKind kind, std::string_view mar
     if (!checkpoints.empty())
         core::check_output_parent(
             checkpoints, checkpoint_dir.empty() ? "--checkpoint-every" : "--checkpoint-dir");
+}
+
+std::string absolute_path(const std::string& path) {
+    std::error_code ec;
+    const std::filesystem::path a = std::filesystem::absolute(path, ec);
+    return ec ? path : a.lexically_normal().string();
 }
 
 void add_overwrite_flag(CLI::App& c, bool& value) {

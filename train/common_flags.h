@@ -55,6 +55,10 @@ struct CommonTrainFlags {
 /// own negated flags print a misleading "{false}"). `value` must outlive `c`.
 void add_switch(CLI::App& c, const std::string& name, bool& value, const std::string& help);
 
+/// `path` made absolute and normal (lexically), as an output records its input (params.json),
+/// so that it still names the file from another directory. `path` itself if that fails.
+std::string absolute_path(const std::string& path);
+
 /// Registers `--overwrite` (replace an earlier output of rotor at --out) bound to `value`.
 void add_overwrite_flag(CLI::App& c, bool& value);
 

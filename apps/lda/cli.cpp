@@ -310,7 +310,9 @@ void finish_train(TrainFlags& f, TrainSetup& s, lda::Trainer& trainer, comm::Com
         for (WordId w = 0; w < s.loaded->vocab->size(); ++w)
             vocab.emplace_back(s.loaded->vocab->word(w));
     }
-    const lda::LdaModel model = trainer.gather_model(std::move(vocab), f.corpus);
+    // The corpus as an absolute path: `lda topics` run from another directory still finds it.
+    const lda::LdaModel model =
+        trainer.gather_model(std::move(vocab), train::absolute_path(f.corpus));
     std::vector<std::vector<train::BlockRun>> timeline;
     if (!f.common.trace.empty()) timeline = trainer.gather_schedule();
     comm::run_agreed(world, [&] {
@@ -450,11 +452,17 @@ void add_topics(CLI::App& lda) {
             return w < m.vocab.size() ? m.vocab[w] : fmt::format("#{}", w);
         };
         const auto topics = lda::top_words(m, f->top);
-        // UMass coherence needs the training corpus: the one named, or the model's own.
+        // UMass coherence needs the training corpus: the one named, or the model's own; when
+        // that one has moved, the column is left out and the user told so.
         std::optional<lda::Coherence> coherence;
         const std::string corpus_path = !f->corpus.empty()                       ? f->corpus
                                         : std::filesystem::exists(m.info.corpus) ? m.info.corpus
                                                                                  : std::string();
+        if (corpus_path.empty())
+            fmt::print(stderr,
+                       "rotor: lda topics: no coherence: the training corpus {} is not found "
+                       "(give --corpus)\n",
+                       m.info.corpus.empty() ? std::string("(not recorded)") : m.info.corpus);
         if (!corpus_path.empty()) {
             const core::LoadedCorpus train =
                 core::load_corpus(corpus_path, f->vocab, rotor::train::corpus_limits(""));

@@ -210,7 +210,7 @@ void finish_train(TrainFlags& f, TrainSetup& s, mf::Trainer& trainer, comm::Comm
         model.items = t.items;
         model.seen_offsets.assign(t.ratings.user_offsets().begin(), t.ratings.user_offsets().end());
         model.seen_items.assign(t.ratings.user_items().begin(), t.ratings.user_items().end());
-        model.train_path = f.train;
+        model.train_path = train::absolute_path(f.train);
         mf::write_model(f.common.out, model);
         if (s.metrics) s.metrics->commit();
         if (f.common.trace.empty()) return;

@@ -263,6 +263,37 @@ TEST_F(TrainCli, AnOutputIsNewOrReplacedOnlyWithOverwrite) {
     EXPECT_FALSE(fs::exists(path("no")));
 }
 
+// params.json records the corpus as an absolute path (it kept the path as typed, so `lda
+// topics` run from another directory silently dropped the coherence column); a corpus that has
+// moved is said to be missing.
+TEST_F(TrainCli, TheModelRecordsItsCorpusSoTopicsFindsItOrSaysItIsGone) {
+    fs::create_directories(path("c"));
+    fs::copy_file(kTrain, path("c/docword.txt.gz"));
+    fs::copy_file(ROTOR_SOURCE_DIR "/data/tiny/train/vocab.txt", path("c/vocab.txt"));
+    const Outcome r = run_shell("cd " + path("") + " && " + kRotor +
+                                " lda train --corpus c/docword.txt.gz -k 3 -n 2 -q --threads 1"
+                                " --out model");
+    ASSERT_EQ(r.code, 0) << r.out;
+    std::ifstream params(path("model/params.json"));
+    const auto j = nlohmann::json::parse(params);
+    EXPECT_EQ(j.at("corpus").get<std::string>(), path("c/docword.txt.gz"));
+    const Outcome elsewhere =
+        run_shell("cd / && " + kRotor + " lda topics --model " + path("model"));
+    ASSERT_EQ(elsewhere.code, 0) << elsewhere.out;
+    EXPECT_NE(elsewhere.out.find("mean UMass coherence"), std::string::npos) << elsewhere.out;
+    fs::rename(path("c"), path("moved"));
+    const Outcome gone = run("lda topics --model " + path("model"));
+    ASSERT_EQ(gone.code, 0) << gone.out;
+    EXPECT_NE(gone.out.find("no coherence: the training corpus " + path("c/docword.txt.gz") +
+                            " is not found (give --corpus)"),
+              std::string::npos)
+        << gone.out;
+    const Outcome named =
+        run("lda topics --model " + path("model") + " --corpus " + path("moved/docword.txt.gz"));
+    ASSERT_EQ(named.code, 0) << named.out;
+    EXPECT_NE(named.out.find("mean UMass coherence"), std::string::npos) << named.out;
+}
+
 TEST_F(TrainCli, BadFlagsAreConfigErrors) {
     EXPECT_EQ(run("lda train --corpus " + kTrain + " --topics 0 --out " + path("m")).code, 3);
     EXPECT_EQ(run("lda train --corpus " + kTrain + " --alpha 1,x --out " + path("m")).code, 3);
