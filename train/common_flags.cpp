@@ -48,6 +48,13 @@ void CommonTrainFlags::check_outputs(core::OutputKind kind, std::string_view mar
             checkpoints, checkpoint_dir.empty() ? "--checkpoint-every" : "--checkpoint-dir");
 }
 
+void check_work_per_rank(std::uint64_t units, std::uint64_t ranks, const std::string& what) {
+    if (units == 0 || units >= ranks) return;
+    throw ConfigError("mpiexec -n", fmt::format("{} ranks share {} {}: a rank would have none; "
+                                                "run at most {} ranks",
+                                                ranks, units, what, units));
+}
+
 std::string absolute_path(const std::string& path) {
     std::error_code ec;
     const std::filesystem::path a = std::filesystem::absolute(path, ec);

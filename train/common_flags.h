@@ -55,6 +55,12 @@ struct CommonTrainFlags {
 /// own negated flags print a misleading "{false}"). `value` must outlive `c`.
 void add_switch(CLI::App& c, const std::string& name, bool& value, const std::string& help);
 
+/// Under mpiexec every rank must have work: throws ConfigError("mpiexec -n") when fewer `units`
+/// (documents, samples, users, ...: named by `what`) than the `ranks` sharing them, saying how
+/// many ranks would do; every rank computes the same, so all agree. Passes for an empty input
+/// (refused elsewhere with its own message) and for one rank.
+void check_work_per_rank(std::uint64_t units, std::uint64_t ranks, const std::string& what);
+
 /// `path` made absolute and normal (lexically), as an output records its input (params.json),
 /// so that it still names the file from another directory. `path` itself if that fails.
 std::string absolute_path(const std::string& path);

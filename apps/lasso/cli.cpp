@@ -167,6 +167,7 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
             train::remove_stale_temporaries(f.common.resolved_checkpoint_dir());
         lasso::RawData raw = f.data.read();
         if (raw.samples() == 0) throw InputError(f.data.path, "no samples");
+        train::check_work_per_rank(raw.samples(), world.size(), "samples");
         if (f.common.checkpoint_every > 0 || s.resume) s.print = lasso::fingerprint(raw);
         if (s.resume && !(s.resume->data == s.print))
             throw ConfigError("--resume", fmt::format("{} was made on other data than {}",

@@ -205,6 +205,7 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         // The memory limit bounds the corpus as it is read, before its tokens are allocated.
         const core::ReadLimits limits = train::corpus_limits(f.common.max_memory, host_ranks);
         s.loaded.emplace(core::load_corpus(f.corpus, f.vocab, limits));
+        train::check_work_per_rank(s.loaded->corpus.num_docs(), world.size(), "documents");
         if (f.common.checkpoint_every > 0 || s.resume) s.print = lda::fingerprint(s.loaded->corpus);
         if (s.resume && !(s.resume->corpus == s.print))
             throw ConfigError("--resume", fmt::format("{} was made on another corpus than {}",

@@ -21,6 +21,7 @@
 #include "core/logreg/block_groups.h"
 #include "core/logreg/examples_binary.h"
 #include "train/checkpoint_dir.h"
+#include "train/common_flags.h"
 #include "train/memory_plan.h"
 #include "train/resume.h"
 
@@ -265,6 +266,8 @@ void load_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s, const P
 /// and the metrics file opened on rank 0.
 void restore_phase(const TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
     if (s.all_examples == 0) throw InputError(f.data, "no examples");
+    train::check_work_per_rank(s.all_examples, s.layout.workers.size(),
+                               "examples (among the workers)");
     if (s.resume) {
         const Checkpoint& c = *s.resume;
         if (!(c.data == s.print))

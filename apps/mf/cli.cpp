@@ -145,6 +145,8 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         if (f.common.checkpoint_every > 0 && world.rank() == 0)
             train::remove_stale_temporaries(s.checkpoint_dir);
         read_inputs(f, s);
+        train::check_work_per_rank(s.train->ratings.num_users(), world.size(), "users");
+        train::check_work_per_rank(s.train->ratings.num_items(), world.size(), "items");
         const int threads = f.common.resolved_threads(host_ranks);
         const std::string warning =
             train::CommonTrainFlags::oversubscription_warning(threads, host_ranks);

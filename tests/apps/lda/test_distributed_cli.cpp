@@ -492,6 +492,61 @@ TEST_P(DistributedCli, KilledJobLeavesLastWholeCheckpoint) {
     }
 }
 
+/// The lines of `out` that start with "rotor: error:".
+std::vector<std::string> error_lines(const std::string& out) {
+    std::vector<std::string> lines;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("rotor: error:", 0) == 0) lines.push_back(line);
+    return lines;
+}
+
+// Under mpiexec, a bad flag, an empty corpus and a missing output directory fail early with the
+// error of one process, printed once, in seconds (no rank waits for another); a job with more ranks
+// than documents (it trained silently) is refused the same way. Every model's train follows the
+// rule (train::check_work_per_rank): MF's users, the Lasso's samples, logreg's examples.
+TEST_P(DistributedCli, EarlyErrorsAreThoseOfOneProcessPrintedOnce) {
+    const int ranks = GetParam();
+    std::ofstream(path("empty.txt")) << "0\n3\n0\n";
+    std::ofstream(path("one.txt")) << "1\n3\n2\n1 1 2\n1 2 1\n";
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const std::string& args :
+         {"--corpus " + kTrain + " --bogus 3", "--corpus " + path("empty.txt"),
+          "--corpus " + kTrain + " --out /nonexistent/dir/m"}) {
+        const Outcome one = run(kRotor + " lda train -q --out " + path("m") + " " + args);
+        const Outcome many = mpi_train(ranks, "-q --out " + path("m") + " " + args);
+        ASSERT_EQ(error_lines(one.out).size(), 1u) << one.out;
+        EXPECT_EQ(error_lines(many.out), error_lines(one.out)) << many.out;
+        EXPECT_EQ(many.code, one.code) << many.out;
+    }
+    EXPECT_FALSE(fs::exists("/nonexistent"));
+    const Outcome single = run(kRotor + " lda train -q --threads 1 -n 1 --corpus " +
+                               path("one.txt") + " --out " + path("m1"));
+    EXPECT_EQ(single.code, 0) << single.out;
+    const std::string refused =
+        "rotor: error: mpiexec -n: " + std::to_string(ranks) + " ranks share 1 ";
+    Outcome r =
+        mpi_train(ranks, "-q --threads 1 -n 1 --corpus " + path("one.txt") + " --out " + path("m"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_EQ(count(r.out, refused + "documents"), 1u) << r.out;
+    std::ofstream(path("one.csv")) << "u,i,r\nu1,i1,3\nu1,i2,4\nu1,i3,5\n";
+    r = run(kMpiexec + " -n " + std::to_string(ranks) + " --oversubscribe " + kRotor +
+            " mf train -q --threads 1 -n 1 --train " + path("one.csv") + " --out " + path("mf"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_EQ(count(r.out, refused + "users"), 1u) << r.out;
+    std::ofstream(path("one.svm")) << "1 1:1\n";
+    r = run(kMpiexec + " -n " + std::to_string(ranks) + " --oversubscribe " + kRotor +
+            " lasso train -q --threads 1 --lambda 0.1 --data " + path("one.svm") + " --out " +
+            path("l.txt"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_EQ(count(r.out, refused + "samples"), 1u) << r.out;
+    r = run(kMpiexec + " -n " + std::to_string(ranks) + " --oversubscribe " + kRotor +
+            " logreg train -q --lambda 0.1 --data " + path("one.svm") + " --out " + path("g.txt"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_EQ(count(r.out, refused + "examples"), 1u) << r.out;
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60);
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, DistributedCli, ::testing::Values(2, 3));
 
 }  // namespace
