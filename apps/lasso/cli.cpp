@@ -176,6 +176,9 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
         s.features = raw.features;
         s.names = raw.feature_names;
         const int threads = f.common.resolved_threads(host_ranks);
+        const std::string warning =
+            train::CommonTrainFlags::oversubscription_warning(threads, host_ranks);
+        if (!warning.empty() && world.rank() == 0) fmt::print(stderr, "{}\n", warning);
         s.plan = estimate_memory(raw, world.size(), threads,
                                  f.common.checkpoint_every > 0 || s.resume.has_value());
         train::check_memory(s.plan, train::memory_limit(f.common.max_memory, host_ranks),

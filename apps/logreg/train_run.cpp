@@ -233,6 +233,10 @@ void load_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s, const P
     bool hashed = false;
     const int host_ranks = train::ranks_on_this_host(world);
     comm::run_agreed(world, [&] {
+        // Threads beyond the processors take turns (as LDA's and MF's): said once.
+        const std::string warning =
+            train::CommonTrainFlags::oversubscription_warning(f.options.threads, host_ranks);
+        if (!warning.empty() && world.rank() == 0) fmt::print(stderr, "{}\n", warning);
         s.plan = estimate_memory(plan);
         train::check_memory(s.plan, train::memory_limit(f.max_memory, host_ranks),
                             "use more worker ranks (mpiexec) or raise --max-memory",

@@ -78,7 +78,7 @@ TEST_F(LassoCli, TrainMatchesScikitLearnAtItsLambdas) {
                 run_rotor(dir_, "lasso train -q --data " + kData + r.data + " --lambda " + buf +
                                     " --tol 1e-13 --max-iterations 100000 --threads 2 --schedule " +
                                     schedule + " --parallel 2 --candidates 8 --rho 0.5 --out " +
-                                    path("m.txt"));
+                                    path("m.txt") + " --overwrite");
             ASSERT_EQ(res.code, 0) << res.err;
             const lasso::Model m = lasso::read_model(path("m.txt"));
             const std::string what = r.data + " " + buf + " " + schedule;
@@ -151,6 +151,16 @@ TEST_F(LassoCli, OutputsAndResumeFollowTheUsersIntent) {
     EXPECT_EQ(r.code, 3) << r.err;
     EXPECT_NE(r.err.find("--max-iterations: is 2 but"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("already has 3 iterations"), std::string::npos) << r.err;
+}
+
+// More threads than processors: said once, as lda and mf train do (it was silent).
+TEST_F(LassoCli, ThreadsBeyondTheProcessorsAreWarnedOnce) {
+    const auto r =
+        run_rotor(dir_, "lasso train -q --data " + kData +
+                            "sparse.svm --lambda 0.05 --threads 256 --out " + path("m.txt"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("rotor: warning: 256 worker threads on "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("rotor: warning:"), r.err.rfind("rotor: warning:")) << r.err;
 }
 
 TEST_F(LassoCli, DivergenceIsAnErrorNotAModel) {
@@ -336,9 +346,9 @@ TEST_F(LassoCli, UnderMpiexecTheModelEqualsOneProcessByteForByte) {
         const std::string args = " lasso train -q --data " + kData +
                                  "wide.svm --lambda 0.05 --max-iterations 30 --schedule " +
                                  schedule + " --threads ";
-        ASSERT_EQ(run_rotor(dir_, args + "1 --out " + path("one.txt")).code, 0);
+        ASSERT_EQ(run_rotor(dir_, args + "1 --overwrite --out " + path("one.txt")).code, 0);
         const std::string cmd = std::string(ROTOR_MPIEXEC) + " -n 2 --oversubscribe " +
-                                ROTOR_BINARY_DIR "/apps/rotor" + args + "2 --out " +
+                                ROTOR_BINARY_DIR "/apps/rotor" + args + "2 --overwrite --out " +
                                 path("two.txt") + " > " + path("mpi.out") + " 2>&1";
         ASSERT_EQ(std::system(cmd.c_str()), 0) << schedule;
         std::ifstream a(path("one.txt")), b(path("two.txt"));

@@ -144,6 +144,14 @@ TEST_F(LogregTrainRun, OutputsAndResumeFollowTheUsersIntent) {
     EXPECT_NE(r.err.find("already has 20 iterations"), std::string::npos) << r.err;
 }
 
+// More threads than processors: said once, as lda and mf train do (it was silent).
+TEST_F(LogregTrainRun, ThreadsBeyondTheProcessorsAreWarnedOnce) {
+    const auto r = train(" --threads 256 --out " + path("m.txt"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("rotor: warning: 256 worker threads on "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("rotor: warning:"), r.err.rfind("rotor: warning:")) << r.err;
+}
+
 TEST_F(LogregTrainRun, TolStopsEarlyAtAnEvaluation) {
     const auto r = train(" --iterations 4000 --eval-every 20 --tol 0.05 --metrics " +
                          path("t.jsonl") + " --out " + path("t.txt"));
@@ -286,7 +294,7 @@ TEST_F(LogregTrainRun, PartsPerRankGiveOneProcessModelAndResumeAcrossRankCounts)
     for (const std::string& input : {data_, path("t.bin")}) {
         const std::string out = path("four.txt");
         ASSERT_EQ(system_quiet(mpiexec(4) + " logreg train --data " + input + flags_ +
-                                   " --iterations 80 --servers 1 --out " + out,
+                                   " --iterations 80 --servers 1 --overwrite --out " + out,
                                path("mpi.log")),
                   0)
             << read_text(path("mpi.log"));
