@@ -165,7 +165,8 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
         }
         if (f.common.checkpoint_every > 0 && world.rank() == 0)
             train::remove_stale_temporaries(f.common.resolved_checkpoint_dir());
-        lasso::RawData raw = f.data.read();
+        // The memory limit bounds the samples as they are read (LIBSVM), before the plan.
+        lasso::RawData raw = f.data.read(0, train::corpus_limits(f.common.max_memory, host_ranks));
         if (raw.samples() == 0) throw InputError(f.data.path, "no samples");
         train::check_work_per_rank(raw.samples(), world.size(), "samples");
         if (f.common.checkpoint_every > 0 || s.resume) s.print = lasso::fingerprint(raw);

@@ -113,8 +113,11 @@ void apply_checkpoint(TrainFlags& f, const mf::Checkpoint& c) {
     f.options.record_schedule = ours.record_schedule;
 }
 
-void read_inputs(TrainFlags& f, TrainSetup& s) {
-    s.train.emplace(mf::load_ratings(f.train));
+void read_inputs(TrainFlags& f, TrainSetup& s, int host_ranks) {
+    // The memory limit bounds the ratings as they are read (text), before the plan.
+    mf::ReadRatingsOptions read;
+    read.limits = train::corpus_limits(f.common.max_memory, host_ranks);
+    s.train.emplace(mf::load_ratings(f.train, read));
     if (s.train->ratings.nnz() == 0) throw InputError(f.train, "no ratings");
     if (f.common.checkpoint_every > 0 || s.resume) s.print = mf::fingerprint(*s.train);
     if (s.resume && !(s.resume->ratings == s.print))
@@ -144,7 +147,7 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         f.options.validate(world.size());
         if (f.common.checkpoint_every > 0 && world.rank() == 0)
             train::remove_stale_temporaries(s.checkpoint_dir);
-        read_inputs(f, s);
+        read_inputs(f, s, host_ranks);
         train::check_work_per_rank(s.train->ratings.num_users(), world.size(), "users");
         train::check_work_per_rank(s.train->ratings.num_items(), world.size(), "items");
         const int threads = f.common.resolved_threads(host_ranks);
