@@ -47,14 +47,19 @@ std::optional<core::Vocabulary> model_vocabulary(const lda::LdaModel& model,
     return core::Vocabulary::from_words(model.vocab, dir + "/vocab.txt");
 }
 
+/// The share of `m`'s input tokens skipped as unknown (0 for no tokens).
+double skipped_share(const lda::MappedCorpus& m) {
+    return m.input_tokens == 0
+               ? 0.0
+               : static_cast<double>(m.skipped_tokens) / static_cast<double>(m.input_tokens);
+}
+
 /// eval: a corpus whose words the model mostly does not know (another vocabulary, a wrong
 /// --vocab) gives a perplexity of the few tokens left that looks far better than the model is;
 /// above the threshold it is refused unless the user allows it.
 void check_skipped_share(const EvalFlags& flags, const lda::MappedCorpus& m) {
-    if (flags.allow_oov || m.input_tokens == 0) return;
-    const double share =
-        static_cast<double>(m.skipped_tokens) / static_cast<double>(m.input_tokens);
-    if (share <= EvalFlags::kMaxSkippedShare) return;
+    const double share = skipped_share(m);
+    if (flags.allow_oov || share <= EvalFlags::kMaxSkippedShare) return;
     throw InputError(flags.corpus,
                      fmt::format("{:.1f}% of its tokens ({} of {}, {} distinct words) are of words "
                                  "the model does not know, more than {:.0f}%: a corpus of another "
@@ -226,9 +231,7 @@ EvalSummary run_eval(const EvalFlags& flags) {
     s.input_tokens = mapped->input_tokens;
     s.skipped_tokens = mapped->skipped_tokens;
     s.unknown_words = mapped->unknown_words;
-    if (s.input_tokens > 0)
-        s.skipped_share =
-            static_cast<double>(s.skipped_tokens) / static_cast<double>(s.input_tokens);
+    s.skipped_share = skipped_share(*mapped);
     return s;
 }
 
