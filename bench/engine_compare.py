@@ -86,7 +86,7 @@ def command(args, binary, config, rep, metrics, model):
     ranks, threads, extra, _ = CONFIGS[config]
     cmd = [binary, "lda", "train", "--corpus", args.corpus, "--topics", str(args.topics),
            "--iterations", str(args.iterations), "--threads", str(threads), "--seed", str(rep + 1),
-           "--eval-every", "0", "--metrics", metrics, "--out", model, "-q"] + extra
+           "--eval-every", "0", "--metrics", metrics, "--out", model, "--overwrite", "-q"] + extra
     if ranks > 1:
         cmd = [args.mpiexec, "-n", str(ranks), "--oversubscribe"] + cmd
     return cmd

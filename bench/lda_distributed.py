@@ -42,7 +42,7 @@ def run_one(args, name, rep):
     iterations = args.iterations * (args.straggler_factor if "straggler" in name else 1)
     cmd = [args.rotor, "lda", "train", "--corpus", args.corpus, "--topics", str(args.topics),
            "--iterations", str(iterations), "--threads", str(threads), "--seed", str(rep + 1),
-           "--eval-every", str(args.eval_every), "--metrics", metrics, "--out", model, "-q"] + extra
+           "--eval-every", str(args.eval_every), "--metrics", metrics, "--out", model, "--overwrite", "-q"] + extra
     if ranks > 1:
         cmd = [args.mpiexec, "-n", str(ranks), "--bind-to", "core", "--oversubscribe"] + cmd
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")

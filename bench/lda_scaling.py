@@ -29,7 +29,7 @@ def run_one(args, k, threads, rep, out):
     model = os.path.join(out, name + ".model")
     cmd = [args.rotor, "lda", "train", "--corpus", args.corpus, "--topics", str(k),
            "--iterations", str(args.iterations), "--threads", str(threads), "--seed", str(rep + 1),
-           "--eval-every", str(args.eval_every), "--metrics", metrics, "--out", model, "-q"]
+           "--eval-every", str(args.eval_every), "--metrics", metrics, "--out", model, "--overwrite", "-q"]
     if args.vocab:
         cmd += ["--vocab", args.vocab]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -1,6 +1,7 @@
 #include "train/common_flags.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
@@ -37,6 +38,35 @@ std::string CommonTrainFlags::resolved_checkpoint_dir() const {
     return out + ".checkpoint";
 }
 
+void CommonTrainFlags::check_outputs(core::OutputKind kind, std::string_view marker) const {
+    core::check_output(out, kind, marker, overwrite, "--out");
+    if (!metrics.empty()) core::check_output_parent(metrics, "--metrics");
+    if (!trace.empty()) core::check_output_parent(trace, "--trace");
+    const std::string checkpoints = resolved_checkpoint_dir();
+    if (!checkpoints.empty())
+        core::check_output_parent(
+            checkpoints, checkpoint_dir.empty() ? "--checkpoint-every" : "--checkpoint-dir");
+}
+
+void check_work_per_rank(std::uint64_t units, std::uint64_t ranks, const std::string& what) {
+    if (units == 0 || units >= ranks) return;
+    throw ConfigError("mpiexec -n", fmt::format("{} ranks share {} {}: a rank would have none; "
+                                                "run at most {} ranks",
+                                                ranks, units, what, units));
+}
+
+std::string absolute_path(const std::string& path) {
+    std::error_code ec;
+    const std::filesystem::path a = std::filesystem::absolute(path, ec);
+    return ec ? path : a.lexically_normal().string();
+}
+
+void add_overwrite_flag(CLI::App& c, bool& value) {
+    c.add_flag("--overwrite", value,
+               "Replace an earlier output of rotor at --out (a non-empty directory or a file "
+               "that is not rotor's is never replaced)");
+}
+
 void add_switch(CLI::App& c, const std::string& name, bool& value, const std::string& help) {
     const bool on = value;
     auto* yes = c.add_flag_callback(
@@ -48,7 +78,8 @@ void add_switch(CLI::App& c, const std::string& name, bool& value, const std::st
 }
 
 void add_common_train_flags(CLI::App& c, CommonTrainFlags& f, const std::string& unit) {
-    c.add_option("--out", f.out, "Model directory to write")->required();
+    c.add_option("--out", f.out, "Model directory to write (new, or --overwrite)")->required();
+    add_overwrite_flag(c, f.overwrite);
     c.add_option("--iterations,-n", f.iterations,
                  "Number of " + unit + " in all (a resumed run continues up to this number)")
         ->capture_default_str()

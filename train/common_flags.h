@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/io/atomic_file.h"
 #include "sched/runtime.h"
 
 namespace rotor::train {
@@ -29,6 +30,7 @@ struct CommonTrainFlags {
     std::string max_memory;              ///< --max-memory: refuse runs needing more
     bool quiet = false;                  ///< --quiet: no progress lines
     bool no_pin = false;                 ///< --no-pin: do not pin workers to cores
+    bool overwrite = false;              ///< --overwrite: replace an earlier model at --out
 
     /// Worker threads to run: `threads`, or for 0 this host's cores shared out among the
     /// `host_ranks` processes on it. ConfigError("--threads") if < 0.
@@ -41,12 +43,30 @@ struct CommonTrainFlags {
     sched::PinMode pin_mode() const;
     /// --checkpoint-dir, or <out>.checkpoint when checkpoints are on and it is not given.
     std::string resolved_checkpoint_dir() const;
+    /// Before any work (on the rank that writes): --out may be written, a model of this `kind`
+    /// recognised by `marker` (core::check_output: new, an empty directory, or an earlier model
+    /// with --overwrite), and the directories --metrics, --trace and the checkpoints go into
+    /// exist. Throws ConfigError naming the flag.
+    void check_outputs(core::OutputKind kind, std::string_view marker) const;
 };
 
 /// Registers a feature switch: `--<name>` turns it on, `--no-<name>` off (the two exclude each
 /// other); the help of each says which is the default, taken from `value`'s value now (CLI11's
 /// own negated flags print a misleading "{false}"). `value` must outlive `c`.
 void add_switch(CLI::App& c, const std::string& name, bool& value, const std::string& help);
+
+/// Under mpiexec every rank must have work: throws ConfigError("mpiexec -n") when fewer `units`
+/// (documents, samples, users, ...: named by `what`) than the `ranks` sharing them, saying how
+/// many ranks would do; every rank computes the same, so all agree. Passes for an empty input
+/// (refused elsewhere with its own message) and for one rank.
+void check_work_per_rank(std::uint64_t units, std::uint64_t ranks, const std::string& what);
+
+/// `path` made absolute and normal (lexically), as an output records its input (params.json),
+/// so that it still names the file from another directory. `path` itself if that fails.
+std::string absolute_path(const std::string& path);
+
+/// Registers `--overwrite` (replace an earlier output of rotor at --out) bound to `value`.
+void add_overwrite_flag(CLI::App& c, bool& value);
 
 /// Registers the common flags of a `train` subcommand, bound to `f` (which must outlive `c`).
 /// `unit` names one iteration in the help ("Gibbs sweeps", "epochs", ...).

@@ -16,11 +16,13 @@ void refuse_resume_conflicts(std::span<const ResumeSetting> settings,
                                                   s.ours, resume, s.theirs));
 }
 
-void check_resume_target(std::uint32_t done, std::uint32_t target, const std::string& resume) {
+void check_resume_target(std::uint64_t done, std::uint64_t target, const std::string& resume,
+                         const std::string& flag) {
     if (done > target)
-        throw ConfigError("--iterations",
-                          fmt::format("{} is at iteration {}, beyond {}: give a larger total",
-                                      resume, done, target));
+        throw ConfigError(flag, fmt::format("is {} but {} already has {} iterations: give a "
+                                            "total of at least {} (or take the model it ended "
+                                            "with)",
+                                            target, resume, done, done));
 }
 
 }  // namespace rotor::train

@@ -24,8 +24,10 @@ void refuse_resume_conflicts(std::span<const ResumeSetting> settings,
                              const std::function<bool(const std::string&)>& given,
                              const std::string& resume);
 
-/// Throws ConfigError("--iterations") when the checkpoint at `resume` has done more than
-/// `target` iterations: its model could not honour the total asked for.
-void check_resume_target(std::uint32_t done, std::uint32_t target, const std::string& resume);
+/// Throws ConfigError(`flag`) when the checkpoint at `resume` has done more than `target`
+/// iterations: its model could not honour the total asked for (a 90-iteration model is not a
+/// 50-iteration one), so the message says how many it has.
+void check_resume_target(std::uint64_t done, std::uint64_t target, const std::string& resume,
+                         const std::string& flag = "--iterations");
 
 }  // namespace rotor::train

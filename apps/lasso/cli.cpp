@@ -28,11 +28,16 @@
 #include "train/common_flags.h"
 #include "train/memory_plan.h"
 #include "train/reporter.h"
+#include "train/resume.h"
 
 namespace rotor::apps {
 namespace {
 
 using lasso::Trainer;
+
+/// How the outputs of rotor begin: a model file and a path file (core::check_output).
+constexpr std::string_view kLassoModelMarker = "rotor-lasso-model";
+constexpr std::string_view kPathMarker = "# rotor lasso path:";
 
 /// The flags of `train` and `path`.
 struct FitFlags {
@@ -48,6 +53,7 @@ struct FitFlags {
     /// the checkpoint).
     std::vector<std::string> given;
     // path only
+    bool path = false;
     std::uint32_t n_lambdas = 20;
     double eps = 1e-3;
     std::string models;
@@ -67,13 +73,10 @@ struct FitSetup {
     std::optional<lasso::Checkpoint> resume;
 };
 
-/// The flags a checkpoint fixes, as "flag", this run's value and the checkpoint's.
-struct Setting {
-    const char* flag;
-    std::string ours, theirs;
-};
-
-std::vector<Setting> settings(const lasso::TrainOptions& a, const lasso::TrainOptions& b) {
+/// The flags a checkpoint fixes, as this run `a` and the checkpoint `b` have them
+/// (train/resume.h).
+std::vector<train::ResumeSetting> settings(const lasso::TrainOptions& a,
+                                           const lasso::TrainOptions& b) {
     const auto g = [](double v) { return fmt::format("{:.17g}", v); };
     const auto on = [](bool v) { return std::string(v ? "on" : "off"); };
     return {
@@ -97,25 +100,19 @@ std::vector<Setting> settings(const lasso::TrainOptions& a, const lasso::TrainOp
 /// --resume: the run continues with the checkpoint's options. A model-defining flag given with a
 /// different value is refused by name; --max-iterations (the total to reach) may change.
 void apply_checkpoint(FitFlags& f, const lasso::Checkpoint& c) {
-    for (const Setting& s : settings(f.options, c.options)) {
-        const bool given = std::find(f.given.begin(), f.given.end(), s.flag) != f.given.end();
-        if (given && s.ours != s.theirs)
-            throw ConfigError(s.flag, fmt::format("is {} but {} was trained with {}; resume "
-                                                  "without it or start a new run",
-                                                  s.ours, f.common.resume, s.theirs));
-    }
-    const bool target_given =
-        std::find(f.given.begin(), f.given.end(), "--max-iterations") != f.given.end();
-    const std::uint32_t target = target_given ? f.options.max_iterations : c.options.max_iterations;
+    const auto given = [&f](const std::string& flag) {
+        return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
+    };
+    train::refuse_resume_conflicts(settings(f.options, c.options), given, f.common.resume);
+    const std::uint32_t target =
+        given("--max-iterations") ? f.options.max_iterations : c.options.max_iterations;
+    train::check_resume_target(c.state.iterations_done, target, f.common.resume,
+                               "--max-iterations");
     f.options = c.options;
     f.options.max_iterations = target;
     f.schedule = lasso::schedule_name(c.options.schedule);
     f.no_intercept = !c.options.standardize.intercept;
     f.no_standardize = !c.options.standardize.standardize;
-    if (c.state.iterations_done > target)
-        throw ConfigError("--max-iterations",
-                          fmt::format("{} is at iteration {}, beyond {}: give a larger total",
-                                      f.common.resume, c.state.iterations_done, target));
 }
 
 void apply_flags(FitFlags& f) {
@@ -142,10 +139,24 @@ std::uint64_t estimate_memory(const lasso::RawData& raw, int ranks, int threads,
            state;
 }
 
+/// Before any work: the outputs may be written (train::CommonTrainFlags::check_outputs): the
+/// model file of `train`, or the path file and the --models directory of `path`.
+void check_outputs(const FitFlags& f) {
+    if (!f.path) {
+        f.common.check_outputs(core::OutputKind::kFile, kLassoModelMarker);
+        return;
+    }
+    f.common.check_outputs(core::OutputKind::kFile, kPathMarker);
+    if (!f.models.empty())
+        core::check_output(f.models, core::OutputKind::kDirectory, "model-000.txt",
+                           f.common.overwrite, "--models");
+}
+
 void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_per_iteration) {
     const int host_ranks = train::ranks_on_this_host(world);
     lasso::RawData slice;
     comm::run_agreed(world, [&] {
+        if (world.rank() == 0) check_outputs(f);
         apply_flags(f);
         f.options.validate();
         if (!f.common.resume.empty()) {
@@ -154,8 +165,10 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
         }
         if (f.common.checkpoint_every > 0 && world.rank() == 0)
             train::remove_stale_temporaries(f.common.resolved_checkpoint_dir());
-        lasso::RawData raw = f.data.read();
+        // The memory limit bounds the samples as they are read (LIBSVM), before the plan.
+        lasso::RawData raw = f.data.read(0, train::corpus_limits(f.common.max_memory, host_ranks));
         if (raw.samples() == 0) throw InputError(f.data.path, "no samples");
+        train::check_work_per_rank(raw.samples(), world.size(), "samples");
         if (f.common.checkpoint_every > 0 || s.resume) s.print = lasso::fingerprint(raw);
         if (s.resume && !(s.resume->data == s.print))
             throw ConfigError("--resume", fmt::format("{} was made on other data than {}",
@@ -164,6 +177,9 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
         s.features = raw.features;
         s.names = raw.feature_names;
         const int threads = f.common.resolved_threads(host_ranks);
+        const std::string warning =
+            train::CommonTrainFlags::oversubscription_warning(threads, host_ranks);
+        if (!warning.empty() && world.rank() == 0) fmt::print(stderr, "{}\n", warning);
         s.plan = estimate_memory(raw, world.size(), threads,
                                  f.common.checkpoint_every > 0 || s.resume.has_value());
         train::check_memory(s.plan, train::memory_limit(f.common.max_memory, host_ranks),
@@ -340,7 +356,7 @@ void run_path(FitFlags& f, comm::Communicator& world) {
     comm::run_agreed(world, [&] {
         if (world.rank() != 0) return;
         if (!f.models.empty()) {
-            std::filesystem::create_directories(f.models);
+            std::filesystem::create_directory(f.models);  // its parent was checked
             for (std::size_t k = 0; k < points.size(); ++k)
                 lasso::write_model(fmt::format("{}/model-{:03}.txt", f.models, k), points[k].model);
         }
@@ -418,7 +434,9 @@ void add_train(CLI::App& lasso, comm::Communicator* world) {
                   "L1 penalty, glmnet/scikit-learn normalisation (1/(2N)||y - Xb||^2 + "
                   "lambda ||b||_1)")
         ->required();
-    c->add_option("--out,-o", f->common.out, "The model file to write")->required();
+    c->add_option("--out,-o", f->common.out, "The model file to write (new, or --overwrite)")
+        ->required();
+    train::add_overwrite_flag(*c, f->common.overwrite);
     c->add_option("--checkpoint-every", f->common.checkpoint_every,
                   "Write a checkpoint every N iterations and at the end (0: never)")
         ->capture_default_str();
@@ -427,7 +445,7 @@ void add_train(CLI::App& lasso, comm::Communicator* world) {
     c->add_option("--resume", f->common.resume,
                   "Continue the run checkpointed in this directory (bitwise as if never stopped)");
     c->callback([f, world, c] {
-        for (const Setting& s : settings({}, {}))
+        for (const train::ResumeSetting& s : settings({}, {}))
             if (c->count(s.flag) > 0) f->given.emplace_back(s.flag);
         if (c->count("--max-iterations") > 0) f->given.emplace_back("--max-iterations");
         on_world(world, [&](comm::Communicator& w) { run_train(*f, w); });
@@ -436,6 +454,7 @@ void add_train(CLI::App& lasso, comm::Communicator* world) {
 
 void add_path(CLI::App& lasso, comm::Communicator* world) {
     auto f = std::make_shared<FitFlags>();
+    f->path = true;
     f->options.max_iterations = 1000;
     auto* c = lasso.add_subcommand(
         "path", "Fit a path of lambdas from lambda_max down to eps * lambda_max, warm started");
@@ -448,6 +467,7 @@ void add_path(CLI::App& lasso, comm::Communicator* world) {
         ->required();
     c->add_option("--models", f->models,
                   "Also write one model file per lambda into this directory");
+    train::add_overwrite_flag(*c, f->common.overwrite);
     c->callback([f, world] { on_world(world, [&](comm::Communicator& w) { run_path(*f, w); }); });
 }
 

@@ -35,13 +35,14 @@ std::string DataFlags::resolved_format() const {
     return ends_with(p, ".csv") || ends_with(p, ".tsv") || ends_with(p, ".txt") ? "csv" : "libsvm";
 }
 
-lasso::RawData DataFlags::read(std::uint32_t min_features) const {
+lasso::RawData DataFlags::read(std::uint32_t min_features, const core::ReadLimits& limits) const {
     const std::string f = resolved_format();
     if (f == "libsvm") {
         if (!target.empty())
             throw ConfigError("--target", "applies to csv input only (libsvm's target is first)");
         lasso::ReadLibsvmOptions o;
         o.min_features = min_features;
+        o.limits = limits;
         return lasso::read_libsvm(path, o);
     }
     lasso::ReadDenseOptions o;

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/corpus/corpus.h"
 #include "core/lasso/design.h"
 
 namespace rotor::apps::lasso_cli {
@@ -23,7 +24,7 @@ struct DataFlags {
     std::string resolved_format() const;
     /// The samples. `min_features`: libsvm's p is at least this (a model's feature count).
     /// Throws InputError (path:line:col) and ConfigError (--format, --target).
-    lasso::RawData read(std::uint32_t min_features = 0) const;
+    lasso::RawData read(std::uint32_t min_features = 0, const core::ReadLimits& limits = {}) const;
 };
 
 }  // namespace rotor::apps::lasso_cli

@@ -3,14 +3,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "apps/lda/checkpoint.h"
 #include "apps/lda/trainer.h"
@@ -54,11 +57,21 @@ struct TrainFlags {
     std::vector<std::string> given;  ///< the model-defining flags given on the command line
 };
 
-/// The model-defining settings a resumed run cannot change, as `a` has them and as `b` does.
+/// α as --alpha takes it: one value when every α_k is equal, else the K values.
+std::string alpha_text(const lda::LdaParams& p) {
+    const std::vector<double> a = p.topic_alphas();
+    if (std::adjacent_find(a.begin(), a.end(), std::not_equal_to<>()) == a.end())
+        return a.empty() ? std::string("-") : fmt::format("{}", a.front());
+    return fmt::format("{}", fmt::join(a, ","));
+}
+
+/// The model-defining settings a resumed run cannot change, as `a` has them and as `b` does
+/// (a checkpoint's α is the one the run reached, after any --optimize-alpha).
 std::vector<train::ResumeSetting> resume_settings(const lda::TrainOptions& a,
                                                   const lda::TrainOptions& b) {
     const auto on = [](bool v) { return std::string(v ? "on" : "off"); };
     return {{"--topics", std::to_string(a.params.num_topics), std::to_string(b.params.num_topics)},
+            {"--alpha", alpha_text(a.params), alpha_text(b.params)},
             {"--beta", fmt::format("{}", a.params.beta), fmt::format("{}", b.params.beta)},
             {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
             {"--deterministic", on(a.deterministic), on(b.deterministic)},
@@ -114,8 +127,8 @@ struct TrainSetup {
 
 /// --resume: the run's settings come from the checkpoint (the grid's columns per slice and the
 /// timer's too, so that every rank's blocks are the ones saved); only --iterations (the total)
-/// may change, and not below what is done. A model-defining flag given with another value than
-/// the checkpoint's is refused by name.
+/// may change, and not below what is done, and --eval-every (monitoring). A model-defining flag
+/// given with another value than the checkpoint's is refused by name.
 void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
     const auto given = [&f](const std::string& flag) {
         return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
@@ -124,8 +137,10 @@ void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
     const std::uint32_t target =
         f.common.iterations_set ? f.options.iterations : c.options.iterations;
     train::check_resume_target(c.iterations_done, target, f.common.resume);
+    const std::uint32_t eval_every = f.options.eval_every;
     f.options = c.options;
     f.options.iterations = target;
+    if (given("--eval-every")) f.options.eval_every = eval_every;  // monitoring only
     f.dist.columns_per_slice = c.columns_per_slice;
     f.dist.timer = c.timer;
     f.dist.rebalance = c.rebalance;
@@ -176,6 +191,7 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
     // Ranks sharing this host share its cores and memory.
     const int host_ranks = train::ranks_on_this_host(world);
     comm::run_agreed(world, [&] {
+        if (world.rank() == 0) f.common.check_outputs(core::OutputKind::kDirectory, "params.json");
         if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
         if (!f.straggler.empty()) lda::parse_straggler(f.straggler, f.dist);
         if (!f.common.resume.empty()) {
@@ -191,6 +207,7 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         // The memory limit bounds the corpus as it is read, before its tokens are allocated.
         const core::ReadLimits limits = train::corpus_limits(f.common.max_memory, host_ranks);
         s.loaded.emplace(core::load_corpus(f.corpus, f.vocab, limits));
+        train::check_work_per_rank(s.loaded->corpus.num_docs(), world.size(), "documents");
         if (f.common.checkpoint_every > 0 || s.resume) s.print = lda::fingerprint(s.loaded->corpus);
         if (s.resume && !(s.resume->corpus == s.print))
             throw ConfigError("--resume", fmt::format("{} was made on another corpus than {}",
@@ -248,10 +265,11 @@ std::unique_ptr<lda::Trainer> make_trainer(TrainFlags& f, TrainSetup& s,
     return trainer;
 }
 
-/// Whether iteration `iter` is followed by a checkpoint: every --checkpoint-every before the last.
+/// Whether iteration `iter` is followed by a checkpoint: every --checkpoint-every, and the last
+/// (so that a finished run can be continued with --resume and a larger --iterations).
 bool checkpoint_after(const TrainFlags& f, std::uint32_t iter) {
     const std::uint32_t every = f.common.checkpoint_every;
-    return every > 0 && iter % every == 0 && iter < f.options.iterations;
+    return every > 0 && (iter % every == 0 || iter == f.options.iterations);
 }
 
 /// Held-out perplexity and coherence at every evaluation; α optimisation and checkpoints after
@@ -297,7 +315,8 @@ void finish_train(TrainFlags& f, TrainSetup& s, lda::Trainer& trainer, comm::Com
         for (WordId w = 0; w < s.loaded->vocab->size(); ++w)
             vocab.emplace_back(s.loaded->vocab->word(w));
     }
-    lda::LdaModel model = trainer.gather_model(std::move(vocab), f.corpus);
+    // The corpus as an absolute path: `lda topics` run from another directory still finds it.
+    lda::LdaModel model = trainer.gather_model(std::move(vocab), train::absolute_path(f.corpus));
     // Documents in corpus order: a folder's file names name the model's documents too.
     if (world.rank() == 0) model.doc_names = s.loaded->doc_names;
     std::vector<std::vector<train::BlockRun>> timeline;
@@ -394,6 +413,7 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
     c->callback([f, world, c] {
         for (const train::ResumeSetting& s : resume_settings(f->options, f->options))
             if (c->count(s.flag) > 0) f->given.push_back(s.flag);
+        if (c->count("--eval-every") > 0) f->given.emplace_back("--eval-every");
         if (world != nullptr) {
             run_train(*f, *world);
         } else {
@@ -407,18 +427,24 @@ void add_export(CLI::App& lda) {
     struct Flags {
         std::string model, out, format = "tsv";
         bool normalize = false;
+        bool overwrite = false;
     };
     auto f = std::make_shared<Flags>();
     auto* c = lda.add_subcommand("export", "Export a model's counts as text");
     c->add_option("--model", f->model, "Model directory")->required();
-    c->add_option("--out", f->out, "Output directory")->required();
+    c->add_option("--out", f->out, "Output directory (new, or --overwrite)")->required();
+    train::add_overwrite_flag(*c, f->overwrite);
     c->add_option("--format", f->format, "Output format")
         ->check(CLI::IsMember({"tsv"}))
         ->capture_default_str();
     c->add_flag("--normalize", f->normalize,
                 "Probabilities instead of counts: phi for word_topic.tsv, every topic's theta "
                 "for doc_topic.tsv");
-    c->callback([f] { lda::export_tsv(lda::load_model(f->model), f->out, f->normalize); });
+    c->callback([f] {
+        core::check_output(f->out, core::OutputKind::kDirectory, "word_topic.tsv", f->overwrite,
+                           "--out");
+        lda::export_tsv(lda::load_model(f->model), f->out, f->normalize);
+    });
 }
 
 void add_topics(CLI::App& lda) {
@@ -444,11 +470,17 @@ void add_topics(CLI::App& lda) {
             return w < m.vocab.size() ? m.vocab[w] : fmt::format("#{}", w);
         };
         const auto topics = lda::top_words(m, f->top);
-        // UMass coherence needs the training corpus: the one named, or the model's own.
+        // UMass coherence needs the training corpus: the one named, or the model's own; when
+        // that one has moved, the column is left out and the user told so.
         std::optional<lda::Coherence> coherence;
         const std::string corpus_path = !f->corpus.empty()                       ? f->corpus
                                         : std::filesystem::exists(m.info.corpus) ? m.info.corpus
                                                                                  : std::string();
+        if (corpus_path.empty())
+            fmt::print(stderr,
+                       "rotor: lda topics: no coherence: the training corpus {} is not found "
+                       "(give --corpus)\n",
+                       m.info.corpus.empty() ? std::string("(not recorded)") : m.info.corpus);
         if (!corpus_path.empty()) {
             const core::LoadedCorpus train =
                 core::load_corpus(corpus_path, f->vocab, rotor::train::corpus_limits(""));

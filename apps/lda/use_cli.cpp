@@ -51,6 +51,28 @@ std::optional<core::Vocabulary> model_vocabulary(const lda::LdaModel& model,
     return core::Vocabulary::from_words(model.vocab, dir + "/vocab.txt");
 }
 
+/// The share of `m`'s input tokens skipped as unknown (0 for no tokens).
+double skipped_share(const lda::MappedCorpus& m) {
+    return m.input_tokens == 0
+               ? 0.0
+               : static_cast<double>(m.skipped_tokens) / static_cast<double>(m.input_tokens);
+}
+
+/// eval: a corpus whose words the model mostly does not know (another vocabulary, a wrong
+/// --vocab) gives a perplexity of the few tokens left that looks far better than the model is;
+/// above the threshold it is refused unless the user allows it.
+void check_skipped_share(const EvalFlags& flags, const lda::MappedCorpus& m) {
+    const double share = skipped_share(m);
+    if (flags.allow_oov || share <= EvalFlags::kMaxSkippedShare) return;
+    throw InputError(flags.corpus,
+                     fmt::format("{:.1f}% of its tokens ({} of {}, {} distinct words) are of words "
+                                 "the model does not know, more than {:.0f}%: a corpus of another "
+                                 "vocabulary (or the wrong --vocab)? Give --allow-oov to score the "
+                                 "rest anyway",
+                                 100 * share, m.skipped_tokens, m.input_tokens, m.unknown_words,
+                                 100 * EvalFlags::kMaxSkippedShare));
+}
+
 void print_skipped(const char* command, const lda::MappedCorpus& m) {
     std::fprintf(stderr, "rotor: lda %s: skipped %llu tokens of %llu unknown words\n", command,
                  static_cast<unsigned long long>(m.skipped_tokens),
@@ -254,6 +276,7 @@ EvalSummary run_eval(const EvalFlags& flags) {
             lda::map_to_model(loaded.corpus, corpus_vocab, model_vocab ? &*model_vocab : nullptr,
                               model.info.num_words, flags.corpus);
         print_skipped("eval", *mapped);
+        check_skipped_share(flags, *mapped);
         const lda::HeldoutEvaluator evaluator(mapped->corpus, flags.fold_in);
         s.result = evaluator.evaluate(model, loop);
         s.num_topics = model.info.num_topics;
@@ -272,6 +295,7 @@ EvalSummary run_eval(const EvalFlags& flags) {
                          "rotor: lda eval: (words absent from %s, or with zero weight, are "
                          "unknown with --beta 0; give --beta > 0 to score them by smoothing)\n",
                          flags.phi.c_str());
+        check_skipped_share(flags, *mapped);
         s.phi_words = file.vocab.size();
         s.smoothing_only_words = 0;
         {
@@ -302,6 +326,7 @@ EvalSummary run_eval(const EvalFlags& flags) {
     s.input_tokens = mapped->input_tokens;
     s.skipped_tokens = mapped->skipped_tokens;
     s.unknown_words = mapped->unknown_words;
+    s.skipped_share = skipped_share(*mapped);
     return s;
 }
 
@@ -361,6 +386,9 @@ void add_eval(CLI::App& lda) {
         ->capture_default_str();
     c->add_option("--seed", f->fold_in.seed, "Random seed")->capture_default_str();
     c->add_option("--threads,-t", f->threads, "Worker threads (default: all cores)");
+    c->add_flag("--allow-oov", f->allow_oov,
+                "Score the known words even when more than 5% of the corpus's tokens are of "
+                "words the model does not know (refused otherwise)");
     c->callback([f] {
         const EvalSummary s = run_eval(*f);
         nlohmann::ordered_json j;
@@ -378,6 +406,7 @@ void add_eval(CLI::App& lda) {
         j["heldout_loglik"] = s.result.loglik;
         j["heldout_loglik_per_token"] = s.result.loglik_per_token();
         j["heldout_perplexity"] = s.result.perplexity();
+        j["skipped_share"] = s.skipped_share;  // beside the figure: of how much it speaks
         fmt::print("{}\n", j.dump());
     });
 }

@@ -62,7 +62,12 @@ struct EvalFlags {
     double alpha = -1;   ///< --phi only: symmetric prior on θ; <= 0 means 50/K (--alpha)
     double beta = 0;     ///< --phi only: smoothing added to every weight (--beta)
     int threads = 0;
+    /// --allow-oov: score the rest when more than kMaxSkippedShare of the corpus's tokens are of
+    /// words the model does not know (refused otherwise: likely another vocabulary).
+    bool allow_oov = false;
     lda::FoldInOptions fold_in;
+
+    static constexpr double kMaxSkippedShare = 0.05;
 };
 
 /// The result of `rotor lda eval` and how the corpus mapped onto the model.
@@ -71,6 +76,8 @@ struct EvalSummary {
     std::uint64_t input_tokens = 0;
     std::uint64_t skipped_tokens = 0;
     std::uint64_t unknown_words = 0;
+    /// skipped_tokens / input_tokens (0 for an empty corpus).
+    double skipped_share = 0;
     std::uint32_t num_topics = 0;
     /// --phi only: V of the file's φ (its words, plus with β > 0 the corpus's words it lacks),
     /// and the corpus tokens / distinct words scored by smoothing alone because the file lacks
@@ -80,7 +87,9 @@ struct EvalSummary {
     std::uint64_t smoothing_only_words = 0;
 };
 
-/// Runs held-out document completion. Throws rotor errors.
+/// Runs held-out document completion. Throws rotor errors; InputError naming the corpus when
+/// more than EvalFlags::kMaxSkippedShare of its tokens are unknown to the model, without
+/// --allow-oov.
 EvalSummary run_eval(const EvalFlags& flags);
 
 }  // namespace rotor::apps

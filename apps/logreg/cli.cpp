@@ -86,7 +86,10 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
                   "Training examples: LIBSVM/svmlight (gzip allowed) or the binary form of "
                   "`rotor logreg build`; each worker reads only its part")
         ->required();
-    c->add_option("--out,-o", f->out, "The model file to write")->required();
+    c->add_option("--out,-o", f->out, "The model file to write (new, or --overwrite)")->required();
+    c->add_flag("--overwrite", f->overwrite,
+                "Replace an earlier model of rotor at --out (a file that is not rotor's is never "
+                "replaced)");
     c->add_option(
          "--lambda", o.prox.lambda,
          "L1 penalty: sum log(1 + exp(-y x.w)) + lambda ||w||_1 (liblinear's C = 1/lambda); "

@@ -21,10 +21,15 @@
 #include "core/logreg/block_groups.h"
 #include "core/logreg/examples_binary.h"
 #include "train/checkpoint_dir.h"
+#include "train/common_flags.h"
 #include "train/memory_plan.h"
+#include "train/resume.h"
 
 namespace rotor::logreg {
 namespace {
+
+/// How a model file of rotor begins (core::check_output).
+constexpr std::string_view kModelMarker = "rotor-logreg-model";
 
 /// What a run sets up before training, on every rank alike (parts only where they apply).
 struct TrainSetup {
@@ -90,15 +95,15 @@ void apply_checkpoint(TrainFlags& f, const Checkpoint& c, bool iterations_given)
         {g(ours.max_step), g(theirs.max_step)},
         {ours.block_file.empty() ? "none" : ours.block_file,
          theirs.block_file.empty() ? "none" : theirs.block_file}};
-    for (std::size_t i = 0; i < std::size(kModelFlags); ++i) {
-        const bool given =
-            std::find(f.given.begin(), f.given.end(), kModelFlags[i]) != f.given.end();
-        if (given && values[i].first != values[i].second)
-            throw ConfigError(kModelFlags[i],
-                              fmt::format("is {} but {} was trained with {}; resume "
-                                          "without it or start a new run",
-                                          values[i].first, f.resume, values[i].second));
-    }
+    std::vector<train::ResumeSetting> settings;
+    for (std::size_t i = 0; i < std::size(kModelFlags); ++i)
+        settings.push_back({kModelFlags[i], values[i].first, values[i].second});
+    train::refuse_resume_conflicts(
+        settings,
+        [&f](const std::string& flag) {
+            return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
+        },
+        f.resume);
     DelayedOptions& o = f.options;
     o.prox.lambda = theirs.lambda;
     o.prox.blocks = theirs.blocks;
@@ -114,10 +119,7 @@ void apply_checkpoint(TrainFlags& f, const Checkpoint& c, bool iterations_given)
                           fmt::format("is required: {} was trained with a block file (digest {})",
                                       f.resume, theirs.block_file));
     if (!iterations_given) o.iterations = theirs.iterations;
-    if (c.state.iterations_done > o.iterations)
-        throw ConfigError("--iterations",
-                          fmt::format("{} is at iteration {}, beyond {}: give a larger total",
-                                      f.resume, c.state.iterations_done, o.iterations));
+    train::check_resume_target(c.state.iterations_done, o.iterations, f.resume);
 }
 
 void validate(TrainFlags& f, int ranks) {
@@ -159,9 +161,21 @@ std::string checkpoint_dir(const TrainFlags& f) {
     return f.checkpoint_dir.empty() ? f.out + ".checkpoint" : f.checkpoint_dir;
 }
 
+/// Before any work: --out may be written (core::check_output: new, or an earlier model with
+/// --overwrite), and the directories of --metrics, --stats and the checkpoints exist.
+void check_outputs(const TrainFlags& f) {
+    core::check_output(f.out, core::OutputKind::kFile, kModelMarker, f.overwrite, "--out");
+    if (!f.metrics.empty()) core::check_output_parent(f.metrics, "--metrics");
+    if (!f.stats.empty()) core::check_output_parent(f.stats, "--stats");
+    if (f.checkpoint_every > 0)
+        core::check_output_parent(checkpoint_dir(f), f.checkpoint_dir.empty() ? "--checkpoint-every"
+                                                                              : "--checkpoint-dir");
+}
+
 /// Phase 1 (local, agreed by the caller): flags, the checkpoint, the layout, the part's count.
 PartCount count_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s,
                       bool iterations_given) {
+    if (world.rank() == 0) check_outputs(f);
     if (f.resume.empty() && std::find(f.given.begin(), f.given.end(), "--lambda") == f.given.end())
         throw ConfigError("--lambda", "is required (unless --resume)");
     if (!f.block_file.empty()) f.block_file_digest = block_file_digest(f.block_file);
@@ -219,6 +233,10 @@ void load_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s, const P
     bool hashed = false;
     const int host_ranks = train::ranks_on_this_host(world);
     comm::run_agreed(world, [&] {
+        // Threads beyond the processors take turns (as LDA's and MF's): said once.
+        const std::string warning =
+            train::CommonTrainFlags::oversubscription_warning(f.options.threads, host_ranks);
+        if (!warning.empty() && world.rank() == 0) fmt::print(stderr, "{}\n", warning);
         s.plan = estimate_memory(plan);
         train::check_memory(s.plan, train::memory_limit(f.max_memory, host_ranks),
                             "use more worker ranks (mpiexec) or raise --max-memory",
@@ -252,6 +270,8 @@ void load_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s, const P
 /// and the metrics file opened on rank 0.
 void restore_phase(const TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
     if (s.all_examples == 0) throw InputError(f.data, "no examples");
+    train::check_work_per_rank(s.all_examples, s.layout.workers.size(),
+                               "examples (among the workers)");
     if (s.resume) {
         const Checkpoint& c = *s.resume;
         if (!(c.data == s.print))

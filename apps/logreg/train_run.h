@@ -28,6 +28,7 @@ struct TrainFlags {
     double tol = 0;                ///< stop when KKT violation <= tol * lambda (0: never)
     std::uint64_t checkpoint_every = 0;
     std::string checkpoint_dir;
+    bool overwrite = false;  ///< --overwrite: replace an earlier model at --out
     std::string resume;
     std::string max_memory;
     std::string straggler;  ///< --simulate-straggler RANK:FACTOR

@@ -24,6 +24,7 @@
 #include "train/loop.h"
 #include "train/memory_plan.h"
 #include "train/reporter.h"
+#include "train/resume.h"
 #include "train/trace.h"
 
 namespace rotor::apps {
@@ -70,14 +71,8 @@ void apply_flags(TrainFlags& f) {
     o.record_schedule = !f.common.trace.empty();
 }
 
-/// A flag's value as the run has it and as the checkpoint has it, for the conflict message.
-struct Setting {
-    const char* flag;
-    std::string ours;
-    std::string theirs;
-};
-
-std::vector<Setting> settings(const mf::TrainOptions& a, const mf::TrainOptions& b) {
+/// The model-defining flags as `a` and the checkpoint `b` have them (train/resume.h).
+std::vector<train::ResumeSetting> settings(const mf::TrainOptions& a, const mf::TrainOptions& b) {
     auto form = [](const mf::TrainOptions& o) {
         return o.objective.form == mf::LambdaForm::kPlain ? "plain" : "weighted";
     };
@@ -102,28 +97,27 @@ std::vector<Setting> settings(const mf::TrainOptions& a, const mf::TrainOptions&
 /// different value is refused by name (silently keeping the checkpoint's would hide the user's
 /// intent); --iterations (the total to reach) and --eval-every may change.
 void apply_checkpoint(TrainFlags& f, const mf::Checkpoint& c) {
-    for (const Setting& s : settings(f.options, c.options)) {
-        const bool given = std::find(f.given.begin(), f.given.end(), s.flag) != f.given.end();
-        if (given && s.ours != s.theirs)
-            throw ConfigError(s.flag, fmt::format("is {} but {} was trained with {}; resume "
-                                                  "without it or start a new run",
-                                                  s.ours, f.common.resume, s.theirs));
-    }
+    train::refuse_resume_conflicts(
+        settings(f.options, c.options),
+        [&f](const std::string& flag) {
+            return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
+        },
+        f.common.resume);
     const std::uint32_t target =
         f.common.iterations_set ? f.options.iterations : c.options.iterations;
+    train::check_resume_target(c.state.iterations_done, target, f.common.resume);
     const mf::TrainOptions ours = f.options;
     f.options = c.options;
     f.options.iterations = target;
     f.options.eval_every = ours.eval_every;
     f.options.record_schedule = ours.record_schedule;
-    if (c.state.iterations_done > target)
-        throw ConfigError("--iterations",
-                          fmt::format("{} is at iteration {}, beyond {}: give a larger total",
-                                      f.common.resume, c.state.iterations_done, target));
 }
 
-void read_inputs(TrainFlags& f, TrainSetup& s) {
-    s.train.emplace(mf::load_ratings(f.train));
+void read_inputs(TrainFlags& f, TrainSetup& s, int host_ranks) {
+    // The memory limit bounds the ratings as they are read (text), before the plan.
+    mf::ReadRatingsOptions read;
+    read.limits = train::corpus_limits(f.common.max_memory, host_ranks);
+    s.train.emplace(mf::load_ratings(f.train, read));
     if (s.train->ratings.nnz() == 0) throw InputError(f.train, "no ratings");
     if (f.common.checkpoint_every > 0 || s.resume) s.print = mf::fingerprint(*s.train);
     if (s.resume && !(s.resume->ratings == s.print))
@@ -144,6 +138,7 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
     s.checkpoint_dir = f.common.resolved_checkpoint_dir();
     const int host_ranks = train::ranks_on_this_host(world);
     comm::run_agreed(world, [&] {
+        if (world.rank() == 0) f.common.check_outputs(core::OutputKind::kDirectory, "params.json");
         apply_flags(f);
         if (!f.common.resume.empty()) {
             s.resume = mf::read_checkpoint(f.common.resume);
@@ -152,7 +147,9 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         f.options.validate(world.size());
         if (f.common.checkpoint_every > 0 && world.rank() == 0)
             train::remove_stale_temporaries(s.checkpoint_dir);
-        read_inputs(f, s);
+        read_inputs(f, s, host_ranks);
+        train::check_work_per_rank(s.train->ratings.num_users(), world.size(), "users");
+        train::check_work_per_rank(s.train->ratings.num_items(), world.size(), "items");
         const int threads = f.common.resolved_threads(host_ranks);
         const std::string warning =
             train::CommonTrainFlags::oversubscription_warning(threads, host_ranks);
@@ -220,7 +217,7 @@ void finish_train(TrainFlags& f, TrainSetup& s, mf::Trainer& trainer, comm::Comm
         model.items = t.items;
         model.seen_offsets.assign(t.ratings.user_offsets().begin(), t.ratings.user_offsets().end());
         model.seen_items.assign(t.ratings.user_items().begin(), t.ratings.user_items().end());
-        model.train_path = f.train;
+        model.train_path = train::absolute_path(f.train);
         mf::write_model(f.common.out, model);
         if (s.metrics) s.metrics->commit();
         if (f.common.trace.empty()) return;
@@ -304,7 +301,7 @@ void add_train(CLI::App& mf, comm::Communicator* world) {
     f->common.eval_every = o.eval_every;
     train::add_common_train_flags(*c, f->common, "epochs");
     c->callback([f, world, c] {
-        for (const Setting& s : settings(f->options, f->options))
+        for (const train::ResumeSetting& s : settings(f->options, f->options))
             if (c->count(s.flag) > 0 ||
                 (std::string_view(s.flag) == "--timer" && c->count("--no-timer") > 0))
                 f->given.emplace_back(s.flag);

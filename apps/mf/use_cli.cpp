@@ -17,6 +17,7 @@
 #include "core/io/atomic_file.h"
 #include "core/mf/model_file.h"
 #include "core/mf/ratings_load.h"
+#include "train/common_flags.h"
 
 namespace rotor::apps {
 namespace {
@@ -256,12 +257,17 @@ void add_eval(CLI::App& mf) {
 void add_export(CLI::App& mf) {
     struct Flags {
         std::string model, out;
+        bool overwrite = false;
     };
     auto f = std::make_shared<Flags>();
     auto* c = mf.add_subcommand("export", "Write the factors and biases as TSV files");
     c->add_option("--model", f->model, "Model directory")->required();
-    c->add_option("--out", f->out, "Output directory: W.tsv, H.tsv, biases.tsv")->required();
+    c->add_option("--out", f->out,
+                  "Output directory: W.tsv, H.tsv, biases.tsv (new, or --overwrite)")
+        ->required();
+    train::add_overwrite_flag(*c, f->overwrite);
     c->callback([f] {
+        core::check_output(f->out, core::OutputKind::kDirectory, "W.tsv", f->overwrite, "--out");
         run_export(f->model, f->out);
         std::fprintf(stderr, "rotor: mf export: written to %s\n", f->out.c_str());
     });

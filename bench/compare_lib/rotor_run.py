@@ -53,7 +53,7 @@ def calibrate(rotor, corpus, topics, threads, seed, workdir, iterations=3):
     metrics = os.path.join(workdir, "calibration.metrics.jsonl")
     run([rotor, "lda", "train", "--corpus", corpus, "--topics", str(topics), "--iterations",
          str(iterations), "--threads", str(threads), "--seed", str(seed), "--eval-every", "0",
-         "--metrics", metrics, "--out", os.path.join(workdir, "calibration.model"), "-q"])
+         "--metrics", metrics, "--out", os.path.join(workdir, "calibration.model"), "--overwrite", "-q"])
     recs = read_metrics(metrics)
     shutil.rmtree(os.path.join(workdir, "calibration.model"), ignore_errors=True)
     return recs[-1]["iteration_s"]
@@ -72,7 +72,7 @@ def train(rotor, corpus, topics, threads, seed, iterations, eval_every, alpha, b
     cmd = [rotor, "lda", "train", "--corpus", corpus, "--topics", str(topics), "--iterations",
            str(iterations), "--threads", str(threads), "--seed", str(seed), "--alpha", f"{alpha!r}",
            "--beta", f"{beta!r}", "--eval-every", str(eval_every), "--heldout", heldout,
-           "--heldout-vocab", heldout_vocab, "--metrics", metrics, "--out", model, "-q"]
+           "--heldout-vocab", heldout_vocab, "--metrics", metrics, "--out", model, "--overwrite", "-q"]
     wall, peak, _ = run_timed(cmd)
     recs = read_metrics(metrics)
     snaps = [{"iter": r["iter"], "train_s": r["time_s"],
@@ -91,5 +91,5 @@ def train(rotor, corpus, topics, threads, seed, iterations, eval_every, alpha, b
 def export_word_topic(rotor, model, workdir):
     """`rotor lda export --format tsv`; returns the path of word_topic.tsv (word, topic, count)."""
     out = os.path.join(workdir, "export")
-    run([rotor, "lda", "export", "--model", model, "--format", "tsv", "--out", out])
+    run([rotor, "lda", "export", "--model", model, "--format", "tsv", "--out", out, "--overwrite"])
     return os.path.join(out, "word_topic.tsv")

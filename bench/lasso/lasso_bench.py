@@ -111,7 +111,7 @@ def run_rotor(a, variant: str, threads: int, lam: float, out: Path):
            "--schedule", schedule, *extra, "--threads", str(threads), "--tol", repr(a.tol),
            "--max-iterations", str(a.max_iterations), "--parallel", str(a.parallel),
            "--candidates", str(a.candidates), "--rho", repr(a.rho), "--seed", "1",
-           "--out", str(model), "--metrics", str(metrics)]
+           "--out", str(model), "--overwrite", "--metrics", str(metrics)]
     if a.target_column:
         cmd += ["--target", a.target_column]
     start = time.perf_counter()

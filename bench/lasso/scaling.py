@@ -33,7 +33,7 @@ def run(a, ranks: int, threads: int, schedule: str, out: Path, tag: str) -> dict
     model, metrics = out / f"{tag}.model", out / f"{tag}.jsonl"
     cmd = [str(a.rotor), "lasso", "train", "--data", str(a.data), "--lambda", repr(a.lam),
            "--schedule", schedule, "--tol", repr(a.tol), "--max-iterations",
-           str(a.max_iterations), "--threads", str(threads), "--out", str(model), "--metrics",
+           str(a.max_iterations), "--threads", str(threads), "--overwrite", "--out", str(model), "--metrics",
            str(metrics), "-q"] + a.args.split()
     if ranks > 1:
         cmd = [a.mpiexec, "-n", str(ranks), "--oversubscribe"] + cmd
@@ -55,7 +55,7 @@ def run(a, ranks: int, threads: int, schedule: str, out: Path, tag: str) -> dict
 def lambda_of(a) -> float:
     """lambda_max from a one-iteration run's start line, times --lambda-frac."""
     r = subprocess.run([str(a.rotor), "lasso", "train", "--data", str(a.data), "--lambda", "0",
-                        "--max-iterations", "1", "--out", str(a.out / "lmax.model")],
+                        "--max-iterations", "1", "--overwrite", "--out", str(a.out / "lmax.model")],
                        capture_output=True, text=True, check=True)
     text = r.stdout.split("lambda_max ", 1)[1]
     return float(text.split(";", 1)[0]) * a.lambda_frac

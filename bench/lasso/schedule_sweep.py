@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -24,9 +25,11 @@ from pathlib import Path
 
 
 def lambda_max(a) -> float:
-    cmd = [a.rotor, "lasso", "train", "--data", a.data, "--lambda", "1e300", "--out",
-           "/dev/null", "--max-iterations", "1", "--threads", "1", *a.data_flags]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [a.rotor, "lasso", "train", "--data", a.data, "--lambda", "1e300", "--out",
+               os.path.join(tmp, "model.txt"), "--max-iterations", "1", "--threads", "1",
+               *a.data_flags]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return float(re.search(r"lambda_max ([0-9.eE+-]+)", out).group(1))
 
 
@@ -34,7 +37,7 @@ def run(a, lam: float, flags: list[str], work: Path):
     metrics = work / "m.jsonl"
     cmd = [a.rotor, "lasso", "train", "-q", "--data", a.data, "--lambda", repr(lam), "--tol",
            repr(a.tol), "--max-iterations", str(a.max_iterations), "--threads", str(a.threads),
-           "--out", str(work / "model.txt"), "--metrics", str(metrics), *a.data_flags, *flags]
+           "--out", str(work / "model.txt"), "--overwrite", "--metrics", str(metrics), *a.data_flags, *flags]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return None

@@ -43,7 +43,7 @@ def train(args, stack: list[str], iterations: int, tmp: Path) -> tuple[float, di
     """One run: (objective, stats JSON, seconds)."""
     stats = tmp / "stats.json"
     cmd = [args.mpiexec, "-n", "4", "--oversubscribe", str(args.rotor), "logreg", "train",
-           "--data", str(args.data), "--out", str(tmp / "model.txt"),
+           "--data", str(args.data), "--out", str(tmp / "model.txt"), "--overwrite",
            "--lambda", str(args.lam), "--blocks", str(args.blocks),
            "--curvature", "local", "--iterations", str(iterations), "--servers", "2",
            "--filters", ",".join(stack) if stack else "none", "--stats", str(stats),

@@ -123,7 +123,7 @@ def main() -> None:
         m = Path(tmp) / "rotor.model"
         while passes <= a.max_passes:
             iterations = int(round(passes * a.blocks))
-            cmd = [a.rotor, "logreg", "train", "-q", "--data", str(a.data), "--out", str(m),
+            cmd = [a.rotor, "logreg", "train", "-q", "--data", str(a.data), "--out", str(m), "--overwrite",
                    "--lambda", repr(a.lam), "--no-intercept", "--blocks", str(a.blocks),
                    "--curvature", a.curvature, "--delay", a.delay, "--threads", str(a.threads), "--max-step", a.max_step,
                    "--iterations", str(iterations)]

@@ -8,7 +8,7 @@ set -euo pipefail
 mode=$1 rotor=$2 data=$3 blocks=$4 iterations=$5 repeats=${6:-3}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-common=(logreg train --data "$data" --out "$out/m" --lambda 1 --no-intercept --blocks "$blocks"
+common=(logreg train --data "$data" --out "$out/m" --overwrite --lambda 1 --no-intercept --blocks "$blocks"
         --curvature local --max-step 1 --iterations "$iterations")
 run() {  # label, command...
   local label=$1

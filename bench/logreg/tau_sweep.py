@@ -35,7 +35,7 @@ def model_objective(path: Path) -> float:
 
 def train(args, extra: list[str], out: Path, mpi: bool) -> None:
     cmd = [args.rotor, "logreg", "train", "--data", str(args.data), "--lambda", str(args.lam),
-           "--blocks", str(args.blocks), "--curvature", args.curvature, "-q", "--out", str(out)]
+           "--blocks", str(args.blocks), "--curvature", args.curvature, "-q", "--out", str(out), "--overwrite"]
     if mpi:
         cmd = [args.mpiexec, "-n", "4", "--oversubscribe"] + cmd + ["--servers", "2"]
     env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1")  # oversubscribed: yield when idle

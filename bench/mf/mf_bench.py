@@ -102,7 +102,7 @@ def rotor_cmd(args, solver: str, threads: int, ranks: int, metrics: Path, out: P
               extra: tuple = ()) -> list[str]:
     cmd = [args.rotor, "mf", "train", "--train", str(train), "--solver", solver, "--rank",
            str(rank), "--threads", str(threads), "--iterations", str(iterations), "--seed",
-           str(args.seed), "--metrics", str(metrics), "--out", str(out)]
+           str(args.seed), "--metrics", str(metrics), "--out", str(out), "--overwrite"]
     if not args.verbose_rotor:
         cmd.append("--quiet")
     if test is not None:

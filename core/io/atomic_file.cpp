@@ -210,6 +210,60 @@ void check_replaceable(const std::string& path, std::string_view marker, const s
                                        path, marker));
 }
 
+void check_output_parent(const std::string& path, const std::string& key) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const std::string parent = parent_dir(path);
+    if (fs::is_directory(parent, ec)) return;
+    if (fs::exists(parent, ec))
+        throw ConfigError(key, fmt::format("{}: {} is not a directory", path, parent));
+    throw ConfigError(key, fmt::format("{}: the directory {} does not exist (rotor creates no "
+                                       "directory above an output: create it first)",
+                                       path, parent));
+}
+
+namespace {
+
+/// Whether the first line of the file `path` begins with `marker`.
+bool file_begins_with(const std::string& path, std::string_view marker) {
+    std::string head(marker.size(), '\0');
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const ssize_t n = ::read(fd, head.data(), head.size());
+    ::close(fd);
+    return n == static_cast<ssize_t>(marker.size()) && head == marker;
+}
+
+}  // namespace
+
+void check_output(const std::string& path, OutputKind kind, std::string_view marker, bool overwrite,
+                  const std::string& key) {
+    namespace fs = std::filesystem;
+    check_output_parent(path, key);
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (!fs::exists(st)) return;
+    const bool directory = kind == OutputKind::kDirectory;
+    if (fs::is_directory(st) != directory)
+        throw ConfigError(key, fmt::format("{} exists and is {}a directory: not replaced (choose "
+                                           "another path)",
+                                           path, directory ? "not " : ""));
+    if (directory && fs::is_empty(path, ec)) return;
+    const bool ours = directory ? fs::exists(fs::path(path) / std::string(marker), ec)
+                                : file_begins_with(path, marker);
+    if (!ours)
+        throw ConfigError(key,
+                          fmt::format("{} is a {} that {}: not an output of rotor, so it is "
+                                      "not replaced (choose another path, or empty it)",
+                                      path, directory ? "non-empty directory" : "file",
+                                      directory ? fmt::format("holds no {}", marker)
+                                                : fmt::format("does not begin with {}", marker)));
+    if (!overwrite)
+        throw ConfigError(key, fmt::format("{} exists (an earlier output of rotor): give "
+                                           "--overwrite to replace it, or choose another path",
+                                           path));
+}
+
 AtomicDirectory::AtomicDirectory(std::string path)
     : path_(std::move(path)), temp_path_(temp_name(path_, ".tmp.")) {
     remove_stale_temporaries(path_);

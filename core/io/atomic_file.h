@@ -87,6 +87,24 @@ std::string existing_or_old(const std::string& path, std::string_view marker);
 /// whole: a non-empty directory without `marker` (say a model's params.json), or a file.
 void check_replaceable(const std::string& path, std::string_view marker, const std::string& key);
 
+/// The two shapes of an output: a directory of files (LDA and MF models, exports) or one file
+/// (Lasso and logistic regression models).
+enum class OutputKind { kDirectory, kFile };
+
+/// One rule for every output a command is asked to write (`--out` of every model's `train` and
+/// `export`), checked before any work: the parent directory exists (nothing is created above
+/// the output); `path` is new, an empty directory, or an earlier output of rotor (a directory
+/// holding `marker`, or a file whose first line begins with `marker`), replaced only when
+/// `overwrite` (the user's `--overwrite`). Anything else (a non-empty directory or a file that is
+/// not rotor's, a file where a directory goes, or the reverse) is never replaced. Throws
+/// ConfigError(`key`) naming the path.
+void check_output(const std::string& path, OutputKind kind, std::string_view marker, bool overwrite,
+                  const std::string& key);
+
+/// Throws ConfigError(`key`) unless the directory `path` goes into exists (a file output such as
+/// --metrics: rotor creates no directory for it).
+void check_output_parent(const std::string& path, const std::string& key);
+
 /// A directory built under `<path>.tmp.<pid>.<n>` and moved to `path` by commit(). If `path`
 /// already exists it is replaced: it is first renamed aside, the new one renamed in, then the old
 /// one deleted (two renames; a crash between them leaves `<path>.old.<pid>.<n>` behind, never a

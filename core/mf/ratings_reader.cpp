@@ -175,6 +175,9 @@ RatingsFile read_ratings(LineReader& r, const ReadRatingsOptions& options) {
         const std::uint32_t u = users.index(r, f[0]);
         const std::uint32_t i = items.index(r, f[1]);
         if (u >= out.first_new_user || i >= out.first_new_item) ++out.ratings_with_new_ids;
+        const std::uint64_t bytes = ReadRatingsOptions::kBytesPerRating * (triples.size() + 1);
+        if (bytes > options.limits.max_bytes)
+            options.limits.refuse_bytes(bytes, r.name(), r.line_number(), 1, "the ratings");
         lines.add(triples.size(), r.line_number());
         triples.push_back({u, i, value});
     }

@@ -19,6 +19,7 @@
 
 #include <string>
 
+#include "core/corpus/corpus.h"
 #include "core/io/line_reader.h"
 #include "core/mf/ratings.h"
 
@@ -40,6 +41,11 @@ struct ReadRatingsOptions {
     const IdMap* users = nullptr;
     const IdMap* items = nullptr;
     HeaderMode header = HeaderMode::kAuto;
+    /// limits.max_bytes bounds the ratings' memory while they are read (kBytesPerRating each:
+    /// the triple, its growth room and its line), checked at each line: a file that would take
+    /// more is refused at the line that takes it over (core::ReadLimits::refuse_bytes).
+    core::ReadLimits limits;
+    static constexpr std::uint64_t kBytesPerRating = 2 * 12 + 8;
 };
 
 /// Reads the ratings in `path` (plain or gzip by magic bytes). The matrix is users x items of

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -74,6 +75,26 @@ TEST(CommonFlags, WarnsWhenThreadsExceedTheProcessors) {
         << w;
     const std::string ranks = CommonTrainFlags::oversubscription_warning(cpus, 2);
     EXPECT_NE(ranks.find("(2 ranks on this host)"), std::string::npos) << ranks;
+}
+
+TEST(CommonFlags, EveryRankMustHaveWork) {
+    EXPECT_NO_THROW(check_work_per_rank(3, 3, "documents"));
+    EXPECT_NO_THROW(check_work_per_rank(0, 3, "documents"));  // empty: refused elsewhere
+    EXPECT_NO_THROW(check_work_per_rank(1, 1, "documents"));
+    try {
+        check_work_per_rank(2, 3, "documents");
+        FAIL() << "accepted";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.key(), "mpiexec -n");
+        EXPECT_EQ(std::string(e.what()),
+                  "mpiexec -n: 3 ranks share 2 documents: a rank would have none; run at most 2 "
+                  "ranks");
+    }
+}
+
+TEST(CommonFlags, AbsolutePathIsNormal) {
+    EXPECT_EQ(absolute_path("/a/./b/../c"), "/a/c");
+    EXPECT_EQ(absolute_path("x/y"), (std::filesystem::current_path() / "x/y").string());
 }
 
 }  // namespace

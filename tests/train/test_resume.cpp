@@ -32,7 +32,16 @@ TEST(Resume, AChangedSettingIsRefusedByNameOnlyWhenGiven) {
 TEST(Resume, TheTotalMayNotFallBelowWhatIsDone) {
     EXPECT_NO_THROW(check_resume_target(30, 30, "ckpt"));  // a finished run, continued or not
     EXPECT_NO_THROW(check_resume_target(30, 50, "ckpt"));
-    EXPECT_THROW(check_resume_target(31, 30, "ckpt"), ConfigError);
+    try {
+        check_resume_target(90, 50, "ckpt");
+        FAIL() << "accepted";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.key(), "--iterations");
+        EXPECT_EQ(std::string(e.what()),
+                  "--iterations: is 50 but ckpt already has 90 iterations: give a total of at "
+                  "least 90 (or take the model it ended with)");
+    }
+    EXPECT_THROW(check_resume_target(31, 30, "ckpt", "--max-iterations"), ConfigError);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ def main() -> int:
     for flag in ("--rank", "--threads", "--iterations", "--seed"):
         p.add_argument(flag, type=int, required=True)
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--overwrite", action="store_true")
     a = p.parse_args(sys.argv[3:])
     assert a.solver in ("ccd", "sgd") and os.path.exists(a.train)
     ranks = int(os.environ.get("FAKE_RANKS", "1"))

@@ -74,7 +74,7 @@ TEST_F(LassoCli, TrainMatchesScikitLearnAtItsLambdas) {
                 run_rotor(dir_, "lasso train -q --data " + kData + r.data + " --lambda " + buf +
                                     " --tol 1e-13 --max-iterations 100000 --threads 2 --schedule " +
                                     schedule + " --parallel 2 --candidates 8 --rho 0.5 --out " +
-                                    path("m.txt"));
+                                    path("m.txt") + " --overwrite");
             ASSERT_EQ(res.code, 0) << res.err;
             const lasso::Model m = lasso::read_model(path("m.txt"));
             const std::string what = r.data + " " + buf + " " + schedule;
@@ -104,6 +104,59 @@ TEST_F(LassoCli, BadInputExitsTwoWithItsPositionAndWritesNoModel) {
     const auto m = run_rotor(dir_, "lasso predict --model " + bad + " --data " + bad);
     EXPECT_EQ(m.code, 2);
     EXPECT_NE(m.err.find(bad + ":1:1"), std::string::npos) << m.err;
+}
+
+// The rules every model's train follows (docs/reliability.md, theme 4): --out is new, or an
+// earlier model replaced with --overwrite only (it was replaced silently, and so was any file);
+// its directory must exist; path's --models too; a resumed run says where it starts; a total
+// below what the checkpoint has done is refused saying how many it has.
+TEST_F(LassoCli, OutputsAndResumeFollowTheUsersIntent) {
+    const std::string train =
+        "lasso train --data " + kData + "sparse.svm --lambda 0.05 --threads 1 ";
+    ASSERT_EQ(run_rotor(dir_, train + "-q --checkpoint-every 1 --max-iterations 3 --tol 0 --out " +
+                                  path("m.txt"))
+                  .code,
+              0);
+    auto r = run_rotor(dir_, train + "-q --out " + path("m.txt"));
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find("give --overwrite"), std::string::npos) << r.err;
+    EXPECT_EQ(run_rotor(dir_, train + "-q --overwrite --out " + path("m.txt")).code, 0);
+    const std::string notes = dir_.write("notes.txt", "my notes\n");
+    r = run_rotor(dir_, train + "-q --overwrite --out " + notes);
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find("not an output of rotor"), std::string::npos) << r.err;
+    EXPECT_EQ(rotor::testing::read_all(notes), "my notes\n");
+    EXPECT_EQ(run_rotor(dir_, train + "-q --out " + path("no/m.txt")).code, 3);
+    const std::string path_cmd = "lasso path --data " + kData + "sparse.svm --n-lambdas 2 -q ";
+    EXPECT_EQ(
+        run_rotor(dir_, path_cmd + "--out " + path("p.tsv") + " --models " + path("no/ms")).code,
+        3);
+    EXPECT_FALSE(std::filesystem::exists(path("no")));
+    ASSERT_EQ(run_rotor(dir_, path_cmd + "--out " + path("p.tsv")).code, 0);
+    EXPECT_EQ(run_rotor(dir_, path_cmd + "--out " + path("p.tsv")).code, 3);
+    EXPECT_EQ(run_rotor(dir_, path_cmd + "--out " + path("p.tsv") + " --overwrite").code, 0);
+
+    r = run_rotor(dir_, train + "--max-iterations 4 --tol 0 --resume " + path("m.txt.checkpoint") +
+                            " --out " + path("m4.txt"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("rotor: resumed " + path("m.txt.checkpoint") + " at iteration 3"),
+              std::string::npos)
+        << r.out;
+    r = run_rotor(dir_, train + "--max-iterations 2 --resume " + path("m.txt.checkpoint") +
+                            " --out " + path("m2.txt"));
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find("--max-iterations: is 2 but"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("already has 3 iterations"), std::string::npos) << r.err;
+}
+
+// More threads than processors: said once, as lda and mf train do (it was silent).
+TEST_F(LassoCli, ThreadsBeyondTheProcessorsAreWarnedOnce) {
+    const auto r =
+        run_rotor(dir_, "lasso train -q --data " + kData +
+                            "sparse.svm --lambda 0.05 --threads 256 --out " + path("m.txt"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("rotor: warning: 256 worker threads on "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("rotor: warning:"), r.err.rfind("rotor: warning:")) << r.err;
 }
 
 TEST_F(LassoCli, DivergenceIsAnErrorNotAModel) {
@@ -207,9 +260,11 @@ TEST_F(LassoCli, KilledAndResumedRunEqualsUninterruptedRun) {
     for (const std::string flags : {"--lambda 0.01 --max-iterations 60 --no-active-set",
                                     "--lambda 0.003 --max-iterations 400"}) {
         SCOPED_TRACE(flags);
-        std::vector<std::string> base = {rotor,        "lasso",  "train", "--data", path("big.svm"),
-                                         "--schedule", "strads", "--tol", "0",      "--threads",
-                                         "2",          "-q"};
+        std::vector<std::string> base = {rotor, "lasso", "train", "--data", path("big.svm"),
+                                         "--schedule", "strads", "--tol", "0", "--threads", "2",
+                                         "-q",
+                                         // a run killed after writing its model leaves it
+                                         "--overwrite"};
         std::istringstream words(flags);
         for (std::string w; words >> w;) base.push_back(w);
         auto straight = base;
@@ -254,9 +309,9 @@ TEST_F(LassoCli, UnderMpiexecTheModelEqualsOneProcessByteForByte) {
         const std::string args = " lasso train -q --data " + kData +
                                  "wide.svm --lambda 0.05 --max-iterations 30 --schedule " +
                                  schedule + " --threads ";
-        ASSERT_EQ(run_rotor(dir_, args + "1 --out " + path("one.txt")).code, 0);
+        ASSERT_EQ(run_rotor(dir_, args + "1 --overwrite --out " + path("one.txt")).code, 0);
         const std::string cmd = std::string(ROTOR_MPIEXEC) + " -n 2 --oversubscribe " +
-                                ROTOR_BINARY_DIR "/apps/rotor" + args + "2 --out " +
+                                ROTOR_BINARY_DIR "/apps/rotor" + args + "2 --overwrite --out " +
                                 path("two.txt") + " > " + path("mpi.out") + " 2>&1";
         ASSERT_EQ(std::system(cmd.c_str()), 0) << schedule;
         std::ifstream a(path("one.txt")), b(path("two.txt"));

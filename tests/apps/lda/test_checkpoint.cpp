@@ -96,7 +96,8 @@ TEST(Checkpoint, KilledAndResumedRunEqualsUninterruptedRun) {
 
     const std::string ckpt = tmp / "ckpt";
     auto args = train_args(tmp / "resumed");
-    args.insert(args.end(), {"--checkpoint-every", "1", "--checkpoint-dir", ckpt});
+    // --overwrite: a run killed after its model was written leaves that model to replace.
+    args.insert(args.end(), {"--checkpoint-every", "1", "--checkpoint-dir", ckpt, "--overwrite"});
     Rng rng(2024);
     int kills = 0, resumes = 0;
     double scale = 1.0;  // shrinks when a run ends before its kill (a faster machine than timed)
@@ -264,9 +265,50 @@ TEST(Checkpoint, ResumeRefusesChangedSettingsByName) {
     EXPECT_EQ(resume({"--deterministic"}), 3);  // the checkpoint's run was not deterministic
     EXPECT_EQ(resume({"--topics", "9"}), 3);
     EXPECT_EQ(resume({"--seed", "4"}), 3);
-    EXPECT_EQ(resume({"--iterations", "30"}), 3);  // 35 are done
+    EXPECT_EQ(resume({"--alpha", "0.3"}), 3);      // it ran with 50/K = 6.25 (was kept silently)
+    EXPECT_EQ(resume({"--alpha", "6.25,1"}), 3);   // asymmetric
+    EXPECT_EQ(resume({"--iterations", "30"}), 3);  // 40 are done
     EXPECT_FALSE(fs::exists(tmp / "m2"));
-    EXPECT_EQ(resume({"--topics", "8", "--seed", "3"}), 0);  // the same values are no conflict
+    // The same values are no conflict.
+    EXPECT_EQ(resume({"--topics", "8", "--seed", "3", "--alpha", "6.25"}), 0);
+}
+
+// The last iteration is checkpointed whatever the cadence (7 does not divide 20), so a finished
+// model is continued with a larger --iterations, to the model of the longer run, byte for byte.
+TEST(Checkpoint, AFinishedRunIsCheckpointedAndContinuesToTheLongerRun) {
+    TempDir tmp;
+    auto a = train_args(tmp / "m20");
+    a.insert(a.end(), {"--checkpoint-every", "7", "--checkpoint-dir", tmp / "ckpt"});
+    a[std::find(a.begin(), a.end(), "40") - a.begin()] = "20";
+    ASSERT_EQ(wait_exit(spawn(a)), 0);
+    EXPECT_EQ(read_checkpoint(tmp / "ckpt").iterations_done, 20u);
+    std::vector<std::string> more = {kRotor,      "lda", "train",    "--corpus",   kCorpus,
+                                     "-n",        "40",  "--resume", tmp / "ckpt", "-q",
+                                     "--threads", "1",   "--out",    tmp / "m40"};
+    ASSERT_EQ(wait_exit(spawn(more)), 0);
+    ASSERT_EQ(wait_exit(spawn(train_args(tmp / "straight"))), 0);
+    for (const char* f : {"word_topic.bin", "doc_topic.bin", "params.json"})
+        EXPECT_EQ(slurp(tmp / "m40/" + f), slurp(tmp / "straight/" + f)) << f;
+}
+
+// --eval-every is monitoring, not the model: a resumed run follows the one given (the
+// checkpoint's, 0, was kept silently).
+TEST(Checkpoint, AResumedRunEvaluatesAtTheGivenCadence) {
+    TempDir tmp;
+    auto a = train_args(tmp / "m");
+    a.insert(a.end(), {"--checkpoint-every", "20", "--checkpoint-dir", tmp / "ckpt"});
+    ASSERT_EQ(wait_exit(spawn(a)), 0);
+    const std::vector<std::string> more = {
+        kRotor,  "lda",       "train",      "--corpus",     kCorpus,        "-n",
+        "43",    "--resume",  tmp / "ckpt", "-q",           "--eval-every", "1",
+        "--out", tmp / "m43", "--metrics",  tmp / "m.jsonl"};
+    ASSERT_EQ(wait_exit(spawn(more)), 0);
+    std::istringstream lines(slurp(tmp / "m.jsonl"));
+    int records = 0, evaluated = 0;
+    for (std::string line; std::getline(lines, line); ++records)
+        evaluated += line.find("\"loglik\"") != std::string::npos;
+    EXPECT_EQ(records, 3);
+    EXPECT_EQ(evaluated, 3);
 }
 
 TEST(Checkpoint, ResumeUsesTheOldCopyWhenKilledBetweenTheRenames) {
@@ -278,12 +320,12 @@ TEST(Checkpoint, ResumeUsesTheOldCopyWhenKilledBetweenTheRenames) {
     // The moment inside AtomicDirectory::commit: ckpt moved aside, the new one not yet in.
     const std::string old = tmp / "ckpt.old.99999999.0";
     fs::rename(tmp / "ckpt", old);
-    EXPECT_EQ(read_checkpoint(tmp / "ckpt").iterations_done, 15u);
+    EXPECT_EQ(read_checkpoint(tmp / "ckpt").iterations_done, 20u);  // the last one too
     auto more = train_args(tmp / "m2");
     more.insert(more.end(), {"--checkpoint-every", "5", "--checkpoint-dir", tmp / "ckpt",
                              "--resume", tmp / "ckpt"});
     ASSERT_EQ(wait_exit(spawn(more)), 0);
-    EXPECT_EQ(read_checkpoint(tmp / "ckpt").iterations_done, 35u);
+    EXPECT_EQ(read_checkpoint(tmp / "ckpt").iterations_done, 40u);
     ASSERT_EQ(wait_exit(spawn(train_args(tmp / "straight"))), 0);
     for (const char* f : {"word_topic.bin", "doc_topic.bin"})
         EXPECT_EQ(slurp(tmp / "m2/" + f), slurp(tmp / "straight/" + f)) << f;

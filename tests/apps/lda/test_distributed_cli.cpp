@@ -243,15 +243,15 @@ double resumed_loglik(const std::string& out, int iteration) {
     return std::stod(out.substr(pos + mark.size()));
 }
 
-// --checkpoint-every 2 on a 4-iteration run leaves the checkpoint of iteration 2 (one part per
-// rank, the manifest written last). Resumed (with another --threads: the grid comes from the
-// checkpoint), the run starts from exactly the saved state (its log-likelihood is the one the
-// first run recorded at iteration 2), reports iterations 3 and 4 only, and its model has
-// consistent counts and 4 iterations.
+// --checkpoint-every 2 on a 2-iteration run checkpoints its last iteration (one part per rank,
+// the manifest written last). Resumed with a larger --iterations (and another --threads: the
+// grid comes from the checkpoint), the run starts from exactly the saved state (its
+// log-likelihood is the one the first run recorded at iteration 2), reports iterations 3 and 4
+// only, and reaches the model of an uninterrupted 4-iteration run (the same tokens sampled).
 TEST_P(DistributedCli, ResumedRunStartsFromTheCheckpointedState) {
     const int ranks = GetParam();
     const std::string common = "--corpus " + kTrain + " -k 6 --no-timer --eval-every 2";
-    const Outcome r = mpi_train(ranks, common + " -n 4 --threads 1 --checkpoint-every 2" +
+    const Outcome r = mpi_train(ranks, common + " -n 2 --threads 1 --checkpoint-every 2" +
                                            " --checkpoint-dir " + path("ck") + " --metrics " +
                                            path("m1.jsonl") + " --out " + path("model1"));
     ASSERT_EQ(r.code, 0) << r.out;
@@ -259,7 +259,7 @@ TEST_P(DistributedCli, ResumedRunStartsFromTheCheckpointedState) {
     EXPECT_EQ(state.at("format").get<std::string>(), "rotor-lda-checkpoint");
     EXPECT_EQ(state.at("ranks").get<int>(), ranks);
     EXPECT_EQ(state.at("iterations_done").get<int>(), 2);
-    EXPECT_EQ(state.at("iterations").get<int>(), 4);
+    EXPECT_EQ(state.at("iterations").get<int>(), 2);
     ASSERT_EQ(state.at("parts").size(), static_cast<std::size_t>(ranks));
     for (const auto& part : state.at("parts")) {
         const std::string file = path("ck/" + part.at("file").get<std::string>());
@@ -271,11 +271,16 @@ TEST_P(DistributedCli, ResumedRunStartsFromTheCheckpointedState) {
             << "left behind: " << e.path();
     expect_consistent_model(path("model1"));
     const auto first = read_metrics(path("m1.jsonl"));
-    ASSERT_EQ(first.size(), 4u);
+    ASSERT_EQ(first.size(), 2u);
     const double ll2 = first.at(2).at("loglik").get<double>();
+    const Outcome u = mpi_train(ranks, common + " -n 4 --threads 1 -q --metrics " +
+                                           path("m0.jsonl") + " --out " + path("model0"));
+    ASSERT_EQ(u.code, 0) << u.out;
+    const auto straight = read_metrics(path("m0.jsonl"));
+    ASSERT_EQ(straight.size(), 4u);
 
     const Outcome s = mpi_train(ranks, "--corpus " + kTrain + " --resume " + path("ck") +
-                                           " --threads 2 --metrics " + path("m2.jsonl") +
+                                           " -n 4 --threads 2 --metrics " + path("m2.jsonl") +
                                            " --out " + path("model2"));
     ASSERT_EQ(s.code, 0) << s.out;
     EXPECT_EQ(count(s.out, "rotor: resumed"), 1u) << s.out;
@@ -286,7 +291,7 @@ TEST_P(DistributedCli, ResumedRunStartsFromTheCheckpointedState) {
     ASSERT_EQ(second.size(), 2u);
     EXPECT_EQ(second.begin()->first, 3);
     EXPECT_TRUE(second.at(4).contains("loglik"));
-    EXPECT_EQ(second.at(4).at("tokens_sampled"), first.at(4).at("tokens_sampled"));
+    EXPECT_EQ(second.at(4).at("tokens_sampled"), straight.at(4).at("tokens_sampled"));
     EXPECT_EQ(read_json(path("model2/params.json")).at("iterations").get<int>(), 4);
     expect_consistent_model(path("model2"));
     // A larger --iterations continues further.
@@ -303,8 +308,9 @@ TEST_P(DistributedCli, ResumedRunStartsFromTheCheckpointedState) {
 // resumes it the same way, and a checkpoint it writes resumes on P ranks again.
 TEST_P(DistributedCli, ResumeWithOtherRankCountRedistributesDocuments) {
     const int ranks = GetParam();
+    // The checkpoint of the last iteration (2), continued to 3 on another number of ranks.
     const Outcome r = mpi_train(ranks, "--corpus " + kTrain +
-                                           " -k 4 -n 3 --threads 1 -q --no-timer --eval-every 1"
+                                           " -k 4 -n 2 --threads 1 -q --no-timer --eval-every 1"
                                            " --checkpoint-every 2 --checkpoint-dir " +
                                            path("ck") + " --metrics " + path("m1.jsonl") +
                                            " --out " + path("model"));
@@ -312,7 +318,7 @@ TEST_P(DistributedCli, ResumeWithOtherRankCountRedistributesDocuments) {
     const double ll2 = read_metrics(path("m1.jsonl")).at(2).at("loglik").get<double>();
     const int other = ranks == 2 ? 3 : 2;
     const Outcome s = mpi_train(other, "--corpus " + kTrain + " --resume " + path("ck") +
-                                           " --threads 1 --out " + path("resumed"));
+                                           " -n 3 --threads 1 --out " + path("resumed"));
     ASSERT_EQ(s.code, 0) << s.out;
     const std::string message =
         "written by " + std::to_string(ranks) + " ranks, now on " + std::to_string(other);
@@ -478,12 +484,68 @@ TEST_P(DistributedCli, KilledJobLeavesLastWholeCheckpoint) {
         << s.out;
     EXPECT_EQ(read_json(path("resumed/params.json")).at("iterations").get<int>(), saved + 2);
     expect_consistent_model(path("resumed"));
-    EXPECT_EQ(read_json(path("ck/state.json")).at("iterations_done").get<int>(), saved + 1);
+    // Its checkpoints go on to the last iteration.
+    EXPECT_EQ(read_json(path("ck/state.json")).at("iterations_done").get<int>(), saved + 2);
     for (const auto& e : fs::directory_iterator(dir_)) {
         const std::string name = e.path().filename().string();
         EXPECT_TRUE(name.rfind("ck.tmp.", 0) != 0 && name.rfind("ck.old.", 0) != 0)
             << "left behind: " << name;
     }
+}
+
+/// The lines of `out` that start with "rotor: error:".
+std::vector<std::string> error_lines(const std::string& out) {
+    std::vector<std::string> lines;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("rotor: error:", 0) == 0) lines.push_back(line);
+    return lines;
+}
+
+// Under mpiexec, a bad flag, an empty corpus and a missing output directory fail early with the
+// error of one process, printed once, in seconds (no rank waits for another); a job with more ranks
+// than documents (it trained silently) is refused the same way. Every model's train follows the
+// rule (train::check_work_per_rank): MF's users, the Lasso's samples, logreg's examples.
+TEST_P(DistributedCli, EarlyErrorsAreThoseOfOneProcessPrintedOnce) {
+    const int ranks = GetParam();
+    std::ofstream(path("empty.txt")) << "0\n3\n0\n";
+    std::ofstream(path("one.txt")) << "1\n3\n2\n1 1 2\n1 2 1\n";
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const std::string& args :
+         {"--corpus " + kTrain + " --bogus 3", "--corpus " + path("empty.txt"),
+          "--corpus " + kTrain + " --out /nonexistent/dir/m"}) {
+        const Outcome one = run(kRotor + " lda train -q --out " + path("m") + " " + args);
+        const Outcome many = mpi_train(ranks, "-q --out " + path("m") + " " + args);
+        ASSERT_EQ(error_lines(one.out).size(), 1u) << one.out;
+        EXPECT_EQ(error_lines(many.out), error_lines(one.out)) << many.out;
+        EXPECT_EQ(many.code, one.code) << many.out;
+    }
+    EXPECT_FALSE(fs::exists("/nonexistent"));
+    const Outcome single = run(kRotor + " lda train -q --threads 1 -n 1 --corpus " +
+                               path("one.txt") + " --out " + path("m1"));
+    EXPECT_EQ(single.code, 0) << single.out;
+    const std::string refused =
+        "rotor: error: mpiexec -n: " + std::to_string(ranks) + " ranks share 1 ";
+    Outcome r =
+        mpi_train(ranks, "-q --threads 1 -n 1 --corpus " + path("one.txt") + " --out " + path("m"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_EQ(count(r.out, refused + "documents"), 1u) << r.out;
+    std::ofstream(path("one.csv")) << "u,i,r\nu1,i1,3\nu1,i2,4\nu1,i3,5\n";
+    r = run(kMpiexec + " -n " + std::to_string(ranks) + " --oversubscribe " + kRotor +
+            " mf train -q --threads 1 -n 1 --train " + path("one.csv") + " --out " + path("mf"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_EQ(count(r.out, refused + "users"), 1u) << r.out;
+    std::ofstream(path("one.svm")) << "1 1:1\n";
+    r = run(kMpiexec + " -n " + std::to_string(ranks) + " --oversubscribe " + kRotor +
+            " lasso train -q --threads 1 --lambda 0.1 --data " + path("one.svm") + " --out " +
+            path("l.txt"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_EQ(count(r.out, refused + "samples"), 1u) << r.out;
+    r = run(kMpiexec + " -n " + std::to_string(ranks) + " --oversubscribe " + kRotor +
+            " logreg train -q --lambda 0.1 --data " + path("one.svm") + " --out " + path("g.txt"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_EQ(count(r.out, refused + "examples"), 1u) << r.out;
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, DistributedCli, ::testing::Values(2, 3));

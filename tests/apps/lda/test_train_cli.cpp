@@ -221,6 +221,82 @@ TEST_F(TrainCli, BadCorpusNamesFileAndLineAndWritesNothing) {
     EXPECT_FALSE(fs::exists(path("m.jsonl")));
 }
 
+// --out (train and export) is new, or an earlier output replaced only with --overwrite; a
+// missing parent directory is refused before training (it was exit 4 after training), and so are
+// those of --metrics and --checkpoint-dir; nothing is created above an output.
+TEST_F(TrainCli, AnOutputIsNewOrReplacedOnlyWithOverwrite) {
+    const std::string train = "lda train --corpus " + kTrain + " -k 3 -n 1 -q --threads 1";
+    ASSERT_EQ(run(train + " --out " + path("model")).code, 0);
+    Outcome r = run(train + " --out " + path("model"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_NE(r.out.find("--out: " + path("model") +
+                         " exists (an earlier output of rotor): "
+                         "give --overwrite"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(run(train + " --out " + path("model") + " --overwrite").code, 0);
+
+    r = run(train + " --out " + path("no/such/model"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_NE(r.out.find("the directory " + path("no/such") + " does not exist"), std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("iter"), std::string::npos) << "trained first: " << r.out;
+    EXPECT_EQ(run(train + " --out " + path("m2") + " --metrics " + path("no/m.jsonl")).code, 3);
+    EXPECT_EQ(run(train + " --out " + path("m2") + " --checkpoint-every 1 --checkpoint-dir " +
+                  path("no/ck"))
+                  .code,
+              3);
+    EXPECT_FALSE(fs::exists(path("no")));
+    EXPECT_FALSE(fs::exists(path("m2")));
+
+    // A non-empty directory that is not rotor's is refused even with --overwrite.
+    fs::create_directories(path("photos"));
+    std::ofstream(path("photos/cat.jpg")) << "meow";
+    r = run(train + " --out " + path("photos") + " --overwrite");
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_TRUE(fs::exists(path("photos/cat.jpg")));
+
+    const std::string exp = "lda export --model " + path("model") + " --out ";
+    ASSERT_EQ(run(exp + path("tsv")).code, 0);
+    EXPECT_EQ(run(exp + path("tsv")).code, 3);
+    EXPECT_EQ(run(exp + path("tsv") + " --overwrite").code, 0);
+    EXPECT_EQ(run(exp + path("photos") + " --overwrite").code, 3);
+    EXPECT_EQ(run(exp + path("no/tsv")).code, 3);
+    EXPECT_TRUE(fs::exists(path("photos/cat.jpg")));
+    EXPECT_FALSE(fs::exists(path("no")));
+}
+
+// params.json records the corpus as an absolute path (it kept the path as typed, so `lda
+// topics` run from another directory silently dropped the coherence column); a corpus that has
+// moved is said to be missing.
+TEST_F(TrainCli, TheModelRecordsItsCorpusSoTopicsFindsItOrSaysItIsGone) {
+    fs::create_directories(path("c"));
+    fs::copy_file(kTrain, path("c/docword.txt.gz"));
+    fs::copy_file(ROTOR_SOURCE_DIR "/data/tiny/train/vocab.txt", path("c/vocab.txt"));
+    const Outcome r = run_shell("cd " + path("") + " && " + kRotor +
+                                " lda train --corpus c/docword.txt.gz -k 3 -n 2 -q --threads 1"
+                                " --out model");
+    ASSERT_EQ(r.code, 0) << r.out;
+    std::ifstream params(path("model/params.json"));
+    const auto j = nlohmann::json::parse(params);
+    EXPECT_EQ(j.at("corpus").get<std::string>(), path("c/docword.txt.gz"));
+    const Outcome elsewhere =
+        run_shell("cd / && " + kRotor + " lda topics --model " + path("model"));
+    ASSERT_EQ(elsewhere.code, 0) << elsewhere.out;
+    EXPECT_NE(elsewhere.out.find("mean UMass coherence"), std::string::npos) << elsewhere.out;
+    fs::rename(path("c"), path("moved"));
+    const Outcome gone = run("lda topics --model " + path("model"));
+    ASSERT_EQ(gone.code, 0) << gone.out;
+    EXPECT_NE(gone.out.find("no coherence: the training corpus " + path("c/docword.txt.gz") +
+                            " is not found (give --corpus)"),
+              std::string::npos)
+        << gone.out;
+    const Outcome named =
+        run("lda topics --model " + path("model") + " --corpus " + path("moved/docword.txt.gz"));
+    ASSERT_EQ(named.code, 0) << named.out;
+    EXPECT_NE(named.out.find("mean UMass coherence"), std::string::npos) << named.out;
+}
+
 TEST_F(TrainCli, BadFlagsAreConfigErrors) {
     EXPECT_EQ(run("lda train --corpus " + kTrain + " --topics 0 --out " + path("m")).code, 3);
     EXPECT_EQ(run("lda train --corpus " + kTrain + " --alpha 1,x --out " + path("m")).code, 3);

@@ -303,7 +303,9 @@ TEST_F(UseCli, EvalPhiScoresWordsTheFileLacksBySmoothingAndSaysSo) {
     EXPECT_EQ(js.at("skipped_tokens").get<std::uint64_t>(), 0u);
     EXPECT_NE(smooth.err.find("scored by smoothing only"), std::string::npos) << smooth.err;
 
-    const CommandResult unknown = rotor(args + " --beta 0");
+    // The most frequent word is more than 5% of the tokens: skipping it takes --allow-oov.
+    EXPECT_EQ(rotor(args + " --beta 0").code, 2);
+    const CommandResult unknown = rotor(args + " --beta 0 --allow-oov");
     ASSERT_EQ(unknown.code, 0) << unknown.err;
     const auto ju = nlohmann::json::parse(unknown.out);
     EXPECT_EQ(ju.at("skipped_tokens").get<std::uint64_t>(), top->second);
@@ -313,6 +315,41 @@ TEST_F(UseCli, EvalPhiScoresWordsTheFileLacksBySmoothingAndSaysSo) {
               js.at("heldout_tokens").get<std::uint64_t>() +
                   js.at("heldout_fit_tokens").get<std::uint64_t>());
     EXPECT_NE(unknown.err.find("--beta 0"), std::string::npos) << unknown.err;
+}
+
+// A corpus read with another vocabulary (every other word renamed): eval scored the few known
+// tokens left and printed a perplexity far better than the model's, with a note on stderr only.
+// Above 5% of skipped tokens it is refused (exit 2, naming the corpus) unless --allow-oov, and
+// the skipped share is printed beside the figure.
+TEST_F(UseCli, EvalRefusesACorpusOfAnotherVocabularyUnlessAllowed) {
+    {
+        std::ifstream in(path("heldout.vocab"));
+        std::ofstream out(path("other.vocab"));
+        int i = 0;
+        for (std::string word; std::getline(in, word); ++i)
+            out << (i % 2 == 0 ? "zz_" : "") << word << '\n';
+    }
+    const std::string args =
+        "lda eval --model " + path("model") + " --corpus " + path("heldout.txt") + " --threads 1";
+    const CommandResult same = rotor(args + " --vocab " + path("heldout.vocab"));
+    ASSERT_EQ(same.code, 0) << same.err;
+    EXPECT_EQ(nlohmann::json::parse(same.out).at("skipped_share").get<double>(), 0.0);
+    const CommandResult other = rotor(args + " --vocab " + path("other.vocab"));
+    EXPECT_EQ(other.code, 2) << other.out;
+    EXPECT_NE(other.err.find("rotor: error: " + path("heldout.txt") + ": "), std::string::npos)
+        << other.err;
+    EXPECT_NE(other.err.find("--allow-oov"), std::string::npos) << other.err;
+    EXPECT_EQ(other.out, "");
+    const CommandResult allowed = rotor(args + " --vocab " + path("other.vocab") + " --allow-oov");
+    ASSERT_EQ(allowed.code, 0) << allowed.err;
+    const auto j = nlohmann::json::parse(allowed.out);
+    const double share = j.at("skipped_share").get<double>();
+    EXPECT_GT(share, 0.05);
+    EXPECT_LT(share, 1.0);
+    const double skipped = static_cast<double>(j.at("skipped_tokens").get<std::uint64_t>());
+    const double scored = static_cast<double>(j.at("heldout_tokens").get<std::uint64_t>() +
+                                              j.at("heldout_fit_tokens").get<std::uint64_t>());
+    EXPECT_NEAR(share, skipped / (skipped + scored), 1e-12);
 }
 
 TEST_F(UseCli, BadPhiFileIsAnInputErrorWithTheLine) {

@@ -107,8 +107,8 @@ TEST_F(LogregCli, ThreadsGiveTheSameModelByteForByteAndMaxStepIsChecked) {
     const std::string args = "logreg train --data " + data_ + flags_;
     ASSERT_EQ(run_rotor(dir_, args + " --out " + path("t1.txt")).code, 0);
     for (const std::string threads : {"2", "3"}) {
-        const auto res =
-            run_rotor(dir_, args + " --threads " + threads + " --out " + path("tn.txt"));
+        const auto res = run_rotor(
+            dir_, args + " --threads " + threads + " --overwrite --out " + path("tn.txt"));
         ASSERT_EQ(res.code, 0) << res.err;
         EXPECT_EQ(read_text(path("tn.txt")), read_text(path("t1.txt"))) << threads << " threads";
     }
@@ -156,7 +156,7 @@ TEST_F(LogregCli, UnderMpiexecLosslessFiltersKeepTheModelAndSendFewerBytes) {
     for (const std::string filters : {"none", "keycache,zstd"}) {
         const std::string cmd = std::string(ROTOR_MPIEXEC) + " -n 4 --oversubscribe " +
                                 ROTOR_BINARY_DIR "/apps/rotor" + args + " --servers 2 --filters " +
-                                filters + " --stats " + path("stats.json") + " --out " +
+                                filters + " --stats " + path("stats.json") + " --overwrite --out " +
                                 path("four.txt") + " > " + path("mpi.out") + " 2>&1";
         ASSERT_EQ(std::system(cmd.c_str()), 0) << read_text(path("mpi.out"));
         EXPECT_EQ(read_text(path("four.txt")), read_text(path("one.txt"))) << filters;

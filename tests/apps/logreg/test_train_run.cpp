@@ -96,6 +96,41 @@ TEST_F(LogregTrainRun, MetricsEveryEvaluationAndTheModelUnchangedByThem) {
     EXPECT_GT(recs.back()["test_auc"].get<double>(), 0.7);
 }
 
+// The rules every model's train follows (docs/reliability.md, theme 4): --out is new, or an
+// earlier model replaced with --overwrite only (it was replaced silently, and so was any file);
+// its directory must exist; a resumed run says where it starts; a total below what the
+// checkpoint has done is refused saying how many it has.
+TEST_F(LogregTrainRun, OutputsAndResumeFollowTheUsersIntent) {
+    ASSERT_EQ(train(" --iterations 20 --checkpoint-every 10 --out " + path("m.txt")).code, 0);
+    auto r = train(" --out " + path("m.txt"));
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find("give --overwrite"), std::string::npos) << r.err;
+    EXPECT_EQ(train(" --overwrite --out " + path("m.txt")).code, 0);
+    const std::string notes = dir_.write("notes.txt", "my notes\n");
+    EXPECT_EQ(train(" --overwrite --out " + notes).code, 3);
+    EXPECT_EQ(read_text(notes), "my notes\n");
+    EXPECT_EQ(train(" --out " + path("no/m.txt")).code, 3);
+    EXPECT_EQ(train(" --out " + path("m2.txt") + " --stats " + path("no/s.json")).code, 3);
+    EXPECT_FALSE(fs::exists(path("no")));
+    const std::string ck = path("m.txt.checkpoint");
+    r = run_rotor(dir_, "logreg train --data " + data_ + " --iterations 30 --resume " + ck +
+                            " --out " + path("m30.txt"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("rotor: resumed " + ck + " at iteration 20"), std::string::npos) << r.out;
+    r = run_rotor(dir_, "logreg train --data " + data_ + " --iterations 10 --resume " + ck +
+                            " --out " + path("m10.txt"));
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find("already has 20 iterations"), std::string::npos) << r.err;
+}
+
+// More threads than processors: said once, as lda and mf train do (it was silent).
+TEST_F(LogregTrainRun, ThreadsBeyondTheProcessorsAreWarnedOnce) {
+    const auto r = train(" --threads 256 --out " + path("m.txt"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("rotor: warning: 256 worker threads on "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("rotor: warning:"), r.err.rfind("rotor: warning:")) << r.err;
+}
+
 TEST_F(LogregTrainRun, TolStopsEarlyAtAnEvaluation) {
     const auto r = train(" --iterations 4000 --eval-every 20 --tol 0.05 --metrics " +
                          path("t.jsonl") + " --out " + path("t.txt"));
@@ -131,7 +166,8 @@ TEST_F(LogregTrainRun, KilledAndResumedRunEqualsUninterruptedRun) {
     const std::string ck = path("ck");
     plan.args = base;
     plan.args.insert(plan.args.end(), {"--checkpoint-every", "50", "--checkpoint-dir", ck, "--out",
-                                       path("resumed.txt")});
+                                       path("resumed.txt"),
+                                       "--overwrite"});  // a killed run may have written its model
     plan.checkpoint = ck;
     plan.outputs = {path("resumed.txt")};
     plan.min_share = 0.2;
@@ -218,7 +254,7 @@ TEST_F(LogregTrainRun, PartsPerRankGiveOneProcessModelAndResumeAcrossRankCounts)
     for (const std::string& input : {data_, path("t.bin")}) {
         const std::string out = path("four.txt");
         ASSERT_EQ(system_quiet(mpiexec(4) + " logreg train --data " + input + flags_ +
-                                   " --iterations 80 --servers 1 --out " + out,
+                                   " --iterations 80 --servers 1 --overwrite --out " + out,
                                path("mpi.log")),
                   0)
             << read_text(path("mpi.log"));

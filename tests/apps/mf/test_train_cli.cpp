@@ -145,6 +145,29 @@ void expect_same_model(const std::string& a, const std::string& b) {
         EXPECT_EQ(slurp(a + "/" + f), slurp(b + "/" + f)) << f;
 }
 
+// The rules every model's train follows (docs/reliability.md, theme 4): --out new or replaced
+// with --overwrite only (an earlier model was replaced silently), its directory must exist
+// (refused before training), a resumed run says where it starts, and a total below what the
+// checkpoint has done is refused saying how many it has.
+TEST_F(MfTrainCli, OutputsAndResumeFollowTheUsersIntent) {
+    const std::string args = "mf train --train " + path("train.csv") + " --rank 3 --threads 1 ";
+    ASSERT_EQ(run(args + "-q -n 2 --checkpoint-every 1 --out " + path("m")).code, 0);
+    Outcome r = run(args + "-q -n 2 --out " + path("m"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_NE(r.out.find("give --overwrite"), std::string::npos) << r.out;
+    EXPECT_EQ(run(args + "-q -n 2 --overwrite --out " + path("m")).code, 0);
+    EXPECT_EQ(run(args + "-q -n 2 --out " + path("no/m")).code, 3);
+    EXPECT_FALSE(fs::exists(path("no")));
+    r = run(args + "-n 3 --resume " + path("m.checkpoint") + " --out " + path("m3"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("rotor: resumed " + path("m.checkpoint") + " at iteration 2"),
+              std::string::npos)
+        << r.out;
+    r = run(args + "-n 1 --resume " + path("m.checkpoint") + " --out " + path("m1"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_NE(r.out.find("already has 2 iterations"), std::string::npos) << r.out;
+}
+
 TEST_F(MfTrainCli, ResumedRunEqualsUninterruptedRun) {
     for (const std::string solver : {"ccd", "sgd"}) {
         const std::string base = train_args(solver, solver + "-straight") + " --deterministic";
@@ -206,7 +229,8 @@ TEST_F(MfTrainCli, KilledAndResumedCcdRunEqualsUninterruptedRun) {
     const std::string ck = path("ck");
     plan.args = base;
     plan.args.insert(plan.args.end(),
-                     {"--checkpoint-every", "1", "--checkpoint-dir", ck, "--out", path("resumed")});
+                     {"--checkpoint-every", "1", "--checkpoint-dir", ck, "--out", path("resumed"),
+                      "--overwrite"});  // a killed run may have written its model
     plan.checkpoint = ck;
     plan.outputs = {path("resumed")};
     plan.min_share = 0.1;

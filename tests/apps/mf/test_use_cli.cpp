@@ -281,5 +281,26 @@ TEST_F(MfUseCli, ExportWritesFactorsThatReadBackIdentical) {
     EXPECT_EQ(entries_named(dir_, "export2"), 0);
 }
 
+// export --out: a directory that is not rotor's is never replaced (it was deleted and replaced
+// whole), an earlier export only with --overwrite, and a missing parent is refused.
+TEST_F(MfUseCli, ExportReplacesOnlyAnEarlierExportWithOverwrite) {
+    std::filesystem::create_directory(dir_.file("photos"));
+    dir_.write("photos/cat.jpg", "meow");
+    const std::string exp = "mf export --model " + model_ + " --out ";
+    auto r = rotor(exp + dir_.file("photos"));
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find("not an output of rotor"), std::string::npos) << r.err;
+    EXPECT_EQ(read_all(dir_.file("photos/cat.jpg")), "meow");
+    EXPECT_EQ(rotor(exp + dir_.file("photos") + " --overwrite").code, 3);
+    EXPECT_EQ(read_all(dir_.file("photos/cat.jpg")), "meow");
+    ASSERT_EQ(rotor(exp + dir_.file("e")).code, 0);
+    r = rotor(exp + dir_.file("e"));
+    EXPECT_EQ(r.code, 3);
+    EXPECT_NE(r.err.find("give --overwrite"), std::string::npos) << r.err;
+    EXPECT_EQ(rotor(exp + dir_.file("e") + " --overwrite").code, 0);
+    EXPECT_EQ(rotor(exp + dir_.file("no/e")).code, 3);
+    EXPECT_FALSE(std::filesystem::exists(dir_.file("no")));
+}
+
 }  // namespace
 }  // namespace rotor::apps

@@ -181,6 +181,51 @@ TEST(CheckReplaceable, OnlyAnEarlierOutputOrAnEmptyDirectoryIsReplaced) {
     EXPECT_THROW(check_replaceable(dir.file("file"), "params.json", "--out"), ConfigError);
 }
 
+/// The message of the ConfigError that check_output throws, or "" when it accepts.
+std::string refusal(const std::string& path, OutputKind kind, bool overwrite) {
+    const std::string_view marker = kind == OutputKind::kDirectory ? "params.json" : "rotor-x";
+    try {
+        check_output(path, kind, marker, overwrite, "--out");
+        return "";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.key(), "--out");
+        return e.what();
+    }
+}
+
+TEST(CheckOutput, NewOrAnEarlierOutputWithOverwriteNeverAForeignOne) {
+    TempDir dir;
+    using enum OutputKind;
+    EXPECT_EQ(refusal(dir.file("new"), kDirectory, false), "");
+    fs::create_directory(dir.file("empty"));
+    EXPECT_EQ(refusal(dir.file("empty"), kDirectory, false), "");
+    fs::create_directory(dir.file("model"));
+    dir.write("model/params.json", "{}");
+    EXPECT_NE(refusal(dir.file("model"), kDirectory, false).find("give --overwrite"),
+              std::string::npos);
+    EXPECT_EQ(refusal(dir.file("model"), kDirectory, true), "");
+    fs::create_directory(dir.file("photos"));
+    dir.write("photos/cat.jpg", "meow");
+    EXPECT_NE(refusal(dir.file("photos"), kDirectory, true).find("holds no params.json"),
+              std::string::npos);
+    dir.write("m.txt", "rotor-x model\n");
+    dir.write("notes.txt", "mine\n");
+    EXPECT_NE(refusal(dir.file("m.txt"), kFile, false).find("give --overwrite"), std::string::npos);
+    EXPECT_EQ(refusal(dir.file("m.txt"), kFile, true), "");
+    EXPECT_NE(refusal(dir.file("notes.txt"), kFile, true).find("does not begin with rotor-x"),
+              std::string::npos);
+    EXPECT_NE(refusal(dir.file("m.txt"), kDirectory, true).find("is not a directory"),
+              std::string::npos);
+    EXPECT_NE(refusal(dir.file("model"), kFile, true).find("is a directory"), std::string::npos);
+    EXPECT_NE(refusal(dir.file("no/such/m"), kDirectory, false)
+                  .find("the directory " + dir.file("no/such") + " does not exist"),
+              std::string::npos);
+    EXPECT_NE(refusal(dir.file("notes.txt/m"), kFile, false).find("is not a directory"),
+              std::string::npos);
+    EXPECT_FALSE(fs::exists(dir.file("no")));
+    EXPECT_EQ(read_all(dir.file("notes.txt")), "mine\n");
+}
+
 TEST(GzipWriter, RoundTripsThroughTheLineReader) {
     TempDir dir;
     std::string text;

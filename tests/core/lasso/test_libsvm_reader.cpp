@@ -79,6 +79,29 @@ TEST(ReadLibsvm, MalformedLines) {
     expect_error("1 1:1 qid:2\n", "1:7", "feature index \"qid\"");
 }
 
+// The memory bound holds while the file is read (as the UCI reader's): 3 samples of 2 entries
+// take 3 * (2 * 12 + 16) = 120 bytes; a bound of 119 refuses the third line, 120 admits it; the
+// bound of a flag is a ConfigError naming it (exit 3).
+TEST(ReadLibsvm, TheMemoryBoundIsCheckedAtEachLine) {
+    const std::string text = "1 1:1 2:1\n2 1:2 3:1\n3 2:1 3:2\n";
+    ReadLibsvmOptions o;
+    o.limits = core::ReadLimits::for_memory(120, "", "");
+    EXPECT_EQ(read_text(text, o).samples(), 3u);
+    TempDir dir;
+    const std::string path = dir.write("d.svm", text);
+    o.limits = core::ReadLimits::for_memory(119, "", "");
+    try {
+        read_libsvm(path, o);
+        FAIL() << "accepted";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(path + ":3:1: the samples need about"),
+                  std::string::npos)
+            << e.what();
+    }
+    o.limits = core::ReadLimits::for_memory(100, "--max-memory", "--max-memory 100");
+    EXPECT_THROW(read_libsvm(path, o), ConfigError);
+}
+
 TEST(ReadLibsvm, MissingFileIsAnInputError) {
     EXPECT_THROW(read_libsvm("/nonexistent/rotor/d.svm"), InputError);
 }

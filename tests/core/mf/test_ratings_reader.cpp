@@ -203,5 +203,16 @@ TEST(ReadRatings, ReaderOverloadReadsFromMemory) {
     }
 }
 
+// The memory bound holds while the file is read: 3 ratings take 3 * 32 bytes; a bound of 95
+// refuses the third line, 96 admits it.
+TEST(ReadRatings, TheMemoryBoundIsCheckedAtEachLine) {
+    const std::string text = "u1 i1 3\nu2 i2 4\nu3 i1 5\n";
+    ReadRatingsOptions o;
+    o.limits = core::ReadLimits::for_memory(96, "", "");
+    EXPECT_EQ(read_text(text, o).ratings.nnz(), 3u);
+    o.limits = core::ReadLimits::for_memory(95, "", "");
+    expect_error(text, "3:1", "the ratings need about", o);
+}
+
 }  // namespace
 }  // namespace rotor::mf
