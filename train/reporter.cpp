@@ -49,9 +49,11 @@ void TerminalReporter::on_iteration(const Record& r, std::uint32_t last_iteratio
     const auto headline = schema_.headline_key.empty() ? std::nullopt : r.get(schema_.headline_key);
     const std::string head =
         headline ? fmt::format("{} {:.4f}", label, *headline) : std::string(label.size() + 8, ' ');
-    fmt::print(out_, "iter {:>{}}/{}  {}  {} {}  elapsed {}  ETA {}\n", r.iter,
+    std::string labels;
+    for (const auto& [key, value] : r.labels) labels += fmt::format("  {} {}", key, value);
+    fmt::print(out_, "iter {:>{}}/{}  {}  {} {}  elapsed {}  ETA {}{}\n", r.iter,
                std::to_string(last_iteration).size(), last_iteration, head, human_rate(rate),
-               schema_.rate_unit, human_duration(r.time_s), human_duration(eta));
+               schema_.rate_unit, human_duration(r.time_s), human_duration(eta), labels);
     std::fflush(out_);
 }
 

@@ -60,13 +60,18 @@ void DocTokenIndex::sync_topics(std::span<const TokenBlock> blocks, const RowLoo
     for_rows(loop, [&](std::uint32_t r) {
         for (std::uint32_t c = 0; c < side_; ++c) {
             const std::size_t b = static_cast<std::size_t>(r) * side_ + c;
-            const TokenBlock& blk = blocks[b];
-            const std::vector<std::uint32_t>& slots = slots_[b];
-            ROTOR_ASSERT(slots.size() == blk.docs.size(), "block changed since build()");
-            for (std::size_t t = 0; t < blk.docs.size(); ++t)
-                topics_[offsets_[blk.docs[t]] + slots[t]] = blk.topics[t];
+            ROTOR_ASSERT(blocks[b].row == r && blocks[b].col == c, "block out of place");
+            sync_block(blocks[b]);
         }
     });
+}
+
+void DocTokenIndex::sync_block(const TokenBlock& block) {
+    const std::vector<std::uint32_t>& slots =
+        slots_[static_cast<std::size_t>(block.row) * side_ + block.col];
+    ROTOR_ASSERT(slots.size() == block.docs.size(), "block changed since build()");
+    for (std::size_t t = 0; t < block.docs.size(); ++t)
+        topics_[offsets_[block.docs[t]] + slots[t]] = block.topics[t];
 }
 
 std::size_t DocTokenIndex::memory_bytes() const {

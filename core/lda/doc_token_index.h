@@ -40,6 +40,9 @@ class DocTokenIndex {
     /// Copies the blocks' current topics into the arrays (the layout of the last build(), which
     /// must have been made from these blocks).
     void sync_topics(std::span<const TokenBlock> blocks, const RowLoop& loop = {});
+    /// Copies the topics of one block of the last build()'s grid (after another sampler changed
+    /// them). Same thread-safety as sampling the block.
+    void sync_block(const TokenBlock& block);
     bool built() const { return side_ != 0; }
 
     /// The topics of d's tokens (length doc_length(d)).

@@ -8,18 +8,47 @@ namespace {
 // How many tokens ahead the doc row and the doc's topic array are prefetched.
 constexpr TokenIndex kPrefetch = 4;
 
-/// n_dk from a doc row sorted by decreasing count; `steps` counts the entries read.
-inline Count row_count(const TopicCount* h, TopicId k, std::uint64_t& steps) {
+// Doc-row lookups. Rows are sorted by decreasing count, so probable topics come first; an absent
+// topic costs a full scan, done 8 entries at a time without a branch per entry (the compiler
+// vectorises the chunk test).
+constexpr std::uint32_t kChunk = 8;
+
+inline bool chunk_has(const TopicCount* e, TopicId a, TopicId b) {
+    bool hit = false;
+    for (std::uint32_t j = 0; j < kChunk; ++j) hit |= (e[j].topic == a) | (e[j].topic == b);
+    return hit;
+}
+
+/// n_da and n_db from the doc row with header h (a == b allowed); `steps` counts the entries
+/// read.
+inline void row_counts(const TopicCount* h, TopicId a, TopicId b, Count& na, Count& nb,
+                       std::uint64_t& steps) {
     const TopicCount* e = h + 1;
     const std::uint32_t n = h->topic;
-    for (std::uint32_t i = 0; i < n; ++i) {
-        if (e[i].topic == k) {
-            steps += i + 1;
-            return e[i].count;
+    na = 0;
+    nb = 0;
+    bool found_a = false;
+    bool found_b = false;
+    std::uint32_t i = 0;
+    while (i < n) {
+        const std::uint32_t end = i + kChunk <= n ? i + kChunk : n;
+        if (end - i == kChunk && !chunk_has(e + i, found_a ? b : a, found_b ? a : b)) {
+            i = end;
+            continue;
         }
+        for (; i < end; ++i) {
+            if (e[i].topic == a) {
+                na = e[i].count;
+                found_a = true;
+            }
+            if (e[i].topic == b) {
+                nb = e[i].count;
+                found_b = true;
+            }
+        }
+        if (found_a && found_b) break;
     }
-    steps += n;
-    return 0;
+    steps += i;
 }
 
 /// An index in [0, n) from u in [0, n) (u may round up to n).
@@ -51,6 +80,7 @@ MhSampler::MhSampler(const LdaParams& params, std::uint32_t vocab_size, DocToken
     word_nz_.reserve(num_topics_);
     out_topics_.reserve(num_topics_);
     out_weights_.reserve(num_topics_);
+    predrawn_.assign((kPrefetch + 1) * cycles_, 0.0);
 }
 
 Count* MhSampler::load_word(const TokenBlock& block, std::size_t wi, WordTopicTable& word_topic) {
@@ -134,12 +164,25 @@ std::uint64_t MhSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topi
         const TokenIndex others = te - tb - 1;  // the word's other tokens in the block
         const double word_mass = out_total_ + static_cast<double>(others) + kbeta;
 
-        for (TokenIndex t = tb; t < te; ++t) {
-            if (t + kPrefetch < te) {
-                const DocId ahead = docs[t + kPrefetch];
-                __builtin_prefetch(doc_topic.header(ahead), 1);
-                __builtin_prefetch(index_.doc_topics(ahead), 1);
+        // The doc proposals' uniforms are drawn kPrefetch tokens ahead, so that the doc row and
+        // the drawn slots of the doc's topic array (the kernel's cache misses: word-major order
+        // visits docs at random) are fetched in time.
+        const auto predraw = [&](TokenIndex ta) {
+            const DocId da = docs[ta];
+            __builtin_prefetch(doc_topic.header(da), 1);
+            const std::uint32_t na = index_.doc_length(da);
+            const TopicId* const za = index_.doc_topics(da);
+            double* const out = predrawn_.data() + (ta - tb) % (kPrefetch + 1) * cycles_;
+            for (std::uint32_t c = 0; c < cycles_; ++c) {
+                out[c] = rng.uniform() * (na + alpha_sum_);
+                if (out[c] < na) __builtin_prefetch(za + floor_index(out[c], na));
             }
+        };
+        for (TokenIndex t = tb; t < te && t < tb + kPrefetch; ++t) predraw(t);
+
+        for (TokenIndex t = tb; t < te; ++t) {
+            if (t + kPrefetch < te) predraw(t + kPrefetch);
+            const double* const doc_u = predrawn_.data() + (t - tb) % (kPrefetch + 1) * cycles_;
             const DocId d = docs[t];
             const TopicId z0 = topics[t];
             TopicCount* const dh = doc_topic.header(d);
@@ -156,7 +199,7 @@ std::uint64_t MhSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topi
             double nds = -1;  // n_ds without the token, once looked up
             for (std::uint32_t c = 0; c < cycles_; ++c) {
                 // Doc proposal: q(k | s) ∝ n_dk + [k = s] + α_k.
-                double u = rng.uniform() * (nd + alpha_sum_);
+                double u = doc_u[c];
                 TopicId tp;
                 if (u < nd) {
                     const auto j = static_cast<std::uint32_t>(floor_index(u, nd));
@@ -188,13 +231,13 @@ std::uint64_t MhSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topi
                 }
                 ++stats_.word_proposals;
                 if (tp != s) {
-                    if (nds < 0) {
-                        nds = row_count(dh, s, stats_.lookup_steps) - (s == z0 ? 1.0 : 0.0);
-                        ++stats_.lookups;
-                    }
-                    const double ndt =
-                        row_count(dh, tp, stats_.lookup_steps) - (tp == z0 ? 1.0 : 0.0);
+                    Count cs = 0;
+                    Count ct = 0;
+                    // n_ds is known after a word-proposal move; else one pass finds both.
+                    row_counts(dh, nds < 0 ? s : tp, tp, cs, ct, stats_.lookup_steps);
                     ++stats_.lookups;
+                    if (nds < 0) nds = cs - (s == z0 ? 1.0 : 0.0);
+                    const double ndt = ct - (tp == z0 ? 1.0 : 0.0);
                     const double a = (ndt + alpha[tp]) * inv[tp] / ((nds + alpha[s]) * inv[s]);
                     if (a >= 1 || rng.uniform() < a) {
                         s = tp;

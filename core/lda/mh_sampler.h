@@ -87,6 +87,7 @@ class MhSampler final : public Sampler {
     std::vector<double> out_weights_;
     AliasTable out_table_;
     double out_total_ = 0;
+    std::vector<double> predrawn_;  // doc-proposal uniforms of the next tokens, cycles_ each
     Stats stats_;
 };
 
