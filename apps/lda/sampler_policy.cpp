@@ -11,7 +11,7 @@ bool SamplerPolicy::index_in_use() const {
     if (kind_ == SamplerKind::kSparse) return false;
     if (kind_ == SamplerKind::kMh) return true;
     std::lock_guard lock(mutex_);
-    return !switched_;
+    return deterministic_ || !switched_;
 }
 
 bool SamplerPolicy::switched() const {
@@ -22,15 +22,16 @@ bool SamplerPolicy::switched() const {
 void SamplerPolicy::plan_iteration(double mean_doc_topics, double initial) {
     if (kind_ != SamplerKind::kAuto || !deterministic_) return;
     std::lock_guard lock(mutex_);
-    if (mean_doc_topics <= kDeterministicSwitch * initial) switched_ = true;
+    switched_ = mean_doc_topics <= kDeterministicSwitch * initial;
 }
 
 BlockChoice SamplerPolicy::start_block(std::uint32_t iter) {
     if (kind_ == SamplerKind::kSparse) return {false, false};
     if (kind_ == SamplerKind::kMh) return {true, false};
     std::lock_guard lock(mutex_);
+    if (deterministic_) return {!switched_, switched_};
     if (switched_) return {false, false};
-    if (deterministic_ || iter < 2 || probed_ >= iter) return {true, false};
+    if (iter < 2 || probed_ >= iter) return {true, false};
     probed_ = iter;
     return {false, true};
 }

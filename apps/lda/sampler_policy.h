@@ -24,9 +24,10 @@ struct BlockChoice {
 /// SparseLDA, and once a probe's wall seconds per token are at most those of the MhSampler blocks
 /// of the previous iteration, every later block is SparseLDA's (the switch is made once: the run
 /// ends with the exact Gibbs kernel). auto, deterministic (--deterministic, whose model must not
-/// depend on timing): the switch is made between iterations once the token-weighted mean number
-/// of topics in a doc row falls to kDeterministicSwitch times its value under the random start
-/// (a state statistic, so the same at any thread count).
+/// depend on timing): each iteration runs SparseLDA when the token-weighted mean number of topics
+/// in a doc row is at most kDeterministicSwitch times its value under uniformly random topics,
+/// else mh: a function of the state alone, so the same at any thread count and after a resume
+/// (no hysteresis to checkpoint; in practice the statistic only falls).
 /// Thread-safe: start_block/end_block may be called from every worker at once.
 class SamplerPolicy {
   public:
@@ -49,7 +50,7 @@ class SamplerPolicy {
     /// The kernels that ran in iteration `iter`: "mh", "sparse" or "mh+sparse"; forgets the
     /// iteration's tallies.
     std::string take_label(std::uint32_t iter);
-    /// Whether auto has switched to SparseLDA for good.
+    /// Whether auto has switched to SparseLDA (for good, except in deterministic runs).
     bool switched() const;
 
   private:

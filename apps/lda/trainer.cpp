@@ -46,7 +46,8 @@ void TrainOptions::validate() const {
     params.validate();
     if (blocks < 0) throw ConfigError("--blocks", "must be 0 (automatic) or at least 1");
     if (blocks > 4096) throw ConfigError("--blocks", "at most 4096 blocks per side");
-    if (mh_steps == 0) throw ConfigError("--mh-steps", "must be at least 1");
+    if (mh_steps == 0 || mh_steps > MhSampler::kMaxCycles)
+        throw ConfigError("--mh-steps", fmt::format("must be in [1, {}]", MhSampler::kMaxCycles));
 }
 
 void DistributedOptions::validate(int ranks) const {

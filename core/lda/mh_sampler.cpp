@@ -1,5 +1,8 @@
 #include "core/lda/mh_sampler.h"
 
+#include <algorithm>
+#include <string>
+
 #include "core/base/error.h"
 
 namespace rotor::lda {
@@ -7,49 +10,11 @@ namespace rotor::lda {
 namespace {
 // How many tokens ahead the doc row and the doc's topic array are prefetched.
 constexpr TokenIndex kPrefetch = 4;
+// At most this many cache lines of a doc row are prefetched beyond its header.
+constexpr std::uint32_t kRowLines = 16;
 
-// Doc-row lookups. Rows are sorted by decreasing count, so probable topics come first; an absent
-// topic costs a full scan, done 8 entries at a time without a branch per entry (the compiler
-// vectorises the chunk test).
-constexpr std::uint32_t kChunk = 8;
-
-inline bool chunk_has(const TopicCount* e, TopicId a, TopicId b) {
-    bool hit = false;
-    for (std::uint32_t j = 0; j < kChunk; ++j) hit |= (e[j].topic == a) | (e[j].topic == b);
-    return hit;
-}
-
-/// n_da and n_db from the doc row with header h (a == b allowed); `steps` counts the entries
-/// read.
-inline void row_counts(const TopicCount* h, TopicId a, TopicId b, Count& na, Count& nb,
-                       std::uint64_t& steps) {
-    const TopicCount* e = h + 1;
-    const std::uint32_t n = h->topic;
-    na = 0;
-    nb = 0;
-    bool found_a = false;
-    bool found_b = false;
-    std::uint32_t i = 0;
-    while (i < n) {
-        const std::uint32_t end = i + kChunk <= n ? i + kChunk : n;
-        if (end - i == kChunk && !chunk_has(e + i, found_a ? b : a, found_b ? a : b)) {
-            i = end;
-            continue;
-        }
-        for (; i < end; ++i) {
-            if (e[i].topic == a) {
-                na = e[i].count;
-                found_a = true;
-            }
-            if (e[i].topic == b) {
-                nb = e[i].count;
-                found_b = true;
-            }
-        }
-        if (found_a && found_b) break;
-    }
-    steps += i;
-}
+// A doc proposal that read the token's own slot: its topic is the chain's current one.
+constexpr TopicId kOwnSlot = ~TopicId{0};
 
 /// An index in [0, n) from u in [0, n) (u may round up to n).
 inline std::uint64_t floor_index(double u, std::uint64_t n) {
@@ -67,7 +32,8 @@ MhSampler::MhSampler(const LdaParams& params, std::uint32_t vocab_size, DocToken
       vbeta_(static_cast<double>(vocab_size) * params.beta),
       symmetric_(params.symmetric_alpha()) {
     params.validate();
-    if (cycles == 0) throw ConfigError("--mh-steps", "must be at least 1");
+    if (cycles == 0 || cycles > kMaxCycles)
+        throw ConfigError("--mh-steps", "must be in [1, " + std::to_string(kMaxCycles) + "]");
     alpha_ = params.topic_alphas();
     alpha_sym_ = alpha_[0];
     alpha_sum_ = 0;
@@ -81,6 +47,11 @@ MhSampler::MhSampler(const LdaParams& params, std::uint32_t vocab_size, DocToken
     out_topics_.reserve(num_topics_);
     out_weights_.reserve(num_topics_);
     predrawn_.assign((kPrefetch + 1) * cycles_, 0.0);
+    mark_.assign(num_topics_, 0);
+    marked_.assign(2 * cycles_ + 2, 0);
+    row_count_.assign(2 * cycles_ + 2, 0);
+    doc_prop_.assign(cycles_, 0);
+    word_prop_.assign(cycles_, 0);
 }
 
 Count* MhSampler::load_word(const TokenBlock& block, std::size_t wi, WordTopicTable& word_topic) {
@@ -169,8 +140,13 @@ std::uint64_t MhSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topi
         // visits docs at random) are fetched in time.
         const auto predraw = [&](TokenIndex ta) {
             const DocId da = docs[ta];
-            __builtin_prefetch(doc_topic.header(da), 1);
             const std::uint32_t na = index_.doc_length(da);
+            // The row up to its capacity min(K, n_d) (reading its size would wait for the
+            // line): the chain's pass reads it.
+            const TopicCount* const ha = doc_topic.header(da);
+            const std::uint32_t lines =
+                std::min<std::uint32_t>(kRowLines, (std::min(na, K) + 1) * sizeof(TopicCount) / 64);
+            for (std::uint32_t l = 0; l <= lines; ++l) __builtin_prefetch(ha + 8 * l, 1);
             const TopicId* const za = index_.doc_topics(da);
             double* const out = predrawn_.data() + (ta - tb) % (kPrefetch + 1) * cycles_;
             for (std::uint32_t c = 0; c < cycles_; ++c) {
@@ -195,57 +171,95 @@ std::uint64_t MhSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topi
             // lookups subtract it.
             --nw[z0];
             set_total(z0, -1);
-            TopicId s = z0;
-            double nds = -1;  // n_ds without the token, once looked up
+            // Every proposal is drawn first (they do not depend on the chain's acceptances,
+            // except a doc proposal of the token's own slot, which reads the chain's topic), so
+            // that ONE pass over the doc row finds n_dk of every topic the chain can visit.
+            std::uint32_t marked = 0;
+            const auto mark = [&](TopicId k) {
+                if (mark_[k] == 0) {
+                    mark_[k] = static_cast<std::uint8_t>(++marked);
+                    marked_[marked] = k;
+                    row_count_[marked] = 0;
+                }
+            };
+            mark(z0);
             for (std::uint32_t c = 0; c < cycles_; ++c) {
-                // Doc proposal: q(k | s) ∝ n_dk + [k = s] + α_k.
-                double u = doc_u[c];
+                // Doc proposal: q(k | s) ∝ n_dk + [k = s] + α_k; kOwnSlot reads s.
+                const double u = doc_u[c];
                 TopicId tp;
                 if (u < nd) {
                     const auto j = static_cast<std::uint32_t>(floor_index(u, nd));
-                    tp = j == own ? s : zd[j];
+                    tp = j == own ? kOwnSlot : zd[j];
                 } else if (symmetric_) {
                     tp = static_cast<TopicId>(floor_index((u - nd) / alpha_sym_, K));
                 } else {
                     tp = alpha_table_.sample(rng);
                 }
-                ++stats_.doc_proposals;
-                if (tp != s) {
-                    const double a = (nw[tp] + beta) * inv[tp] / ((nw[s] + beta) * inv[s]);
-                    if (a >= 1 || rng.uniform() < a) {
-                        s = tp;
-                        nds = -1;
-                        ++stats_.doc_accepted;
-                    }
-                }
-                // Word proposal: q(k) ∝ n_wk + β, the live row without the token.
-                u = rng.uniform() * word_mass;
-                if (u < out_total_) {
+                doc_prop_[c] = tp;
+                if (tp != kOwnSlot) mark(tp);
+                // Word proposal: q(k) ∝ n_wk + β, the live row without the token (fixed while
+                // the token's chain runs).
+                double v = rng.uniform() * word_mass;
+                if (v < out_total_) {
                     tp = out_topics_[out_table_.sample(rng)];
-                } else if ((u -= out_total_) < static_cast<double>(others)) {
-                    const TokenIndex j = tb + floor_index(u, others);
+                } else if ((v -= out_total_) < static_cast<double>(others)) {
+                    const TokenIndex j = tb + floor_index(v, others);
                     tp = topics[j < t ? j : j + 1];
                 } else {
                     tp = static_cast<TopicId>(
-                        floor_index((u - static_cast<double>(others)) / beta, K));
+                        floor_index((v - static_cast<double>(others)) / beta, K));
                 }
-                ++stats_.word_proposals;
+                word_prop_[c] = tp;
+                mark(tp);
+            }
+            {
+                // The doc row is sorted by decreasing count: present topics end the scan early;
+                // an absent one (likely for a word proposal while the model is dense) reads it
+                // all.
+                const TopicCount* e = dh + 1;
+                const std::uint32_t n = dh->topic;
+                std::uint32_t found = 0;
+                std::uint32_t i = 0;
+                for (; i < n; ++i) {
+                    const std::uint8_t m = mark_[e[i].topic];
+                    if (m != 0) {
+                        row_count_[m] = e[i].count;
+                        if (++found == marked) break;
+                    }
+                }
+                stats_.lookup_steps += i;
+                ++stats_.lookups;
+            }
+            // n_dk without the token.
+            const auto ndk = [&](TopicId k) {
+                return row_count_[mark_[k]] - (k == z0 ? 1.0 : 0.0);
+            };
+
+            TopicId s = z0;
+            for (std::uint32_t c = 0; c < cycles_; ++c) {
+                TopicId tp = doc_prop_[c] == kOwnSlot ? s : doc_prop_[c];
+                ++stats_.doc_proposals;
                 if (tp != s) {
-                    Count cs = 0;
-                    Count ct = 0;
-                    // n_ds is known after a word-proposal move; else one pass finds both.
-                    row_counts(dh, nds < 0 ? s : tp, tp, cs, ct, stats_.lookup_steps);
-                    ++stats_.lookups;
-                    if (nds < 0) nds = cs - (s == z0 ? 1.0 : 0.0);
-                    const double ndt = ct - (tp == z0 ? 1.0 : 0.0);
-                    const double a = (ndt + alpha[tp]) * inv[tp] / ((nds + alpha[s]) * inv[s]);
+                    // The doc terms cancel.
+                    const double a = (nw[tp] + beta) * inv[tp] / ((nw[s] + beta) * inv[s]);
                     if (a >= 1 || rng.uniform() < a) {
                         s = tp;
-                        nds = ndt;
+                        ++stats_.doc_accepted;
+                    }
+                }
+                tp = word_prop_[c];
+                ++stats_.word_proposals;
+                if (tp != s) {
+                    // The word terms cancel.
+                    const double a =
+                        (ndk(tp) + alpha[tp]) * inv[tp] / ((ndk(s) + alpha[s]) * inv[s]);
+                    if (a >= 1 || rng.uniform() < a) {
+                        s = tp;
                         ++stats_.word_accepted;
                     }
                 }
             }
+            for (std::uint32_t m = 1; m <= marked; ++m) mark_[marked_[m]] = 0;
 
             if (s != z0) {
                 detail::sorted_row_decrement(dh + 1, dh->topic, z0);

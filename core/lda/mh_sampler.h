@@ -25,20 +25,24 @@ namespace rotor::lda {
 ///    (static while the word is sampled: an alias table built at the word's start), the current
 ///    topic of a uniformly drawn other token of w in the block, or a uniform topic (mass Kβ). The
 ///    word terms cancel: accept with min(1, (n_dt+α_t)(n_s+Vβ) / ((n_ds+α_s)(n_t+Vβ))), where
-///    n_dt is looked up in the doc row (sorted by decreasing count: probable topics come first).
+///    n_dt is read from the doc row (sorted by decreasing count: probable topics come first).
+/// A token's proposals are all drawn before its chain runs (they do not depend on it), so one
+/// pass over its doc row finds the counts of every topic the chain can visit.
 /// Every proposal is a function of the other tokens' current topics only, and each ratio uses
 /// its exact probability, so each step leaves the conditional invariant (no stale tables).
 ///
 /// Requirements: `index` was built from the grid of the blocks sampled and is current (every
 /// topic change made by another sampler synced); this sampler keeps it current. Costs per token:
-/// O(cycles) draws plus the doc-row lookups of the word proposals (O(position) of the topic in
-/// the row, O(K_d) when absent) and, when the topic changes, the doc row's update; per word and
+/// O(cycles) draws plus one pass over the doc row (to the last proposed topic present; O(K_d)
+/// when a word proposal is absent) and, when the topic changes, the doc row's update; per word and
 /// block O(K_w + tokens) (O(K) for a dense row). Scratch O(K), owned: ONE SAMPLER PER THREAD.
 class MhSampler final : public Sampler {
   public:
     static constexpr std::uint32_t kDefaultCycles = 2;
+    static constexpr std::uint32_t kMaxCycles = 100;
     /// `params` valid, vocab_size is V of Vβ (global), cycles >= 1 (--mh-steps). `index` must
-    /// outlive the sampler. Throws ConfigError for invalid params or cycles == 0.
+    /// outlive the sampler. Throws ConfigError for invalid params or cycles not in
+    /// [1, kMaxCycles].
     MhSampler(const LdaParams& params, std::uint32_t vocab_size, DocTokenIndex& index,
               std::uint32_t cycles = kDefaultCycles);
 
@@ -88,6 +92,13 @@ class MhSampler final : public Sampler {
     AliasTable out_table_;
     double out_total_ = 0;
     std::vector<double> predrawn_;  // doc-proposal uniforms of the next tokens, cycles_ each
+    // One token's chain: its proposals, and the doc-row counts of the topics they name (mark_[k]
+    // is k's index in marked_/row_count_, 0 when unmarked; all zero between tokens).
+    std::vector<std::uint8_t> mark_;
+    std::vector<TopicId> marked_;
+    std::vector<Count> row_count_;
+    std::vector<TopicId> doc_prop_;
+    std::vector<TopicId> word_prop_;
     Stats stats_;
 };
 
