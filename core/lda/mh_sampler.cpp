@@ -137,16 +137,15 @@ std::uint64_t MhSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topi
 
         // The doc proposals' uniforms are drawn kPrefetch tokens ahead, so that the doc row and
         // the drawn slots of the doc's topic array (the kernel's cache misses: word-major order
-        // visits docs at random) are fetched in time.
+        // visits docs at random) are fetched in time: a row's header 2·kPrefetch tokens ahead,
+        // its used lines (the size is in the header) kPrefetch ahead.
         const auto predraw = [&](TokenIndex ta) {
             const DocId da = docs[ta];
             const std::uint32_t na = index_.doc_length(da);
-            // The row up to its capacity min(K, n_d) (reading its size would wait for the
-            // line): the chain's pass reads it.
             const TopicCount* const ha = doc_topic.header(da);
             const std::uint32_t lines =
-                std::min<std::uint32_t>(kRowLines, (std::min(na, K) + 1) * sizeof(TopicCount) / 64);
-            for (std::uint32_t l = 0; l <= lines; ++l) __builtin_prefetch(ha + 8 * l, 1);
+                std::min<std::uint32_t>(kRowLines, ha->topic * sizeof(TopicCount) / 64);
+            for (std::uint32_t l = 1; l <= lines; ++l) __builtin_prefetch(ha + 8 * l, 1);
             const TopicId* const za = index_.doc_topics(da);
             double* const out = predrawn_.data() + (ta - tb) % (kPrefetch + 1) * cycles_;
             for (std::uint32_t c = 0; c < cycles_; ++c) {
@@ -154,9 +153,13 @@ std::uint64_t MhSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topi
                 if (out[c] < na) __builtin_prefetch(za + floor_index(out[c], na));
             }
         };
+        for (TokenIndex t = tb; t < te && t < tb + 2 * kPrefetch; ++t)
+            __builtin_prefetch(doc_topic.header(docs[t]), 1);
         for (TokenIndex t = tb; t < te && t < tb + kPrefetch; ++t) predraw(t);
 
         for (TokenIndex t = tb; t < te; ++t) {
+            if (t + 2 * kPrefetch < te)
+                __builtin_prefetch(doc_topic.header(docs[t + 2 * kPrefetch]), 1);
             if (t + kPrefetch < te) predraw(t + kPrefetch);
             const double* const doc_u = predrawn_.data() + (t - tb) % (kPrefetch + 1) * cycles_;
             const DocId d = docs[t];
