@@ -57,12 +57,30 @@ void Record::finish(std::uint64_t available) {
         available ? static_cast<double>(processed) / static_cast<double>(available) : 1.0;
 }
 
+void Record::set_label(std::string_view key, std::string value) {
+    for (auto& [k, v] : labels) {
+        if (k == key) {
+            v = std::move(value);
+            return;
+        }
+    }
+    labels.emplace_back(std::string(key), std::move(value));
+}
+
+const std::string* Record::label(std::string_view key) const {
+    for (const auto& [k, v] : labels) {
+        if (k == key) return &v;
+    }
+    return nullptr;
+}
+
 std::string record_json(const Record& r, const RecordSchema& schema) {
     nlohmann::ordered_json j;
     j["iter"] = r.iter;
     j["time_s"] = r.time_s;
     j[schema.rate_key] = r.per_s;
     for (const auto& [key, value] : r.values) j[key] = value;
+    for (const auto& [key, value] : r.labels) j[key] = value;
     j["effective_ratio"] = r.effective_ratio;
     j["load_cv"] = r.load_cv;
     j["overhead_ratio"] = r.overhead_ratio;

@@ -45,6 +45,9 @@ struct Record {
     double processed_ratio = 1;   ///< processed / work available in the iteration (timer control)
     std::vector<std::pair<std::string, double>> values;
     std::vector<std::pair<std::string, std::vector<double>>> arrays;
+    /// Text values (e.g. LDA's "sampler": the kernel that ran), in the order they should appear;
+    /// written to the JSON record and shown on the progress line.
+    std::vector<std::pair<std::string, std::string>> labels;
 
     /// Sets `key` (replacing an earlier value of the same key, else appending).
     void set(std::string_view key, double value);
@@ -55,6 +58,10 @@ struct Record {
     void set_array(std::string_view key, std::vector<double> values);
     /// The array `key`, or null.
     const std::vector<double>* array(std::string_view key) const;
+    /// Sets text value `key` (replacing, else appending).
+    void set_label(std::string_view key, std::string value);
+    /// The text value `key`, or null.
+    const std::string* label(std::string_view key) const;
     /// Copies the scheduler's accounting of the iteration: iteration_s, the three ratios and the
     /// per-worker arrays thread_compute_s, thread_wait_s, thread_other_s.
     void set_times(const sched::IterationTimes& times);
@@ -62,8 +69,8 @@ struct Record {
     void finish(std::uint64_t available);
 };
 
-/// The record as one JSON object (no newline): iter, time_s, the rate, the model's values, the
-/// ratios, the arrays, iteration_s, the count. Non-finite values are written as null.
+/// The record as one JSON object (no newline): iter, time_s, the rate, the model's values and
+/// labels, the ratios, the arrays, iteration_s, the count. Non-finite values are written as null.
 std::string record_json(const Record& r, const RecordSchema& schema);
 
 }  // namespace rotor::train

@@ -71,10 +71,12 @@ void TerminalReporter::on_iteration(const Record& r, std::uint32_t last_iteratio
         }
     }
     if (!values.empty()) last_values_ = std::move(values);
+    std::string labels;  // text values (e.g. LDA's "sampler")
+    for (const auto& [key, value] : r.labels) labels += fmt::format("  {} {}", key, value);
     const std::string line =
-        fmt::format("iter {:>{}}/{}  {}  {} {}  elapsed {}  ETA {}", r.iter,
+        fmt::format("iter {:>{}}/{}  {}  {} {}  elapsed {}  ETA {}{}", r.iter,
                     std::to_string(last_iteration).size(), last_iteration, head, human_rate(rate),
-                    schema_.rate_unit, human_duration(r.time_s), human_duration(eta));
+                    schema_.rate_unit, human_duration(r.time_s), human_duration(eta), labels);
     if (!in_place_) {
         fmt::print(out_, "{}\n", line);
     } else {

@@ -135,6 +135,8 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer, const Trai
         put_run_fields(j, options, trainer.alpha(), trainer.iterations_done());
         j["eval_every"] = options.eval_every;
         j["deterministic"] = options.deterministic;
+        j["sampler"] = std::string(sampler_name(options.sampler));
+        j["mh_steps"] = options.mh_steps;
         j["timer"] = dist.timer;
         j["timer_low"] = dist.timer_params.low;
         j["timer_high"] = dist.timer_params.high;
@@ -231,6 +233,17 @@ Checkpoint read_checkpoint(const std::string& given_dir, int rank, int ranks) {
             apps::json_unsigned(j, "eval_every", state_path, UINT32_MAX));
         // Format 2 (written only under MPI, where deterministic mode is refused) has no field.
         c.options.deterministic = format == kFormat ? j.at("deterministic").get<bool>() : false;
+        // Run settings added later: absent in older checkpoints (SparseLDA).
+        if (j.contains("sampler")) {
+            try {
+                c.options.sampler = parse_sampler(j.at("sampler").get<std::string>());
+            } catch (const ConfigError&) {
+                throw InputError(state_path, "unknown sampler");
+            }
+        }
+        if (j.contains("mh_steps"))
+            c.options.mh_steps = static_cast<std::uint32_t>(
+                apps::json_unsigned(j, "mh_steps", state_path, UINT32_MAX));
         c.timer = j.at("timer").get<bool>();
         c.timer_low = j.at("timer_low").get<double>();
         c.timer_high = j.at("timer_high").get<double>();

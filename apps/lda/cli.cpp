@@ -54,6 +54,9 @@ struct TrainFlags {
     lda::TrainOptions options;
     lda::DistributedOptions dist;  ///< only with more than one MPI rank
     std::string straggler;
+    std::string sampler;  ///< --sampler, parsed into options.sampler
+    bool sampler_given = false;
+    bool mh_steps_given = false;
     std::vector<std::string> given;  ///< the model-defining flags given on the command line
 };
 
@@ -138,9 +141,14 @@ void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
         f.common.iterations_set ? f.options.iterations : c.options.iterations;
     train::check_resume_target(c.iterations_done, target, f.common.resume);
     const std::uint32_t eval_every = f.options.eval_every;
+    // The kernel is a run setting, not part of the model: a resumed run may change it.
+    const lda::SamplerKind sampler = f.options.sampler;
+    const std::uint32_t mh_steps = f.options.mh_steps;
     f.options = c.options;
     f.options.iterations = target;
     if (given("--eval-every")) f.options.eval_every = eval_every;  // monitoring only
+    if (f.sampler_given) f.options.sampler = sampler;
+    if (f.mh_steps_given) f.options.mh_steps = mh_steps;
     f.dist.columns_per_slice = c.columns_per_slice;
     f.dist.timer = c.timer;
     f.dist.rebalance = c.rebalance;
@@ -194,6 +202,7 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         if (world.rank() == 0) f.common.check_outputs(core::OutputKind::kDirectory, "params.json");
         if (!f.alpha.empty()) parse_alpha(f.alpha, f.options.params);
         if (!f.straggler.empty()) lda::parse_straggler(f.straggler, f.dist);
+        if (!f.sampler.empty()) f.options.sampler = lda::parse_sampler(f.sampler);
         if (!f.common.resume.empty()) {
             s.resume = lda::read_checkpoint(f.common.resume, world.rank(), world.size());
             apply_checkpoint(f, *s.resume);
@@ -372,6 +381,12 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
                   "Grid side L (default: ceil(sqrt(2)*threads); 16 with --deterministic)");
     c->add_flag("--deterministic", f->options.deterministic,
                 "Diagonal sweeps: the same seed gives the same model at any thread count");
+    c->add_option("--sampler", f->sampler,
+                  "Gibbs kernel: sparse (SparseLDA), mh (Metropolis-Hastings, O(1) per "
+                  "proposal), auto (mh while the model is dense, then sparse) [default: sparse]");
+    c->add_option("--mh-steps", f->options.mh_steps,
+                  "mh: cycles of a doc and a word proposal per token")
+        ->capture_default_str();
     f->common.iterations = f->options.iterations;
     f->common.seed = f->options.seed;
     f->common.eval_every = f->options.eval_every;
@@ -414,6 +429,8 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
         for (const train::ResumeSetting& s : resume_settings(f->options, f->options))
             if (c->count(s.flag) > 0) f->given.push_back(s.flag);
         if (c->count("--eval-every") > 0) f->given.emplace_back("--eval-every");
+        f->sampler_given = c->count("--sampler") > 0;
+        f->mh_steps_given = c->count("--mh-steps") > 0;
         if (world != nullptr) {
             run_train(*f, *world);
         } else {

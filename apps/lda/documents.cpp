@@ -91,6 +91,7 @@ void Trainer::adopt(LocalDocs docs) {
                      static_cast<std::uint32_t>(side_), docs.topics);
     to_slice_local(blocks);
     blocks_ = std::move(blocks);
+    index_stale_ = true;
     local_docs_ = std::move(docs.docs);
     local_tokens_ = docs.offsets[n_docs];
     doc_topic_ = DocTopicTable::from_blocks(k_count, static_cast<std::uint32_t>(n_docs), blocks_);

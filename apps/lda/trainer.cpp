@@ -11,10 +11,12 @@
 
 #include <fmt/format.h>
 
+#include "apps/lda/sampler_policy.h"
 #include "apps/lda/seed_streams.h"
 #include "comm/inprocess_communicator.h"
 #include "core/base/plural.h"
 #include "core/base/rng.h"
+#include "core/lda/mh_sampler.h"
 #include "core/lda/sparse_lda_sampler.h"
 #include "sched/block_grid.h"
 #include "sched/block_scheduler.h"
@@ -46,6 +48,8 @@ void TrainOptions::validate() const {
     params.validate();
     if (blocks < 0) throw ConfigError("--blocks", "must be 0 (automatic) or at least 1");
     if (blocks > 4096) throw ConfigError("--blocks", "at most 4096 blocks per side");
+    if (mh_steps == 0 || mh_steps > MhSampler::kMaxCycles)
+        throw ConfigError("--mh-steps", fmt::format("must be in [1, {}]", MhSampler::kMaxCycles));
 }
 
 void DistributedOptions::validate(int ranks) const {
@@ -143,6 +147,7 @@ Trainer::Trainer(const core::Corpus& corpus, const TrainOptions& options,
     build_tables();
 
     alpha_ = options_.params.topic_alphas();
+    policy_ = std::make_unique<SamplerPolicy>(options_.sampler, options_.deterministic);
     make_samplers();
     // Copies of the topic totals: per worker, or per block of a diagonal round.
     const std::size_t copies = options_.deterministic ? static_cast<std::size_t>(side_)
@@ -279,8 +284,13 @@ void Trainer::make_samplers() {
     // A symmetric α stays symmetric (the sampler's fast path).
     const LdaParams p = options_.params.with_alphas(alpha_);
     samplers_.clear();
-    for (int w = 0; w < runtime_.threads(); ++w)
+    mh_samplers_.clear();
+    for (int w = 0; w < runtime_.threads(); ++w) {
         samplers_.push_back(std::make_unique<SparseLdaSampler>(p, num_words_));
+        if (options_.sampler != SamplerKind::kSparse)
+            mh_samplers_.push_back(
+                std::make_unique<MhSampler>(p, num_words_, doc_index_, options_.mh_steps));
+    }
     likelihood_ = Likelihood(p, std::max<std::uint32_t>(num_words_, 1));
 }
 
@@ -294,6 +304,49 @@ void Trainer::set_alpha(std::vector<double> alpha) {
 }
 
 Trainer::~Trainer() = default;
+
+std::uint64_t Trainer::sample_block(int worker, std::uint32_t iter, TokenBlock& block,
+                                    WordTopicTable& word_topic, std::span<TotalCount> totals,
+                                    Rng& rng, const std::atomic<bool>* stop) {
+    const BlockChoice choice = policy_->start_block(iter);
+    Stopwatch clock;
+    Sampler& kernel = choice.mh ? *mh_samplers_[worker] : *samplers_[worker];
+    const std::uint64_t n = kernel.sample_block(block, doc_topic_, word_topic, totals, rng, stop);
+    const double seconds = clock.seconds();
+    if (choice.sync_index) doc_index_.sync_block(block);
+    policy_->end_block(iter, choice.mh, n, seconds);
+    return n;
+}
+
+void Trainer::prepare_index() {
+    if (!index_stale_ || !policy_->index_in_use()) return;
+    doc_index_.build(blocks_, static_cast<std::uint32_t>(side_),
+                     static_cast<std::uint32_t>(local_docs_.size()),
+                     [this](std::int64_t lo, std::int64_t hi, const auto& body) {
+                         runtime_.parallel_for(lo, hi, body);
+                     });
+    index_stale_ = false;
+}
+
+double Trainer::mean_doc_topics(bool at_random) const {
+    const double k = options_.params.num_topics;
+    double weighted = 0;
+    double tokens = 0;
+    for (DocId d = 0; d < doc_topic_.num_docs(); ++d) {
+        const auto row = doc_topic_.row(d);
+        double n = 0;
+        for (const TopicCount& e : row) n += e.count;
+        const double topics = at_random ? k * (1 - std::pow(1 - 1 / k, n)) : row.size();
+        weighted += n * topics;
+        tokens += n;
+    }
+    return tokens > 0 ? weighted / tokens : 0;
+}
+
+void Trainer::label_sampler(train::Record& r) {
+    if (options_.sampler == SamplerKind::kSparse) return;
+    r.set_label("sampler", policy_->take_label(r.iter));
+}
 
 double Trainer::timer_budget() const noexcept { return timer_ ? timer_->budget() : 0.0; }
 
@@ -325,6 +378,8 @@ std::uint64_t Trainer::estimate_memory(const core::Corpus& corpus, const TrainOp
     // Blocks: doc and topic per token, the word lists (at most one entry per token) and
     // build_blocks' temporary 4 bytes per token.
     bytes += rank_tokens * (sizeof(DocId) + sizeof(TopicId) + 4);
+    // MhSampler's doc-token index: a topic and a slot per token, an offset per document.
+    if (options.sampler != SamplerKind::kSparse) bytes += rank_tokens * 8 + corpus.num_docs() * 8;
     bytes +=
         std::min<std::uint64_t>(rank_tokens, static_cast<std::uint64_t>(corpus.num_words()) * 64) *
         12;

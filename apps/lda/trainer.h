@@ -39,6 +39,7 @@
 // (MPI_THREAD_FUNNELED suffices).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -54,6 +55,7 @@
 #include "core/base/types.h"
 #include "core/corpus/corpus.h"
 #include "core/lda/alpha_optimizer.h"
+#include "core/lda/doc_token_index.h"
 #include "core/lda/doc_topic_table.h"
 #include "core/lda/heldout.h"
 #include "core/lda/likelihood.h"
@@ -81,6 +83,8 @@ class WireReader;
 
 namespace rotor::lda {
 
+class SamplerPolicy;
+
 /// What a training run does. Plain struct; validate() throws ConfigError naming the flag.
 struct TrainOptions {
     LdaParams params;                ///< K, α, β
@@ -91,6 +95,10 @@ struct TrainOptions {
     std::uint32_t eval_every = 10;  ///< evaluate log-likelihood every N iterations (0: only last)
 
     bool record_schedule = false;  ///< keep every block's run for a timeline (--trace)
+    /// The kernel (--sampler): a run setting, not part of the model (a resumed run may change it).
+    SamplerKind sampler = SamplerKind::kSparse;
+    /// MhSampler's cycles of a doc and a word proposal per token (--mh-steps), >= 1.
+    std::uint32_t mh_steps = 2;
 
     /// Deterministic mode's default L: fixed, so that it does not depend on --threads.
     static constexpr int kDeterministicBlocks = 16;
@@ -430,6 +438,18 @@ class Trainer {
     std::vector<std::byte> pack_slice(int slice);
     void unpack_slice(int slice, std::span<const std::byte> buf);
     void make_samplers();
+    /// Samples block `block` of iteration `iter` on worker `worker` with the kernel the policy
+    /// picks, keeping the doc-token index current; returns the tokens sampled.
+    std::uint64_t sample_block(int worker, std::uint32_t iter, TokenBlock& block,
+                               WordTopicTable& word_topic, std::span<TotalCount> totals, Rng& rng,
+                               const std::atomic<bool>* stop);
+    /// Builds the doc-token index when MhSampler may run and the blocks changed since.
+    void prepare_index();
+    /// Token-weighted mean number of topics in a doc row (O(D)); `at_random`: its expectation
+    /// under uniformly random topics.
+    double mean_doc_topics(bool at_random) const;
+    /// Sets the record's "sampler" label (the kernels that ran in iteration r.iter).
+    void label_sampler(train::Record& r);
     /// Replaces this rank's documents by `docs` (blocks, doc rows, local_docs_); the word rows
     /// and topic totals do not change (the same tokens with the same topics, on another rank).
     void adopt(LocalDocs docs);
@@ -491,7 +511,11 @@ class Trainer {
     std::vector<WordId> local_ids_;                      // 0, 1, ..., largest slice size - 1
     std::size_t peak_model_bytes_ = 0;                   // most model_bytes() this iteration
     std::vector<TotalCount> totals_;
-    std::vector<std::unique_ptr<Sampler>> samplers_;     // one per worker
+    std::vector<std::unique_ptr<Sampler>> samplers_;     // one per worker (SparseLDA)
+    std::vector<std::unique_ptr<Sampler>> mh_samplers_;  // one per worker, unless --sampler sparse
+    DocTokenIndex doc_index_;                            // MhSampler's doc-major topics
+    bool index_stale_ = true;                            // the blocks changed since its build
+    std::unique_ptr<SamplerPolicy> policy_;
     std::vector<std::vector<TotalCount>> local_totals_;  // per worker, or per block (determ.)
     std::vector<std::vector<TotalCount>> base_totals_;   // P = 1: totals_ at each block's start
     std::vector<std::uint32_t> scratch_;                 // pack/unpack staging

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/lda/sampler_policy.h"
 #include "apps/lda/seed_streams.h"
 #include "core/base/error.h"
 #include "core/base/rng.h"
@@ -160,6 +161,7 @@ train::Record Trainer::sweep_dynamic(std::uint32_t sweeps,
     base_totals_.assign(static_cast<std::size_t>(threads), totals_);
     for (auto& local : local_totals_) local = totals_;
     SweepTally tally(sweeps);
+    prepare_index();
 
     const auto kernel = [&](int w, const sched::Job& job, const std::atomic<bool>&) {
         const auto s = static_cast<std::uint32_t>(job.sweep);
@@ -167,8 +169,8 @@ train::Record Trainer::sweep_dynamic(std::uint32_t sweeps,
         std::vector<TotalCount>& local = local_totals_[w];
         tally.take(totals_, local, base_totals_[w]);
         Rng rng = Rng::from({options_.seed, kLocalSampleStream, first + s, id});
-        const std::uint64_t n = samplers_[w]->sample_block(
-            blocks_[id], doc_topic_, *held_[0], std::span<TotalCount>(local), rng, nullptr);
+        const std::uint64_t n = sample_block(w, first + s, blocks_[id], *held_[0],
+                                             std::span<TotalCount>(local), rng, nullptr);
         tally.fold(totals_, local, base_totals_[w], s, n);
         return sched::BlockResult{n, true};
     };
@@ -181,6 +183,7 @@ train::Record Trainer::sweep_dynamic(std::uint32_t sweeps,
         m.set_times(times);
         m.processed = tally.sampled(c);
         m.set("s_error", tally.s_error(c, num_tokens_));
+        label_sampler(m);
         m.finish(num_tokens_);
         iterations_done_ = m.iter;
         if (c + 1 == sweeps) {
@@ -210,11 +213,16 @@ void Trainer::sweep_deterministic(train::Record& m) {
     const std::uint64_t iter = m.iter;
     double err = 0;
     for (auto& local : local_totals_) local = totals_;
+    if (options_.sampler == SamplerKind::kAuto && policy_->index_in_use()) {
+        // A statistic of the state, not a timing: the same model at any thread count.
+        policy_->plan_iteration(mean_doc_topics(false), mean_doc_topics(true));
+    }
+    prepare_index();
     const auto kernel = [&](int w, const sched::DiagonalJob& job) {
         const std::uint64_t id = static_cast<std::uint64_t>(job.block.row) * side_ + job.block.col;
         Rng rng = Rng::from({options_.seed, kLocalSampleStream, iter, id});
-        return samplers_[w]->sample_block(blocks_[id], doc_topic_, *held_[0],
-                                          local_totals_[job.index], rng, nullptr);
+        return sample_block(w, m.iter, blocks_[id], *held_[0], local_totals_[job.index], rng,
+                            nullptr);
     };
     const auto after_round = [&](int r) {
         err += reconcile_copies();
@@ -231,6 +239,7 @@ void Trainer::sweep_deterministic(train::Record& m) {
     m.set("s_error", err / (static_cast<double>(side_) * side_ * num_tokens_));
     m.processed = std::accumulate(result.units.begin(), result.units.end(), std::uint64_t{0});
     m.set_times(result.times);
+    label_sampler(m);
 }
 
 train::Record Trainer::iterate() { return iterate_span(1, {}); }

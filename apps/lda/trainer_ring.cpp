@@ -64,9 +64,8 @@ std::uint64_t Trainer::compute(int slice, std::uint32_t iter, int phase, Round& 
         const std::size_t id = static_cast<std::size_t>(job.block.row) * side_ + job.block.col;
         Rng rng = Rng::from(
             {options_.seed, kRingSampleStream, iter, static_cast<std::uint64_t>(rank_), id});
-        const std::uint64_t n =
-            samplers_[w]->sample_block(blocks_[id], doc_topic_, word_topic,
-                                       std::span<TotalCount>(local_totals_[w]), rng, &stop);
+        const std::uint64_t n = sample_block(w, iter, blocks_[id], word_topic,
+                                             std::span<TotalCount>(local_totals_[w]), rng, &stop);
         return sched::BlockResult{n, n == blocks_[id].num_tokens()};
     };
     sched::DynamicLoopOptions loop;
@@ -111,6 +110,7 @@ train::Record Trainer::iterate_ring() {
         comm_s += rebalance_s;
     }
     for (auto& local : local_totals_) local = totals_;
+    prepare_index();
     peak_model_bytes_ = model_bytes();
 
     // The pipelined two-slice ring of docs/comm.md: slot 0 travels while slot 1 is sampled and
@@ -163,8 +163,10 @@ train::Record Trainer::iterate_ring() {
     if (moved_all > 0) last_move_s_ = rebalance_max;
     if (dist_.rebalance && ranks_ > 1) pending_moves_ = decide_rebalance(moved_all > 0);
 
-    return detail::summarize_ranks(rank_metrics_, iter, all.sampled, all.ratio, all.s_error,
-                                   timer_budget());
+    train::Record r = detail::summarize_ranks(rank_metrics_, iter, all.sampled, all.ratio,
+                                              all.s_error, timer_budget());
+    label_sampler(r);  // this rank's kernels (rank 0's are reported)
+    return r;
 }
 
 Trainer::Reconciled Trainer::reconcile_totals(std::uint64_t sampled_here) {

@@ -1,10 +1,11 @@
-// The seam between the trainer and a Gibbs sampling kernel: SparseLdaSampler now, an O(1)
-// alias / Metropolis-Hastings sampler for very large K later.
+// The seam between the trainer and a Gibbs sampling kernel: SparseLdaSampler (exact Gibbs) and
+// MhSampler (Metropolis-Hastings, O(1) per proposal), chosen by --sampler.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "core/base/rng.h"
 #include "core/base/types.h"
@@ -13,6 +14,14 @@
 #include "core/lda/word_topic_table.h"
 
 namespace rotor::lda {
+
+/// The kernel a run samples with (--sampler): SparseLdaSampler, MhSampler, or auto (MhSampler
+/// while the model is dense, then SparseLdaSampler; apps/lda decides from measured costs).
+enum class SamplerKind { kSparse, kMh, kAuto };
+/// "sparse", "mh" or "auto".
+std::string_view sampler_name(SamplerKind kind);
+/// The kind named by sampler_name; throws ConfigError("--sampler") for any other name.
+SamplerKind parse_sampler(std::string_view name);
 
 /// Resamples the topic of every token of one block (collapsed Gibbs sampling). An object holds
 /// per-thread scratch: use ONE SAMPLER PER THREAD; a sampler is not thread-safe, but several
