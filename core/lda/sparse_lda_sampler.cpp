@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/base/error.h"
+#include "core/lda/doc_bucket.h"
 
 namespace rotor::lda {
 
@@ -18,7 +19,8 @@ constexpr TokenIndex kPrefetch = 4;
 SparseLdaSampler::SparseLdaSampler(const LdaParams& params, std::uint32_t vocab_size)
     : num_topics_(params.num_topics),
       beta_(params.beta),
-      vbeta_(static_cast<double>(vocab_size) * params.beta) {
+      vbeta_(static_cast<double>(vocab_size) * params.beta),
+      doc_masses_(detail::doc_masses_best()) {
     params.validate();
     alpha_ = params.topic_alphas();
     inv_.assign(num_topics_, 0.0);
@@ -27,7 +29,6 @@ SparseLdaSampler::SparseLdaSampler(const LdaParams& params, std::uint32_t vocab_
     in_nz_.assign(num_topics_, 0);
     word_nz_.reserve(num_topics_);
     doc_cum_.assign(num_topics_, 0.0);
-    doc_topic_.assign(num_topics_, 0);
     coef_.assign(num_topics_, 0.0);
     smooth_group_.assign((num_topics_ + kGroup - 1) / kGroup, 0.0);
 }
@@ -69,7 +70,6 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
     TotalCount* const totals = topic_totals.data();
     std::uint8_t* const in_nz = in_nz_.data();
     double* const doc_cum = doc_cum_.data();
-    TopicId* const doc_tk = doc_topic_.data();
 
     double* const coef = coef_.data();
     double* const sgroup = smooth_group_.data();
@@ -186,26 +186,8 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                 remove_virtually();
                 // Doc bucket q = Σ_{k: n_dk>0} n_dk (n_wk + β) / (n_k + Vβ), n_dk without
                 // this token.
-                const TopicCount* de = dh + 1;
                 nq = dh->topic;
-                // Masses first (independent), then a sum in four chains: the loop is bound by
-                // the latency of the additions otherwise.
-                for (std::uint32_t i = 0; i < nq; ++i) {
-                    const TopicId k = de[i].topic;
-                    const Count c = de[i].count - static_cast<Count>(k == old);
-                    doc_cum[i] = c * coef[k];
-                    doc_tk[i] = k;
-                }
-                double q0 = 0, q1 = 0, q2 = 0, q3 = 0;
-                std::uint32_t i = 0;
-                for (; i + 4 <= nq; i += 4) {
-                    q0 += doc_cum[i];
-                    q1 += doc_cum[i + 1];
-                    q2 += doc_cum[i + 2];
-                    q3 += doc_cum[i + 3];
-                }
-                for (; i < nq; ++i) q0 += doc_cum[i];
-                q = (q0 + q1) + (q2 + q3);
+                q = doc_masses_(dh + 1, nq, old, coef, doc_cum);
                 r_used = r > 0 ? r : 0;
                 s_used = s;
             }
@@ -217,7 +199,7 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                 // Rows are sorted by decreasing count: the walk usually stops early.
                 std::uint32_t i = 0;
                 while (i + 1 < nq && u >= doc_cum[i]) u -= doc_cum[i++];
-                chosen = doc_tk[i];
+                chosen = dh[1 + i].topic;  // the row is unchanged since the masses
             } else {
                 // The word and smoothing scans read the live counts: bring them to the state
                 // without this token first (they equal the cached state exactly).

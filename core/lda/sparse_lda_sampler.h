@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "core/lda/doc_bucket.h"
 #include "core/lda/lda_params.h"
 #include "core/lda/sampler.h"
 
@@ -60,7 +61,8 @@ class SparseLdaSampler final : public Sampler {
     std::uint32_t num_topics_;
     double beta_;
     double vbeta_;
-    std::vector<double> alpha_;  // α_k
+    detail::DocMassesFn doc_masses_;  // the doc bucket's masses: AVX2 when the CPU has it
+    std::vector<double> alpha_;       // α_k
     // Scratch, sized K.
     std::vector<double> inv_;           // 1 / (n_k + Vβ)
     std::vector<double> ainv_;          // α_k / (n_k + Vβ)
@@ -69,8 +71,7 @@ class SparseLdaSampler final : public Sampler {
     std::vector<Count> word_dense_;     // unpacked sparse word row; all zero between words
     std::vector<std::uint8_t> in_nz_;   // topic is in word_nz_; all zero between words
     std::vector<TopicId> word_nz_;      // topics with n_wk > 0 at some point of this word
-    std::vector<double> doc_cum_;       // doc bucket: cumulative masses
-    std::vector<TopicId> doc_topic_;    // doc bucket: topic of each mass
+    std::vector<double> doc_cum_;       // doc bucket: the mass of each entry of the doc row
     Stats stats_;
 };
 
