@@ -10,8 +10,10 @@ namespace rotor::lda {
 namespace {
 constexpr TopicId kNoTopic = ~TopicId{0};
 constexpr DocId kNoDoc = ~DocId{0};
-// Topics per group of the smoothing bucket's two-level search.
+// Topics per group of the smoothing bucket's search, and groups per super-group (a third level,
+// used only when K > kGroup * kGroup).
 constexpr std::uint32_t kGroup = 64;
+constexpr std::uint32_t kSuper = kGroup * kGroup;
 // How many tokens ahead the doc row is prefetched.
 constexpr TokenIndex kPrefetch = 4;
 }  // namespace
@@ -31,6 +33,7 @@ SparseLdaSampler::SparseLdaSampler(const LdaParams& params, std::uint32_t vocab_
     doc_cum_.assign(num_topics_, 0.0);
     coef_.assign(num_topics_, 0.0);
     smooth_group_.assign((num_topics_ + kGroup - 1) / kGroup, 0.0);
+    smooth_super_.assign((num_topics_ + kSuper - 1) / kSuper, 0.0);
 }
 
 std::vector<double> SparseLdaSampler::conditional(std::span<const Count> doc_counts,
@@ -73,6 +76,7 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
 
     double* const coef = coef_.data();
     double* const sgroup = smooth_group_.data();
+    double* const ssuper = smooth_super_.data();
 
     // Smoothing bucket s = β Σ_k α_k / (n_k + Vβ), recomputed exactly once per block. Between
     // words coef[k] = β / (n_k + Vβ); inside a word, (n_wk + β) / (n_k + Vβ).
@@ -87,6 +91,8 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
         sgroup[k / kGroup] += beta * ainv[k];
     }
     for (double g : smooth_group_) s += g;
+    std::fill(smooth_super_.begin(), smooth_super_.end(), 0.0);
+    for (std::size_t g = 0; g < smooth_group_.size(); ++g) ssuper[g / kGroup] += sgroup[g];
 
     std::uint64_t sampled = 0;
     const std::size_t num_words = block.words.size();
@@ -143,6 +149,7 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
             const double ds = beta * (ainv[k] - old_ainv);
             s += ds;
             sgroup[k / kGroup] += ds;
+            ssuper[k / kSuper] += ds;
             r += nw[k] * ainv[k];
         };
 
@@ -166,10 +173,11 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
             // exactly when the token keeps its topic, the common case after burn-in.
             bool removed = false;
             double saved_s = 0, saved_r = 0, saved_inv = 0, saved_ainv = 0, saved_coef = 0;
-            double saved_group = 0;
+            double saved_group = 0, saved_super = 0;
             auto remove_virtually = [&] {
                 saved_s = s;
                 saved_group = sgroup[old / kGroup];
+                saved_super = ssuper[old / kSuper];
                 saved_r = r;
                 saved_inv = inv[old];
                 saved_ainv = ainv[old];
@@ -221,8 +229,13 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                     // Smoothing bucket (or a word-bucket draw lost to rounding with no nonzero).
                     ++stats_.smoothing;
                     if (u >= s) u = rng.uniform() * s;
-                    const std::size_t num_groups = smooth_group_.size();
-                    std::size_t g = 0;
+                    // Super-group (K > kSuper only), group, topic.
+                    const std::size_t num_supers = smooth_super_.size();
+                    std::size_t j = 0;
+                    while (j + 1 < num_supers && u >= ssuper[j]) u -= ssuper[j++];
+                    std::size_t g = j * kGroup;
+                    const std::size_t num_groups =
+                        std::min<std::size_t>(smooth_group_.size(), g + kGroup);
                     while (g + 1 < num_groups && u >= sgroup[g]) u -= sgroup[g++];
                     const TopicId first = static_cast<TopicId>(g * kGroup);
                     const TopicId last = std::min<TopicId>(K, first + kGroup);
@@ -247,6 +260,7 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                     coef[old] = saved_coef;
                     s = saved_s;
                     sgroup[old / kGroup] = saved_group;
+                    ssuper[old / kSuper] = saved_super;
                     r = saved_r;
                 }
             } else {

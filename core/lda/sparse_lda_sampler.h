@@ -26,8 +26,8 @@ namespace rotor::lda {
 /// seen by the next token is exactly the previous one, so its buckets are reused without
 /// recomputation.
 ///
-/// Costs per token: O(K_d) + O(K_w) on a word-bucket hit + O(K/64 + 64) on a smoothing hit
-/// (a two-level search over groups of 64 topics).
+/// Costs per token: O(K_d) + O(K_w) on a word-bucket hit + O(K/4096 + 128) on a smoothing hit
+/// (a search over groups of 64 topics, and over groups of 64 groups when K > 4096).
 /// Scratch: O(K) doubles, owned by the object: ONE SAMPLER PER THREAD. Not thread-safe.
 class SparseLdaSampler final : public Sampler {
   public:
@@ -68,6 +68,7 @@ class SparseLdaSampler final : public Sampler {
     std::vector<double> ainv_;          // α_k / (n_k + Vβ)
     std::vector<double> coef_;          // (n_wk + β) / (n_k + Vβ) for the current word
     std::vector<double> smooth_group_;  // smoothing mass per group of 64 topics
+    std::vector<double> smooth_super_;  // smoothing mass per group of 64 groups
     std::vector<Count> word_dense_;     // unpacked sparse word row; all zero between words
     std::vector<std::uint8_t> in_nz_;   // topic is in word_nz_; all zero between words
     std::vector<TopicId> word_nz_;      // topics with n_wk > 0 at some point of this word
