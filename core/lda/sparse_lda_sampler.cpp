@@ -160,6 +160,7 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
         double r_used = 0;
         double s_used = 0;
         std::uint32_t nq = 0;
+        std::uint32_t old_at = 0;  // position of the token's topic in its doc row
         for (TokenIndex t = tb; t < te; ++t) {
             const DocId d = docs[t];
             const TopicId old = topics[t];
@@ -195,19 +196,21 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                 // Doc bucket q = Σ_{k: n_dk>0} n_dk (n_wk + β) / (n_k + Vβ), n_dk without
                 // this token.
                 nq = dh->topic;
-                q = doc_masses_(dh + 1, nq, old, coef, doc_cum);
+                q = doc_masses_(dh + 1, nq, old, coef, doc_cum, &old_at);
                 r_used = r > 0 ? r : 0;
                 s_used = s;
             }
 
             double u = rng.uniform() * (q + r_used + s_used);
             TopicId chosen = kNoTopic;
+            std::uint32_t chosen_at = nq;  // its position in the doc row, when drawn from there
             if (u < q) {
                 ++stats_.doc;
                 // Rows are sorted by decreasing count: the walk usually stops early.
                 std::uint32_t i = 0;
                 while (i + 1 < nq && u >= doc_cum[i]) u -= doc_cum[i++];
                 chosen = dh[1 + i].topic;  // the row is unchanged since the masses
+                chosen_at = i;
             } else {
                 // The word and smoothing scans read the live counts: bring them to the state
                 // without this token first (they equal the cached state exactly).
@@ -265,8 +268,17 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                 }
             } else {
                 if (!removed) remove_virtually();
-                detail::sorted_row_decrement(dh + 1, dh->topic, old);
-                detail::sorted_row_increment(dh + 1, dh->topic, dh->count, chosen);
+                // Both positions are known from the doc bucket (the row is unchanged since):
+                // no search, the same row operations.
+                ROTOR_ASSERT(old_at < dh->topic && dh[1 + old_at].topic == old, "stale doc row");
+                const std::uint32_t moved =
+                    detail::sorted_row_decrement_at(dh + 1, dh->topic, old_at);
+                if (chosen_at < nq) {
+                    detail::sorted_row_increment_at(dh + 1,
+                                                    chosen_at == moved ? old_at : chosen_at);
+                } else {
+                    detail::sorted_row_increment(dh + 1, dh->topic, dh->count, chosen);
+                }
                 if (in_nz[chosen] == 0) {
                     in_nz[chosen] = 1;
                     word_nz_.push_back(chosen);

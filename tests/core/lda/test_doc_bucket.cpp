@@ -47,7 +47,7 @@ double reference(const Row& row, TopicId old, std::vector<double>& masses) {
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-TEST(DocBucket, EveryVersionMatchesTheDefinitionBitForBit) {
+TEST(DocBucket, EveryVersionMatchesTheDefinitionBitForBitAndFindsTheOldTopic) {
     Rng rng(11);
     std::vector<detail::DocMassesFn> versions = {&detail::doc_masses_scalar};
     if (detail::doc_masses_avx2() != nullptr) versions.push_back(detail::doc_masses_avx2());
@@ -60,9 +60,16 @@ TEST(DocBucket, EveryVersionMatchesTheDefinitionBitForBit) {
             const TopicId old = n > 0 && trial % 2 == 0 ? row.entries[rng.below(n)].topic : K;
             std::vector<double> want;
             const double q = reference(row, old, want);
+            std::uint32_t want_at = n;
+            for (std::uint32_t i = 0; i < n; ++i) {
+                if (row.entries[i].topic == old) want_at = i;
+            }
             for (detail::DocMassesFn f : versions) {
                 std::vector<double> got(n + 1, -1.0);
-                const double q_got = f(row.entries.data(), n, old, row.coef.data(), got.data());
+                std::uint32_t at = 12345;
+                const double q_got =
+                    f(row.entries.data(), n, old, row.coef.data(), got.data(), &at);
+                ASSERT_EQ(at, want_at);
                 ASSERT_TRUE(same_bits(q_got, q)) << "n = " << n << ": " << q_got << " vs " << q;
                 for (std::uint32_t i = 0; i < n; ++i) ASSERT_TRUE(same_bits(got[i], want[i]));
                 EXPECT_EQ(got[n], -1.0) << "wrote past the row";
