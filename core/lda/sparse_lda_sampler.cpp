@@ -14,6 +14,10 @@ constexpr DocId kNoDoc = ~DocId{0};
 // used only when K > kGroup * kGroup).
 constexpr std::uint32_t kGroup = 64;
 constexpr std::uint32_t kSuper = kGroup * kGroup;
+// With K > kSuper, a word with more nonzero topics than this draws from its word bucket through
+// per-group sums (O(K/4096 + 128)) instead of scanning its nonzeros (O(K_w)); below, and at any
+// K <= kSuper, the scan (so the draws there are those of the plain scan).
+constexpr std::size_t kGroupedWordNonzeros = 256;
 // How many tokens ahead the doc row is prefetched.
 constexpr TokenIndex kPrefetch = 4;
 }  // namespace
@@ -34,6 +38,10 @@ SparseLdaSampler::SparseLdaSampler(const LdaParams& params, std::uint32_t vocab_
     coef_.assign(num_topics_, 0.0);
     smooth_group_.assign((num_topics_ + kGroup - 1) / kGroup, 0.0);
     smooth_super_.assign((num_topics_ + kSuper - 1) / kSuper, 0.0);
+    if (num_topics_ > kSuper) {
+        word_group_.assign(smooth_group_.size(), 0.0);
+        word_super_.assign(smooth_super_.size(), 0.0);
+    }
 }
 
 std::vector<double> SparseLdaSampler::conditional(std::span<const Count> doc_counts,
@@ -55,6 +63,27 @@ std::vector<double> SparseLdaSampler::conditional(std::span<const Count> doc_cou
     }
     for (double& x : p) x /= sum;
     return p;
+}
+
+TopicId SparseLdaSampler::word_draw_grouped(double u, const Count* nw, const double* ainv,
+                                            const double* rgroup, const double* rsuper) const {
+    const std::size_t num_supers = word_super_.size();
+    std::size_t j = 0;
+    while (j + 1 < num_supers && u >= rsuper[j]) u -= rsuper[j++];
+    std::size_t g = j * kGroup;
+    const std::size_t num_groups = std::min<std::size_t>(word_group_.size(), g + kGroup);
+    while (g + 1 < num_groups && u >= rgroup[g]) u -= rgroup[g++];
+    const TopicId first = static_cast<TopicId>(g * kGroup);
+    const TopicId last = std::min<TopicId>(num_topics_, first + kGroup);
+    TopicId chosen = kNoTopic;  // none when rounding left the group empty: the caller smooths
+    double acc = 0;
+    for (TopicId k = first; k < last; ++k) {
+        if (nw[k] == 0) continue;
+        acc += nw[k] * ainv[k];
+        chosen = k;
+        if (acc > u) break;
+    }
+    return chosen;
 }
 
 std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topic,
@@ -122,15 +151,25 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                 in_nz[e.topic] = 1;
             }
         }
-        // Word bucket r = Σ_k α_k n_wk / (n_k + Vβ) over the row's nonzeros.
+        // Word bucket r = Σ_k α_k n_wk / (n_k + Vβ) over the row's nonzeros; per group and
+        // super-group too for a word with many nonzeros at large K.
+        const bool grouped = !word_group_.empty() && word_nz_.size() > kGroupedWordNonzeros;
+        double* const rgroup = word_group_.data();
+        double* const rsuper = word_super_.data();
         double r = 0;
         for (TopicId k : word_nz_) {
             r += nw[k] * ainv[k];
             coef[k] = (nw[k] + beta) * inv[k];
         }
+        if (grouped) {
+            for (TopicId k : word_nz_) {
+                rgroup[k / kGroup] += nw[k] * ainv[k];
+                rsuper[k / kSuper] += nw[k] * ainv[k];
+            }
+        }
         // Scanning the word bucket from its largest counts first ends early; sorting pays when
         // the word has enough tokens here to amortise it.
-        if (word_nz_.size() > 2 && (te - tb) * 4 >= word_nz_.size()) {
+        if (!grouped && word_nz_.size() > 2 && (te - tb) * 4 >= word_nz_.size()) {
             std::sort(word_nz_.begin(), word_nz_.end(),
                       [nw](TopicId a, TopicId b) { return nw[a] > nw[b]; });
         }
@@ -140,7 +179,8 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
         // row is handled apart: a token whose topic does not change never touches it.
         auto update_topic = [&](TopicId k, int delta) {
             const double old_ainv = ainv[k];
-            r -= nw[k] * old_ainv;
+            const double old_mass = nw[k] * old_ainv;
+            r -= old_mass;
             nw[k] = static_cast<Count>(static_cast<std::int64_t>(nw[k]) + delta);
             totals[k] += delta;
             inv[k] = 1.0 / (static_cast<double>(totals[k]) + vbeta);
@@ -151,6 +191,11 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
             sgroup[k / kGroup] += ds;
             ssuper[k / kSuper] += ds;
             r += nw[k] * ainv[k];
+            if (grouped) {
+                const double dr = nw[k] * ainv[k] - old_mass;
+                rgroup[k / kGroup] += dr;
+                rsuper[k / kSuper] += dr;
+            }
         };
 
         DocId prev_doc = kNoDoc;
@@ -174,11 +219,15 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
             // exactly when the token keeps its topic, the common case after burn-in.
             bool removed = false;
             double saved_s = 0, saved_r = 0, saved_inv = 0, saved_ainv = 0, saved_coef = 0;
-            double saved_group = 0, saved_super = 0;
+            double saved_group = 0, saved_super = 0, saved_rgroup = 0, saved_rsuper = 0;
             auto remove_virtually = [&] {
                 saved_s = s;
                 saved_group = sgroup[old / kGroup];
                 saved_super = ssuper[old / kSuper];
+                if (grouped) {
+                    saved_rgroup = rgroup[old / kGroup];
+                    saved_rsuper = rsuper[old / kSuper];
+                }
                 saved_r = r;
                 saved_inv = inv[old];
                 saved_ainv = ainv[old];
@@ -218,12 +267,16 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                 u -= q;
                 if (u < r_used) {
                     ++stats_.word;
-                    double acc = 0;
-                    for (TopicId k : word_nz_) {
-                        if (nw[k] == 0) continue;
-                        acc += nw[k] * ainv[k];
-                        chosen = k;
-                        if (acc > u) break;
+                    if (grouped) {
+                        chosen = word_draw_grouped(u, nw, ainv, rgroup, rsuper);
+                    } else {
+                        double acc = 0;
+                        for (TopicId k : word_nz_) {
+                            if (nw[k] == 0) continue;
+                            acc += nw[k] * ainv[k];
+                            chosen = k;
+                            if (acc > u) break;
+                        }
                     }
                 } else {
                     u -= r_used;
@@ -264,6 +317,10 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                     s = saved_s;
                     sgroup[old / kGroup] = saved_group;
                     ssuper[old / kSuper] = saved_super;
+                    if (grouped) {
+                        rgroup[old / kGroup] = saved_rgroup;
+                        rsuper[old / kSuper] = saved_rsuper;
+                    }
                     r = saved_r;
                 }
             } else {
@@ -296,6 +353,10 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
         for (TopicId k : word_nz_) {
             coef[k] = beta * inv[k];
             in_nz[k] = 0;
+            if (grouped) {
+                rgroup[k / kGroup] = 0;
+                rsuper[k / kSuper] = 0;
+            }
         }
         if (!dense) {
             word_topic.store_sparse_row(w, word_nz_, nw);

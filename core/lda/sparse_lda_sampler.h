@@ -58,6 +58,10 @@ class SparseLdaSampler final : public Sampler {
     const Stats& stats() const { return stats_; }
 
   private:
+    // A word-bucket draw through the group sums: u in [0, r); kNoTopic if rounding finds none.
+    TopicId word_draw_grouped(double u, const Count* nw, const double* ainv, const double* rgroup,
+                              const double* rsuper) const;
+
     std::uint32_t num_topics_;
     double beta_;
     double vbeta_;
@@ -69,10 +73,14 @@ class SparseLdaSampler final : public Sampler {
     std::vector<double> coef_;          // (n_wk + β) / (n_k + Vβ) for the current word
     std::vector<double> smooth_group_;  // smoothing mass per group of 64 topics
     std::vector<double> smooth_super_;  // smoothing mass per group of 64 groups
-    std::vector<Count> word_dense_;     // unpacked sparse word row; all zero between words
-    std::vector<std::uint8_t> in_nz_;   // topic is in word_nz_; all zero between words
-    std::vector<TopicId> word_nz_;      // topics with n_wk > 0 at some point of this word
-    std::vector<double> doc_cum_;       // doc bucket: the mass of each entry of the doc row
+    // K > 4096 only: the current word's bucket mass per group and super-group, kept for words
+    // with many nonzero topics; all zero between words.
+    std::vector<double> word_group_;
+    std::vector<double> word_super_;
+    std::vector<Count> word_dense_;    // unpacked sparse word row; all zero between words
+    std::vector<std::uint8_t> in_nz_;  // topic is in word_nz_; all zero between words
+    std::vector<TopicId> word_nz_;     // topics with n_wk > 0 at some point of this word
+    std::vector<double> doc_cum_;      // doc bucket: the mass of each entry of the doc row
     Stats stats_;
 };
 
