@@ -81,8 +81,9 @@ Run run_k(const SyntheticCorpus& c, std::uint32_t V, std::uint32_t K, int sweeps
     SparseLdaSampler sampler(p, V);
     std::uint32_t dense = 0;
     for (WordId w = 0; w < V; ++w) dense += wt.is_dense(w) ? 1 : 0;
+    // The tables, and per K the totals (8 bytes) and the sampler's scratch (41 bytes).
     const std::uint64_t planned = blocks[0].memory_bytes() + dt.memory_bytes() + wt.memory_bytes() +
-                                  static_cast<std::uint64_t>(K) * (8 + 6 * 8 + 4 + 1);
+                                  static_cast<std::uint64_t>(K) * (8 + 41);
     const double n = static_cast<double>(c.num_tokens());
     std::printf(
         "# K=%u tables: blocks %.1f MiB, doc-topic %.1f MiB, word-topic %.1f MiB (%u dense rows of "
