@@ -5,6 +5,8 @@
 //
 //   lda_kernel_sweeps [docword.txt[.gz]] [K=100] [sweeps=50] [L=1] [alpha=50/K] [beta=0.01]
 // Default corpus: /work/data/kernel/docword.txt.gz, then /work/data/kernel/docword.txt.
+// LDA_SWEEPS_SAVE=FILE writes every token's topic after the last sweep; LDA_SWEEPS_LOAD=FILE
+// starts from such a file instead of random topics (profiling steady state, docs/sampler.md).
 #include <time.h>
 #include <zlib.h>
 
@@ -27,6 +29,40 @@ double thread_cpu_seconds() {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// FNV-1a over every token's topic: two builds drew the same samples iff their hashes agree.
+std::uint64_t topic_hash(const std::vector<rotor::lda::TokenBlock>& blocks) {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (const auto& b : blocks) {
+        for (rotor::TopicId z : b.topics) h = (h ^ z) * 0x100000001b3ULL;
+    }
+    return h;
+}
+
+// The state after burn-in, for profiling one steady-state sweep under valgrind without paying
+// for the burn-in there: every block's topics, raw, in block order (same corpus, K and L).
+bool save_topics(const char* path, const std::vector<rotor::lda::TokenBlock>& blocks) {
+    std::FILE* f = std::fopen(path, "wb");
+    if (f == nullptr) return false;
+    bool ok = true;
+    for (const auto& b : blocks)
+        ok = ok && std::fwrite(b.topics.data(), sizeof(rotor::TopicId), b.topics.size(), f) ==
+                       b.topics.size();
+    return std::fclose(f) == 0 && ok;
+}
+
+bool load_topics(const char* path, std::vector<rotor::lda::TokenBlock>& blocks, std::uint32_t K) {
+    std::FILE* f = std::fopen(path, "rb");
+    if (f == nullptr) return false;
+    bool ok = true;
+    for (auto& b : blocks) {
+        ok = ok && std::fread(b.topics.data(), sizeof(rotor::TopicId), b.topics.size(), f) ==
+                       b.topics.size();
+        for (rotor::TopicId z : b.topics) ok = ok && z < K;
+    }
+    std::fclose(f);
+    return ok;
 }
 
 struct Uci {
@@ -108,6 +144,12 @@ int main(int argc, char** argv) {
         Stopwatch setup;
         auto blocks = build_blocks(uci.doc_offsets, uci.word_ids, rows, cols, L);
         init_topics(blocks, K, 1);
+        if (const char* load = std::getenv("LDA_SWEEPS_LOAD"); load != nullptr) {
+            if (!load_topics(load, blocks, K)) {
+                std::fprintf(stderr, "lda_kernel_sweeps: cannot load topics from '%s'\n", load);
+                return 2;
+            }
+        }
         DocTopicTable dt = DocTopicTable::from_blocks(K, uci.docs, blocks);
         WordTopicTable wt = WordTopicTable::from_blocks(K, V, blocks);
         std::vector<TotalCount> totals = count_topic_totals(blocks, K);
@@ -124,7 +166,7 @@ int main(int argc, char** argv) {
         SparseLdaSampler sampler(p, V);
         std::printf(
             "sweep\twall_s\tcpu_s\ttotal_cpu_s\ttokens_per_cpu_s\tloglik_per_token\tloglik_word_"
-            "per_token\n");
+            "per_token\ttopics_hash\n");
         const LogLikelihood l0 = lik.evaluate(wt, dt, totals);
         std::printf("0\t0\t0\t0\t0\t%.6f\t%.6f\n", l0.loglik / n, l0.loglik_word / n);
         double total_s = 0;
@@ -140,9 +182,16 @@ int main(int argc, char** argv) {
             const double cpu = thread_cpu_seconds() - cpu0;
             total_s += cpu;
             const LogLikelihood l = lik.evaluate(wt, dt, totals);
-            std::printf("%d\t%.4f\t%.4f\t%.3f\t%.0f\t%.6f\t%.6f\n", s, secs, cpu, total_s,
-                        static_cast<double>(tokens) / cpu, l.loglik / n, l.loglik_word / n);
+            std::printf("%d\t%.4f\t%.4f\t%.3f\t%.0f\t%.6f\t%.6f\t%016llx\n", s, secs, cpu, total_s,
+                        static_cast<double>(tokens) / cpu, l.loglik / n, l.loglik_word / n,
+                        static_cast<unsigned long long>(topic_hash(blocks)));
             std::fflush(stdout);
+        }
+        if (const char* save = std::getenv("LDA_SWEEPS_SAVE"); save != nullptr) {
+            if (!save_topics(save, blocks)) {
+                std::fprintf(stderr, "lda_kernel_sweeps: cannot save topics to '%s'\n", save);
+                return 2;
+            }
         }
     } catch (const Error& e) {
         std::fprintf(stderr, "lda_kernel_sweeps: %s\n", e.what());

@@ -25,13 +25,29 @@ namespace detail {
 // Increment/decrement keep the order with at most one swap: an entry moves to the edge of the
 // run of entries that shared its old count.
 
+/// Increments the entry at position i.
+inline void sorted_row_increment_at(TopicCount* e, std::uint32_t i) {
+    const Count c = ++e[i].count;
+    std::uint32_t j = i;
+    while (j > 0 && e[j - 1].count < c) --j;
+    if (j != i) std::swap(e[i], e[j]);
+}
+
+/// Decrements the entry at position i (count > 0), dropping it at zero. Returns j, where the
+/// entry went: the entry that was at j is now at i (j == i: nothing else moved).
+inline std::uint32_t sorted_row_decrement_at(TopicCount* e, std::uint32_t& n, std::uint32_t i) {
+    const Count c = --e[i].count;
+    std::uint32_t j = i;
+    while (j + 1 < n && e[j + 1].count > c) ++j;
+    if (j != i) std::swap(e[i], e[j]);
+    if (c == 0) --n;  // then j == n - 1: every later entry had a count > 0
+    return j;
+}
+
 inline void sorted_row_increment(TopicCount* e, std::uint32_t& n, std::uint32_t cap, TopicId k) {
     for (std::uint32_t i = 0; i < n; ++i) {
         if (e[i].topic == k) {
-            const Count c = ++e[i].count;
-            std::uint32_t j = i;
-            while (j > 0 && e[j - 1].count < c) --j;
-            if (j != i) std::swap(e[i], e[j]);
+            sorted_row_increment_at(e, i);
             return;
         }
     }
@@ -43,11 +59,7 @@ inline void sorted_row_increment(TopicCount* e, std::uint32_t& n, std::uint32_t 
 inline void sorted_row_decrement(TopicCount* e, std::uint32_t& n, TopicId k) {
     for (std::uint32_t i = 0; i < n; ++i) {
         if (e[i].topic == k) {
-            const Count c = --e[i].count;
-            std::uint32_t j = i;
-            while (j + 1 < n && e[j + 1].count > c) ++j;
-            if (j != i) std::swap(e[i], e[j]);
-            if (c == 0) --n;  // then j == n - 1: every later entry had a count > 0
+            sorted_row_decrement_at(e, n, i);
             return;
         }
     }

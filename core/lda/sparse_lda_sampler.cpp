@@ -3,14 +3,21 @@
 #include <algorithm>
 
 #include "core/base/error.h"
+#include "core/lda/doc_bucket.h"
 
 namespace rotor::lda {
 
 namespace {
 constexpr TopicId kNoTopic = ~TopicId{0};
 constexpr DocId kNoDoc = ~DocId{0};
-// Topics per group of the smoothing bucket's two-level search.
+// Topics per group of the smoothing bucket's search, and groups per super-group (a third level,
+// used only when K > kGroup * kGroup).
 constexpr std::uint32_t kGroup = 64;
+constexpr std::uint32_t kSuper = kGroup * kGroup;
+// With K > kSuper, a word with more nonzero topics than this draws from its word bucket through
+// per-group sums (O(K/4096 + 128)) instead of scanning its nonzeros (O(K_w)); below, and at any
+// K <= kSuper, the scan (so the draws there are those of the plain scan).
+constexpr std::size_t kGroupedWordNonzeros = 256;
 // How many tokens ahead the doc row is prefetched.
 constexpr TokenIndex kPrefetch = 4;
 }  // namespace
@@ -18,7 +25,8 @@ constexpr TokenIndex kPrefetch = 4;
 SparseLdaSampler::SparseLdaSampler(const LdaParams& params, std::uint32_t vocab_size)
     : num_topics_(params.num_topics),
       beta_(params.beta),
-      vbeta_(static_cast<double>(vocab_size) * params.beta) {
+      vbeta_(static_cast<double>(vocab_size) * params.beta),
+      doc_masses_(detail::doc_masses_best()) {
     params.validate();
     alpha_ = params.topic_alphas();
     inv_.assign(num_topics_, 0.0);
@@ -27,9 +35,13 @@ SparseLdaSampler::SparseLdaSampler(const LdaParams& params, std::uint32_t vocab_
     in_nz_.assign(num_topics_, 0);
     word_nz_.reserve(num_topics_);
     doc_cum_.assign(num_topics_, 0.0);
-    doc_topic_.assign(num_topics_, 0);
     coef_.assign(num_topics_, 0.0);
     smooth_group_.assign((num_topics_ + kGroup - 1) / kGroup, 0.0);
+    smooth_super_.assign((num_topics_ + kSuper - 1) / kSuper, 0.0);
+    if (num_topics_ > kSuper) {
+        word_group_.assign(smooth_group_.size(), 0.0);
+        word_super_.assign(smooth_super_.size(), 0.0);
+    }
 }
 
 std::vector<double> SparseLdaSampler::conditional(std::span<const Count> doc_counts,
@@ -53,6 +65,27 @@ std::vector<double> SparseLdaSampler::conditional(std::span<const Count> doc_cou
     return p;
 }
 
+TopicId SparseLdaSampler::word_draw_grouped(double u, const Count* nw, const double* ainv,
+                                            const double* rgroup, const double* rsuper) const {
+    const std::size_t num_supers = word_super_.size();
+    std::size_t j = 0;
+    while (j + 1 < num_supers && u >= rsuper[j]) u -= rsuper[j++];
+    std::size_t g = j * kGroup;
+    const std::size_t num_groups = std::min<std::size_t>(word_group_.size(), g + kGroup);
+    while (g + 1 < num_groups && u >= rgroup[g]) u -= rgroup[g++];
+    const TopicId first = static_cast<TopicId>(g * kGroup);
+    const TopicId last = std::min<TopicId>(num_topics_, first + kGroup);
+    TopicId chosen = kNoTopic;  // none when rounding left the group empty: the caller smooths
+    double acc = 0;
+    for (TopicId k = first; k < last; ++k) {
+        if (nw[k] == 0) continue;
+        acc += nw[k] * ainv[k];
+        chosen = k;
+        if (acc > u) break;
+    }
+    return chosen;
+}
+
 std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topic,
                                              WordTopicTable& word_topic,
                                              std::span<TotalCount> topic_totals, Rng& rng,
@@ -69,10 +102,10 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
     TotalCount* const totals = topic_totals.data();
     std::uint8_t* const in_nz = in_nz_.data();
     double* const doc_cum = doc_cum_.data();
-    TopicId* const doc_tk = doc_topic_.data();
 
     double* const coef = coef_.data();
     double* const sgroup = smooth_group_.data();
+    double* const ssuper = smooth_super_.data();
 
     // Smoothing bucket s = β Σ_k α_k / (n_k + Vβ), recomputed exactly once per block. Between
     // words coef[k] = β / (n_k + Vβ); inside a word, (n_wk + β) / (n_k + Vβ).
@@ -87,6 +120,8 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
         sgroup[k / kGroup] += beta * ainv[k];
     }
     for (double g : smooth_group_) s += g;
+    std::fill(smooth_super_.begin(), smooth_super_.end(), 0.0);
+    for (std::size_t g = 0; g < smooth_group_.size(); ++g) ssuper[g / kGroup] += sgroup[g];
 
     std::uint64_t sampled = 0;
     const std::size_t num_words = block.words.size();
@@ -116,15 +151,25 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                 in_nz[e.topic] = 1;
             }
         }
-        // Word bucket r = Σ_k α_k n_wk / (n_k + Vβ) over the row's nonzeros.
+        // Word bucket r = Σ_k α_k n_wk / (n_k + Vβ) over the row's nonzeros; per group and
+        // super-group too for a word with many nonzeros at large K.
+        const bool grouped = !word_group_.empty() && word_nz_.size() > kGroupedWordNonzeros;
+        double* const rgroup = word_group_.data();
+        double* const rsuper = word_super_.data();
         double r = 0;
         for (TopicId k : word_nz_) {
             r += nw[k] * ainv[k];
             coef[k] = (nw[k] + beta) * inv[k];
         }
+        if (grouped) {
+            for (TopicId k : word_nz_) {
+                rgroup[k / kGroup] += nw[k] * ainv[k];
+                rsuper[k / kSuper] += nw[k] * ainv[k];
+            }
+        }
         // Scanning the word bucket from its largest counts first ends early; sorting pays when
         // the word has enough tokens here to amortise it.
-        if (word_nz_.size() > 2 && (te - tb) * 4 >= word_nz_.size()) {
+        if (!grouped && word_nz_.size() > 2 && (te - tb) * 4 >= word_nz_.size()) {
             std::sort(word_nz_.begin(), word_nz_.end(),
                       [nw](TopicId a, TopicId b) { return nw[a] > nw[b]; });
         }
@@ -134,7 +179,8 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
         // row is handled apart: a token whose topic does not change never touches it.
         auto update_topic = [&](TopicId k, int delta) {
             const double old_ainv = ainv[k];
-            r -= nw[k] * old_ainv;
+            const double old_mass = nw[k] * old_ainv;
+            r -= old_mass;
             nw[k] = static_cast<Count>(static_cast<std::int64_t>(nw[k]) + delta);
             totals[k] += delta;
             inv[k] = 1.0 / (static_cast<double>(totals[k]) + vbeta);
@@ -143,7 +189,13 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
             const double ds = beta * (ainv[k] - old_ainv);
             s += ds;
             sgroup[k / kGroup] += ds;
+            ssuper[k / kSuper] += ds;
             r += nw[k] * ainv[k];
+            if (grouped) {
+                const double dr = nw[k] * ainv[k] - old_mass;
+                rgroup[k / kGroup] += dr;
+                rsuper[k / kSuper] += dr;
+            }
         };
 
         DocId prev_doc = kNoDoc;
@@ -153,6 +205,7 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
         double r_used = 0;
         double s_used = 0;
         std::uint32_t nq = 0;
+        std::uint32_t old_at = 0;  // position of the token's topic in its doc row
         for (TokenIndex t = tb; t < te; ++t) {
             const DocId d = docs[t];
             const TopicId old = topics[t];
@@ -166,10 +219,15 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
             // exactly when the token keeps its topic, the common case after burn-in.
             bool removed = false;
             double saved_s = 0, saved_r = 0, saved_inv = 0, saved_ainv = 0, saved_coef = 0;
-            double saved_group = 0;
+            double saved_group = 0, saved_super = 0, saved_rgroup = 0, saved_rsuper = 0;
             auto remove_virtually = [&] {
                 saved_s = s;
                 saved_group = sgroup[old / kGroup];
+                saved_super = ssuper[old / kSuper];
+                if (grouped) {
+                    saved_rgroup = rgroup[old / kGroup];
+                    saved_rsuper = rsuper[old / kSuper];
+                }
                 saved_r = r;
                 saved_inv = inv[old];
                 saved_ainv = ainv[old];
@@ -186,38 +244,22 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                 remove_virtually();
                 // Doc bucket q = Σ_{k: n_dk>0} n_dk (n_wk + β) / (n_k + Vβ), n_dk without
                 // this token.
-                const TopicCount* de = dh + 1;
                 nq = dh->topic;
-                // Masses first (independent), then a sum in four chains: the loop is bound by
-                // the latency of the additions otherwise.
-                for (std::uint32_t i = 0; i < nq; ++i) {
-                    const TopicId k = de[i].topic;
-                    const Count c = de[i].count - static_cast<Count>(k == old);
-                    doc_cum[i] = c * coef[k];
-                    doc_tk[i] = k;
-                }
-                double q0 = 0, q1 = 0, q2 = 0, q3 = 0;
-                std::uint32_t i = 0;
-                for (; i + 4 <= nq; i += 4) {
-                    q0 += doc_cum[i];
-                    q1 += doc_cum[i + 1];
-                    q2 += doc_cum[i + 2];
-                    q3 += doc_cum[i + 3];
-                }
-                for (; i < nq; ++i) q0 += doc_cum[i];
-                q = (q0 + q1) + (q2 + q3);
+                q = doc_masses_(dh + 1, nq, old, coef, doc_cum, &old_at);
                 r_used = r > 0 ? r : 0;
                 s_used = s;
             }
 
             double u = rng.uniform() * (q + r_used + s_used);
             TopicId chosen = kNoTopic;
+            std::uint32_t chosen_at = nq;  // its position in the doc row, when drawn from there
             if (u < q) {
                 ++stats_.doc;
                 // Rows are sorted by decreasing count: the walk usually stops early.
                 std::uint32_t i = 0;
                 while (i + 1 < nq && u >= doc_cum[i]) u -= doc_cum[i++];
-                chosen = doc_tk[i];
+                chosen = dh[1 + i].topic;  // the row is unchanged since the masses
+                chosen_at = i;
             } else {
                 // The word and smoothing scans read the live counts: bring them to the state
                 // without this token first (they equal the cached state exactly).
@@ -225,12 +267,16 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                 u -= q;
                 if (u < r_used) {
                     ++stats_.word;
-                    double acc = 0;
-                    for (TopicId k : word_nz_) {
-                        if (nw[k] == 0) continue;
-                        acc += nw[k] * ainv[k];
-                        chosen = k;
-                        if (acc > u) break;
+                    if (grouped) {
+                        chosen = word_draw_grouped(u, nw, ainv, rgroup, rsuper);
+                    } else {
+                        double acc = 0;
+                        for (TopicId k : word_nz_) {
+                            if (nw[k] == 0) continue;
+                            acc += nw[k] * ainv[k];
+                            chosen = k;
+                            if (acc > u) break;
+                        }
                     }
                 } else {
                     u -= r_used;
@@ -239,8 +285,13 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                     // Smoothing bucket (or a word-bucket draw lost to rounding with no nonzero).
                     ++stats_.smoothing;
                     if (u >= s) u = rng.uniform() * s;
-                    const std::size_t num_groups = smooth_group_.size();
-                    std::size_t g = 0;
+                    // Super-group (K > kSuper only), group, topic.
+                    const std::size_t num_supers = smooth_super_.size();
+                    std::size_t j = 0;
+                    while (j + 1 < num_supers && u >= ssuper[j]) u -= ssuper[j++];
+                    std::size_t g = j * kGroup;
+                    const std::size_t num_groups =
+                        std::min<std::size_t>(smooth_group_.size(), g + kGroup);
                     while (g + 1 < num_groups && u >= sgroup[g]) u -= sgroup[g++];
                     const TopicId first = static_cast<TopicId>(g * kGroup);
                     const TopicId last = std::min<TopicId>(K, first + kGroup);
@@ -265,12 +316,26 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                     coef[old] = saved_coef;
                     s = saved_s;
                     sgroup[old / kGroup] = saved_group;
+                    ssuper[old / kSuper] = saved_super;
+                    if (grouped) {
+                        rgroup[old / kGroup] = saved_rgroup;
+                        rsuper[old / kSuper] = saved_rsuper;
+                    }
                     r = saved_r;
                 }
             } else {
                 if (!removed) remove_virtually();
-                detail::sorted_row_decrement(dh + 1, dh->topic, old);
-                detail::sorted_row_increment(dh + 1, dh->topic, dh->count, chosen);
+                // Both positions are known from the doc bucket (the row is unchanged since):
+                // no search, the same row operations.
+                ROTOR_ASSERT(old_at < dh->topic && dh[1 + old_at].topic == old, "stale doc row");
+                const std::uint32_t moved =
+                    detail::sorted_row_decrement_at(dh + 1, dh->topic, old_at);
+                if (chosen_at < nq) {
+                    detail::sorted_row_increment_at(dh + 1,
+                                                    chosen_at == moved ? old_at : chosen_at);
+                } else {
+                    detail::sorted_row_increment(dh + 1, dh->topic, dh->count, chosen);
+                }
                 if (in_nz[chosen] == 0) {
                     in_nz[chosen] = 1;
                     word_nz_.push_back(chosen);
@@ -288,6 +353,10 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
         for (TopicId k : word_nz_) {
             coef[k] = beta * inv[k];
             in_nz[k] = 0;
+            if (grouped) {
+                rgroup[k / kGroup] = 0;
+                rsuper[k / kSuper] = 0;
+            }
         }
         if (!dense) {
             word_topic.store_sparse_row(w, word_nz_, nw);

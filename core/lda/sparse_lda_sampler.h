@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "core/lda/doc_bucket.h"
 #include "core/lda/lda_params.h"
 #include "core/lda/sampler.h"
 
@@ -25,8 +26,8 @@ namespace rotor::lda {
 /// seen by the next token is exactly the previous one, so its buckets are reused without
 /// recomputation.
 ///
-/// Costs per token: O(K_d) + O(K_w) on a word-bucket hit + O(K/64 + 64) on a smoothing hit
-/// (a two-level search over groups of 64 topics).
+/// Costs per token: O(K_d) + O(K_w) on a word-bucket hit + O(K/4096 + 128) on a smoothing hit
+/// (a search over groups of 64 topics, and over groups of 64 groups when K > 4096).
 /// Scratch: O(K) doubles, owned by the object: ONE SAMPLER PER THREAD. Not thread-safe.
 class SparseLdaSampler final : public Sampler {
   public:
@@ -57,20 +58,29 @@ class SparseLdaSampler final : public Sampler {
     const Stats& stats() const { return stats_; }
 
   private:
+    // A word-bucket draw through the group sums: u in [0, r); kNoTopic if rounding finds none.
+    TopicId word_draw_grouped(double u, const Count* nw, const double* ainv, const double* rgroup,
+                              const double* rsuper) const;
+
     std::uint32_t num_topics_;
     double beta_;
     double vbeta_;
-    std::vector<double> alpha_;  // α_k
+    detail::DocMassesFn doc_masses_;  // the doc bucket's masses: AVX2 when the CPU has it
+    std::vector<double> alpha_;       // α_k
     // Scratch, sized K.
     std::vector<double> inv_;           // 1 / (n_k + Vβ)
     std::vector<double> ainv_;          // α_k / (n_k + Vβ)
     std::vector<double> coef_;          // (n_wk + β) / (n_k + Vβ) for the current word
     std::vector<double> smooth_group_;  // smoothing mass per group of 64 topics
-    std::vector<Count> word_dense_;     // unpacked sparse word row; all zero between words
-    std::vector<std::uint8_t> in_nz_;   // topic is in word_nz_; all zero between words
-    std::vector<TopicId> word_nz_;      // topics with n_wk > 0 at some point of this word
-    std::vector<double> doc_cum_;       // doc bucket: cumulative masses
-    std::vector<TopicId> doc_topic_;    // doc bucket: topic of each mass
+    std::vector<double> smooth_super_;  // smoothing mass per group of 64 groups
+    // K > 4096 only: the current word's bucket mass per group and super-group, kept for words
+    // with many nonzero topics; all zero between words.
+    std::vector<double> word_group_;
+    std::vector<double> word_super_;
+    std::vector<Count> word_dense_;    // unpacked sparse word row; all zero between words
+    std::vector<std::uint8_t> in_nz_;  // topic is in word_nz_; all zero between words
+    std::vector<TopicId> word_nz_;     // topics with n_wk > 0 at some point of this word
+    std::vector<double> doc_cum_;      // doc bucket: the mass of each entry of the doc row
     Stats stats_;
 };
 

@@ -164,6 +164,18 @@ TEST_P(SingleTokenChi2, DocBucketDominated) { run_single_token(Dominant::kDoc, G
 
 INSTANTIATE_TEST_SUITE_P(Topics, SingleTokenChi2, ::testing::Values(4u, 64u, 1024u));
 
+// Past 4096 topics the smoothing search walks super-groups of 64 groups first: 10,000 topics
+// make two full super-groups and a partial one.
+TEST(SparseLdaSampler, SmoothingDrawAcrossSuperGroupsFollowsTheConditional) {
+    run_single_token(Dominant::kSmoothing, 10000, 100000);
+}
+
+// Past 4096 topics a word with many nonzero topics draws its word bucket through group sums
+// (here ~10,000 nonzero topics).
+TEST(SparseLdaSampler, GroupedWordBucketDrawFollowsTheConditional) {
+    run_single_token(Dominant::kWord, 10000, 100000);
+}
+
 // Two tokens of the same (word, doc) start in the same topic t: after the first is resampled,
 // the second sees either the very state of the first draw (the reuse path) or a changed one.
 // The pair (z1, z2) must follow p(z1 | rest, z2 = t) * p(z2 | rest, z1).
