@@ -1,5 +1,5 @@
-// Pearson chi-square goodness of fit for the samplers' tests (the same test as the SparseLDA
-// sampler's: cells with expected < 5 pooled, threshold at p = 1e-4).
+// Pearson chi-square goodness of fit, shared by the SparseLDA and MH sampler tests: cells with
+// expected < 5 pooled, threshold at p = 1e-4.
 #pragma once
 
 #include <algorithm>
