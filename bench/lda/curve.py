@@ -172,7 +172,8 @@ def run_rotor(args, label, extra, repeat, work):
 
 def run_warplda(args, prefix, repeat):
     cmd = [os.path.join(args.warplda, "warplda"), "--prefix", prefix, "--k", str(args.topics),
-           "--niter", str(args.iterations), "--alpha", repr(kAlphaSum), "--beta", repr(kBeta),
+           "--niter", str(args.warplda_iterations or args.iterations), "--alpha",
+           repr(kAlphaSum), "--beta", repr(kBeta),
            "--dumpmodel=false", "--writeinfo=false", "--dumpz=false"]
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     wall, rss, out = run_timed(["nice", "-n", "19"] + cmd)
@@ -338,7 +339,9 @@ def main():
     p.add_argument("--corpus", help="directory with docword.txt[.gz] and vocab.txt")
     p.add_argument("--topics", type=int, default=100)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--iterations", type=int, default=100, help="rotor's and WarpLDA's sweeps")
+    p.add_argument("--iterations", type=int, default=100, help="rotor's sweeps")
+    p.add_argument("--warplda-iterations", type=int, default=0,
+                   help="WarpLDA's iterations (default: --iterations)")
     p.add_argument("--rotor", help="the rotor binary")
     p.add_argument("--rotor-variant", action="append", default=[],
                    help="LABEL=EXTRA_FLAGS, one rotor configuration (default: random=)")
