@@ -159,8 +159,8 @@ def run_rotor(args, label, extra, repeat, work):
     cmd = [args.rotor, "lda", "train", "--corpus", docword_path(args.corpus), "--topics",
            str(args.topics), "--threads", str(args.threads), "--iterations", str(args.iterations),
            "--alpha", repr(kAlphaSum / args.topics), "--beta", repr(kBeta), "--seed",
-           str(repeat + 1), "--eval-every", "1", "--metrics", metrics, "--out",
-           os.path.join(d, "model"), "-q"] + shlex.split(extra)
+           str(repeat + 1), "--eval-every", "1", "--coherence-top", "0", "--metrics", metrics,
+           "--out", os.path.join(d, "model"), "-q"] + shlex.split(extra)
     wall, rss, _ = run_timed(["nice", "-n", "19"] + cmd)
     recs = read_metrics(metrics)
     return {"tool": "rotor", "label": f"rotor {label}", "repeat": repeat, "wall_s": wall,
