@@ -160,7 +160,12 @@ def run_rotor(args, label, extra, repeat, work):
            str(args.topics), "--threads", str(args.threads), "--iterations", str(args.iterations),
            "--alpha", repr(kAlphaSum / args.topics), "--beta", repr(kBeta), "--seed",
            str(repeat + 1), "--eval-every", "1", "--coherence-top", "0", "--metrics", metrics,
-           "--out", os.path.join(d, "model"), "-q"] + shlex.split(extra)
+           "--out", os.path.join(d, "model"), "-q"]
+    extra = shlex.split(extra)
+    if "--iterations" in extra:  # a variant's own sweep count replaces --iterations
+        at = cmd.index("--iterations")
+        del cmd[at:at + 2]
+    cmd += extra
     wall, rss, _ = run_timed(["nice", "-n", "19"] + cmd)
     recs = read_metrics(metrics)
     return {"tool": "rotor", "label": f"rotor {label}", "repeat": repeat, "wall_s": wall,
@@ -344,7 +349,8 @@ def main():
                    help="WarpLDA's iterations (default: --iterations)")
     p.add_argument("--rotor", help="the rotor binary")
     p.add_argument("--rotor-variant", action="append", default=[],
-                   help="LABEL=EXTRA_FLAGS, one rotor configuration (default: random=)")
+                   help="LABEL=EXTRA_FLAGS, one rotor configuration (default: random=); "
+                   "an --iterations among the flags replaces the common one")
     p.add_argument("--warplda", help="directory with WarpLDA's format and warplda")
     p.add_argument("--nomad", help="directory with F+Nomad's f+nomad-lda and lda-converter")
     p.add_argument("--nomad-seconds", type=float, default=0,
