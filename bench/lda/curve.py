@@ -22,10 +22,12 @@ reports it):
             Prints "totaltime" and "training-LL" every -T seconds: the TOTAL log p(w|z) only
             (its document part is commented out in its source), divided here by N.
 So log p(w,z)/token compares rotor with WarpLDA, and log p(w|z)/token rotor with F+Nomad: two
-ladders. The ladders are the --targets (log p(w,z)) and, for log p(w|z), four even steps from
-the highest first value to the best common final; both end with the best common final value
-(the lowest of the tools' median final values). A time to a target is interpolated linearly
-between evaluations and is the median over repeats of the runs that reach it.
+ladders. The ladders are the --targets (log p(w,z)) and, for log p(w|z), three even steps from
+the highest first value to the best common final; both include the best common final value
+(the lowest of the tools' median final values); a tool that never reaches a target shows
+never. A time to a target is interpolated linearly between evaluations and is the median over
+repeats of the runs that reach it. A third table gives each tool's value at a quarter, half
+and all of the shortest tool's training time (who is ahead at equal time).
 """
 import argparse
 import gzip
@@ -228,12 +230,12 @@ def ladder(runs, key, given):
     if len(g) < 2:
         return []
     common = min(final_ll(rs, key) for rs in g.values())
-    if given:
-        targets = [t for t in given if t < common]
+    if given:  # targets past the common final stay: the tools that reach them show it
+        targets = sorted(t for t in given if t != common)
     else:
         start = max(median(r[key][0][1] for r in rs) for rs in g.values())
         targets = [start + (common - start) * i / 4 for i in range(1, 4)] if start < common else []
-    return targets + [math.floor(common * 1e4) / 1e4]
+    return sorted(targets + [math.floor(common * 1e4) / 1e4])
 
 
 def reach(rs, key, target):
@@ -264,6 +266,36 @@ def ladder_table(runs, key, targets, quantity):
     return "\n".join(lines)
 
 
+def value_at(points, t):
+    """A curve's value at training time t, interpolated; None before its first or after its
+    last point."""
+    prev = None
+    for x, y in points:
+        if x >= t:
+            if prev is None:
+                return None
+            return prev[1] + (y - prev[1]) * (t - prev[0]) / (x - prev[0])
+        prev = (x, y)
+    return None
+
+
+def equal_time_table(runs, key, quantity):
+    """Each tool's median value at a quarter, half and all of the shortest tool's median
+    training time: who is ahead at the same time, up to the end of the shortest run."""
+    g = {label: rs for label, rs in groups(runs).items() if any(r[key] for r in rs)}
+    if len(g) < 2:
+        return ""
+    end = min(median(r[key][-1][0] for r in rs if r[key]) for rs in g.values())
+    times = [end / 4, end / 2, end * 0.999]
+    head = [f"{quantity} at training time"] + [f"{t:.0f} s" for t in times]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for label, rs in g.items():
+        vals = [median(value_at(r[key], t) for r in rs if r[key]) for t in times]
+        lines.append(f"| {label} | " + " | ".join("–" if v is None else f"{v:.4f}" for v in vals)
+                     + " |")
+    return "\n".join(lines)
+
+
 def steady(iter_s):
     half = iter_s[len(iter_s) // 2:]
     return median(half) if half else None
@@ -272,7 +304,7 @@ def steady(iter_s):
 def summary_table(runs):
     lines = ["| tool | runs | first iteration s | steady iteration s (median, 2nd half) | "
              "training s | wall s | peak RSS MiB | final log p(w,z)/token | "
-             "final log p(w|z)/token |", "|---|---|---|---|---|---|---|---|---|"]
+             "final log p(w\\|z)/token |", "|---|---|---|---|---|---|---|---|---|"]
 
     def f(x, spec):
         return "–" if x is None else format(x, spec)
@@ -332,8 +364,9 @@ def self_check():
     assert len(n) >= 2 and n[-1][0] > n[0][0] and n[0][1] == float(n[0][1]), n
     runs = [{"label": "rotor x", "joint": [(1, -9.5), (2, -8.5)], "word": []},
             {"label": "peer", "joint": [(1, -9.0), (3, -8.0)], "word": []}]
-    assert ladder(runs, "joint", [-9.0]) == [-9.0, -8.5], ladder(runs, "joint", [-9.0])
+    assert ladder(runs, "joint", [-9.0, -8.2]) == [-9.0, -8.5, -8.2], ladder(runs, "joint", [-9.0])
     assert reach(runs[:1], "joint", -9.0) == (1.5, 1, 1)
+    assert value_at(runs[0]["joint"], 1.5) == -9.0 and value_at(runs[0]["joint"], 3) is None
     print(f"self-check ok: {len(w)} WarpLDA and {len(n)} F+Nomad lines parsed")
 
 
@@ -396,11 +429,12 @@ def main():
           f"Load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; medians of "
           f"{max(len(rs) for rs in groups(runs).values())} runs.", "",
           summary_table(runs), ""]
-    for key, quantity, tg in (("joint", "log p(w,z)/token", given), ("word", "log p(w|z)/token",
+    for key, quantity, tg in (("joint", "log p(w,z)/token", given), ("word", "log p(w\\|z)/token",
                                                                       [])):
         targets = ladder(runs, key, tg)
         if targets:
-            md += [ladder_table(runs, key, targets, quantity), ""]
+            md += [ladder_table(runs, key, targets, quantity), "",
+                   equal_time_table(runs, key, quantity), ""]
     text = "\n".join(md)
     print(text)
     if args.md:
