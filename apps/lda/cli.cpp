@@ -57,6 +57,7 @@ struct TrainFlags {
     std::string sampler;  ///< --sampler, parsed into options.sampler
     bool sampler_given = false;
     bool mh_steps_given = false;
+    std::string init = "random";     ///< --init, parsed into options.init.method
     std::vector<std::string> given;  ///< the model-defining flags given on the command line
 };
 
@@ -387,6 +388,13 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
     c->add_option("--mh-steps", f->options.mh_steps,
                   "mh: cycles of a doc and a word proposal per token")
         ->capture_default_str();
+    c->add_option("--init", f->init,
+                  "First topics: random (uniform per token) or sparse (each document draws "
+                  "--init-doc-topics topics, its tokens choose among them)")
+        ->capture_default_str();
+    c->add_option("--init-doc-topics", f->options.init.doc_topics,
+                  "Topics per document of --init sparse")
+        ->capture_default_str();
     f->common.iterations = f->options.iterations;
     f->common.seed = f->options.seed;
     f->common.eval_every = f->options.eval_every;
@@ -426,6 +434,7 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
     c->add_option("--simulate-straggler", f->straggler,
                   "MPI only: RANK:FACTOR makes one rank's sampling FACTOR times slower");
     c->callback([f, world, c] {
+        f->options.init.method = lda::parse_init_method(f->init);
         for (const train::ResumeSetting& s : resume_settings(f->options, f->options))
             if (c->count(s.flag) > 0) f->given.push_back(s.flag);
         if (c->count("--eval-every") > 0) f->given.emplace_back("--eval-every");

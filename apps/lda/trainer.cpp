@@ -46,6 +46,7 @@ void add_loglik(train::Record& r, const LogLikelihood& ll, std::uint64_t num_tok
 
 void TrainOptions::validate() const {
     params.validate();
+    init.validate();
     if (blocks < 0) throw ConfigError("--blocks", "must be 0 (automatic) or at least 1");
     if (blocks > 4096) throw ConfigError("--blocks", "at most 4096 blocks per side");
     if (mh_steps == 0 || mh_steps > MhSampler::kMaxCycles)
@@ -134,14 +135,15 @@ Trainer::Trainer(const core::Corpus& corpus, const TrainOptions& options,
         ranks_ == 1 ? corpus.word_ids() : std::span<const WordId>(mine.words);
     split_words(corpus);
 
-    // The rank's docs in G groups of equal token count, the grid's blocks, random topics.
+    // The rank's docs in G groups of equal token count, the grid's blocks, the first topics.
     std::vector<std::uint64_t> local_len(local_docs_.size());
     for (std::size_t d = 0; d < local_docs_.size(); ++d) local_len[d] = offsets[d + 1] - offsets[d];
     const auto rows = sched::partition_rows(local_len, side_, row_seed());
     blocks_ = build_blocks(offsets, words, rows.group_of, col_of_word_,
                            static_cast<std::uint32_t>(side_));
     to_slice_local(blocks_);
-    init_topics(blocks_, k_count, init_seed());
+    init_topics(blocks_, static_cast<std::uint32_t>(local_docs_.size()), k_count, options_.init,
+                init_seed());
     doc_topic_ = DocTopicTable::from_blocks(k_count, static_cast<std::uint32_t>(local_docs_.size()),
                                             blocks_);
     build_tables();

@@ -62,6 +62,7 @@
 #include "core/lda/model.h"
 #include "core/lda/sampler.h"
 #include "core/lda/token_block.h"
+#include "core/lda/topic_init.h"
 #include "core/lda/word_topic_table.h"
 #include "sched/timer_control.h"
 #include "train/loop.h"
@@ -93,6 +94,7 @@ struct TrainOptions {
     int blocks = 0;  ///< grid side L (--blocks); 0: ⌈√2·P⌉, or 16 if deterministic
     bool deterministic = false;     ///< diagonal sweeps: same model at any thread count
     std::uint32_t eval_every = 10;  ///< evaluate log-likelihood every N iterations (0: only last)
+    InitOptions init;               ///< the first topics (--init, --init-doc-topics)
 
     bool record_schedule = false;  ///< keep every block's run for a timeline (--trace)
     /// The kernel (--sampler): a run setting, not part of the model (a resumed run may change it).

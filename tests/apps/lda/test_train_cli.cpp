@@ -301,6 +301,11 @@ TEST_F(TrainCli, BadFlagsAreConfigErrors) {
     EXPECT_EQ(run("lda train --corpus " + kTrain + " --topics 0 --out " + path("m")).code, 3);
     EXPECT_EQ(run("lda train --corpus " + kTrain + " --alpha 1,x --out " + path("m")).code, 3);
     EXPECT_EQ(run("lda train --corpus " + kTrain + " --beta -1 --out " + path("m")).code, 3);
+    EXPECT_EQ(run("lda train --corpus " + kTrain + " --init dense --out " + path("m")).code, 3);
+    EXPECT_EQ(run("lda train --corpus " + kTrain + " --init sparse --init-doc-topics 0 --out " +
+                  path("m"))
+                  .code,
+              3);
     EXPECT_FALSE(fs::exists(path("m")));
 }
 

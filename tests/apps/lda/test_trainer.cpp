@@ -156,6 +156,33 @@ TEST(Trainer, DeterministicModeIsIndependentOfThreadCount) {
     EXPECT_NE(t.gather_model({}, "synthetic").word_topic.counts, models[0].word_topic.counts);
 }
 
+// --init sparse: tables consistent with the first topics, every doc row at most c wide, and in
+// deterministic mode the same model at 1 and 3 threads (and not the random init's model).
+TEST(Trainer, SparseInitIsConsistentNarrowAndThreadIndependent) {
+    const auto corpus = small_corpus(5);
+    std::vector<std::vector<Count>> counts;
+    for (int threads : {1, 3}) {
+        sched::Runtime rt(threads, sched::PinMode::kNone);
+        auto o = options(12, true);
+        o.init = InitOptions{InitMethod::kSparse, 2};
+        Trainer t(corpus, o, rt);
+        expect_consistent(t, corpus);
+        for (DocId d = 0; d < corpus.num_docs(); ++d) {
+            int width = 0;
+            for (TopicId k = 0; k < 12; ++k) width += t.doc_topic().get(d, k) > 0;
+            EXPECT_LE(width, 2) << "doc " << d;
+        }
+        for (int i = 0; i < 3; ++i) t.iterate();
+        expect_consistent(t, corpus);
+        counts.push_back(t.gather_model({}, "synthetic").word_topic.counts);
+    }
+    EXPECT_EQ(counts[1], counts[0]);
+    sched::Runtime rt(1, sched::PinMode::kNone);
+    Trainer random(corpus, options(12, true), rt);
+    for (int i = 0; i < 3; ++i) random.iterate();
+    EXPECT_NE(random.gather_model({}, "synthetic").word_topic.counts, counts[0]);
+}
+
 // log p(w|z) and log p(w,z) against a brute-force sum of std::lgamma over every cell.
 TEST(Trainer, LikelihoodMatchesBruteForce) {
     const auto corpus = small_corpus(7, 120, 200);

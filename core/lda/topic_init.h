@@ -1,0 +1,53 @@
+// The first topics of a run: how the trainer fills the blocks' topics before the first sweep.
+// Uniform random topics (init_topics in core/lda/token_block.h) make every doc-topic row
+// min(K, n_d) wide, and the word-major SparseLDA sampler pays O(K_d) per token for that in its
+// first sweeps; the sparse initialisation here starts every document on a few topics instead.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/lda/token_block.h"
+
+namespace rotor::lda {
+
+/// The initialisations the trainer offers (--init).
+enum class InitMethod {
+    kRandom,  ///< every token uniform in [0, K) (init_topics)
+    kSparse,  ///< every document draws a few topics, its tokens choose among them uniformly
+};
+
+/// --init's value, with --init-doc-topics for kSparse. A plain value type.
+struct InitOptions {
+    InitMethod method = InitMethod::kRandom;
+    /// kSparse: topics per document (c); a document uses at most min(c, K, n_d) of them.
+    std::uint32_t doc_topics = 4;
+    /// Throws ConfigError("--init-doc-topics") when doc_topics is 0.
+    void validate() const;
+};
+
+/// "random" or "sparse" to the method; throws ConfigError("--init") otherwise.
+InitMethod parse_init_method(std::string_view name);
+/// The method's --init name.
+std::string init_method_name(InitMethod method);
+
+/// Sparse initialisation. Document d (a doc id of the blocks, < num_docs) draws min(c, K)
+/// distinct topics from Rng::from({seed, kSparseInitDocStream, d}); each of its tokens then takes
+/// one of them uniformly, block b drawing from Rng::from({seed, b}) in the block's token order.
+/// So the result does not depend on which thread initialises which block, and a document's
+/// row has at most min(c, K, n_d) nonzero topics. Time O(N + D·c), extra memory D·min(c, K)·4
+/// bytes. Throws ConfigError("--init-doc-topics") when c == 0; a doc id >= num_docs or K == 0
+/// is a caller bug (assert).
+void init_topics_sparse(std::span<TokenBlock> blocks, std::uint32_t num_docs,
+                        std::uint32_t num_topics, std::uint32_t doc_topics, std::uint64_t seed);
+
+/// Fills the blocks' topics with `options`' method: init_topics or init_topics_sparse.
+void init_topics(std::span<TokenBlock> blocks, std::uint32_t num_docs, std::uint32_t num_topics,
+                 const InitOptions& options, std::uint64_t seed);
+
+/// The stream of a document's topic set in init_topics_sparse ("SPRS").
+inline constexpr std::uint64_t kSparseInitDocStream = 0x53505253;
+
+}  // namespace rotor::lda
