@@ -120,16 +120,19 @@ void add_ratings_commands(CLI::App& app) {
     auto build = std::make_shared<BuildFlags>();
     auto* b = ratings->add_subcommand(
         "build", "Read a ratings file (`user item rating` lines) and write its binary form");
-    b->add_option("--input", build->input, "Ratings: text (plain or gzip) or binary")->required();
+    b->add_option("--ratings", build->input, "Ratings: text (plain or gzip) or binary");
+    b->add_option("--input", build->input)->group("");  // the old name, kept for scripts
     b->add_option("--out", build->out, "Output binary ratings")->required();
     b->callback([build] {
+        if (build->input.empty()) throw ConfigError("--ratings", "is required");
         run_ratings_build(build->input, build->out);
         std::fprintf(stderr, "rotor: ratings build: written to %s\n", build->out.c_str());
     });
 
     auto split = std::make_shared<RatingsSplitFlags>();
     auto* s = ratings->add_subcommand("split", "Split ratings into train and test files");
-    s->add_option("--input", split->input, "Ratings: text or binary")->required();
+    s->add_option("--ratings", split->input, "Ratings: text or binary");
+    s->add_option("--input", split->input)->group("");  // the old name, kept for scripts
     s->add_option("--test-fraction", split->test_fraction, "Share of ratings in the test part")
         ->capture_default_str();
     s->add_option("--by", split->by,
@@ -139,6 +142,7 @@ void add_ratings_commands(CLI::App& app) {
     s->add_option("--train-out", split->train_out, "Output train CSV")->required();
     s->add_option("--test-out", split->test_out, "Output test CSV")->required();
     s->callback([split] {
+        if (split->input.empty()) throw ConfigError("--ratings", "is required");
         const RatingsSplitSummary r = run_ratings_split(*split);
         std::fprintf(stderr, "rotor: ratings split: %llu ratings to %s, %llu to %s\n",
                      static_cast<unsigned long long>(r.train), split->train_out.c_str(),

@@ -53,7 +53,7 @@ class RatingsCli : public ::testing::Test {
 TEST_F(RatingsCli, BuildThenInfoGiveTheSameMatrixAsTheText) {
     const std::string csv = dir_.write("r.csv", movielens_like());
     const std::string bin = dir_.file("r.bin");
-    const auto b = rotor("ratings build --input " + csv + " --out " + bin);
+    const auto b = rotor("ratings build --ratings " + csv + " --out " + bin);
     ASSERT_EQ(b.code, 0) << b.err;
     const mf::RatingsFile text = mf::read_ratings(csv);
     const mf::RatingsFile back = mf::read_ratings_binary(bin);
@@ -93,10 +93,11 @@ TEST_F(RatingsCli, SplitFilesReadBackAsSplitRatingsParts) {
         // From the text and from the binary form: the same files.
         for (const std::string& input : {csv, dir_.file("r.bin")}) {
             if (input != csv) {
-                ASSERT_EQ(rotor("ratings build --input " + csv + " --out " + input).code, 0);
+                ASSERT_EQ(rotor("ratings build --ratings " + csv + " --out " + input).code, 0);
             }
-            const auto r = rotor("ratings split --input " + input + " --test-fraction 0.25 --by " +
-                                 by + " --seed 9 --train-out " + train + " --test-out " + test);
+            const auto r =
+                rotor("ratings split --ratings " + input + " --test-fraction 0.25 --by " + by +
+                      " --seed 9 --train-out " + train + " --test-out " + test);
             ASSERT_EQ(r.code, 0) << r.err;
             const mf::RatingsSplit want = mf::split_ratings(f.ratings, 0.25, 9, split_by);
             EXPECT_GT(want.test.nnz(), 0u);
@@ -109,10 +110,10 @@ TEST_F(RatingsCli, SplitFilesReadBackAsSplitRatingsParts) {
 
 TEST_F(RatingsCli, BadInputExitsTwoAndLeavesNoOutput) {
     const std::string bad = dir_.write("bad.csv", "u,i,r\nu1,i1,4\nu2,i2\n");
-    const auto b = rotor("ratings build --input " + bad + " --out " + dir_.file("out.bin"));
+    const auto b = rotor("ratings build --ratings " + bad + " --out " + dir_.file("out.bin"));
     EXPECT_EQ(b.code, 2);
     EXPECT_NE(b.err.find(bad + ":3:6: missing rating"), std::string::npos) << b.err;
-    const auto s = rotor("ratings split --input " + bad + " --train-out " + dir_.file("out.tr") +
+    const auto s = rotor("ratings split --ratings " + bad + " --train-out " + dir_.file("out.tr") +
                          " --test-out " + dir_.file("out.te"));
     EXPECT_EQ(s.code, 2);
     const auto dup = dir_.write("dup.csv", "u1 i1 4\nu2 i1 3\nu1 i1 5\n");
@@ -126,12 +127,22 @@ TEST_F(RatingsCli, BadInputExitsTwoAndLeavesNoOutput) {
 TEST_F(RatingsCli, BadFlagsExitThree) {
     const std::string ok = dir_.write("ok.csv", "u1,i1,4\n");
     const std::string outs = " --train-out " + dir_.file("a") + " --test-out " + dir_.file("b");
-    EXPECT_EQ(rotor("ratings split --input " + ok + " --test-fraction 1.5" + outs).code, 3);
-    EXPECT_EQ(rotor("ratings split --input " + ok + " --by item" + outs).code, 3);
-    EXPECT_EQ(rotor("ratings split --input " + ok + " --train-out " + dir_.file("a") +
+    EXPECT_EQ(rotor("ratings split --ratings " + ok + " --test-fraction 1.5" + outs).code, 3);
+    EXPECT_EQ(rotor("ratings split --ratings " + ok + " --by item" + outs).code, 3);
+    EXPECT_EQ(rotor("ratings split --ratings " + ok + " --train-out " + dir_.file("a") +
                     " --test-out " + dir_.file("a"))
                   .code,
               3);
+    // --ratings as every command names its input; without it, the error names it; the old
+    // --input still works (hidden from --help).
+    const auto none = rotor("ratings build --out " + dir_.file("c.bin"));
+    EXPECT_EQ(none.code, 3);
+    EXPECT_NE(none.err.find("--ratings"), std::string::npos) << none.err;
+    EXPECT_EQ(rotor("ratings split" + outs).code, 3);
+    EXPECT_EQ(rotor("ratings build --input " + ok + " --out " + dir_.file("c.bin")).code, 0);
+    const auto help = rotor("ratings build --help");
+    EXPECT_NE(help.out.find("--ratings"), std::string::npos) << help.out;
+    EXPECT_EQ(help.out.find("--input"), std::string::npos) << help.out;
 }
 
 }  // namespace
