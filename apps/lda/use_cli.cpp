@@ -58,16 +58,17 @@ double skipped_share(const lda::MappedCorpus& m) {
                : static_cast<double>(m.skipped_tokens) / static_cast<double>(m.input_tokens);
 }
 
-/// eval: a corpus whose words the model mostly does not know (another vocabulary, a wrong
-/// --vocab) gives a perplexity of the few tokens left that looks far better than the model is;
-/// above the threshold it is refused unless the user allows it.
-void check_skipped_share(const EvalFlags& flags, const lda::MappedCorpus& m) {
+/// eval and infer --corpus: a corpus whose words the model mostly does not know (another
+/// vocabulary, a wrong --vocab) gives a perplexity of the few tokens left that looks far better
+/// than the model is, and proportions of a handful of words; above the threshold it is refused
+/// unless the user allows it.
+void check_skipped_share(bool allow_oov, const std::string& corpus, const lda::MappedCorpus& m) {
     const double share = skipped_share(m);
-    if (flags.allow_oov || share <= EvalFlags::kMaxSkippedShare) return;
-    throw InputError(flags.corpus,
+    if (allow_oov || share <= EvalFlags::kMaxSkippedShare) return;
+    throw InputError(corpus,
                      fmt::format("{:.1f}% of its tokens ({} of {}, {} distinct words) are of words "
                                  "the model does not know, more than {:.0f}%: a corpus of another "
-                                 "vocabulary (or the wrong --vocab)? Give --allow-oov to score the "
+                                 "vocabulary (or the wrong --vocab)? Give --allow-oov to use the "
                                  "rest anyway",
                                  100 * share, m.skipped_tokens, m.input_tokens, m.unknown_words,
                                  100 * EvalFlags::kMaxSkippedShare));
@@ -136,6 +137,7 @@ InferInput read_infer_corpus(const InferFlags& flags, const lda::LdaModel& model
     lda::MappedCorpus mapped =
         lda::map_to_model(loaded.corpus, loaded.vocab ? &*loaded.vocab : nullptr, model_vocab,
                           model.info.num_words, flags.corpus);
+    check_skipped_share(flags.allow_oov, flags.corpus, mapped);
     InferInput in;
     for (DocId d = 0; d < mapped.corpus.num_docs(); ++d)
         if (mapped.corpus.doc_length(d) == 0 && loaded.corpus.doc_length(d) > 0)
@@ -276,7 +278,7 @@ EvalSummary run_eval(const EvalFlags& flags) {
             lda::map_to_model(loaded.corpus, corpus_vocab, model_vocab ? &*model_vocab : nullptr,
                               model.info.num_words, flags.corpus);
         print_skipped("eval", *mapped);
-        check_skipped_share(flags, *mapped);
+        check_skipped_share(flags.allow_oov, flags.corpus, *mapped);
         const lda::HeldoutEvaluator evaluator(mapped->corpus, flags.fold_in);
         s.result = evaluator.evaluate(model, loop);
         s.num_topics = model.info.num_topics;
@@ -295,7 +297,7 @@ EvalSummary run_eval(const EvalFlags& flags) {
                          "rotor: lda eval: (words absent from %s, or with zero weight, are "
                          "unknown with --beta 0; give --beta > 0 to score them by smoothing)\n",
                          flags.phi.c_str());
-        check_skipped_share(flags, *mapped);
+        check_skipped_share(flags.allow_oov, flags.corpus, *mapped);
         s.phi_words = file.vocab.size();
         s.smoothing_only_words = 0;
         {
@@ -357,6 +359,9 @@ void add_infer(CLI::App& lda) {
         ->capture_default_str();
     c->add_option("--threads,-t", f->threads, "Worker threads (default: all cores)");
     c->add_flag("--dense", f->dense, "Write every topic, not only theta >= 1e-4");
+    c->add_flag("--allow-oov", f->allow_oov,
+                "--corpus: infer even when more than 5% of its tokens are of words the model "
+                "does not know (a corpus of another vocabulary?)");
     c->callback([f] {
         const InferSummary s = run_infer(*f);
         const std::string where = f->out.empty()          ? f->doc_topics

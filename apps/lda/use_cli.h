@@ -30,7 +30,11 @@ struct InferFlags {
     std::string out;         ///< TSV `doc<TAB>topic<TAB>θ` written atomically (--out)
     std::string doc_topics;  ///< wide doc × topic TSV with a header (--doc-topics)
     bool dense = false;      ///< every topic, not only θ ≥ kMinTheta (--dense)
-    int threads = 0;         ///< worker threads, 0: all cores (--threads)
+    /// --allow-oov: infer when more than EvalFlags::kMaxSkippedShare of a --corpus's tokens
+    /// are of words the model does not know (refused otherwise; --text skips stop words and
+    /// pruned words by design, so it is not checked).
+    bool allow_oov = false;
+    int threads = 0;  ///< worker threads, 0: all cores (--threads)
     lda::FoldInOptions fold_in;
 
     static constexpr double kMinTheta = 1e-4;

@@ -321,7 +321,7 @@ TEST_F(UseCli, EvalPhiScoresWordsTheFileLacksBySmoothingAndSaysSo) {
 // tokens left and printed a perplexity far better than the model's, with a note on stderr only.
 // Above 5% of skipped tokens it is refused (exit 2, naming the corpus) unless --allow-oov, and
 // the skipped share is printed beside the figure.
-TEST_F(UseCli, EvalRefusesACorpusOfAnotherVocabularyUnlessAllowed) {
+TEST_F(UseCli, EvalAndInferRefuseACorpusOfAnotherVocabularyUnlessAllowed) {
     {
         std::ifstream in(path("heldout.vocab"));
         std::ofstream out(path("other.vocab"));
@@ -350,6 +350,17 @@ TEST_F(UseCli, EvalRefusesACorpusOfAnotherVocabularyUnlessAllowed) {
     const double scored = static_cast<double>(j.at("heldout_tokens").get<std::uint64_t>() +
                                               j.at("heldout_fit_tokens").get<std::uint64_t>());
     EXPECT_NEAR(share, skipped / (skipped + scored), 1e-12);
+    // infer --corpus follows the same rule (it inferred from the words left, silently).
+    const std::string infer = "lda infer --model " + path("model") + " --corpus " +
+                              path("heldout.txt") + " --threads 1 --vocab " + path("other.vocab") +
+                              " --out " + path("oov_theta.tsv");
+    const CommandResult refused = rotor(infer);
+    EXPECT_EQ(refused.code, 2) << refused.err;
+    EXPECT_NE(refused.err.find("--allow-oov"), std::string::npos) << refused.err;
+    EXPECT_FALSE(std::filesystem::exists(path("oov_theta.tsv")));
+    const CommandResult inferred = rotor(infer + " --allow-oov");
+    EXPECT_EQ(inferred.code, 0) << inferred.err;
+    EXPECT_TRUE(std::filesystem::exists(path("oov_theta.tsv")));
 }
 
 TEST_F(UseCli, BadPhiFileIsAnInputErrorWithTheLine) {
