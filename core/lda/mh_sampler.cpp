@@ -56,23 +56,8 @@ MhSampler::MhSampler(const LdaParams& params, std::uint32_t vocab_size, DocToken
 
 Count* MhSampler::load_word(const TokenBlock& block, std::size_t wi, WordTopicTable& word_topic) {
     const WordId w = block.words[wi];
-    const bool dense = word_topic.is_dense(w);
-    Count* const nw = dense ? word_topic.dense_row(w) : word_dense_.data();
     word_nz_.clear();
-    if (dense) {
-        for (TopicId k = 0; k < num_topics_; ++k) {
-            if (nw[k] != 0) {
-                word_nz_.push_back(k);
-                in_nz_[k] = 1;
-            }
-        }
-    } else {
-        for (const TopicCount& e : word_topic.sparse_row(w)) {
-            nw[e.topic] = e.count;
-            word_nz_.push_back(e.topic);
-            in_nz_[e.topic] = 1;
-        }
-    }
+    Count* const nw = word_topic.open_row(w, word_dense_.data(), word_nz_, in_nz_.data());
     // The counts outside the block's tokens of w do not change while w is sampled here.
     const TokenIndex tb = block.word_offsets[wi];
     const TokenIndex te = block.word_offsets[wi + 1];

@@ -135,22 +135,8 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
 
         // Load the word row: in place when dense, unpacked into scratch when sparse.
         const bool dense = word_topic.is_dense(w);
-        Count* const nw = dense ? word_topic.dense_row(w) : word_dense_.data();
         word_nz_.clear();
-        if (dense) {
-            for (TopicId k = 0; k < K; ++k) {
-                if (nw[k] != 0) {
-                    word_nz_.push_back(k);
-                    in_nz[k] = 1;
-                }
-            }
-        } else {
-            for (const TopicCount& e : word_topic.sparse_row(w)) {
-                nw[e.topic] = e.count;
-                word_nz_.push_back(e.topic);
-                in_nz[e.topic] = 1;
-            }
-        }
+        Count* const nw = word_topic.open_row(w, word_dense_.data(), word_nz_, in_nz);
         // Word bucket r = Σ_k α_k n_wk / (n_k + Vβ) over the row's nonzeros; per group and
         // super-group too for a word with many nonzeros at large K.
         const bool grouped = !word_group_.empty() && word_nz_.size() > kGroupedWordNonzeros;

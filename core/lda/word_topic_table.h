@@ -91,6 +91,28 @@ class WordTopicTable {
         const TopicCount* h = sparse_pool_.data() + rows_[w].offset;
         return {h + 1, h->topic};
     }
+    /// Opens row w for a sampler: a dense row in place, a sparse row unpacked into `scratch`
+    /// (K counts, all zero on entry). Appends the row's nonzero topics to `nz` and sets their
+    /// flags in `in_nz` (K flags, all zero on entry). Returns the row's K counts; a sparse row
+    /// is written back with store_sparse_row(w, nz, scratch) and its scratch cleared after.
+    Count* open_row(WordId w, Count* scratch, std::vector<TopicId>& nz, std::uint8_t* in_nz) {
+        if (is_dense(w)) {
+            Count* const row = dense_row(w);
+            for (TopicId k = 0; k < num_topics_; ++k) {
+                if (row[k] != 0) {
+                    nz.push_back(k);
+                    in_nz[k] = 1;
+                }
+            }
+            return row;
+        }
+        for (const TopicCount& e : sparse_row(w)) {
+            scratch[e.topic] = e.count;
+            nz.push_back(e.topic);
+            in_nz[e.topic] = 1;
+        }
+        return scratch;
+    }
     /// Overwrites sparse row w with the cells of `dense` (size K) at `topics` that are nonzero;
     /// `topics` must contain every nonzero topic of `dense`, each once. Asserts the capacity.
     void store_sparse_row(WordId w, std::span<const TopicId> topics, const Count* dense);
