@@ -9,6 +9,40 @@
 
 namespace rotor::lda {
 
+/// Vose's pairing, the heart of every alias table here: `scaled` holds n >= 1 weights scaled so
+/// that they average 1 (overwritten). Fills prob[i] in [0, 1] and next[i] so that picking i
+/// uniformly, then i with probability prob[i] and next[i] otherwise, draws i with probability
+/// scaled[i] / n. Deterministic in its input; `small` and `large` are scratch.
+template <class Next>
+void pair_alias(std::span<double> scaled, double* prob, Next* next,
+                std::vector<std::uint32_t>& small, std::vector<std::uint32_t>& large) {
+    small.clear();
+    large.clear();
+    for (std::size_t i = 0; i < scaled.size(); ++i)
+        (scaled[i] < 1.0 ? small : large).push_back(static_cast<std::uint32_t>(i));
+    while (!small.empty() && !large.empty()) {
+        const std::uint32_t s = small.back();
+        small.pop_back();
+        const std::uint32_t l = large.back();
+        prob[s] = scaled[s];
+        next[s] = static_cast<Next>(l);
+        scaled[l] = (scaled[l] + scaled[s]) - 1.0;
+        if (scaled[l] < 1.0) {
+            large.pop_back();
+            small.push_back(l);
+        }
+    }
+    // What is left has weight 1 up to rounding.
+    for (const std::uint32_t i : large) {
+        prob[i] = 1.0;
+        next[i] = static_cast<Next>(i);
+    }
+    for (const std::uint32_t i : small) {
+        prob[i] = 1.0;
+        next[i] = static_cast<Next>(i);
+    }
+}
+
 /// Draws an index i in [0, n) with probability weights[i] / Σ weights. build() reuses the
 /// object's buffers (no allocation once they reach the largest n built). The table draws from
 /// exactly the distribution of the weights it was built from, up to rounding: a caller that

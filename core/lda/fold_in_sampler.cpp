@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/base/error.h"
+#include "core/lda/alias_table.h"
 
 namespace rotor::lda {
 
@@ -20,33 +21,8 @@ void build_alias(std::span<const double> weights, double total, double* prob, Ne
                  std::vector<std::uint32_t>& large) {
     const auto n = static_cast<std::uint32_t>(weights.size());
     scaled.resize(n);
-    small.clear();
-    large.clear();
-    for (std::uint32_t i = 0; i < n; ++i) {
-        scaled[i] = weights[i] * static_cast<double>(n) / total;
-        (scaled[i] < 1.0 ? small : large).push_back(i);
-    }
-    while (!small.empty() && !large.empty()) {
-        const std::uint32_t s = small.back();
-        small.pop_back();
-        const std::uint32_t l = large.back();
-        prob[s] = scaled[s];
-        next[s] = static_cast<Next>(l);
-        scaled[l] = (scaled[l] + scaled[s]) - 1.0;
-        if (scaled[l] < 1.0) {
-            large.pop_back();
-            small.push_back(l);
-        }
-    }
-    // What is left has weight 1 up to rounding.
-    for (const std::uint32_t i : large) {
-        prob[i] = 1.0;
-        next[i] = static_cast<Next>(i);
-    }
-    for (const std::uint32_t i : small) {
-        prob[i] = 1.0;
-        next[i] = static_cast<Next>(i);
-    }
+    for (std::uint32_t i = 0; i < n; ++i) scaled[i] = weights[i] * static_cast<double>(n) / total;
+    pair_alias<Next>(scaled, prob, next, small, large);
 }
 
 /// Picks from an alias table of n entries with u uniform in [0, mass): the integer part of
