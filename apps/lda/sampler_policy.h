@@ -32,7 +32,7 @@ struct BlockChoice {
 class SamplerPolicy {
   public:
     /// The deterministic switch point: mean doc-row length / its value after random
-    /// initialisation (measured crossover on the kernel corpus, docs/sampler.md).
+    /// initialisation. Not calibrated: a guess that docs/sampler.md says is still to be measured.
     static constexpr double kDeterministicSwitch = 0.5;
 
     SamplerPolicy(SamplerKind kind, bool deterministic)
