@@ -202,7 +202,10 @@ void check_replaceable(const std::string& path, std::string_view marker, const s
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
     if (!fs::exists(st)) return;
-    if (!fs::is_directory(st)) throw ConfigError(key, path + " exists and is not a directory");
+    if (!fs::is_directory(st))
+        throw ConfigError(key, fmt::format("{} exists and is not a directory: not replaced "
+                                           "(choose another path)",
+                                           path));
     if (fs::is_empty(path, ec) || fs::exists(fs::path(path) / std::string(marker), ec)) return;
     throw ConfigError(key, fmt::format("{} is a non-empty directory that holds no {}: not an "
                                        "output of rotor, so it is not replaced (choose another "
@@ -243,21 +246,20 @@ void check_output(const std::string& path, OutputKind kind, std::string_view mar
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
     if (!fs::exists(st)) return;
-    const bool directory = kind == OutputKind::kDirectory;
-    if (fs::is_directory(st) != directory)
-        throw ConfigError(key, fmt::format("{} exists and is {}a directory: not replaced (choose "
-                                           "another path)",
-                                           path, directory ? "not " : ""));
-    if (directory && fs::is_empty(path, ec)) return;
-    const bool ours = directory ? fs::exists(fs::path(path) / std::string(marker), ec)
-                                : file_begins_with(path, marker);
-    if (!ours)
-        throw ConfigError(key,
-                          fmt::format("{} is a {} that {}: not an output of rotor, so it is "
-                                      "not replaced (choose another path, or empty it)",
-                                      path, directory ? "non-empty directory" : "file",
-                                      directory ? fmt::format("holds no {}", marker)
-                                                : fmt::format("does not begin with {}", marker)));
+    if (kind == OutputKind::kDirectory) {
+        check_replaceable(path, marker, key);  // a file, or a foreign non-empty directory
+        if (fs::is_empty(path, ec)) return;
+    } else {
+        if (fs::is_directory(st))
+            throw ConfigError(key, fmt::format("{} exists and is a directory: not replaced "
+                                               "(choose another path)",
+                                               path));
+        if (!file_begins_with(path, marker))
+            throw ConfigError(key, fmt::format("{} is a file that does not begin with {}: not an "
+                                               "output of rotor, so it is not replaced (choose "
+                                               "another path, or empty it)",
+                                               path, marker));
+    }
     if (!overwrite)
         throw ConfigError(key, fmt::format("{} exists (an earlier output of rotor): give "
                                            "--overwrite to replace it, or choose another path",
