@@ -230,13 +230,14 @@ void run_workers_polling(Runtime& runtime, const std::function<void(int worker)>
         cv.notify_all();
     });
     try {
+        // poll() runs at least once, even when the workers finish before this thread gets here.
         std::unique_lock lock(mutex);
-        while (!done) {
+        do {
             lock.unlock();
             poll();
             lock.lock();
             cv.wait_for(lock, period, [&] { return done; });
-        }
+        } while (!done);
     } catch (...) {
         if (on_poll_error) on_poll_error();
         helper.join();
