@@ -47,6 +47,7 @@ lasso::RawData DataFlags::read(std::uint32_t min_features, const core::ReadLimit
     }
     lasso::ReadDenseOptions o;
     o.target = target;
+    o.limits = limits;
     return lasso::read_dense(path, o);
 }
 

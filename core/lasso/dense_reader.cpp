@@ -126,6 +126,9 @@ RawData read_dense(LineReader& r, const ReadDenseOptions& options) {
         }
         if (out.targets.size() >= 0xFFFFFFFFu) r.fail(1, "more than 2^32 - 1 samples");
         out.add_sample(y, cols, row);
+        const std::uint64_t bytes = out.reading_bytes();
+        if (bytes > options.limits.max_bytes)
+            options.limits.refuse_bytes(bytes, r.name(), r.line_number(), 1, "the samples");
     }
     return out;
 }

@@ -17,6 +17,7 @@
 
 #include <string>
 
+#include "core/corpus/corpus.h"
 #include "core/io/line_reader.h"
 #include "core/lasso/design.h"
 
@@ -35,6 +36,10 @@ struct ReadDenseOptions {
     /// otherwise a header name.
     std::string target;
     DenseHeader header = DenseHeader::kAuto;
+    /// limits.max_bytes bounds the samples' memory while they are read (RawData::reading_bytes),
+    /// checked after each line: a file that would take more is refused at the line that takes
+    /// it over (core::ReadLimits::refuse_bytes), before the rest is read.
+    core::ReadLimits limits;
 };
 
 /// Reads `path` (plain or gzip). Returns dense RawData: every entry stored, features in file

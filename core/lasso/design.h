@@ -47,7 +47,16 @@ struct RawData {
     /// Feature names from a CSV header (p names), else empty.
     std::vector<std::string> feature_names;
 
+    /// Reading memory per stored entry (column index and value) and per sample (row offset and
+    /// target): what a reader's `--max-memory` check counts (reading_bytes()).
+    static constexpr std::uint64_t kBytesPerEntry = 12;
+    static constexpr std::uint64_t kBytesPerSample = 16;
+
     std::uint32_t samples() const { return static_cast<std::uint32_t>(targets.size()); }
+    /// The memory the samples read so far take, by kBytesPerEntry and kBytesPerSample.
+    std::uint64_t reading_bytes() const {
+        return kBytesPerEntry * values.size() + kBytesPerSample * targets.size();
+    }
     /// Appends one sample: entries (col, value) with increasing cols < features.
     void add_sample(double y, std::span<const std::uint32_t> c, std::span<const double> v);
 };

@@ -100,8 +100,7 @@ RawData read_libsvm(LineReader& r, const ReadLibsvmOptions& options) {
         if (previous > max_index) max_index = previous;
         if (out.targets.size() >= 0xFFFFFFFFu) r.fail(1, "more than 2^32 - 1 samples");
         out.add_sample(y, cols, values);
-        const std::uint64_t bytes = ReadLibsvmOptions::kBytesPerEntry * out.values.size() +
-                                    ReadLibsvmOptions::kBytesPerSample * out.targets.size();
+        const std::uint64_t bytes = out.reading_bytes();
         if (bytes > options.limits.max_bytes)
             options.limits.refuse_bytes(bytes, r.name(), r.line_number(), 1, "the samples");
     }

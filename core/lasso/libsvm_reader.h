@@ -29,13 +29,10 @@ namespace rotor::lasso {
 struct ReadLibsvmOptions {
     /// p is at least this (a model's feature count, when reading data to predict on).
     std::uint32_t min_features = 0;
-    /// limits.max_bytes bounds the samples' memory while they are read (kBytesPerEntry a stored
-    /// entry, kBytesPerSample a sample), checked after each line: a file that would take more is
-    /// refused at the line that takes it over (core::ReadLimits::refuse_bytes), before the rest
-    /// is read.
+    /// limits.max_bytes bounds the samples' memory while they are read (RawData::reading_bytes),
+    /// checked after each line: a file that would take more is refused at the line that takes
+    /// it over (core::ReadLimits::refuse_bytes), before the rest is read.
     core::ReadLimits limits;
-    static constexpr std::uint64_t kBytesPerEntry = 12;   ///< column index and value
-    static constexpr std::uint64_t kBytesPerSample = 16;  ///< row offset and target
 };
 
 /// Reads `path` (plain or gzip). Returns sparse RawData (dense == false).

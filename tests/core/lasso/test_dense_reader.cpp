@@ -95,5 +95,28 @@ TEST(ReadDense, MalformedLines) {
     expect_error("1\t2\n3 4\n", "2:4", "1 fields");
 }
 
+// The memory bound holds while the file is read (as the LIBSVM reader's): a header and 3 samples
+// of 2 features take 3 * (2 * 12 + 16) = 120 bytes; a bound of 119 refuses the line of the third
+// sample (line 4), 120 admits it; the bound of a flag is a ConfigError naming it (exit 3).
+TEST(ReadDense, TheMemoryBoundIsCheckedAtEachLine) {
+    const std::string text = "a,b,y\n1,2,3\n4,5,6\n7,8,9\n";
+    ReadDenseOptions o;
+    o.limits = core::ReadLimits::for_memory(120, "", "");
+    EXPECT_EQ(read_text(text, o).samples(), 3u);
+    TempDir dir;
+    const std::string path = dir.write("d.csv", text);
+    o.limits = core::ReadLimits::for_memory(119, "", "");
+    try {
+        read_dense(path, o);
+        FAIL() << "accepted";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(path + ":4:1: the samples need about"),
+                  std::string::npos)
+            << e.what();
+    }
+    o.limits = core::ReadLimits::for_memory(100, "--max-memory", "--max-memory 100");
+    EXPECT_THROW(read_dense(path, o), ConfigError);
+}
+
 }  // namespace
 }  // namespace rotor::lasso
