@@ -12,6 +12,7 @@
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
 #include "core/io/mapped_file.h"
+#include "core/mf/ratings_reader.h"
 
 namespace rotor::mf {
 namespace {
@@ -174,6 +175,17 @@ Header check_header(std::span<const std::byte> bytes, const std::string& name) {
     return h;
 }
 
+/// Refuses a file whose ratings and ids would take more than limits.max_bytes (saturating: a
+/// header's counts are any 64-bit values until the arrays are checked against the file).
+void refuse_beyond(const Header& h, const core::ReadLimits& limits, const std::string& name) {
+    constexpr std::uint64_t kMax = UINT64_MAX;
+    constexpr std::uint64_t kPerRating = ReadRatingsOptions::kBytesPerRating;
+    const std::uint64_t ids = h.num_users + h.num_items;  // each < 2^32: checked by check_header
+    const std::uint64_t bytes =
+        h.nnz > (kMax - 8 * ids) / kPerRating ? kMax : kPerRating * h.nnz + 8 * ids;
+    if (bytes > limits.max_bytes) limits.refuse_bytes(bytes, name, 0, 0, "the ratings");
+}
+
 }  // namespace
 
 bool has_ratings_binary_magic(std::span<const std::byte> prefix) noexcept {
@@ -216,8 +228,10 @@ void write_ratings_binary(const std::string& path, const Ratings& ratings, const
     f.commit();
 }
 
-RatingsFile parse_ratings_binary(std::span<const std::byte> bytes, const std::string& name) {
+RatingsFile parse_ratings_binary(std::span<const std::byte> bytes, const std::string& name,
+                                 const core::ReadLimits& limits) {
     const Header h = check_header(bytes, name);
+    refuse_beyond(h, limits, name);
     Cursor c(bytes.subspan(sizeof h), name);
     auto offsets = c.take<std::uint64_t>(h.num_users + 1, "user offsets");
     auto items = c.take<ItemId>(h.nnz, "item ids");
@@ -237,9 +251,9 @@ RatingsFile parse_ratings_binary(std::span<const std::byte> bytes, const std::st
     return out;
 }
 
-RatingsFile read_ratings_binary(const std::string& path) {
+RatingsFile read_ratings_binary(const std::string& path, const core::ReadLimits& limits) {
     const core::MappedFile mapped(path);
-    return parse_ratings_binary(mapped.bytes(), path);
+    return parse_ratings_binary(mapped.bytes(), path, limits);
 }
 
 }  // namespace rotor::mf

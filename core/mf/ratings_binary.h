@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 
+#include "core/corpus/corpus.h"
 #include "core/mf/ratings.h"
 
 namespace rotor::mf {
@@ -22,11 +23,14 @@ void write_ratings_binary(const std::string& path, const Ratings& ratings, const
 /// the result owns). Checks the magic, version, flags, the sizes against the file's, the CRC-32
 /// of the payload, the CSR structure (offsets, item ids < M, items increasing within a user,
 /// finite values) and the maps (N or 0 ids, M or 0, non-empty and distinct); any mismatch throws
-/// InputError naming the file. The result's first_new_user/item are 0.
-RatingsFile read_ratings_binary(const std::string& path);
+/// InputError naming the file. The result's first_new_user/item are 0. `limits.max_bytes`
+/// bounds the ratings' memory (ReadRatingsOptions::kBytesPerRating a rating, 8 bytes a user and
+/// an item id), checked from the header before any array is built (ReadLimits::refuse_bytes).
+RatingsFile read_ratings_binary(const std::string& path, const core::ReadLimits& limits = {});
 
 /// The same over bytes in memory, named `name` in errors (tests, fuzzing). Any alignment.
-RatingsFile parse_ratings_binary(std::span<const std::byte> bytes, const std::string& name);
+RatingsFile parse_ratings_binary(std::span<const std::byte> bytes, const std::string& name,
+                                 const core::ReadLimits& limits = {});
 
 /// True if `prefix` starts with the binary ratings magic (to tell the two forms apart).
 bool has_ratings_binary_magic(std::span<const std::byte> prefix) noexcept;

@@ -80,7 +80,7 @@ RatingsFile map_binary(RatingsFile bin, const std::string& path,
 
 RatingsFile load_ratings(const std::string& path, const ReadRatingsOptions& options) {
     if (!is_binary(path)) return read_ratings(path, options);
-    RatingsFile bin = read_ratings_binary(path);
+    RatingsFile bin = read_ratings_binary(path, options.limits);
     if (options.users == nullptr && options.items == nullptr) return bin;
     return map_binary(std::move(bin), path, options);
 }

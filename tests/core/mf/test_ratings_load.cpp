@@ -84,6 +84,28 @@ TEST(LoadRatings, BinaryWithoutIdsCannotBeMapped) {
     }
 }
 
+// The binary form is held to the same memory bound as the text: 3 ratings of 2 users and 2 items
+// take 3 * 32 + 8 * 4 = 128 bytes; 128 admits them, 127 refuses the file before its arrays are
+// built (naming it, exit 2), and the bound of a flag is a ConfigError naming it (exit 3).
+TEST(LoadRatings, TheBinaryFormIsHeldToTheMemoryBound) {
+    TempDir dir;
+    const Both b = write_both(dir, "m", "u1 i1 3\nu2 i2 4\nu1 i2 5\n");
+    ReadRatingsOptions o;
+    o.limits = core::ReadLimits::for_memory(128, "", "");
+    EXPECT_EQ(load_ratings(b.binary, o).ratings.nnz(), 3u);
+    o.limits = core::ReadLimits::for_memory(127, "", "");
+    try {
+        load_ratings(b.binary, o);
+        FAIL() << "accepted";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(b.binary + ": the ratings need about"),
+                  std::string::npos)
+            << e.what();
+    }
+    o.limits = core::ReadLimits::for_memory(100, "--max-memory", "--max-memory 100");
+    EXPECT_THROW(load_ratings(b.binary, o), ConfigError);
+}
+
 TEST(LoadRatings, ErrorsNameTheFile) {
     TempDir dir;
     const std::string missing = dir.file("missing.txt");
