@@ -69,6 +69,11 @@ std::string alpha_text(const lda::LdaParams& p) {
     return fmt::format("{}", fmt::join(a, ","));
 }
 
+/// --init-doc-topics as it matters: only for a sparse start ("-" otherwise).
+std::string doc_topics(const lda::InitOptions& init) {
+    return init.method == lda::InitMethod::kSparse ? std::to_string(init.doc_topics) : "-";
+}
+
 /// The model-defining settings a resumed run cannot change, as `a` has them and as `b` does
 /// (a checkpoint's α is the one the run reached, after any --optimize-alpha).
 std::vector<train::ResumeSetting> resume_settings(const lda::TrainOptions& a,
@@ -79,7 +84,9 @@ std::vector<train::ResumeSetting> resume_settings(const lda::TrainOptions& a,
             {"--beta", fmt::format("{}", a.params.beta), fmt::format("{}", b.params.beta)},
             {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
             {"--deterministic", on(a.deterministic), on(b.deterministic)},
-            {"--blocks", std::to_string(a.blocks), std::to_string(b.blocks)}};
+            {"--blocks", std::to_string(a.blocks), std::to_string(b.blocks)},
+            {"--init", lda::init_method_name(a.init.method), lda::init_method_name(b.init.method)},
+            {"--init-doc-topics", doc_topics(a.init), doc_topics(b.init)}};
 }
 
 void parse_alpha(const std::string& text, lda::LdaParams& p) {
@@ -137,7 +144,10 @@ void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
     const auto given = [&f](const std::string& flag) {
         return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
     };
-    train::refuse_resume_conflicts(resume_settings(f.options, c.options), given, f.common.resume);
+    // A checkpoint of rotor before --init was recorded started random unless the flags say.
+    lda::TrainOptions recorded = c.options;
+    if (!c.init_recorded) recorded.init = f.options.init;
+    train::refuse_resume_conflicts(resume_settings(f.options, recorded), given, f.common.resume);
     const std::uint32_t target =
         f.common.iterations_set ? f.options.iterations : c.options.iterations;
     train::check_resume_target(c.iterations_done, target, f.common.resume);
@@ -145,7 +155,7 @@ void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
     // The kernel is a run setting, not part of the model: a resumed run may change it.
     const lda::SamplerKind sampler = f.options.sampler;
     const std::uint32_t mh_steps = f.options.mh_steps;
-    f.options = c.options;
+    f.options = recorded;
     f.options.iterations = target;
     if (given("--eval-every")) f.options.eval_every = eval_every;  // monitoring only
     if (f.sampler_given) f.options.sampler = sampler;

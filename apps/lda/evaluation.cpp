@@ -95,6 +95,9 @@ LdaModel Trainer::model_shell(std::vector<std::string> vocab, std::string corpus
     model.info.num_tokens = num_tokens_;
     model.info.iterations = iterations_done_;
     model.info.seed = options_.seed;
+    model.info.init = init_method_name(options_.init.method);
+    model.info.init_doc_topics =
+        options_.init.method == InitMethod::kSparse ? options_.init.doc_topics : 0;
     model.info.corpus = std::move(corpus_path);
     model.vocab = std::move(vocab);
     model.doc_labels = all_labels_;

@@ -244,18 +244,23 @@ std::string word_name(const LdaModel& m, WordId w) {
 }
 
 nlohmann::json info_to_json(const ModelInfo& i) {
-    return nlohmann::json{{"format", "rotor-lda-model"},
-                          {"format_version", ModelInfo::kFormatVersion},
-                          {"num_topics", i.num_topics},
-                          {"alpha", i.alpha},
-                          {"beta", i.beta},
-                          {"num_words", i.num_words},
-                          {"num_docs", i.num_docs},
-                          {"num_tokens", i.num_tokens},
-                          {"iterations", i.iterations},
-                          {"seed", i.seed},
-                          {"corpus", i.corpus},
-                          {"vocabulary", i.vocabulary.value_or(false)}};
+    nlohmann::json j{{"format", "rotor-lda-model"},
+                     {"format_version", ModelInfo::kFormatVersion},
+                     {"num_topics", i.num_topics},
+                     {"alpha", i.alpha},
+                     {"beta", i.beta},
+                     {"num_words", i.num_words},
+                     {"num_docs", i.num_docs},
+                     {"num_tokens", i.num_tokens},
+                     {"iterations", i.iterations},
+                     {"seed", i.seed},
+                     {"corpus", i.corpus},
+                     {"vocabulary", i.vocabulary.value_or(false)}};
+    if (!i.init.empty()) {
+        j["init"] = i.init;
+        j["init_doc_topics"] = i.init_doc_topics;
+    }
+    return j;
 }
 
 ModelInfo info_from_json(const std::string& path, const std::string& text) {
@@ -284,6 +289,9 @@ ModelInfo info_from_json(const std::string& path, const std::string& text) {
         i.seed = j.at("seed").get<std::uint64_t>();
         i.corpus = j.value("corpus", std::string{});
         if (j.contains("vocabulary")) i.vocabulary = j.at("vocabulary").get<bool>();
+        // Recorded since rotor wrote --init into the model; older models leave it empty.
+        i.init = j.value("init", std::string{});
+        i.init_doc_topics = j.value("init_doc_topics", std::uint32_t{0});
     } catch (const nlohmann::json::exception& e) {
         throw InputError(path, fmt::format("bad or missing field: {}", e.what()));
     }
