@@ -95,6 +95,10 @@ class PairCounts {
     PairCounts(const std::vector<std::vector<WordId>>& top, const ListedWords& listed,
                const Postings& p, DocId num_docs)
         : postings_(p) {
+        std::size_t pairs = 0;
+        for (const auto& list : top)
+            if (list.size() > 1) pairs += list.size() * (list.size() - 1) / 2;
+        keys_.reserve(pairs);  // exactly: umass_coherence_bytes counts 8 bytes a pair
         for (const auto& list : top)
             for (std::size_t m = 1; m < list.size(); ++m)
                 for (std::size_t l = 0; l < m; ++l)
