@@ -137,6 +137,8 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer, const Trai
         j["deterministic"] = options.deterministic;
         j["sampler"] = std::string(sampler_name(options.sampler));
         j["mh_steps"] = options.mh_steps;
+        j["init"] = init_method_name(options.init.method);
+        j["init_doc_topics"] = options.init.doc_topics;
         j["timer"] = dist.timer;
         j["timer_low"] = dist.timer_params.low;
         j["timer_high"] = dist.timer_params.high;
@@ -244,6 +246,21 @@ Checkpoint read_checkpoint(const std::string& given_dir, int rank, int ranks) {
         if (j.contains("mh_steps"))
             c.options.mh_steps = static_cast<std::uint32_t>(
                 apps::json_unsigned(j, "mh_steps", state_path, UINT32_MAX));
+        // How the run started: absent in older checkpoints (random, the only start then).
+        c.init_recorded = j.contains("init");
+        if (c.init_recorded) {
+            try {
+                c.options.init.method = parse_init_method(j.at("init").get<std::string>());
+            } catch (const ConfigError&) {
+                throw InputError(state_path, "unknown init");
+            }
+        }
+        if (j.contains("init_doc_topics")) {
+            c.options.init.doc_topics = static_cast<std::uint32_t>(
+                apps::json_unsigned(j, "init_doc_topics", state_path, UINT32_MAX));
+            if (c.options.init.doc_topics == 0)
+                throw InputError(state_path, "init_doc_topics must be at least 1");
+        }
         c.timer = j.at("timer").get<bool>();
         c.timer_low = j.at("timer_low").get<double>();
         c.timer_high = j.at("timer_high").get<double>();

@@ -15,9 +15,10 @@
 //                    sorted by word id, a word's tokens in their order in the blocks
 //                    (Trainer::local_state). Documents are listed, not implied by the grid,
 //                    because rebalancing moves them, and so that any number of ranks can resume.
-//   state.json       format "rotor-lda-checkpoint", format_version 3: options, α, iterations
-//                    done, P, columns per slice, timer settings and budget, corpus fingerprint,
-//                    and per part its file, size and FNV-1a hash
+//   state.json       format "rotor-lda-checkpoint", format_version 3: options (with --init and
+//                    --init-doc-topics since they were recorded; older ones read as random), α,
+//                    iterations done, P, columns per slice, timer settings and budget, corpus
+//                    fingerprint, and per part its file, size and FNV-1a hash
 // The framing is train::write_checkpoint_dir's (train/checkpoint_dir.h): parts written whole,
 // the manifest last, the directory renamed into place, every failure agreed across ranks; a job
 // killed before that leaves the previous checkpoint as it was. Under MPI the directory must be on
@@ -60,6 +61,9 @@ struct Checkpoint {
     double timer_budget = 0;  ///< the next round's budget (0 with the timer off)
     bool rebalance = true;    ///< DistributedOptions::rebalance
     double rebalance_tolerance = 0;
+    /// Whether state.json names the run's --init (false: a checkpoint of rotor before it; then
+    /// options.init is the default, random, the only start that rotor had).
+    bool init_recorded = true;
     CorpusFingerprint corpus;
     std::string part_path;  ///< this rank's part (named in errors of restore)
     /// Every part's path, size and FNV-1a hash, as the manifest lists them.

@@ -69,6 +69,11 @@ std::string alpha_text(const lda::LdaParams& p) {
     return fmt::format("{}", fmt::join(a, ","));
 }
 
+/// --init-doc-topics as it matters: only for a sparse start ("-" otherwise).
+std::string doc_topics(const lda::InitOptions& init) {
+    return init.method == lda::InitMethod::kSparse ? std::to_string(init.doc_topics) : "-";
+}
+
 /// The model-defining settings a resumed run cannot change, as `a` has them and as `b` does
 /// (a checkpoint's α is the one the run reached, after any --optimize-alpha).
 std::vector<train::ResumeSetting> resume_settings(const lda::TrainOptions& a,
@@ -79,7 +84,9 @@ std::vector<train::ResumeSetting> resume_settings(const lda::TrainOptions& a,
             {"--beta", fmt::format("{}", a.params.beta), fmt::format("{}", b.params.beta)},
             {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
             {"--deterministic", on(a.deterministic), on(b.deterministic)},
-            {"--blocks", std::to_string(a.blocks), std::to_string(b.blocks)}};
+            {"--blocks", std::to_string(a.blocks), std::to_string(b.blocks)},
+            {"--init", lda::init_method_name(a.init.method), lda::init_method_name(b.init.method)},
+            {"--init-doc-topics", doc_topics(a.init), doc_topics(b.init)}};
 }
 
 void parse_alpha(const std::string& text, lda::LdaParams& p) {
@@ -137,7 +144,10 @@ void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
     const auto given = [&f](const std::string& flag) {
         return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
     };
-    train::refuse_resume_conflicts(resume_settings(f.options, c.options), given, f.common.resume);
+    // A checkpoint of rotor before --init was recorded started random unless the flags say.
+    lda::TrainOptions recorded = c.options;
+    if (!c.init_recorded) recorded.init = f.options.init;
+    train::refuse_resume_conflicts(resume_settings(f.options, recorded), given, f.common.resume);
     const std::uint32_t target =
         f.common.iterations_set ? f.options.iterations : c.options.iterations;
     train::check_resume_target(c.iterations_done, target, f.common.resume);
@@ -145,7 +155,7 @@ void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
     // The kernel is a run setting, not part of the model: a resumed run may change it.
     const lda::SamplerKind sampler = f.options.sampler;
     const std::uint32_t mh_steps = f.options.mh_steps;
-    f.options = c.options;
+    f.options = recorded;
     f.options.iterations = target;
     if (given("--eval-every")) f.options.eval_every = eval_every;  // monitoring only
     if (f.sampler_given) f.options.sampler = sampler;
@@ -161,13 +171,31 @@ void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
     }
 }
 
+/// The bytes of the strings the model copies from the corpus: its vocabulary and document names
+/// (a std::string's 32 bytes, and its heap buffer past 15 characters).
+std::uint64_t text_bytes(const core::LoadedCorpus& loaded) {
+    const auto bytes = [](const std::string& t) {
+        return std::uint64_t{32} + (t.size() > 15 ? t.size() + 1 : 0);
+    };
+    std::uint64_t n = 0;
+    if (loaded.vocab)
+        for (WordId w = 0; w < loaded.vocab->size(); ++w) n += bytes(loaded.vocab->word(w));
+    for (const std::string& name : loaded.doc_names) n += bytes(name);
+    return n;
+}
+
 /// The memory plan (every rank computes the same): refuse before allocating, and under MPI let
-/// rebalancing give no rank more tokens than the limit allows.
-void plan_memory(TrainFlags& f, const core::Corpus& corpus, int ranks, int host_ranks,
+/// rebalancing give no rank more tokens than the limit allows. The sweeps' tables stay while
+/// the coherence is computed and the model is saved: their peak is planned on top.
+void plan_memory(TrainFlags& f, const core::LoadedCorpus& loaded, int ranks, int host_ranks,
                  int threads) {
+    const core::Corpus& corpus = loaded.corpus;
     const std::uint64_t limit = train::memory_limit(f.common.max_memory, host_ranks);
+    const std::uint64_t finish = lda::Trainer::estimate_finish_memory(
+        corpus, f.options, ranks, f.coherence_top, text_bytes(loaded));
     if (ranks == 1) {
-        train::check_memory(lda::Trainer::estimate_memory(corpus, f.options, threads), limit,
+        train::check_memory(lda::Trainer::estimate_memory(corpus, f.options, threads) + finish,
+                            limit,
                             "use fewer topics (--topics), a smaller corpus, or raise --max-memory");
         return;
     }
@@ -176,7 +204,7 @@ void plan_memory(TrainFlags& f, const core::Corpus& corpus, int ranks, int host_
         longest = std::max<std::uint64_t>(longest, corpus.doc_length(d));
     const std::uint64_t share = corpus.num_tokens() / ranks + longest;
     const auto estimate = [&](std::uint64_t tokens) {
-        return lda::Trainer::estimate_memory(corpus, f.options, ranks, threads, tokens);
+        return lda::Trainer::estimate_memory(corpus, f.options, ranks, threads, tokens) + finish;
     };
     train::check_memory(estimate(share), limit,
                         "use more ranks, fewer topics (--topics), or raise --max-memory (per "
@@ -235,7 +263,7 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         const std::string warning =
             train::CommonTrainFlags::oversubscription_warning(threads, host_ranks);
         if (!warning.empty() && world.rank() == 0) fmt::print(stderr, "{}\n", warning);
-        plan_memory(f, s.loaded->corpus, world.size(), host_ranks, threads);
+        plan_memory(f, *s.loaded, world.size(), host_ranks, threads);
         s.runtime.emplace(threads, f.common.pin_mode());
         if (world.rank() == 0 && !f.common.metrics.empty())
             s.metrics =

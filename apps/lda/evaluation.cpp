@@ -95,6 +95,9 @@ LdaModel Trainer::model_shell(std::vector<std::string> vocab, std::string corpus
     model.info.num_tokens = num_tokens_;
     model.info.iterations = iterations_done_;
     model.info.seed = options_.seed;
+    model.info.init = init_method_name(options_.init.method);
+    model.info.init_doc_topics =
+        options_.init.method == InitMethod::kSparse ? options_.init.doc_topics : 0;
     model.info.corpus = std::move(corpus_path);
     model.vocab = std::move(vocab);
     model.doc_labels = all_labels_;
@@ -105,6 +108,18 @@ LdaModel Trainer::model_shell(std::vector<std::string> vocab, std::string corpus
 LdaModel Trainer::local_model(std::vector<std::string> vocab, std::string corpus_path) const {
     // One process holds every row: straight into the model, one row at a time, no messages.
     LdaModel model = model_shell(std::move(vocab), std::move(corpus_path));
+    // Exact sizes first: vectors grown by doubling would hold up to twice the counts, three
+    // times while moving (estimate_finish_memory counts the exact size).
+    std::uint64_t word_nnz = 0;
+    for (WordId w = 0; w < num_words_; ++w) word_nnz += held_[0]->nonzeros(w);
+    std::uint64_t doc_nnz = 0;
+    for (DocId d = 0; d < doc_topic_.num_docs(); ++d) doc_nnz += doc_topic_.row(d).size();
+    model.word_topic.offsets.reserve(std::uint64_t{num_words_} + 1);
+    model.word_topic.topics.reserve(word_nnz);
+    model.word_topic.counts.reserve(word_nnz);
+    model.doc_topic.offsets.reserve(std::uint64_t{doc_topic_.num_docs()} + 1);
+    model.doc_topic.topics.reserve(doc_nnz);
+    model.doc_topic.counts.reserve(doc_nnz);
     std::vector<std::pair<TopicId, Count>> row;
     for (WordId w = 0; w < num_words_; ++w) {
         row.clear();

@@ -57,6 +57,7 @@ void Trainer::init_word_topic() {
     std::vector<Count> acc(k_count, 0);
     std::vector<std::uint32_t> merged;
     std::vector<std::pair<TopicId, Count>> cells;
+    std::vector<std::uint32_t> slot_of;  // add_tokens' scratch
     for (int s = 0; s < num_slices(); ++s) {
         const int home = s / 2;
         const auto ids = slice_ids(s);
@@ -71,7 +72,8 @@ void Trainer::init_word_topic() {
                         const std::span<const TopicId> topics(b.topics);
                         mine->add_tokens(b.words[i],
                                          topics.subspan(b.word_offsets[i],
-                                                        b.word_offsets[i + 1] - b.word_offsets[i]));
+                                                        b.word_offsets[i + 1] - b.word_offsets[i]),
+                                         slot_of);
                     }
                 }
             }

@@ -5,6 +5,7 @@
 #include "apps/lda/trainer.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <exception>
 #include <numeric>
@@ -16,6 +17,7 @@
 #include "comm/inprocess_communicator.h"
 #include "core/base/plural.h"
 #include "core/base/rng.h"
+#include "core/lda/coherence.h"
 #include "core/lda/mh_sampler.h"
 #include "core/lda/sparse_lda_sampler.h"
 #include "sched/block_grid.h"
@@ -413,6 +415,38 @@ std::uint64_t Trainer::estimate_memory(const core::Corpus& corpus, const TrainOp
 std::uint64_t Trainer::estimate_memory(const core::Corpus& corpus, const TrainOptions& options,
                                        int threads) {
     return estimate_memory(corpus, options, 1, threads, corpus.num_tokens());
+}
+
+std::uint64_t Trainer::estimate_finish_memory(const core::Corpus& corpus,
+                                              const TrainOptions& options, int ranks,
+                                              std::size_t coherence_top, std::uint64_t text_bytes) {
+    const std::uint64_t k = options.params.num_topics;
+    const std::uint64_t v = corpus.num_words();
+    const std::uint64_t d = corpus.num_docs();
+    // A bounded heap of `top` (count, word) entries per topic, grown by doubling.
+    const auto heaps = [k](std::uint64_t top) { return k * (24 + 8 * std::bit_ceil(top)); };
+    std::uint64_t coherence = 0;
+    if (coherence_top > 0) {
+        // Every rank's heaps, the merged ones, the message, the lists of words, the result.
+        const std::uint64_t top = coherence_top;
+        coherence = 2 * heaps(top) + k * (4 + 8 * top) + k * (24 + 4 * std::bit_ceil(top)) + 8 * k +
+                    umass_coherence_bytes(corpus.num_tokens(), corpus.num_words(),
+                                          corpus.num_docs(), k, top);
+    }
+    // The model: 8 bytes per cell (topic, count) and per offset, a label per doc, α and totals.
+    const auto freq = corpus.word_frequencies();
+    std::uint64_t cells = 0;
+    for (const std::uint64_t f : freq) cells += std::min<std::uint64_t>(k, f);
+    for (DocId doc = 0; doc < corpus.num_docs(); ++doc)
+        cells += std::min<std::uint64_t>(k, corpus.doc_length(doc));
+    std::uint64_t model = 8 * cells + 8 * (v + d + 2) + 16 * d + 16 * k + text_bytes;
+    // Gathered from ranks: a vector per row (24 bytes and an allocation's 16) holding the cells.
+    if (ranks > 1) model += 8 * cells + 40 * (v + d);
+    // save_model: the top 20 words per topic (heaps, then summaries of 16 bytes a word), and
+    // params.json's α (a JSON value and its text per topic).
+    constexpr std::uint64_t kSavedTop = 20;
+    const std::uint64_t save = heaps(kSavedTop) + k * (40 + 16 * kSavedTop) + k * 64;
+    return std::max(coherence, model + save);
 }
 
 std::uint64_t Trainer::estimate_doc_rows(const core::Corpus& corpus, std::uint32_t num_topics) {

@@ -233,6 +233,18 @@ class Trainer {
     /// One process: estimate_memory(corpus, options, 1, threads, corpus.num_tokens()).
     static std::uint64_t estimate_memory(const core::Corpus& corpus, const TrainOptions& options,
                                          int threads);
+    /// What `lda train` holds beyond estimate_memory once the sweeps have allocated it, at its
+    /// larger of two moments: the UMass coherence of `coherence_top` words per topic at an
+    /// evaluation (the top words and umass_coherence_bytes; 0: none), or the model gathered for
+    /// save_model (word and doc rows as CSR, at most min(K, f) cells per word and min(K, length)
+    /// per doc; labels, α, totals; the top 20 words per topic of topics.txt and params.json)
+    /// plus `text_bytes`, the vocabulary and document names as the model copies them. With
+    /// `ranks` > 1 the gathered rows arrive as one vector per row beside the model (rank 0);
+    /// every rank plans for it. An upper bound from the corpus' shape.
+    static std::uint64_t estimate_finish_memory(const core::Corpus& corpus,
+                                                const TrainOptions& options, int ranks,
+                                                std::size_t coherence_top,
+                                                std::uint64_t text_bytes);
     /// The doc-topic rows' share of estimate_memory: every doc's row of capacity min(K, length)
     /// (8 bytes a slot, 64-byte lines, plus 8 bytes of metadata).
     static std::uint64_t estimate_doc_rows(const core::Corpus& corpus, std::uint32_t num_topics);

@@ -55,6 +55,10 @@ struct ModelInfo {
     std::uint32_t iterations = 0;  ///< Gibbs sweeps done
     std::uint64_t seed = 0;        ///< the run's seed
     std::string corpus;            ///< path of the training corpus, for provenance
+    /// How the first topics were drawn: --init's name, "random" or "sparse" (empty: a model of
+    /// rotor before params.json recorded it), and --init-doc-topics of a sparse start (0 else).
+    std::string init;
+    std::uint32_t init_doc_topics = 0;
     /// params.json's "vocabulary": whether vocab.txt holds the V words (true) or is empty
     /// (false: the corpus had none, words print as ids). Absent from models of rotor before it:
     /// then an empty vocab.txt is taken as none. save_model sets it from the model's vocab.

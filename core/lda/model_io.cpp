@@ -27,31 +27,49 @@ constexpr char kDocTopicMagic[8] = {'R', 'O', 'T', 'O', 'R', 'D', 'T', 'P'};
 /// checksum) is still read, unchecked.
 constexpr std::uint32_t kBinaryVersion = 2;
 
-template <class T>
-void append(std::string& out, const T& v) {
-    out.append(reinterpret_cast<const char*>(&v), sizeof(T));
-}
-template <class T>
-void append_all(std::string& out, const std::vector<T>& v) {
-    out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-}
+/// An AtomicFile that keeps the CRC-32 of what goes into it: a file written in one pass without
+/// holding its bytes (a model's counts are as large as the trainer's tables).
+class ChecksummedFile {
+  public:
+    explicit ChecksummedFile(std::string path) : file_(std::move(path)) {}
+    template <class T>
+    void put(const T& v) {
+        put_bytes({reinterpret_cast<const char*>(&v), sizeof(T)});
+    }
+    template <class T>
+    void put_all(const std::vector<T>& v) {
+        put_bytes({reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)});
+    }
+    /// Appends the CRC-32 of every byte before it and commits.
+    void finish() {
+        file_.write_pod(crc_);
+        file_.commit();
+    }
+
+  private:
+    void put_bytes(std::string_view bytes) {
+        crc_ = core::crc32(bytes, crc_);
+        file_.write(bytes);
+    }
+    core::AtomicFile file_;
+    std::uint32_t crc_ = 0;
+};
 
 /// Header: magic[8], u32 version, u32 K, u64 rows, u64 nnz; then offsets, topics, counts,
 /// then (doc_topic only) labels; then the u32 CRC-32 of all the bytes before it.
-std::string encode_counts(const char (&magic)[8], std::uint32_t k, const SparseCounts& c,
-                          const std::vector<std::uint64_t>* labels) {
-    std::string out;
-    out.append(magic, 8);
-    append(out, kBinaryVersion);
-    append(out, k);
-    append(out, static_cast<std::uint64_t>(c.rows()));
-    append(out, c.nnz());
-    append_all(out, c.offsets);
-    append_all(out, c.topics);
-    append_all(out, c.counts);
-    if (labels) append_all(out, *labels);
-    append(out, core::crc32(out));
-    return out;
+void write_counts(const std::string& path, const char (&magic)[8], std::uint32_t k,
+                  const SparseCounts& c, const std::vector<std::uint64_t>* labels) {
+    ChecksummedFile out(path);
+    out.put(magic);
+    out.put(kBinaryVersion);
+    out.put(k);
+    out.put(static_cast<std::uint64_t>(c.rows()));
+    out.put(c.nnz());
+    out.put_all(c.offsets);
+    out.put_all(c.topics);
+    out.put_all(c.counts);
+    if (labels) out.put_all(*labels);
+    out.finish();
 }
 
 std::string read_whole(const std::string& path) {
@@ -213,6 +231,7 @@ std::vector<TopicSummary> top_words(const LdaModel& model, std::size_t top) {
     for (TopicId k = 0; k < k_count; ++k) {
         out[k].topic = k;
         out[k].share = n_total > 0 ? model.topic_totals[k] / n_total : 0.0;
+        out[k].words.reserve(sorted[k].size());
         for (const auto& [n, w] : sorted[k]) out[k].words.emplace_back(w, model.phi(k, n));
     }
     return out;
@@ -225,18 +244,23 @@ std::string word_name(const LdaModel& m, WordId w) {
 }
 
 nlohmann::json info_to_json(const ModelInfo& i) {
-    return nlohmann::json{{"format", "rotor-lda-model"},
-                          {"format_version", ModelInfo::kFormatVersion},
-                          {"num_topics", i.num_topics},
-                          {"alpha", i.alpha},
-                          {"beta", i.beta},
-                          {"num_words", i.num_words},
-                          {"num_docs", i.num_docs},
-                          {"num_tokens", i.num_tokens},
-                          {"iterations", i.iterations},
-                          {"seed", i.seed},
-                          {"corpus", i.corpus},
-                          {"vocabulary", i.vocabulary.value_or(false)}};
+    nlohmann::json j{{"format", "rotor-lda-model"},
+                     {"format_version", ModelInfo::kFormatVersion},
+                     {"num_topics", i.num_topics},
+                     {"alpha", i.alpha},
+                     {"beta", i.beta},
+                     {"num_words", i.num_words},
+                     {"num_docs", i.num_docs},
+                     {"num_tokens", i.num_tokens},
+                     {"iterations", i.iterations},
+                     {"seed", i.seed},
+                     {"corpus", i.corpus},
+                     {"vocabulary", i.vocabulary.value_or(false)}};
+    if (!i.init.empty()) {
+        j["init"] = i.init;
+        j["init_doc_topics"] = i.init_doc_topics;
+    }
+    return j;
 }
 
 ModelInfo info_from_json(const std::string& path, const std::string& text) {
@@ -265,6 +289,9 @@ ModelInfo info_from_json(const std::string& path, const std::string& text) {
         i.seed = j.at("seed").get<std::uint64_t>();
         i.corpus = j.value("corpus", std::string{});
         if (j.contains("vocabulary")) i.vocabulary = j.at("vocabulary").get<bool>();
+        // Recorded since rotor wrote --init into the model; older models leave it empty.
+        i.init = j.value("init", std::string{});
+        i.init_doc_topics = j.value("init_doc_topics", std::uint32_t{0});
     } catch (const nlohmann::json::exception& e) {
         throw InputError(path, fmt::format("bad or missing field: {}", e.what()));
     }
@@ -324,22 +351,26 @@ void save_model(const LdaModel& m, const std::string& dir, std::size_t top) {
     core::check_replaceable(dir, "params.json", "--out");
     core::AtomicDirectory out(dir);  // built whole under a temporary name, then renamed
 
-    std::string vocab;
-    for (const auto& w : m.vocab) (vocab += w) += '\n';
-    core::write_file_atomically(out.file("vocab.txt"), vocab);
-    core::write_file_atomically(
-        out.file("word_topic.bin"),
-        encode_counts(kWordTopicMagic, m.info.num_topics, m.word_topic, nullptr));
-    core::write_file_atomically(
-        out.file("doc_topic.bin"),
-        encode_counts(kDocTopicMagic, m.info.num_topics, m.doc_topic, &m.doc_labels));
-    std::string topics;
-    for (const auto& t : top_words(m, top)) {
-        topics += fmt::format("topic {} ({:.2f}%):", t.topic, 100.0 * t.share);
-        for (const auto& [w, p] : t.words) topics += ' ' + word_name(m, w);
-        topics += '\n';
+    // Each file written as it is produced, none held whole.
+    core::AtomicFile vocab(out.file("vocab.txt"));
+    for (const auto& w : m.vocab) {
+        vocab.write(w);
+        vocab.write("\n");
     }
-    core::write_file_atomically(out.file("topics.txt"), topics);
+    vocab.commit();
+    write_counts(out.file("word_topic.bin"), kWordTopicMagic, m.info.num_topics, m.word_topic,
+                 nullptr);
+    write_counts(out.file("doc_topic.bin"), kDocTopicMagic, m.info.num_topics, m.doc_topic,
+                 &m.doc_labels);
+    core::AtomicFile topics(out.file("topics.txt"));
+    std::string line;
+    for (const auto& t : top_words(m, top)) {
+        line = fmt::format("topic {} ({:.2f}%):", t.topic, 100.0 * t.share);
+        for (const auto& [w, p] : t.words) line += ' ' + word_name(m, w);
+        line += '\n';
+        topics.write(line);
+    }
+    topics.commit();
     if (!m.doc_names.empty()) core::save_doc_names(m.doc_names, out.file("docs.txt"));
     ModelInfo info = m.info;
     info.vocabulary = !m.vocab.empty();

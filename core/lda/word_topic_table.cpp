@@ -8,6 +8,8 @@ namespace rotor::lda {
 namespace {
 constexpr std::uint64_t kCountsPerLine = detail::kCacheLineBytes / sizeof(Count);
 constexpr std::uint64_t kCellsPerLine = detail::kCacheLineBytes / sizeof(TopicCount);
+// add_tokens: up to this many tokens, increment() one at a time (no scratch touched).
+constexpr std::size_t kScanTokens = 16;
 
 std::uint64_t round_up(std::uint64_t n, std::uint64_t m) { return (n + m - 1) / m * m; }
 
@@ -67,22 +69,53 @@ WordTopicTable WordTopicTable::from_blocks(std::uint32_t num_topics, std::uint32
         }
     }
     WordTopicTable table(num_topics, freqs);
+    std::vector<std::uint32_t> slot_of;
     for (const TokenBlock& blk : blocks) {
         for (std::size_t j = 0; j < blk.words.size(); ++j) {
             table.add_tokens(
                 blk.words[j],
                 std::span<const TopicId>(blk.topics)
-                    .subspan(blk.word_offsets[j], blk.word_offsets[j + 1] - blk.word_offsets[j]));
+                    .subspan(blk.word_offsets[j], blk.word_offsets[j + 1] - blk.word_offsets[j]),
+                slot_of);
         }
     }
     return table;
 }
 
-void WordTopicTable::add_tokens(WordId word, std::span<const TopicId> topics) {
+void WordTopicTable::add_tokens(WordId word, std::span<const TopicId> topics,
+                                std::vector<std::uint32_t>& slot_of) {
+    // Few tokens (or a dense row): increment() one at a time is as cheap.
+    if (is_dense(word) || topics.size() <= kScanTokens) {
+        for (TopicId k : topics) {
+            ROTOR_ASSERT(k < num_topics_, "topic out of range");
+            increment(word, k);
+        }
+        return;
+    }
+    // increment() scans the row for each token, O(|topics| · nonzeros): at big K a frequent
+    // sparse word's row holds up to min(K, f) topics after a random start. The row's cells by
+    // topic instead, in the order increment() would leave them.
+    if (slot_of.size() != num_topics_) slot_of.assign(num_topics_, kNoSlot);
+    TopicCount* h = sparse_header(word);
+    TopicCount* e = h + 1;
+    for (std::uint32_t i = 0; i < h->topic; ++i) slot_of[e[i].topic] = i;
     for (TopicId k : topics) {
         ROTOR_ASSERT(k < num_topics_, "topic out of range");
-        increment(word, k);
+        std::uint32_t& slot = slot_of[k];
+        if (slot == kNoSlot) {
+            ROTOR_ASSERT(h->topic < rows_[word].capacity, "word-topic row over capacity");
+            slot = h->topic;
+            e[h->topic++] = TopicCount{k, 1};
+        } else {
+            ++e[slot].count;
+        }
     }
+    for (std::uint32_t i = 0; i < h->topic; ++i) slot_of[e[i].topic] = kNoSlot;
+}
+
+void WordTopicTable::add_tokens(WordId word, std::span<const TopicId> topics) {
+    std::vector<std::uint32_t> slot_of;
+    add_tokens(word, topics, slot_of);
 }
 
 void WordTopicTable::clear() {

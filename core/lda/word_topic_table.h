@@ -38,8 +38,17 @@ class WordTopicTable {
     static WordTopicTable from_blocks(std::uint32_t num_topics, std::uint32_t num_words,
                                       std::span<const TokenBlock> blocks);
 
-    /// Adds one token of word `word` per topic in `topics` (bulk increment).
+    /// Adds one token of word `word` per topic in `topics` (bulk increment), leaving the row
+    /// exactly as increment() one topic at a time would (a sparse row's new topics appended in
+    /// order of first appearance). O(|topics| + nonzeros): a sparse row finds its cells through
+    /// `slot_of`, the caller's scratch of K entries, all kNoSlot between calls (an empty vector
+    /// is sized on first use; pass the same one to every call, single-threaded).
+    void add_tokens(WordId word, std::span<const TopicId> topics,
+                    std::vector<std::uint32_t>& slot_of);
+    /// The same with scratch of its own (allocated only for a sparse row given many topics).
     void add_tokens(WordId word, std::span<const TopicId> topics);
+    /// An unused entry of add_tokens' `slot_of`.
+    static constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
     /// Removes every count, keeping kinds and capacities.
     void clear();
 

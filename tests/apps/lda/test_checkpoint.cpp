@@ -21,6 +21,7 @@
 #include "apps/lda/checkpoint.h"
 #include "core/base/error.h"
 #include "core/base/rng.h"
+#include "core/lda/model.h"
 
 extern char** environ;
 
@@ -343,6 +344,52 @@ TEST(Checkpoint, SamplerIsARunSettingAndMhResumesExactly) {
     again.insert(again.end(), {"--checkpoint-dir", tmp / "ckpt2"});
     ASSERT_EQ(wait_exit(spawn(again)), 0);
     EXPECT_EQ(read_checkpoint(tmp / "ckpt2").options.sampler, SamplerKind::kSparse);
+}
+
+// --init is part of the model: recorded in the checkpoint and in params.json, kept by a resumed
+// run (a conflicting --init is refused by name). A checkpoint of rotor before the field loads as
+// a random start.
+TEST(Checkpoint, InitIsRecordedAndKeptOnResume) {
+    TempDir tmp;
+    auto a = train_args(tmp / "half");
+    a[std::find(a.begin(), a.end(), "--iterations") - a.begin() + 1] = "6";
+    a.insert(a.end(), {"--init", "sparse", "--init-doc-topics", "2", "--checkpoint-every", "3",
+                       "--checkpoint-dir", tmp / "ckpt"});
+    ASSERT_EQ(wait_exit(spawn(a)), 0);
+    const Checkpoint c = read_checkpoint(tmp / "ckpt");
+    EXPECT_TRUE(c.init_recorded);
+    EXPECT_EQ(c.options.init.method, InitMethod::kSparse);
+    EXPECT_EQ(c.options.init.doc_topics, 2u);
+    EXPECT_EQ(load_model(tmp / "half").info.init, "sparse");
+    EXPECT_EQ(load_model(tmp / "half").info.init_doc_topics, 2u);
+    const auto resume = [&](const std::string& out, std::vector<std::string> extra) {
+        std::vector<std::string> r = {kRotor, "lda", "train",    "--corpus",   kCorpus, "-q",
+                                      "-n",   "8",   "--resume", tmp / "ckpt", "--out", out};
+        r.insert(r.end(), extra.begin(), extra.end());
+        return wait_exit(spawn(r));
+    };
+    EXPECT_EQ(resume(tmp / "bad", {"--init", "random"}), 3);
+    EXPECT_EQ(resume(tmp / "bad", {"--init-doc-topics", "3"}), 3);
+    EXPECT_FALSE(fs::exists(tmp / "bad"));
+    ASSERT_EQ(resume(tmp / "rest", {}), 0);
+    EXPECT_EQ(load_model(tmp / "rest").info.init, "sparse");
+    EXPECT_EQ(load_model(tmp / "rest").info.init_doc_topics, 2u);
+
+    // state.json without the fields, as rotor wrote it before: a random start.
+    std::string text = slurp(tmp / "ckpt/state.json");
+    for (const std::string key : {"\"init\": ", "\"init_doc_topics\": "}) {
+        const std::size_t at = text.find(key);
+        ASSERT_NE(at, std::string::npos) << key;
+        const std::size_t begin = text.rfind('\n', at);
+        text.erase(begin, text.find('\n', at) - begin);
+    }
+    std::ofstream(tmp / "ckpt/state.json", std::ios::trunc) << text;
+    const Checkpoint old = read_checkpoint(tmp / "ckpt");
+    EXPECT_FALSE(old.init_recorded);
+    EXPECT_EQ(old.options.init.method, InitMethod::kRandom);
+    ASSERT_EQ(resume(tmp / "old", {}), 0);
+    EXPECT_EQ(load_model(tmp / "old").info.init, "random");
+    EXPECT_EQ(load_model(tmp / "old").info.init_doc_topics, 0u);
 }
 
 TEST(Checkpoint, ResumeUsesTheOldCopyWhenKilledBetweenTheRenames) {

@@ -254,6 +254,40 @@ TEST(Trainer, RejectsBadOptions) {
     EXPECT_THROW(Trainer(empty, options(4), rt), ConfigError);
 }
 
+// The plan's part after the sweeps bounds the model gathered for saving (its vectors'
+// capacities), at small K and at a K beyond every row's length (rows as wide as they can be),
+// and grows with the coherence's --top and with the text the model copies.
+TEST(Trainer, FinishMemoryBoundsTheGatheredModel) {
+    const auto corpus = small_corpus(5, 200, 300);
+    sched::Runtime rt(2, sched::PinMode::kNone);
+    struct Quiet : train::Reporter {
+        void on_iteration(const train::Record&, std::uint32_t) override {}
+    } quiet;
+    for (const std::uint32_t k : {4u, 2000u}) {
+        TrainOptions o = options(k);
+        o.iterations = 3;
+        Trainer t(corpus, o, rt);
+        t.train(quiet);
+        const LdaModel m = t.gather_model({}, "c");
+        const auto bytes = [](const SparseCounts& c) {
+            return 8 * c.offsets.capacity() + 4 * c.topics.capacity() + 4 * c.counts.capacity();
+        };
+        const std::uint64_t held =
+            bytes(m.word_topic) + bytes(m.doc_topic) +
+            8 * (m.doc_labels.capacity() + m.topic_totals.capacity() + m.info.alpha.capacity());
+        const std::uint64_t plan = Trainer::estimate_finish_memory(corpus, options(k), 1, 0, 0);
+        EXPECT_GE(plan, held) << "K = " << k;
+        EXPECT_LE(plan, 4 * held + 1000 * k) << "K = " << k;  // and not absurdly loose
+        EXPECT_EQ(m.word_topic.topics.capacity(), m.word_topic.nnz()) << "K = " << k;
+        EXPECT_GT(Trainer::estimate_finish_memory(corpus, options(k), 1, 0, 5000), plan);
+        EXPECT_GT(Trainer::estimate_finish_memory(corpus, options(k), 2, 0, 0), plan);
+    }
+    // At big K the coherence's pair counts outgrow the model.
+    const TrainOptions big = options(200000);
+    EXPECT_GT(Trainer::estimate_finish_memory(corpus, big, 1, 10, 0),
+              Trainer::estimate_finish_memory(corpus, big, 1, 0, 0));
+}
+
 }  // namespace
 }  // namespace rotor::lda
 

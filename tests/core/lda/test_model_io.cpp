@@ -74,6 +74,24 @@ TEST(ModelIo, RoundTripsEveryField) {
     EXPECT_EQ(r.topic_totals, m.topic_totals);
 }
 
+TEST(ModelIo, TheInitialisationRoundTripsAndIsOptional) {
+    TempDir dir;
+    LdaModel m = small_model();
+    m.info.init = "sparse";
+    m.info.init_doc_topics = 3;
+    save_model(m, dir.file("m"));
+    const LdaModel r = load_model(dir.file("m"));
+    EXPECT_EQ(r.info.init, "sparse");
+    EXPECT_EQ(r.info.init_doc_topics, 3u);
+    // A model that does not say (as rotor wrote them before): no field, read back empty.
+    save_model(small_model(), dir.file("old"));
+    const auto j = nlohmann::json::parse(read_all(dir.file("old/params.json")));
+    EXPECT_FALSE(j.contains("init"));
+    EXPECT_FALSE(j.contains("init_doc_topics"));
+    EXPECT_EQ(load_model(dir.file("old")).info.init, "");
+    EXPECT_EQ(load_model(dir.file("old")).info.init_doc_topics, 0u);
+}
+
 TEST(ModelIo, AModelWithoutVocabularyRoundTrips) {
     TempDir dir;
     LdaModel m = small_model();

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/base/error.h"
@@ -162,6 +163,43 @@ TEST(WordTopicTable, UnpackRejectsMalformedBuffers) {
     EXPECT_NE(message_of({1, 2, 0}).find("zero count"), std::string::npos);
     EXPECT_EQ(message_of({1, 2, 2}), "");
     EXPECT_EQ(t.get(0, 2), 2u);
+}
+
+// The sparse rows' storage order (the order the sampler walks them) as well as their counts.
+std::vector<std::pair<TopicId, Count>> stored_row(const WordTopicTable& t, WordId w) {
+    std::vector<std::pair<TopicId, Count>> out;
+    t.for_each_nonzero(w, [&](TopicId k, Count n) { out.emplace_back(k, n); });
+    return out;
+}
+
+TEST(WordTopicTable, AddTokensLeavesRowsAsIncrementsWould) {
+    // Big K, sparse rows of many topics, added in several calls (a word's tokens come from
+    // several blocks): the bulk path must store the cells in increment()'s order.
+    constexpr std::uint32_t K = 5000;
+    const std::vector<std::uint64_t> freqs = {1200, 40, 2000, 9};
+    WordTopicTable bulk(K, freqs);
+    WordTopicTable one(K, freqs);
+    std::vector<std::uint32_t> slot_of;
+    Rng rng(3);
+    for (int call = 0; call < 4; ++call) {
+        for (WordId w = 0; w < freqs.size(); ++w) {
+            std::vector<TopicId> topics(freqs[w] / 4);
+            for (TopicId& k : topics) k = static_cast<TopicId>(rng.below(K / (1 + 4 * w)));
+            if (w == 2) {
+                bulk.add_tokens(w, topics);  // its own scratch
+            } else {
+                bulk.add_tokens(w, topics, slot_of);
+            }
+            for (const TopicId k : topics) one.increment(w, k);
+        }
+        ASSERT_EQ(slot_of.size(), K);
+        for (const std::uint32_t s : slot_of) ASSERT_EQ(s, WordTopicTable::kNoSlot);
+    }
+    for (WordId w = 0; w < freqs.size(); ++w) {
+        EXPECT_FALSE(bulk.is_dense(w)) << "word " << w;
+        EXPECT_GT(bulk.nonzeros(w), w == 3 ? 1u : 30u) << "word " << w;
+        EXPECT_EQ(stored_row(bulk, w), stored_row(one, w)) << "word " << w;
+    }
 }
 
 TEST(WordTopicTable, FromBlocksAndMemory) {
