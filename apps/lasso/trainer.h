@@ -117,7 +117,8 @@ class Trainer {
     std::uint32_t iterations_done() const { return iterations_done_; }
     /// One iteration: a sweep of every coordinate (shotgun/strads: ceil(p / L) rounds, p
     /// updates), or, with active sets, of the working set and then of the active set until it
-    /// settles. Record: updates, changed, rejected, pair_cache_hit_rate, rounds, worker times.
+    /// settles. Record: updates, changed, rejected, pair_cache_hit_rate, rounds, handoffs
+    /// (run_workers calls), barrier_sleeps (region waits that slept), worker times.
     train::Record iterate();
     /// Adds objective, objective_paper, gap, relative_gap, kkt, nonzeros, l1_norm; remembers
     /// whether the stopping rule holds (converged()). ConfigError (the same on every rank) when
@@ -176,9 +177,13 @@ class Trainer {
     void round(std::span<const std::uint32_t> coords);
     /// A round's pull on this thread: combine, reduce, soft-threshold, the sampler, counters.
     void pull_round(std::span<const std::uint32_t> coords);
+    /// What follows the workers' pull of coords (changes `deltas`), on one thread: the offset's
+    /// changes in order, the round's counters, the sampler.
+    void finish_pull(std::span<const std::uint32_t> coords, std::span<const double> deltas);
     /// A pass's draw of one round, and what follows its pull (parallel_pass).
     using RoundSchedule = std::function<std::vector<std::uint32_t>()>;
-    using RoundDone = std::function<void(std::span<const std::uint32_t>)>;
+    using RoundDone =
+        std::function<void(std::span<const std::uint32_t> coords, std::span<const double> deltas)>;
     /// Cyclic rounds over coords in order; returns max d_j δ_j² (standardised units).
     double sweep(std::span<const std::uint32_t> coords);
     /// Removes the coordinates with b_j = 0 from `set`, keeping the order. The active sweeps
@@ -195,6 +200,16 @@ class Trainer {
     /// set's priorities); `rounds` counts them (the Rng streams). Returns max d_j δ_j².
     double parallel_pass(std::span<const std::uint32_t> set, std::uint32_t& rejected,
                          std::uint64_t& rounds);
+    /// Round k of a pass's draws (from 0); pure and callable from any thread.
+    using RoundDraw = std::function<std::vector<std::uint32_t>(std::uint64_t k)>;
+    /// `count` >= 1 shotgun rounds of parallel_pass in ONE run_workers call (one rank, several
+    /// workers; docs/lasso.md, "Rounds in one region"). The workers draw the rounds ahead (a
+    /// share each) and meet (sched::WorkerBarrier); then, a round: every worker subtracts the
+    /// last round's changes from its residuals and pushes, worker 0 also finishes the last
+    /// round's pull (offset, counters, `done`); they meet, pull a share each, and meet again.
+    /// The same operations in the same order per row and per coordinate: the same bits as
+    /// round() after round(). The last round's changes are left pending.
+    void region_rounds(std::uint64_t count, const RoundDraw& draw, const RoundDone& done);
     /// STRADS: L' candidates drawn from `sampler` (positions in `set`, or coordinates when
     /// `set` is empty), then the correlation check.
     std::vector<std::uint32_t> strads_schedule(Rng& rng, PrioritySampler& sampler,
@@ -240,6 +255,8 @@ class Trainer {
     std::uint32_t iterations_done_ = 0;
     std::uint64_t rounds_done_ = 0;
     std::uint64_t total_updates_ = 0;
+    std::uint64_t handoffs_ = 0;        ///< run_workers calls made (a region counts one)
+    std::uint64_t barrier_sleeps_ = 0;  ///< region waits that went to sleep (WorkerBarrier)
     Evaluation last_;
     bool converged_ = false;
 };
