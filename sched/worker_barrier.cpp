@@ -1,14 +1,15 @@
 #include "sched/worker_barrier.h"
 
-#include <thread>
-
 #include "core/base/error.h"
 
 namespace rotor::sched {
 namespace {
 
-constexpr int kSpins = 1 << 10;  // pauses (about 50 µs), then
-constexpr int kYields = 1 << 8;  // yields, then a sleep in atomic::wait
+/// Pauses (about 50 µs) before a waiter sleeps in atomic::wait. No yields in between: on a
+/// machine shared with other work, each yield can hand the core to another process for a whole
+/// time slice (interleaved A/B at load 13-19: with 2^8 yields a run took 2-3x longer than with
+/// none; docs/BENCHMARKS.md, Lasso).
+constexpr int kSpins = 1 << 10;
 
 inline void pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -35,8 +36,6 @@ bool WorkerBarrier::arrive_and_wait() noexcept {
     for (int spin = 0; generation_.load(std::memory_order_acquire) == gen; ++spin) {
         if (spin < kSpins) {
             pause();
-        } else if (spin < kSpins + kYields) {
-            std::this_thread::yield();
         } else {
             sleeps_.fetch_add(1, std::memory_order_relaxed);
             generation_.wait(gen, std::memory_order_acquire);

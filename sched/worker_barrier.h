@@ -1,9 +1,10 @@
 // A barrier for the P workers of one Runtime::run_workers() call, so that a model can run many
 // short steps inside ONE call (one oneTBB hand-off) instead of one call a step (docs/lasso.md,
 // "Rounds in one region"). Steps of a few hundred microseconds are shorter than a futex
-// wake-up, so a waiter waits adaptively: it spins (a pause instruction) about 50 µs, then
-// yields its core (a descheduled partner can run on it), then sleeps on the atomic
-// (atomic::wait), woken by the last arrival.
+// wake-up, so a waiter first spins (a pause instruction) about 50 µs, then sleeps on the atomic
+// (atomic::wait), woken by the last arrival. It never yields: on a shared machine a yield can
+// give the core away for a whole time slice, and a sleeper woken by its partner is scheduled
+// sooner than a thread that kept the core busy.
 //
 // A worker that fails can break() the barrier: every present and later wait returns false at
 // once, so the others leave their loops instead of waiting for a partner that never comes.
@@ -32,8 +33,8 @@ class WorkerBarrier {
     bool broken() const noexcept { return broken_.load(std::memory_order_acquire); }
 
     int parties() const noexcept { return parties_; }
-    /// Waits that ended asleep in atomic::wait (went past spinning and yielding), since
-    /// construction: a diagnostic of how often a partner was late by more than ~50 µs.
+    /// Sleeps in atomic::wait (waits that outlasted the spinning), since construction: a
+    /// diagnostic of how often a partner was late by more than ~50 µs.
     std::uint64_t sleeps() const noexcept { return sleeps_.load(std::memory_order_relaxed); }
 
   private:

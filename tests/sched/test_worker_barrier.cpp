@@ -32,7 +32,7 @@ TEST(WorkerBarrier, OnePartyNeverWaits) {
 // phase's writes from overtaking the reads.
 TEST(WorkerBarrier, EveryWriteBeforeAnArrivalIsSeenAfterIt) {
     constexpr int kThreads = 3;
-    constexpr int kPhases = 2000;
+    constexpr int kPhases = 300;
     WorkerBarrier b(kThreads);
     std::vector<int> slots(kThreads, -1);
     std::atomic<int> mismatches{0};
