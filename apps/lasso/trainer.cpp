@@ -256,6 +256,7 @@ void Trainer::round(std::span<const std::uint32_t> coords) {
 void Trainer::pull_round(std::span<const std::uint32_t> coords) {
     const std::size_t size = coords.size();
     total_.resize(size);
+    remote_pull_ = {};
     pending_coords_.assign(coords.begin(), coords.end());
     pending_deltas_.assign(size, 0);
     shift_deltas_.assign(size, 0);
@@ -275,17 +276,53 @@ void Trainer::pull_round(std::span<const std::uint32_t> coords) {
                 pull(me);
             },
             cost);
-    } else {
+    } else if (cost < options_.inline_entries) {
         run_pull([&](Worker& me) { combine_range(me, size); }, cost);
         reduce(total_);
         run_pull(pull, cost);
+    } else {
+        // Every rank has every total; each pulls its share of the round (split over its workers)
+        // and applies the other ranks' changes: no rank pulls the whole round.
+        run_pull([&](Worker& me) { combine_range(me, size); }, cost);
+        reduce(total_);
+        const auto [first, last] =
+            share(size, comm_.rank(), static_cast<std::size_t>(comm_.size()));
+        run_pull(
+            [&](Worker& me) {
+                const auto [lo, hi] = share(last - first, me.index, workers_.size());
+                me.pull =
+                    pull_range(pv, options_.lambda, q_sum, pending_coords_, total_, first + lo,
+                               first + hi, coefs_, pending_deltas_, shift_deltas_);
+            },
+            (last - first) * kPullEntries);
+        exchange_pulled(first, last);
     }
     finish_pull(coords, pending_deltas_);
 }
 
+void Trainer::exchange_pulled(std::size_t first, std::size_t last) {
+    const std::size_t size = pending_coords_.size();
+    const auto ranks = static_cast<std::size_t>(comm_.size());
+    const auto parts = comm_.allgather(
+        std::as_bytes(std::span<const double>(pending_deltas_).subspan(first, last - first)));
+    const ProblemView pv = problem();
+    for (std::size_t r = 0; r < ranks; ++r) {
+        if (r == static_cast<std::size_t>(comm_.rank())) continue;
+        const auto [lo, hi] = share(size, static_cast<int>(r), ranks);
+        if (parts[r].size() != (hi - lo) * sizeof(double))
+            throw CommError(comm_.rank(), "lasso pull: a rank sent a share of another size");
+        std::memcpy(pending_deltas_.data() + lo, parts[r].data(), parts[r].size());
+        const PullStats s =
+            apply_pulled(pv, pending_coords_, lo, hi, pending_deltas_, coefs_, shift_deltas_);
+        remote_pull_.changed += s.changed;
+        remote_pull_.largest = std::max(remote_pull_.largest, s.largest);
+    }
+}
+
 void Trainer::finish_pull(std::span<const std::uint32_t> coords, std::span<const double> deltas) {
     add_offset_changes(shift_deltas_, coefs_);
-    round_largest_ = 0;
+    changed_ += remote_pull_.changed;
+    round_largest_ = remote_pull_.largest;
     for (const auto& w : workers_) {
         changed_ += w->pull.changed;
         round_largest_ = std::max(round_largest_, w->pull.largest);
