@@ -7,8 +7,8 @@ namespace {
 
 /// Pauses (about 50 µs) before a waiter sleeps in atomic::wait. No yields in between: on a
 /// machine shared with other work, each yield can hand the core to another process for a whole
-/// time slice (interleaved A/B at load 13-19: with 2^8 yields a run took 2-3x longer than with
-/// none; docs/BENCHMARKS.md, Lasso).
+/// time slice, while a sleeper is woken by its partner's arrival (docs/BENCHMARKS.md, Lasso,
+/// "One region a pass", has the runs with and without yields).
 constexpr int kSpins = 1 << 10;
 
 inline void pause() noexcept {
