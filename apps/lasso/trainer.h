@@ -10,9 +10,11 @@
 // A round over coordinates C: every worker PUSHES x̃_jᵀq over its rows into its own ExactSums;
 // the workers' sums are added (exactly), their limbs allreduced across ranks (one int64
 // allreduce_sum per round) and PULLED (soft-threshold, the same on every rank), each worker over
-// its share of C in a large round, the coordinator otherwise; the coordinator adds the offset's
-// changes in C's order, and every worker subtracts the changes from its residuals (merged into
-// the next round's push). STRADS
+// its share of C in a large round, the coordinator otherwise (on several ranks, a large round's
+// pull is split between the ranks too, which then exchange their changes); the coordinator adds
+// the offset's changes in C's order, and every worker subtracts the changes from its residuals
+// (merged into the next round's push). Shotgun on one rank runs a pass's large rounds in one
+// run_workers region, the workers meeting at a barrier twice a round (region_rounds). STRADS
 // rounds first push the candidates' pairwise dot products the same way. Exact sums make every
 // pulled value independent of the split, so ranks x threads give bitwise the same coefficients.
 #pragma once
