@@ -1,15 +1,19 @@
 #include "sched/worker_barrier.h"
 
+#include <chrono>
+
 #include "core/base/error.h"
 
 namespace rotor::sched {
 namespace {
 
-/// Pauses (about 50 µs) before a waiter sleeps in atomic::wait. No yields in between: on a
-/// machine shared with other work, each yield can hand the core to another process for a whole
-/// time slice, while a sleeper is woken by its partner's arrival (docs/BENCHMARKS.md, Lasso,
-/// "One region a pass", has the runs with and without yields).
-constexpr int kSpins = 1 << 10;
+/// How long a waiter spins (pause instructions) before it sleeps in atomic::wait. Measured in
+/// time, not in pauses: a pause takes 9 ns on the machine of docs/BENCHMARKS.md (more on others),
+/// so 2^10 pauses were 10 µs there and nearly every meeting of a Lasso round slept (258 sleeps in
+/// ~250 meetings an iteration). No yields in between: on a machine shared with other work, each
+/// yield can hand the core to another process for a whole time slice, while a sleeper is woken
+/// by its partner's arrival (docs/BENCHMARKS.md, Lasso, "One region a pass").
+constexpr auto kSpinFor = std::chrono::microseconds(100);
 
 inline void pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -33,8 +37,9 @@ bool WorkerBarrier::arrive_and_wait() noexcept {
         generation_.notify_all();
         return !broken();
     }
-    for (int spin = 0; generation_.load(std::memory_order_acquire) == gen; ++spin) {
-        if (spin < kSpins) {
+    const auto until = std::chrono::steady_clock::now() + kSpinFor;
+    for (std::uint32_t spin = 1; generation_.load(std::memory_order_acquire) == gen; ++spin) {
+        if (spin % 64 != 0 || std::chrono::steady_clock::now() < until) {
             pause();
         } else {
             sleeps_.fetch_add(1, std::memory_order_relaxed);

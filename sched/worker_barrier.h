@@ -1,7 +1,7 @@
 // A barrier for the P workers of one Runtime::run_workers() call, so that a model can run many
 // short steps inside ONE call (one oneTBB hand-off) instead of one call a step (docs/lasso.md,
 // "Rounds in one region"). Steps of a few hundred microseconds are shorter than a futex
-// wake-up, so a waiter first spins (a pause instruction) about 50 µs, then sleeps on the atomic
+// wake-up, so a waiter first spins (a pause instruction) for 100 µs, then sleeps on the atomic
 // (atomic::wait), woken by the last arrival. It never yields: on a shared machine a yield can
 // give the core away for a whole time slice, and a sleeper woken by its partner is scheduled
 // sooner than a thread that kept the core busy.
@@ -34,7 +34,7 @@ class WorkerBarrier {
 
     int parties() const noexcept { return parties_; }
     /// Sleeps in atomic::wait (waits that outlasted the spinning), since construction: a
-    /// diagnostic of how often a partner was late by more than ~50 µs.
+    /// diagnostic of how often a partner was late by more than the 100 µs of spinning.
     std::uint64_t sleeps() const noexcept { return sleeps_.load(std::memory_order_relaxed); }
 
   private:
