@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -9,6 +10,7 @@
 
 #include "core/base/error.h"
 #include "core/lasso/pair_cache.h"
+#include "sched/worker_barrier.h"
 
 namespace rotor::lasso {
 namespace {
@@ -186,6 +188,7 @@ void Trainer::run(const Fn& fn, std::uint64_t entries) {
         for (auto& w : workers_) fn(*w);
         return;
     }
+    ++handoffs_;
     runtime_.run_workers([&](int w) {
         const sched::PhaseTimer timer(clocks_.clock(w), sched::Phase::kCompute);
         fn(*workers_[static_cast<std::size_t>(w)]);
@@ -254,6 +257,7 @@ void Trainer::round(std::span<const std::uint32_t> coords) {
 void Trainer::pull_round(std::span<const std::uint32_t> coords) {
     const std::size_t size = coords.size();
     total_.resize(size);
+    remote_pull_ = {};
     pending_coords_.assign(coords.begin(), coords.end());
     pending_deltas_.assign(size, 0);
     shift_deltas_.assign(size, 0);
@@ -273,20 +277,60 @@ void Trainer::pull_round(std::span<const std::uint32_t> coords) {
                 pull(me);
             },
             cost);
-    } else {
+    } else if (cost < options_.inline_entries) {
         run_pull([&](Worker& me) { combine_range(me, size); }, cost);
         reduce(total_);
         run_pull(pull, cost);
+    } else {
+        // Every rank has every total; each pulls its share of the round (split over its workers)
+        // and applies the other ranks' changes: no rank pulls the whole round.
+        run_pull([&](Worker& me) { combine_range(me, size); }, cost);
+        reduce(total_);
+        const auto [first, last] =
+            share(size, comm_.rank(), static_cast<std::size_t>(comm_.size()));
+        run_pull(
+            [&](Worker& me) {
+                const auto [lo, hi] = share(last - first, me.index, workers_.size());
+                me.pull =
+                    pull_range(pv, options_.lambda, q_sum, pending_coords_, total_, first + lo,
+                               first + hi, coefs_, pending_deltas_, shift_deltas_);
+            },
+            (last - first) * kPullEntries);
+        exchange_pulled(first, last);
     }
+    finish_pull(coords, pending_deltas_);
+}
+
+void Trainer::exchange_pulled(std::size_t first, std::size_t last) {
+    // One int64 allreduce of the δ's bit patterns, each rank's share in place and zeros
+    // elsewhere: an integer sum with one non-zero term is that term, bit for bit, and one
+    // collective of a fixed size is cheaper than a variable-size allgather (three collectives).
+    const std::size_t size = pending_coords_.size();
+    exchange_.assign(size, 0);
+    for (std::size_t t = first; t < last; ++t)
+        exchange_[t] = std::bit_cast<std::int64_t>(pending_deltas_[t]);
+    comm_.allreduce_sum(exchange_);
+    for (std::size_t t = 0; t < size; ++t)  // this rank's share comes back unchanged
+        pending_deltas_[t] = std::bit_cast<double>(exchange_[t]);
+    const ProblemView pv = problem();
+    for (const auto& [lo, hi] : {std::pair{std::size_t{0}, first}, std::pair{last, size}}) {
+        const PullStats s =
+            apply_pulled(pv, pending_coords_, lo, hi, pending_deltas_, coefs_, shift_deltas_);
+        remote_pull_.changed += s.changed;
+        remote_pull_.largest = std::max(remote_pull_.largest, s.largest);
+    }
+}
+
+void Trainer::finish_pull(std::span<const std::uint32_t> coords, std::span<const double> deltas) {
     add_offset_changes(shift_deltas_, coefs_);
-    round_largest_ = 0;
+    changed_ += remote_pull_.changed;
+    round_largest_ = remote_pull_.largest;
     for (const auto& w : workers_) {
         changed_ += w->pull.changed;
         round_largest_ = std::max(round_largest_, w->pull.largest);
     }
     if (sampler_) {
-        for (std::size_t t = 0; t < coords.size(); ++t)
-            sampler_->update(coords[t], pending_deltas_[t]);
+        for (std::size_t t = 0; t < coords.size(); ++t) sampler_->update(coords[t], deltas[t]);
     }
     gradient_fresh_ = false;
     total_updates_ += coords.size();
@@ -396,31 +440,116 @@ double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint32_t&
     }
     const std::span<const std::uint32_t> map = all ? std::span<const std::uint32_t>{} : set;
     double largest = 0;
-    const RoundSchedule schedule = [&] {
-        Rng rng = Rng::from({options_.seed, kScheduleStream, rounds_done_ + rounds});
-        std::vector<std::uint32_t> coords;
-        if (options_.schedule == Schedule::kShotgun) {
-            coords = schedule_shotgun(rng, n, l);
-            for (std::uint32_t& c : coords) c = all ? c : set[c];
-        } else {
-            coords = strads_schedule(rng, local ? *local : *sampler_, map, rejected);
-        }
+    // Shotgun's draw of the pass's round k (of Rng stream `first` + k) depends on nothing else:
+    // the region's workers draw the rounds ahead, each a share.
+    const auto shotgun_draw = [&, n, l, all](std::uint64_t round) {
+        Rng rng = Rng::from({options_.seed, kScheduleStream, round});
+        std::vector<std::uint32_t> coords = schedule_shotgun(rng, n, l);
+        for (std::uint32_t& c : coords) c = all ? c : set[c];
         return coords;
     };
-    const RoundDone done = [&](std::span<const std::uint32_t> coords) {
+    const RoundSchedule schedule = [&] {
+        if (options_.schedule == Schedule::kShotgun) return shotgun_draw(rounds_done_ + rounds);
+        Rng rng = Rng::from({options_.seed, kScheduleStream, rounds_done_ + rounds});
+        return strads_schedule(rng, local ? *local : *sampler_, map, rejected);
+    };
+    const RoundDone done = [&](std::span<const std::uint32_t> coords,
+                               std::span<const double> deltas) {
         largest = std::max(largest, round_largest_);
         for (std::size_t t = 0; local && t < coords.size(); ++t) {
             const auto at = std::lower_bound(set.begin(), set.end(), coords[t]) - set.begin();
-            local->update(static_cast<std::uint32_t>(at), pending_deltas_[t]);
+            local->update(static_cast<std::uint32_t>(at), deltas[t]);
         }
         ++rounds;
     };
+    // Shotgun on one rank: the pass in one region when its rounds are worth handing to the
+    // workers (as run() decides per step: the mean round's stored entries).
+    if (options_.schedule == Schedule::kShotgun && workers_.size() > 1 && comm_.size() == 1 &&
+        count > 0 && (all ? slice_entries_ : entries_of(set)) * l / n >= options_.inline_entries) {
+        const std::uint64_t first = rounds_done_ + rounds;
+        region_rounds(
+            count, [&](std::uint64_t k) { return shotgun_draw(first + k); }, done);
+        return largest;
+    }
     for (std::uint64_t k = 0; k < count; ++k) {
         const std::vector<std::uint32_t> coords = schedule();
         round(coords);
-        done(coords);
+        done(coords, pending_deltas_);
     }
     return largest;
+}
+
+void Trainer::region_rounds(std::uint64_t count, const RoundDraw& draw, const RoundDone& done) {
+    const std::size_t workers = workers_.size();
+    std::vector<std::vector<std::uint32_t>> coords(count);  // coords[k]: round k's draw
+    // Round k's changes in deltas[k & 1]; round k − 1's stay readable while the workers subtract
+    // them from their residuals. Round −1: what earlier steps left pending.
+    std::array<std::vector<double>, 2> deltas;
+    const std::vector<std::uint32_t> before = std::move(pending_coords_);
+    deltas[1] = std::move(pending_deltas_);
+    pending_entries_ = 0;
+    const ProblemView pv = problem();
+    double q_sum = 0;
+    // Worker 0 after its push: the end of round k − 1's pull, then round k's buffers.
+    const auto serial = [&](std::uint64_t k) {
+        if (k > 0) {
+            finish_pull(coords[k - 1], deltas[(k - 1) & 1]);
+            done(coords[k - 1], deltas[(k - 1) & 1]);
+        }
+        const std::size_t size = coords[k].size();
+        deltas[k & 1].assign(size, 0);
+        shift_deltas_.assign(size, 0);
+        total_.resize(size);
+        q_sum = residual_sum(pv, coefs_);
+    };
+    sched::WorkerBarrier barrier(static_cast<int>(workers));
+    runtime_.run_workers([&](int w) {
+        Worker& me = *workers_[static_cast<std::size_t>(w)];
+        sched::WorkerClock& clock = clocks_.clock(w);
+        const auto meet = [&] {
+            const sched::PhaseTimer timer(clock, sched::Phase::kWait);
+            return barrier.arrive_and_wait();
+        };
+        try {
+            {
+                const sched::PhaseTimer timer(clock, sched::Phase::kCompute);
+                for (auto k = static_cast<std::uint64_t>(w); k < count; k += workers)
+                    coords[k] = draw(k);
+            }
+            if (!meet()) return;  // every draw is out
+            for (std::uint64_t k = 0; k < count; ++k) {
+                const std::span<const std::uint32_t> now = coords[k];
+                {
+                    const sched::PhaseTimer timer(clock, sched::Phase::kCompute);
+                    update_residuals(me.view(), k == 0 ? before : coords[k - 1],
+                                     deltas[(k - 1) & 1]);
+                    me.sums.assign(now.size(), ExactSum{});
+                    push_gradients(me.view(), now, me.sums);
+                    if (w == 0) serial(k);
+                }
+                if (!meet()) return;  // every push is in, and round k's buffers are ready
+                {
+                    const sched::PhaseTimer timer(clock, sched::Phase::kCompute);
+                    combine_range(me, now.size());
+                    const auto [lo, hi] = share(now.size(), me.index, workers);
+                    me.pull = pull_range(pv, options_.lambda, q_sum, now, total_, lo, hi, coefs_,
+                                         deltas[k & 1], shift_deltas_);
+                }
+                if (!meet()) return;  // every change is out
+            }
+        } catch (...) {
+            barrier.break_barrier();
+            throw;
+        }
+    });
+    ++handoffs_;
+    barrier_sleeps_ += barrier.sleeps();
+    std::vector<double>& last = deltas[(count - 1) & 1];
+    finish_pull(coords[count - 1], last);
+    done(coords[count - 1], last);
+    pending_coords_ = std::move(coords[count - 1]);
+    pending_deltas_ = std::move(last);
+    pending_entries_ = entries_of(pending_coords_);
 }
 
 void Trainer::iterate_parallel(std::uint32_t& rejected, std::uint64_t& rounds) {
@@ -459,6 +588,7 @@ train::Record Trainer::iterate() {
     train::Record r;
     clocks_.begin_iteration();
     const std::uint64_t updates_before = total_updates_;
+    const std::uint64_t handoffs_before = handoffs_, sleeps_before = barrier_sleeps_;
     changed_ = 0;
     std::uint32_t rejected = 0;
     std::uint64_t rounds = 0;
@@ -477,6 +607,8 @@ train::Record Trainer::iterate() {
     r.set_times(clocks_.end_iteration());
     r.finish(r.processed);
     r.set("rounds", static_cast<double>(rounds));
+    r.set("handoffs", static_cast<double>(handoffs_ - handoffs_before));
+    r.set("barrier_sleeps", static_cast<double>(barrier_sleeps_ - sleeps_before));
     if (options_.schedule == Schedule::kStrads) {
         r.set("rejected", rejected);
         const double looked = double(pair_cache_.hits() + pair_cache_.misses());

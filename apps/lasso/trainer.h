@@ -10,9 +10,11 @@
 // A round over coordinates C: every worker PUSHES x̃_jᵀq over its rows into its own ExactSums;
 // the workers' sums are added (exactly), their limbs allreduced across ranks (one int64
 // allreduce_sum per round) and PULLED (soft-threshold, the same on every rank), each worker over
-// its share of C in a large round, the coordinator otherwise; the coordinator adds the offset's
-// changes in C's order, and every worker subtracts the changes from its residuals (merged into
-// the next round's push). STRADS
+// its share of C in a large round, the coordinator otherwise (on several ranks, a large round's
+// pull is split between the ranks too, which then exchange their changes); the coordinator adds
+// the offset's changes in C's order, and every worker subtracts the changes from its residuals
+// (merged into the next round's push). Shotgun on one rank runs a pass's large rounds in one
+// run_workers region, the workers meeting at a barrier twice a round (region_rounds). STRADS
 // rounds first push the candidates' pairwise dot products the same way. Exact sums make every
 // pulled value independent of the split, so ranks x threads give bitwise the same coefficients.
 #pragma once
@@ -117,7 +119,8 @@ class Trainer {
     std::uint32_t iterations_done() const { return iterations_done_; }
     /// One iteration: a sweep of every coordinate (shotgun/strads: ceil(p / L) rounds, p
     /// updates), or, with active sets, of the working set and then of the active set until it
-    /// settles. Record: updates, changed, rejected, pair_cache_hit_rate, rounds, worker times.
+    /// settles. Record: updates, changed, rejected, pair_cache_hit_rate, rounds, handoffs
+    /// (run_workers calls), barrier_sleeps (region waits that slept), worker times.
     train::Record iterate();
     /// Adds objective, objective_paper, gap, relative_gap, kkt, nonzeros, l1_norm; remembers
     /// whether the stopping rule holds (converged()). ConfigError (the same on every rank) when
@@ -176,9 +179,17 @@ class Trainer {
     void round(std::span<const std::uint32_t> coords);
     /// A round's pull on this thread: combine, reduce, soft-threshold, the sampler, counters.
     void pull_round(std::span<const std::uint32_t> coords);
+    /// Several ranks, a round split between them: shares this rank's changes [first, last) of
+    /// the round (one int64 allreduce) and applies the other ranks' (apply_pulled; remote_pull_
+    /// counts them).
+    void exchange_pulled(std::size_t first, std::size_t last);
+    /// What follows the workers' pull of coords (changes `deltas`), on one thread: the offset's
+    /// changes in order, the round's counters, the sampler.
+    void finish_pull(std::span<const std::uint32_t> coords, std::span<const double> deltas);
     /// A pass's draw of one round, and what follows its pull (parallel_pass).
     using RoundSchedule = std::function<std::vector<std::uint32_t>()>;
-    using RoundDone = std::function<void(std::span<const std::uint32_t>)>;
+    using RoundDone =
+        std::function<void(std::span<const std::uint32_t> coords, std::span<const double> deltas)>;
     /// Cyclic rounds over coords in order; returns max d_j δ_j² (standardised units).
     double sweep(std::span<const std::uint32_t> coords);
     /// Removes the coordinates with b_j = 0 from `set`, keeping the order. The active sweeps
@@ -195,6 +206,16 @@ class Trainer {
     /// set's priorities); `rounds` counts them (the Rng streams). Returns max d_j δ_j².
     double parallel_pass(std::span<const std::uint32_t> set, std::uint32_t& rejected,
                          std::uint64_t& rounds);
+    /// Round k of a pass's draws (from 0); pure and callable from any thread.
+    using RoundDraw = std::function<std::vector<std::uint32_t>(std::uint64_t k)>;
+    /// `count` >= 1 shotgun rounds of parallel_pass in ONE run_workers call (one rank, several
+    /// workers; docs/lasso.md, "Rounds in one region"). The workers draw the rounds ahead (a
+    /// share each) and meet (sched::WorkerBarrier); then, a round: every worker subtracts the
+    /// last round's changes from its residuals and pushes, worker 0 also finishes the last
+    /// round's pull (offset, counters, `done`); they meet, pull a share each, and meet again.
+    /// The same operations in the same order per row and per coordinate: the same bits as
+    /// round() after round(). The last round's changes are left pending.
+    void region_rounds(std::uint64_t count, const RoundDraw& draw, const RoundDone& done);
     /// STRADS: L' candidates drawn from `sampler` (positions in `set`, or coordinates when
     /// `set` is empty), then the correlation check.
     std::vector<std::uint32_t> strads_schedule(Rng& rng, PrioritySampler& sampler,
@@ -225,11 +246,13 @@ class Trainer {
     /// The last pull's coordinates and changes, not yet subtracted from the residuals.
     std::vector<std::uint32_t> pending_coords_;
     std::vector<double> pending_deltas_;
-    std::uint64_t pending_entries_ = 0;  ///< stored entries of pending_coords_' columns
-    std::vector<double> shift_deltas_;   ///< c_j δ_j of the last pull, for the offset
-    double round_largest_ = 0;           ///< max d_j δ_j² of the last pull
-    std::vector<ExactSum> total_;        ///< a round's reduced sums
-    std::uint32_t changed_ = 0;          ///< coordinates changed in this iteration
+    std::uint64_t pending_entries_ = 0;   ///< stored entries of pending_coords_' columns
+    std::vector<double> shift_deltas_;    ///< c_j δ_j of the last pull, for the offset
+    double round_largest_ = 0;            ///< max d_j δ_j² of the last pull
+    PullStats remote_pull_;               ///< the last pull's shares of the other ranks
+    std::vector<std::int64_t> exchange_;  ///< exchange_pulled's buffer
+    std::vector<ExactSum> total_;         ///< a round's reduced sums
+    std::uint32_t changed_ = 0;           ///< coordinates changed in this iteration
     /// g_j = z_jᵀr/N (standardised) at the last evaluation, at λ̃ = gradient_lambda_; fresh while
     /// no update has followed it.
     std::vector<double> gradient_;
@@ -240,6 +263,8 @@ class Trainer {
     std::uint32_t iterations_done_ = 0;
     std::uint64_t rounds_done_ = 0;
     std::uint64_t total_updates_ = 0;
+    std::uint64_t handoffs_ = 0;        ///< run_workers calls made (a region counts one)
+    std::uint64_t barrier_sleeps_ = 0;  ///< region waits that went to sleep (WorkerBarrier)
     Evaluation last_;
     bool converged_ = false;
 };

@@ -94,6 +94,25 @@ PullStats pull_range(const ProblemView& problem, double lambda, double q_sum,
     return s;
 }
 
+PullStats apply_pulled(const ProblemView& problem, std::span<const std::uint32_t> coords,
+                       std::size_t lo, std::size_t hi, std::span<const double> deltas,
+                       Coefficients& coefs, std::span<double> shift_deltas) {
+    ROTOR_ASSERT(deltas.size() == coords.size() && shift_deltas.size() == coords.size() &&
+                     lo <= hi && hi <= coords.size(),
+                 "apply_pulled: one delta per coordinate");
+    PullStats s;
+    for (std::size_t t = lo; t < hi; ++t) {
+        const std::uint32_t j = coords[t];
+        const double delta = deltas[t];
+        if (delta != 0) ++s.changed;
+        s.largest = std::max(s.largest, problem.sq_norms[j] * delta * delta);
+        coefs.b[j] += delta;
+        coefs.last_delta[j] = delta;
+        shift_deltas[t] = problem.shifts[j] * delta;
+    }
+    return s;
+}
+
 void add_offset_changes(std::span<const double> shift_deltas, Coefficients& coefs) {
     for (const double c : shift_deltas) coefs.offset += c;
 }

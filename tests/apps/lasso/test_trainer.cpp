@@ -119,6 +119,29 @@ TEST(LassoTrainer, AnyRanksAndThreadsGiveBitwiseTheSameCoefficients) {
     }
 }
 
+// One rank x 2 threads runs a shotgun pass's rounds in one region (one hand-off a pass); on
+// several ranks every round is its own hand-offs (the allreduce sits between them).
+TEST(LassoTrainer, ShotgunPassesOnOneRankAreOneHandOff) {
+    const RawData data = testing::random_data(50, 14, 0.3, 4, 21);
+    TrainOptions o = options(Schedule::kShotgun, 0.02);
+    o.active_set = false;  // one pass an iteration: ceil(14 / 4) = 4 rounds
+    const auto handoffs = [&](int ranks) {
+        train::Record r;
+        comm::run_ranks(ranks, [&](comm::Communicator& c) {
+            const std::vector<std::uint32_t> begin = split_by_entries(data.row_offsets, ranks);
+            const RawData slice = slice_rows(data, begin[c.rank()], begin[c.rank() + 1]);
+            sched::Runtime runtime(2, sched::PinMode::kNone);
+            Trainer t(slice, o, runtime, c);
+            train::Record mine = t.iterate();
+            if (c.rank() == 0) r = std::move(mine);
+        });
+        EXPECT_EQ(r.get("rounds").value_or(-1), 4.0);
+        return r.get("handoffs").value_or(-1);
+    };
+    EXPECT_EQ(handoffs(1), 2.0);   // the region, and the flush of its last changes
+    EXPECT_GE(handoffs(2), 12.0);  // per round: the push, the adding, the pull
+}
+
 TEST(LassoTrainer, ConvergesToTheKktConditions) {
     const RawData data = testing::random_data(80, 20, 0.4, 5, 31);
     for (const Schedule s : {Schedule::kCyclic, Schedule::kStrads}) {

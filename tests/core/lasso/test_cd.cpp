@@ -181,6 +181,39 @@ TEST(PullRange, RangesInAnyOrderArePullUpdatesBitForBit) {
     EXPECT_GT(largest, 0);
 }
 
+// A rank pulls its share of a round and applies the others' changes: the same bits as pulling
+// every coordinate.
+TEST(PullRange, AppliedChangesOfOtherRangesArePullUpdatesBitForBit) {
+    const Design d = build_design(random_data(80, 12, 0.4, 3, 17));
+    const ProblemView pv = ProblemView::of(d);
+    Split s(d, 2);
+    const double lambda = 0.02;
+    Coefficients warm(12);
+    sequential_round(s.views, pv, lambda, all_coords(12), warm);
+    const std::vector<std::uint32_t> coords = {7, 2, 11, 0, 5, 9, 3};
+    std::vector<ExactSum> total(coords.size());
+    for (const PartView& v : s.views) push_gradients(v, coords, total);
+    const double q_sum = residual_sum(pv, warm);
+    Coefficients expect = warm;
+    std::vector<double> expect_deltas(coords.size()), expect_shifts(coords.size());
+    const PullStats whole = pull_range(pv, lambda, q_sum, coords, total, 0, coords.size(), expect,
+                                       expect_deltas, expect_shifts);
+    ASSERT_GT(whole.changed, 0u);
+    Coefficients got = warm;
+    std::vector<double> deltas(coords.size()), shift_deltas(coords.size());
+    const PullStats mine =
+        pull_range(pv, lambda, q_sum, coords, total, 2, 5, got, deltas, shift_deltas);
+    for (std::size_t t : {0, 1, 5, 6}) deltas[t] = expect_deltas[t];  // the other ranks' shares
+    const PullStats a = apply_pulled(pv, coords, 0, 2, deltas, got, shift_deltas);
+    const PullStats b = apply_pulled(pv, coords, 5, 7, deltas, got, shift_deltas);
+    EXPECT_EQ(mine.changed + a.changed + b.changed, whole.changed);
+    EXPECT_EQ(std::max({mine.largest, a.largest, b.largest}), whole.largest);
+    EXPECT_EQ(deltas, expect_deltas);
+    EXPECT_EQ(shift_deltas, expect_shifts);
+    EXPECT_EQ(got.b, expect.b);
+    EXPECT_EQ(got.last_delta, expect.last_delta);
+}
+
 TEST(SequentialRound, CyclicConvergesToKktAndZeroGapDeterministically) {
     for (const double density : {0.25, 1.0}) {
         const Design d = build_design(random_data(80, 20, density, 4, 10));
