@@ -65,15 +65,15 @@ void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvat
     }
     for (std::size_t t = 0; t < n; ++t) {
         if (!kept(t)) continue;
-        ExactSum gt, ut;
+        mf::ExactAccumulator gt, ut;
         for (std::uint64_t e = begin[t]; e < end[t]; ++e) {
             const TouchedExample& x = touched[rows[e]];
             const double v = values[e];
             gt.add(x.slope * v);
             ut.add(x.curve * x.count * v * v);
         }
-        g[t].add(gt);
-        u[t].add(ut);
+        g[t].add(gt.sum());
+        u[t].add(ut.sum());
     }
     for (std::size_t t = 0; t < n; ++t) {
         if (!kept(t)) continue;

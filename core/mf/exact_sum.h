@@ -92,6 +92,7 @@ class ExactSum {
     }
 
   private:
+    friend class ExactAccumulator;
     __extension__ using Int128 = __int128;
     __extension__ using UInt128 = unsigned __int128;
 
@@ -107,6 +108,43 @@ class ExactSum {
     std::uint64_t lo_ = 0;       // low 64 bits of the two's-complement fixed-point total
     std::uint64_t hi_ = 0;       // high 64 bits
     std::uint64_t invalid_ = 0;  // terms out of range or not finite
+};
+
+/// ExactSum::add for a run of terms, cheaper per term: a term below 2^15 in magnitude (one
+/// 64-bit conversion, ExactSum's own first case) is added into a 64-bit integer, which goes into
+/// the ExactSum only when the next addition would overflow; larger or invalid terms go to the
+/// ExactSum at once. The same rounding of each term and only integer additions, so sum() is
+/// bitwise the ExactSum of the same terms (tested). A local value for one loop; not thread-safe.
+class ExactAccumulator {
+  public:
+    void add(double x) noexcept {
+        if (std::fabs(x) < 32768.0) [[likely]] {
+            const auto t = static_cast<std::int64_t>(x * 0x1p48);  // toward zero
+            if (__builtin_add_overflow(small_, t, &small_)) [[unlikely]]
+                spill(t);
+        } else {
+            add_wide(x);
+        }
+    }
+    /// The sum of the terms added.
+    ExactSum sum() const noexcept {
+        ExactSum s = wide_;
+        s.add_fixed(small_);
+        return s;
+    }
+
+  private:
+    // Out of line, so that a loop of add() keeps only small_ in a register.
+    [[gnu::noinline, gnu::cold]] void add_wide(double x) noexcept { wide_.add(x); }
+    /// small_ holds the old total plus t wrapped to 64 bits: the old total goes to wide_.
+    [[gnu::noinline, gnu::cold]] void spill(std::int64_t t) noexcept {
+        const auto old = static_cast<std::uint64_t>(small_) - static_cast<std::uint64_t>(t);
+        wide_.add_fixed(static_cast<std::int64_t>(old));
+        small_ = t;
+    }
+
+    std::int64_t small_ = 0;  // fixed-point sum of the small terms since the last spill
+    ExactSum wide_;           // the rest
 };
 
 }  // namespace rotor::mf
