@@ -40,6 +40,8 @@ void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvat
     ROTOR_ASSERT(skip.empty() || skip.size() == n, "one skip flag per key");
     const auto kept = [&skip](std::size_t t) { return skip.empty() || skip[t] == 0; };
     ROTOR_ASSERT(s.examples.size() == part.examples(), "push_slices: scratch not reserved");
+    ROTOR_ASSERT(s.block != 0, "push_slices: next_block() not called");
+    const std::uint32_t block = s.block;
     const std::uint32_t* rows = part.rows().data();
     const double* values = part.values().data();
     const std::int8_t* labels = part.labels().data();
@@ -53,7 +55,12 @@ void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvat
         for (std::uint64_t e = begin[t]; e < end[t]; ++e) {
             const std::uint32_t i = rows[e];
             TouchedExample& x = touched[i];
-            if (x.count++ != 0) continue;
+            if (x.block == block) {
+                ++x.count;
+                continue;
+            }
+            x.block = block;
+            x.count = 1;
             const double m = margins[i];
             if (m == x.margin) continue;  // NaN at first: never equal
             const double y = labels[i];
@@ -74,10 +81,6 @@ void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvat
         }
         g[t].add(gt.sum());
         u[t].add(ut.sum());
-    }
-    for (std::size_t t = 0; t < n; ++t) {
-        if (!kept(t)) continue;
-        for (std::uint64_t e = begin[t]; e < end[t]; ++e) touched[rows[e]].count = 0;
     }
 }
 
@@ -100,6 +103,8 @@ void push_block(const Shard& part, std::span<const std::uint64_t> keys, Curvatur
                 std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& s) {
     ROTOR_ASSERT(g.size() == keys.size() && u.size() == keys.size(), "one sum per key");
     s.examples.assign(part.examples(), TouchedExample{});
+    s.block = 0;
+    s.next_block();
     push_slices(part, column_slices(part, keys, 0, part.examples()), curvature, g, u, s);
 }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "core/base/rng.h"
@@ -171,6 +172,7 @@ TEST(LogregObjective, SkippedKeysArePushedAsIfNotInTheBlock) {
         BlockScratch scratch;
         scratch.reserve(part.examples());
         std::vector<ExactSum> g(keys.size()), u(keys.size());
+        scratch.next_block();
         push_slices(part, column_slices(part, keys, 0, part.examples()), c, g, u, scratch, skip);
         const Pushed ref = push_all(part, kept, c);  // n_ib counts the kept keys only
         std::size_t r = 0;
@@ -186,6 +188,7 @@ TEST(LogregObjective, SkippedKeysArePushedAsIfNotInTheBlock) {
         }
         // Without a mask: exactly push_block over every key.
         std::vector<ExactSum> g2(keys.size()), u2(keys.size());
+        scratch.next_block();
         push_slices(part, column_slices(part, keys, 0, part.examples()), c, g2, u2, scratch);
         const Pushed all = push_all(part, keys, c);
         for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -193,6 +196,33 @@ TEST(LogregObjective, SkippedKeysArePushedAsIfNotInTheBlock) {
             EXPECT_EQ(u2[i].value(), all.u[i]);
         }
     }
+}
+
+TEST(LogregObjective, BlockCountsStayRightWhenTheScratchStampsWrap) {
+    // n_ib lives in the scratch under a block stamp: a count of an earlier block must read as 0.
+    // Block A (stamp 1) leaves counts on its examples; B runs at the last stamp; C wraps to
+    // stamp 1 again with A's keys, so counts left by A would inflate u unless cleared.
+    Shard part(testing::synthetic_examples(60, 30, 6, 4), true);
+    const std::vector<std::uint64_t> all(part.keys().begin(), part.keys().end());
+    std::vector<std::uint64_t> a, b;
+    for (std::size_t i = 0; i < all.size(); ++i) (i % 2 == 0 ? a : b).push_back(all[i]);
+    const Pushed ref = push_all(part, a, Curvature::kLocal);
+    BlockScratch scratch;
+    scratch.reserve(part.examples());
+    const auto push = [&](const std::vector<std::uint64_t>& keys) {
+        std::vector<ExactSum> g(keys.size()), u(keys.size());
+        scratch.next_block();
+        push_slices(part, column_slices(part, keys, 0, part.examples()), Curvature::kLocal, g, u,
+                    scratch);
+        return std::vector<ExactSum>(u);
+    };
+    push(a);
+    EXPECT_EQ(scratch.block, 1u);
+    scratch.block = std::numeric_limits<std::uint32_t>::max() - 1;
+    push(b);
+    const std::vector<ExactSum> u = push(a);
+    EXPECT_EQ(scratch.block, 1u);
+    for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(u[i].value(), ref.u[i]) << "key " << a[i];
 }
 
 }  // namespace
