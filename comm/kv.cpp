@@ -188,6 +188,7 @@ KvNode::~KvNode() = default;
 
 void KvNode::post_receives() {
     const auto add = [&](int src, int tag) {
+        if (direct_to(src)) return;  // never sent: handled at once
         auto in = std::make_unique<Inbox>();
         in->src = src;
         in->tag = tag;
