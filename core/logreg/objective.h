@@ -79,6 +79,9 @@ struct BlockScratch {
 struct ColumnSlices {
     std::vector<std::uint64_t> begin;
     std::vector<std::uint64_t> end;
+    /// max |x_ik| over key t's slice (0 when empty): bounds its terms, so that push_slices adds
+    /// runs of them in an int64 without a check per term.
+    std::vector<double> max_abs;
 };
 
 /// The slices of `keys` (strictly increasing) in `part`, over the examples [row_begin, row_end).

@@ -37,8 +37,8 @@ class ExactSum {
     /// Adds x rounded toward zero to a multiple of 2^-48. Out-of-range or non-finite x makes the
     /// sum invalid.
     void add(double x) noexcept {
-        if (std::fabs(x) < 32768.0) {                          // x * 2^48 < 2^63: one conversion
-            add_fixed(static_cast<std::int64_t>(x * 0x1p48));  // toward zero
+        if (std::fabs(x) < 32768.0) {  // x * 2^48 < 2^63: one conversion
+            add_fixed(fixed_of_small(x));
         } else if (std::fabs(x) < kMaxTerm) {  // integer part and fraction converted apart
             const double a = x * 0x1p16;
             const auto hi = static_cast<std::int64_t>(a);  // trunc(a), exact in a double
@@ -50,6 +50,14 @@ class ExactSum {
             ++invalid_;
         }
     }
+    /// The fixed-point value add() gives a term with |x| < 2^15: x * 2^48 rounded toward zero.
+    /// For a caller that bounds its terms and adds these values in an int64 itself (at most
+    /// 2^63 in total), then once into an ExactSum with add_fixed_value().
+    static std::int64_t fixed_of_small(double x) noexcept {
+        return static_cast<std::int64_t>(x * 0x1p48);  // toward zero
+    }
+    /// Adds a fixed-point value (units of 2^-48), e.g. a sum of fixed_of_small() values.
+    void add_fixed_value(std::int64_t v) noexcept { add_fixed(v); }
     /// Adds another sum exactly.
     void add(const ExactSum& o) noexcept {
         add_fixed(o.fixed());
@@ -119,7 +127,7 @@ class ExactAccumulator {
   public:
     void add(double x) noexcept {
         if (std::fabs(x) < 32768.0) [[likely]] {
-            const auto t = static_cast<std::int64_t>(x * 0x1p48);  // toward zero
+            const std::int64_t t = ExactSum::fixed_of_small(x);
             if (__builtin_add_overflow(small_, t, &small_)) [[unlikely]]
                 spill(t);
         } else {

@@ -198,6 +198,59 @@ TEST(LogregObjective, SkippedKeysArePushedAsIfNotInTheBlock) {
     }
 }
 
+/// g and u of `keys` term by term, each term added to an ExactSum on its own (the definition).
+Pushed push_term_by_term(const Shard& part, std::span<const std::uint64_t> keys, Curvature c) {
+    std::vector<std::uint32_t> count(part.examples(), 0);
+    std::vector<std::int64_t> columns;
+    part.match(keys, columns);
+    const auto offsets = part.offsets();
+    const auto rows = part.rows();
+    const auto values = part.values();
+    for (const std::int64_t col : columns) {
+        if (col < 0) continue;
+        for (std::uint64_t e = offsets[col]; e < offsets[col + 1]; ++e) ++count[rows[e]];
+    }
+    Pushed p;
+    for (const std::int64_t col : columns) {
+        ExactSum g, u;
+        for (std::uint64_t e = col < 0 ? 0 : offsets[col]; col >= 0 && e < offsets[col + 1]; ++e) {
+            const std::uint32_t i = rows[e];
+            const double y = part.labels()[i];
+            const double sm = 1.0 / (1.0 + std::exp(y * part.margins()[i]));
+            const double curve = c == Curvature::kBound ? 0.25 : sm * (1.0 - sm);
+            g.add(-y * sm * values[e]);
+            u.add(curve * count[i] * values[e] * values[e]);
+        }
+        p.g.push_back(g.value());
+        p.u.push_back(u.value());
+    }
+    return p;
+}
+
+TEST(LogregObjective, PushSumsEveryTermAsAnExactSumWhateverItsScale) {
+    // push_slices adds runs of bounded terms in int64s (a run's length set by the key's largest
+    // |x_ik|), and falls back to a check per term when terms may reach 2^13: both must give the
+    // ExactSum of the terms. Scales: runs of thousands, runs of a few terms, no runs at all.
+    for (const double scale : {1.0, 8.0, 20.0, 300.0, 5e4}) {
+        Examples ex = testing::synthetic_examples(300, 12, 6, 21);
+        for (double& v : ex.values) v *= scale;
+        Shard part(ex, true);
+        const std::vector<std::uint64_t> keys(part.keys().begin(), part.keys().end());
+        std::vector<double> w(keys.size());
+        Rng rng(22);
+        for (double& v : w) v = (rng.uniform() - 0.5) / scale;
+        set_margins(part, keys, w);
+        for (const Curvature c : {Curvature::kBound, Curvature::kLocal}) {
+            const Pushed got = push_all(part, keys, c);
+            const Pushed want = push_term_by_term(part, keys, c);
+            for (std::size_t i = 0; i < keys.size(); ++i) {
+                EXPECT_EQ(got.g[i], want.g[i]) << "scale " << scale << " key " << keys[i];
+                EXPECT_EQ(got.u[i], want.u[i]) << "scale " << scale << " key " << keys[i];
+            }
+        }
+    }
+}
+
 TEST(LogregObjective, BlockCountsStayRightWhenTheScratchStampsWrap) {
     // n_ib lives in the scratch under a block stamp: a count of an earlier block must read as 0.
     // Block A (stamp 1) leaves counts on its examples; B runs at the last stamp; C wraps to
