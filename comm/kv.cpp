@@ -360,6 +360,7 @@ void KvNode::answer_pulls() {
     std::erase_if(deferred_, [&](const std::unique_ptr<Deferred>& d) {
         if (d->t >= completed_) return false;
         values.clear();
+        values.reserve(d->keys.size() * options_.pull_width);
         handler_.on_pull(d->keys, values);
         ROTOR_ASSERT(values.size() == d->keys.size() * options_.pull_width,
                      "on_pull gives pull_width values per key");
@@ -513,7 +514,9 @@ void KvNode::begin_iteration(std::uint64_t t) {
     ROTOR_ASSERT(t == next_iteration_ && !in_iteration_, "iterations begin in order");
     if (options_.delay != kInfiniteDelay) {
         const auto tau = static_cast<std::uint64_t>(options_.delay);
-        wait_until([&] { return clock_ + tau >= t; }, "waiting for the delay bound");
+        if (clock_ + tau < t) {
+            wait_until([&] { return clock_ + tau >= t; }, "waiting for the delay bound");
+        }
     }
     in_iteration_ = true;
     pushed_ = false;
@@ -635,7 +638,7 @@ std::vector<double> KvNode::wait_pull(std::uint64_t id) {
     const auto it = pulls_.find(id);
     ROTOR_ASSERT(it != pulls_.end(), "wait_pull of a pending pull");
     PendingPull& p = *it->second;
-    wait_until([&] { return p.waiting.empty(); }, "waiting for a pull");
+    if (!p.waiting.empty()) wait_until([&] { return p.waiting.empty(); }, "waiting for a pull");
     std::vector<double> values = std::move(p.values);
     pulls_.erase(it);
     return values;
