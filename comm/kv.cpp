@@ -62,6 +62,29 @@ WireWriter start(Kind kind) {
     return w;
 }
 
+// Sizes of the messages in the wire format (a u32 kind; u64 fields; a u64 count before a
+// vector): what a direct delivery to this rank counts in the stats.
+constexpr std::size_t kKindBytes = sizeof(std::uint32_t);
+constexpr std::size_t kU64Bytes = sizeof(std::uint64_t);
+
+/// kPush: t, keys, values.
+constexpr std::size_t push_bytes(std::size_t keys, std::size_t width) {
+    return kKindBytes + kU64Bytes + (kU64Bytes + keys * kU64Bytes) +
+           (kU64Bytes + keys * width * sizeof(double));
+}
+/// kPull: t, id, keys.
+constexpr std::size_t pull_bytes(std::size_t keys) {
+    return kKindBytes + 2 * kU64Bytes + (kU64Bytes + keys * kU64Bytes);
+}
+/// kReply: id, values.
+constexpr std::size_t reply_bytes(std::size_t values) {
+    return kKindBytes + kU64Bytes + (kU64Bytes + values * sizeof(double));
+}
+/// kDone (t) and kClock (the clock).
+constexpr std::size_t kDoneBytes = kKindBytes + kU64Bytes;
+constexpr std::size_t kClockBytes = kKindBytes + kU64Bytes;
+constexpr std::size_t kStopBytes = kKindBytes;
+
 /// Throws unless keys are strictly increasing and inside [lo, hi) (hi == 0: up to 2^64 − 1).
 void check_keys(const WireReader& r, std::span<const std::uint64_t> keys, std::uint64_t lo,
                 std::uint64_t hi, bool last) {
@@ -143,6 +166,7 @@ KvNode::KvNode(Communicator& comm, KvLayout layout, KvOptions options, KvServerH
       handler_(std::move(handler)),
       filters_(std::move(filters)) {
     layout_.validate(comm_.size());
+    direct_self_ = options_.direct_self && filters_.empty();
     if (options_.delay < 0 && options_.delay != kInfiniteDelay) {
         throw ConfigError("delay", "must be >= 0 or infinite");
     }
@@ -164,6 +188,7 @@ KvNode::~KvNode() = default;
 
 void KvNode::post_receives() {
     const auto add = [&](int src, int tag) {
+        if (direct_to(src)) return;  // never sent: handled at once
         auto in = std::make_unique<Inbox>();
         in->src = src;
         in->tag = tag;
@@ -192,6 +217,14 @@ void KvNode::send(int dest, int tag, std::vector<std::byte> bytes) {
     ++stats_.messages_sent;
     out.request = comm_.isend(*out.bytes, dest, tag);
     outgoing_.push_back(std::move(out));
+}
+
+void KvNode::count_direct(int tag, std::size_t bytes) {
+    stats_.bytes_sent += bytes;
+    (tag == kKvReplyTag ? stats_.reply_bytes_sent : stats_.request_bytes_sent) += bytes;
+    ++stats_.messages_sent;
+    stats_.bytes_received += bytes;
+    ++stats_.messages_received;
 }
 
 void KvNode::progress() {
@@ -261,8 +294,7 @@ void KvNode::handle_request(int src, std::span<const std::byte> bytes) {
         }
         r.finish();
         check_keys(r, d->keys, lo, hi, last);
-        deferred_.push_back(std::move(d));
-        answer_pulls();
+        take_pull_request(std::move(d));
     } else if (kind == Kind::kDone) {
         const auto t = r.get<std::uint64_t>();
         r.finish();
@@ -318,11 +350,17 @@ void KvNode::on_push_message(int src, std::uint64_t t, std::span<const std::uint
     answer_pulls();
 }
 
+void KvNode::take_pull_request(std::unique_ptr<Deferred> d) {
+    deferred_.push_back(std::move(d));
+    answer_pulls();
+}
+
 void KvNode::answer_pulls() {
     std::vector<double> values;
     std::erase_if(deferred_, [&](const std::unique_ptr<Deferred>& d) {
         if (d->t >= completed_) return false;
         values.clear();
+        values.reserve(d->keys.size() * options_.pull_width);
         handler_.on_pull(d->keys, values);
         ROTOR_ASSERT(values.size() == d->keys.size() * options_.pull_width,
                      "on_pull gives pull_width values per key");
@@ -333,6 +371,18 @@ void KvNode::answer_pulls() {
 }
 
 void KvNode::send_answer(const Deferred& d, std::vector<double> values) {
+    if (direct_to(d.src)) {
+        count_direct(kKvReplyTag, reply_bytes(values.size()));
+        PendingPull* p = answered_pull(d.id, static_cast<std::size_t>(server_index_));
+        ROTOR_ASSERT(p != nullptr, "a direct answer to a pending pull");
+        const std::size_t s = static_cast<std::size_t>(server_index_);
+        ROTOR_ASSERT(values.size() == (p->first[s + 1] - p->first[s]) * options_.pull_width,
+                     "a direct answer of the pull's size");
+        std::copy(
+            values.begin(), values.end(),
+            p->values.begin() + static_cast<std::ptrdiff_t>(p->first[s] * options_.pull_width));
+        return;
+    }
     if (filters_.empty()) {
         WireWriter w = start(Kind::kReply);
         w.put(d.id);
@@ -363,6 +413,11 @@ void KvNode::on_done(int src, std::uint64_t t) {
     if (clock <= clock_sent_) return;
     clock_sent_ = clock;
     for (const int worker : layout_.workers) {
+        if (direct_to(worker)) {
+            count_direct(kKvReplyTag, kClockBytes);
+            take_clock(clock);
+            continue;
+        }
         WireWriter m = start(Kind::kClock);
         m.put(clock);
         send(worker, kKvReplyTag, m.take());
@@ -376,7 +431,7 @@ void KvNode::handle_reply(int src, std::span<const std::byte> bytes) {
         const auto c = r.get<std::uint64_t>();
         r.finish();
         if (src != layout_.servers.front()) r.fail("a clock from a rank that is not the scheduler");
-        clock_ = std::max(clock_, c);
+        take_clock(c);
         return;
     }
     if (kind == Kind::kReplyFiltered) {
@@ -388,16 +443,22 @@ void KvNode::handle_reply(int src, std::span<const std::byte> bytes) {
     const auto id = r.get<std::uint64_t>();
     const auto values = r.get<std::vector<double>>();
     r.finish();
-    const auto it = pulls_.find(id);
     const auto s = static_cast<std::size_t>(
         std::find(layout_.servers.begin(), layout_.servers.end(), src) - layout_.servers.begin());
-    if (it == pulls_.end() || it->second->waiting.erase(s) != 1) {
-        r.fail(fmt::format("an answer to pull {} that is not pending", id));
-    }
-    PendingPull& p = *it->second;
+    PendingPull* pending = answered_pull(id, s);
+    if (pending == nullptr) r.fail(fmt::format("an answer to pull {} that is not pending", id));
+    PendingPull& p = *pending;
     const std::size_t w = options_.pull_width;
     if (values.size() != (p.first[s + 1] - p.first[s]) * w) r.fail("wrong number of values");
     std::copy(values.begin(), values.end(), p.values.begin() + p.first[s] * w);
+}
+
+void KvNode::take_clock(std::uint64_t clock) { clock_ = std::max(clock_, clock); }
+
+KvNode::PendingPull* KvNode::answered_pull(std::uint64_t id, std::size_t server) {
+    const auto it = pulls_.find(id);
+    if (it == pulls_.end() || it->second->waiting.erase(server) != 1) return nullptr;
+    return it->second.get();
 }
 
 void KvNode::take_filtered_answer(int src, WireReader& r) {
@@ -453,7 +514,9 @@ void KvNode::begin_iteration(std::uint64_t t) {
     ROTOR_ASSERT(t == next_iteration_ && !in_iteration_, "iterations begin in order");
     if (options_.delay != kInfiniteDelay) {
         const auto tau = static_cast<std::uint64_t>(options_.delay);
-        wait_until([&] { return clock_ + tau >= t; }, "waiting for the delay bound");
+        if (clock_ + tau < t) {
+            wait_until([&] { return clock_ + tau >= t; }, "waiting for the delay bound");
+        }
     }
     in_iteration_ = true;
     pushed_ = false;
@@ -481,6 +544,11 @@ void KvNode::push(std::uint64_t t, std::span<const std::uint64_t> keys,
 
 void KvNode::send_push(int server, std::uint64_t t, std::span<const std::uint64_t> keys,
                        std::span<const double> values) {
+    if (direct_to(server)) {
+        count_direct(kKvRequestTag, push_bytes(keys.size(), options_.push_width));
+        on_push_message(server, t, keys, values);
+        return;
+    }
     if (filters_.empty()) {
         WireWriter m = start(Kind::kPush);
         m.put(t);
@@ -502,6 +570,16 @@ void KvNode::send_push(int server, std::uint64_t t, std::span<const std::uint64_
 
 void KvNode::send_pull(int server, std::uint64_t t, std::uint64_t id,
                        std::span<const std::uint64_t> keys, bool exact) {
+    if (direct_to(server)) {
+        count_direct(kKvRequestTag, pull_bytes(keys.size()));
+        auto d = std::make_unique<Deferred>();
+        d->src = server;
+        d->t = t;
+        d->id = id;
+        d->keys.assign(keys.begin(), keys.end());
+        take_pull_request(std::move(d));
+        return;
+    }
     if (filters_.empty()) {
         WireWriter m = start(Kind::kPull);
         m.put(t);
@@ -525,25 +603,26 @@ std::uint64_t KvNode::pull(std::uint64_t t, std::span<const std::uint64_t> keys,
     ROTOR_ASSERT(is_worker(), "pull on a worker");
     ROTOR_ASSERT(std::adjacent_find(keys.begin(), keys.end(), std::greater_equal<>()) == keys.end(),
                  "pull keys strictly increasing");
-    auto p = std::make_unique<PendingPull>();
-    p->keys.assign(keys.begin(), keys.end());
-    p->values.assign(keys.size() * options_.pull_width, 0.0);
-    p->t = t;
-    p->exact = exact;
+    // Pending before any request goes out: a direct answer comes back within send_pull.
+    const std::uint64_t id = next_pull_id_++;
+    PendingPull& p = *pulls_.emplace(id, std::make_unique<PendingPull>()).first->second;
+    p.keys.assign(keys.begin(), keys.end());
+    p.values.assign(keys.size() * options_.pull_width, 0.0);
+    p.t = t;
+    p.exact = exact;
     std::size_t lo = 0;
-    p->first.push_back(0);
+    p.first.push_back(0);
     for (std::size_t s = 0; s < layout_.servers.size(); ++s) {
         std::size_t hi = lo;
         while (hi < keys.size() && layout_.server_of(keys[hi]) == s) ++hi;
-        p->first.push_back(hi);
-        if (hi > lo) {
-            p->waiting.insert(s);
-            send_pull(layout_.servers[s], t, next_pull_id_, keys.subspan(lo, hi - lo), exact);
-        }
+        p.first.push_back(hi);
+        if (hi > lo) p.waiting.insert(s);
         lo = hi;
     }
-    const std::uint64_t id = next_pull_id_++;
-    pulls_.emplace(id, std::move(p));
+    for (std::size_t s = 0; s < layout_.servers.size(); ++s) {
+        const std::size_t n = p.first[s + 1] - p.first[s];
+        if (n != 0) send_pull(layout_.servers[s], t, id, keys.subspan(p.first[s], n), exact);
+    }
     progress();
     return id;
 }
@@ -559,7 +638,7 @@ std::vector<double> KvNode::wait_pull(std::uint64_t id) {
     const auto it = pulls_.find(id);
     ROTOR_ASSERT(it != pulls_.end(), "wait_pull of a pending pull");
     PendingPull& p = *it->second;
-    wait_until([&] { return p.waiting.empty(); }, "waiting for a pull");
+    if (!p.waiting.empty()) wait_until([&] { return p.waiting.empty(); }, "waiting for a pull");
     std::vector<double> values = std::move(p.values);
     pulls_.erase(it);
     return values;
@@ -571,9 +650,15 @@ void KvNode::end_iteration(std::uint64_t t) {
     in_iteration_ = false;
     ++next_iteration_;
     schedule_.push_back({KvEvent::Kind::kEnd, t, now_ns(), clock_});
-    WireWriter m = start(Kind::kDone);
-    m.put(t);
-    send(layout_.servers.front(), kKvRequestTag, m.take());
+    const int scheduler = layout_.servers.front();
+    if (direct_to(scheduler)) {
+        count_direct(kKvRequestTag, kDoneBytes);
+        on_done(scheduler, t);
+    } else {
+        WireWriter m = start(Kind::kDone);
+        m.put(t);
+        send(scheduler, kKvRequestTag, m.take());
+    }
     progress();
 }
 
@@ -581,7 +666,14 @@ void KvNode::finish() {
     ROTOR_ASSERT(!finished_ && !in_iteration_, "finish once, between iterations");
     if (is_worker()) {
         wait_until([&] { return clock_ >= next_iteration_; }, "waiting for the other workers");
-        for (const int s : layout_.servers) send(s, kKvRequestTag, start(Kind::kStop).take());
+        for (const int s : layout_.servers) {
+            if (direct_to(s)) {
+                count_direct(kKvRequestTag, kStopBytes);
+                ++stops_;
+            } else {
+                send(s, kKvRequestTag, start(Kind::kStop).take());
+            }
+        }
     }
     if (is_server()) {
         wait_until([&] { return stops_ == layout_.workers.size(); }, "waiting for the workers");

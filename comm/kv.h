@@ -25,7 +25,11 @@
 // by the caller now and then during long computations): it tests the posted receives (one per
 // peer and channel), handles what arrived, and retires completed sends. Messages travel over
 // Communicator::isend/irecv with the tags kKvRequestTag (worker to server), kKvReplyTag (server
-// to worker) and kKvControlTag (failures), in the wire format of comm/wire.h.
+// to worker) and kKvControlTag (failures), in the wire format of comm/wire.h. Without filters a
+// message of a rank to itself is handled at once instead (KvOptions::direct_self): a delivery
+// the communicator could have made too (at once, in the order sent), so it changes no result,
+// only the cost (in one process at a thousand small iterations a pass, the encoding, copies and
+// mailboxes were most of the engine's time).
 //
 // Failures. fail(error) tells every rank of the layout that this rank failed; any rank that
 // learns it (in any call of the engine) throws AgreedError with that rank, message and exit
@@ -77,6 +81,11 @@ struct KvOptions {
     std::size_t push_width = 1;  ///< values per key in a push (e.g. 2: g_k and u_k)
     std::size_t pull_width = 1;  ///< values per key in a pull answer
     double timeout_s = 60;       ///< a wait without any message for this long throws CommError
+    /// Without filters, a message of this rank to itself (its worker's push, pull and done to its
+    /// own server, the answers and clock back) is handled at once instead of being encoded and
+    /// sent through the communicator: the same calls of the handler in the same order, the same
+    /// values, and the stats count it as the message it stands for. false: always send.
+    bool direct_self = true;
 };
 
 /// What a server does with the messages (all required on server ranks).
@@ -175,6 +184,11 @@ class KvNode {
 
     void post_receives();
     void send(int dest, int tag, std::vector<std::byte> bytes);
+    bool direct_to(int rank) const noexcept { return direct_self_ && rank == comm_.rank(); }
+    void count_direct(int tag, std::size_t bytes);
+    void take_pull_request(std::unique_ptr<Deferred> d);
+    PendingPull* answered_pull(std::uint64_t id, std::size_t server);
+    void take_clock(std::uint64_t clock);
     void handle(int src, int tag, std::span<const std::byte> bytes);
     void handle_request(int src, std::span<const std::byte> bytes);
     void handle_reply(int src, std::span<const std::byte> bytes);
@@ -199,6 +213,7 @@ class KvNode {
     KvOptions options_;
     KvServerHandler handler_;
     KvFilterStack filters_;
+    bool direct_self_ = false;  ///< options_.direct_self and no filters
     int server_index_ = -1;
     int worker_index_ = -1;
     std::vector<std::unique_ptr<Inbox>> inboxes_;

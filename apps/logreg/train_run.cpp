@@ -246,7 +246,9 @@ void load_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s, const P
         ro.hash_features = f.hash_features;
         const Examples ex = read_part(f.data, mine, static_cast<std::size_t>(s.worker),
                                       s.layout.workers.size(), first_line, ro, hashed);
-        s.print = fingerprint(ex);
+        // The hash is what a checkpoint records and --resume checks; nothing else reads it.
+        const bool hash = f.checkpoint_every > 0 || !f.resume.empty();
+        s.print = hash ? fingerprint(ex) : DataFingerprint{ex.size(), ex.nonzeros(), 0};
         s.part.emplace(ex, !f.no_intercept);
     });
     const auto prints = comm::allgather(

@@ -158,6 +158,7 @@ std::uint32_t Worker::push_values(std::uint64_t t, std::vector<double>& values,
         skip_.resize(n);
         for (std::size_t i = 0; i < n; ++i) skip_[i] = screen_->skips(kv_t, blocks_[b][i]) ? 1 : 0;
     }
+    scratch_.next_block();
     on_threads([&](std::size_t j) {
         g_[j].assign(n, ExactSum{});
         u_[j].assign(n, ExactSum{});

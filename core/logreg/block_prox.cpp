@@ -75,6 +75,7 @@ void BlockProx::step(std::uint64_t t) {
     for (std::size_t p = 0; p < parts_.size(); ++p) {
         pg_.assign(n, ExactSum{});
         pu_.assign(n, ExactSum{});
+        scratches_[p].next_block();
         push_slices(parts_[p], slices_[b][p], options_.curvature, pg_, pu_, scratches_[p]);
         for (std::size_t i = 0; i < n; ++i) {
             g_[i].add(pg_[i]);

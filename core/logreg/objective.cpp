@@ -12,9 +12,11 @@ ColumnSlices column_slices(const Shard& part, std::span<const std::uint64_t> key
     const auto part_keys = part.keys();
     const auto offsets = part.offsets();
     const auto rows = part.rows();
+    const auto values = part.values();
     ColumnSlices out;
     out.begin.assign(keys.size(), 0);
     out.end.assign(keys.size(), 0);
+    out.max_abs.assign(keys.size(), 0.0);
     const bool all = row_begin == 0 && row_end >= part.examples();
     auto from = part_keys.begin();
     for (std::size_t t = 0; t < keys.size(); ++t) {
@@ -28,9 +30,43 @@ ColumnSlices column_slices(const Shard& part, std::span<const std::uint64_t> key
         const auto hi = all ? last : std::lower_bound(lo, last, row_end);
         out.begin[t] = static_cast<std::uint64_t>(lo - rows.begin());
         out.end[t] = static_cast<std::uint64_t>(hi - rows.begin());
+        for (std::uint64_t e = out.begin[t]; e < out.end[t]; ++e) {
+            out.max_abs[t] = std::max(out.max_abs[t], std::fabs(values[e]));
+        }
     }
     return out;
 }
+
+namespace {
+
+/// Largest sum of term magnitudes added in an int64 before it goes into the ExactSum: 2^13 *
+/// 2^48 = 2^61, far from int64's 2^63 (and every term below ExactSum's 2^15 single conversion).
+constexpr double kRunBound = 0x1p13;
+
+/// g += Σ slope_i x_ik and u += Σ curve_i n_ib x_ik² over entries [e, end) of one key, each
+/// term rounded as ExactSum::add rounds it. `per_term` bounds every term's magnitude (< 2^13):
+/// runs of kRunBound / per_term terms are summed in int64s without checks, then added exactly.
+void sum_key_bounded(const std::uint32_t* rows, const double* values, const TouchedExample* touched,
+                     std::uint64_t e, std::uint64_t end, double per_term, ExactSum& g,
+                     ExactSum& u) {
+    const double room = std::floor(kRunBound / per_term);
+    const std::uint64_t run =
+        room >= 0x1p40 ? std::uint64_t{1} << 40 : static_cast<std::uint64_t>(room);  // >= 1
+    while (e < end) {
+        const std::uint64_t stop = end - e > run ? e + run : end;
+        std::int64_t gs = 0, us = 0;
+        for (; e < stop; ++e) {
+            const TouchedExample& x = touched[rows[e]];
+            const double v = values[e];
+            gs += ExactSum::fixed_of_small(x.slope * v);
+            us += ExactSum::fixed_of_small(x.curve * x.count * v * v);
+        }
+        g.add_fixed_value(gs);
+        u.add_fixed_value(us);
+    }
+}
+
+}  // namespace
 
 void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvature,
                  std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& s,
@@ -40,6 +76,8 @@ void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvat
     ROTOR_ASSERT(skip.empty() || skip.size() == n, "one skip flag per key");
     const auto kept = [&skip](std::size_t t) { return skip.empty() || skip[t] == 0; };
     ROTOR_ASSERT(s.examples.size() == part.examples(), "push_slices: scratch not reserved");
+    ROTOR_ASSERT(s.block != 0, "push_slices: next_block() not called");
+    const std::uint32_t block = s.block;
     const std::uint32_t* rows = part.rows().data();
     const double* values = part.values().data();
     const std::int8_t* labels = part.labels().data();
@@ -48,12 +86,19 @@ void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvat
     const std::uint64_t* begin = slices.begin.data();
     const std::uint64_t* end = slices.end.data();
     const bool bound = curvature == Curvature::kBound;
+    std::uint32_t most = 1;  // the largest n_ib
+    bool finite = true;      // every slope and curve of the block's examples (a NaN margin: not)
     for (std::size_t t = 0; t < n; ++t) {
         if (!kept(t)) continue;
         for (std::uint64_t e = begin[t]; e < end[t]; ++e) {
             const std::uint32_t i = rows[e];
             TouchedExample& x = touched[i];
-            if (x.count++ != 0) continue;
+            if (x.block == block) {
+                most = std::max(most, ++x.count);
+                continue;
+            }
+            x.block = block;
+            x.count = 1;
             const double m = margins[i];
             if (m == x.margin) continue;  // NaN at first: never equal
             const double y = labels[i];
@@ -61,23 +106,28 @@ void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvat
             x.margin = m;
             x.slope = -y * sm;
             x.curve = bound ? 0.25 : sm * (1.0 - sm);
+            finite = finite && !std::isnan(sm);  // σ of ±∞ is finite; a cached NaN is redone
         }
     }
     for (std::size_t t = 0; t < n; ++t) {
         if (!kept(t)) continue;
-        ExactSum gt, ut;
+        // |slope| <= 1 and curve <= 1/4: key t's terms are at most per_term in magnitude.
+        const double a = slices.max_abs[t];
+        const double per_term = std::max(a, 0.25 * most * a * a);
+        if (finite && per_term < kRunBound) {
+            sum_key_bounded(rows, values, touched, begin[t], end[t], std::max(per_term, 0x1p-40),
+                            g[t], u[t]);
+            continue;
+        }
+        mf::ExactAccumulator gt, ut;
         for (std::uint64_t e = begin[t]; e < end[t]; ++e) {
             const TouchedExample& x = touched[rows[e]];
             const double v = values[e];
             gt.add(x.slope * v);
             ut.add(x.curve * x.count * v * v);
         }
-        g[t].add(gt);
-        u[t].add(ut);
-    }
-    for (std::size_t t = 0; t < n; ++t) {
-        if (!kept(t)) continue;
-        for (std::uint64_t e = begin[t]; e < end[t]; ++e) touched[rows[e]].count = 0;
+        g[t].add(gt.sum());
+        u[t].add(ut.sum());
     }
 }
 
@@ -100,6 +150,8 @@ void push_block(const Shard& part, std::span<const std::uint64_t> keys, Curvatur
                 std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& s) {
     ROTOR_ASSERT(g.size() == keys.size() && u.size() == keys.size(), "one sum per key");
     s.examples.assign(part.examples(), TouchedExample{});
+    s.block = 0;
+    s.next_block();
     push_slices(part, column_slices(part, keys, 0, part.examples()), curvature, g, u, s);
 }
 

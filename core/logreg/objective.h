@@ -42,20 +42,33 @@ struct TouchedExample {
     double margin = std::numeric_limits<double>::quiet_NaN();  ///< m_i of slope and curve
     double slope = 0;                                          ///< −y_i σ(−y_i m_i)
     double curve = 0;                                          ///< c_i
-    std::uint32_t count = 0;                                   ///< n_ib (0 between calls)
+    std::uint32_t count = 0;  ///< n_ib, when `block` is the scratch's current block
+    std::uint32_t block = 0;  ///< the block (BlockScratch::block) count belongs to
 };
 
 /// Scratch space of push_block, reused between calls on ONE part (it caches the part's
 /// slopes; push_block, which does not know the part, resets it). The per-example array may be
 /// shared by threads that work on disjoint rows once sized by reserve() (each writes only its
-/// rows).
+/// rows). Each block's pushes start with next_block() (once, before every thread's
+/// push_slices): a count of another block is 0, so no sweep clears the counts after a block.
 struct BlockScratch {
     std::vector<std::int64_t> columns;     ///< column of each block key in the part, or -1
     std::vector<TouchedExample> examples;  ///< per example of the part
+    std::uint32_t block = 0;               ///< the current block's stamp (0: none yet)
 
     /// Sizes the per-example array for `n` examples (counts 0).
     void reserve(std::size_t n) {
-        if (examples.size() != n) examples.assign(n, TouchedExample{});
+        if (examples.size() != n) {
+            examples.assign(n, TouchedExample{});
+            block = 0;
+        }
+    }
+    /// Starts a block: every example's count is 0 for it.
+    void next_block() {
+        if (++block == 0) {  // the stamps wrapped: clear them once
+            for (TouchedExample& x : examples) x.block = 0;
+            block = 1;
+        }
     }
 };
 
@@ -66,6 +79,9 @@ struct BlockScratch {
 struct ColumnSlices {
     std::vector<std::uint64_t> begin;
     std::vector<std::uint64_t> end;
+    /// max |x_ik| over key t's slice (0 when empty): bounds its terms, so that push_slices adds
+    /// runs of them in an int64 without a check per term.
+    std::vector<double> max_abs;
 };
 
 /// The slices of `keys` (strictly increasing) in `part`, over the examples [row_begin, row_end).
@@ -75,7 +91,8 @@ ColumnSlices column_slices(const Shard& part, std::span<const std::uint64_t> key
 
 /// PUSH over slices: g[t] += g_k and u[t] += u_k for the block's key t over the examples of
 /// the slices (n_ib counts only the entries of those slices: give every slice of a row range).
-/// `scratch` must be reserve()d for the part; not cleared. Threads may run it at once on
+/// `scratch` must be reserve()d for the part and next_block() called once for the block (before
+/// the first of its row ranges); not cleared. Threads may run it at once on
 /// disjoint row ranges of one part with one shared scratch and their own g and u.
 /// `skip` (empty, or one flag per key): keys flagged are left out, as if not in the block: their
 /// sums are untouched and they do not count in n_ib (the KKT filter's screened keys, which

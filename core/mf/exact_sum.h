@@ -37,8 +37,8 @@ class ExactSum {
     /// Adds x rounded toward zero to a multiple of 2^-48. Out-of-range or non-finite x makes the
     /// sum invalid.
     void add(double x) noexcept {
-        if (std::fabs(x) < 32768.0) {                          // x * 2^48 < 2^63: one conversion
-            add_fixed(static_cast<std::int64_t>(x * 0x1p48));  // toward zero
+        if (std::fabs(x) < 32768.0) {  // x * 2^48 < 2^63: one conversion
+            add_fixed(fixed_of_small(x));
         } else if (std::fabs(x) < kMaxTerm) {  // integer part and fraction converted apart
             const double a = x * 0x1p16;
             const auto hi = static_cast<std::int64_t>(a);  // trunc(a), exact in a double
@@ -50,6 +50,14 @@ class ExactSum {
             ++invalid_;
         }
     }
+    /// The fixed-point value add() gives a term with |x| < 2^15: x * 2^48 rounded toward zero.
+    /// For a caller that bounds its terms and adds these values in an int64 itself (at most
+    /// 2^63 in total), then once into an ExactSum with add_fixed_value().
+    static std::int64_t fixed_of_small(double x) noexcept {
+        return static_cast<std::int64_t>(x * 0x1p48);  // toward zero
+    }
+    /// Adds a fixed-point value (units of 2^-48), e.g. a sum of fixed_of_small() values.
+    void add_fixed_value(std::int64_t v) noexcept { add_fixed(v); }
     /// Adds another sum exactly.
     void add(const ExactSum& o) noexcept {
         add_fixed(o.fixed());
@@ -65,7 +73,8 @@ class ExactSum {
     /// The total rounded to the nearest double; NaN when invalid.
     double value() const noexcept {
         if (invalid_ != 0) return std::nan("");
-        return std::ldexp(static_cast<double>(fixed()), -kFractionBits);
+        // Scaling by a power of two is one correctly rounded operation, as ldexp's.
+        return static_cast<double>(fixed()) * 0x1p-48;
     }
     bool valid() const noexcept { return invalid_ == 0; }
     bool operator==(const ExactSum& o) const noexcept {
@@ -92,6 +101,7 @@ class ExactSum {
     }
 
   private:
+    friend class ExactAccumulator;
     __extension__ using Int128 = __int128;
     __extension__ using UInt128 = unsigned __int128;
 
@@ -107,6 +117,43 @@ class ExactSum {
     std::uint64_t lo_ = 0;       // low 64 bits of the two's-complement fixed-point total
     std::uint64_t hi_ = 0;       // high 64 bits
     std::uint64_t invalid_ = 0;  // terms out of range or not finite
+};
+
+/// ExactSum::add for a run of terms, cheaper per term: a term below 2^15 in magnitude (one
+/// 64-bit conversion, ExactSum's own first case) is added into a 64-bit integer, which goes into
+/// the ExactSum only when the next addition would overflow; larger or invalid terms go to the
+/// ExactSum at once. The same rounding of each term and only integer additions, so sum() is
+/// bitwise the ExactSum of the same terms (tested). A local value for one loop; not thread-safe.
+class ExactAccumulator {
+  public:
+    void add(double x) noexcept {
+        if (std::fabs(x) < 32768.0) [[likely]] {
+            const std::int64_t t = ExactSum::fixed_of_small(x);
+            if (__builtin_add_overflow(small_, t, &small_)) [[unlikely]]
+                spill(t);
+        } else {
+            add_wide(x);
+        }
+    }
+    /// The sum of the terms added.
+    ExactSum sum() const noexcept {
+        ExactSum s = wide_;
+        s.add_fixed(small_);
+        return s;
+    }
+
+  private:
+    // Out of line, so that a loop of add() keeps only small_ in a register.
+    [[gnu::noinline, gnu::cold]] void add_wide(double x) noexcept { wide_.add(x); }
+    /// small_ holds the old total plus t wrapped to 64 bits: the old total goes to wide_.
+    [[gnu::noinline, gnu::cold]] void spill(std::int64_t t) noexcept {
+        const auto old = static_cast<std::uint64_t>(small_) - static_cast<std::uint64_t>(t);
+        wide_.add_fixed(static_cast<std::int64_t>(old));
+        small_ = t;
+    }
+
+    std::int64_t small_ = 0;  // fixed-point sum of the small terms since the last spill
+    ExactSum wide_;           // the rest
 };
 
 }  // namespace rotor::mf

@@ -87,7 +87,7 @@ std::int64_t max_lead(const Schedules& schedules) {
 }
 
 KvSumResult case_kv_sum(Communicator& comm, const KvLayout& layout, std::int64_t delay,
-                        int iterations, int slow_worker) {
+                        int iterations, int slow_worker, bool direct_self) {
     const std::size_t workers = layout.workers.size();
     std::map<std::uint64_t, double> sums, counts;
     std::map<std::uint64_t, std::size_t> pushes;
@@ -117,6 +117,7 @@ KvSumResult case_kv_sum(Communicator& comm, const KvLayout& layout, std::int64_t
     options.delay = delay;
     options.push_width = 2;
     options.timeout_s = 30;
+    options.direct_self = direct_self;
     KvNode node(comm, layout, options, std::move(handler));
     if (node.is_worker()) {
         const auto me = static_cast<std::size_t>(
@@ -162,7 +163,8 @@ KvSumResult case_kv_sum(Communicator& comm, const KvLayout& layout, std::int64_t
     }
     node.finish();
     KvSumResult result;
-    result.bytes_sent = node.stats().bytes_sent;
+    result.stats = node.stats();
+    result.bytes_sent = result.stats.bytes_sent;
     const std::vector<KvEvent> mine = node.is_worker() ? node.schedule() : std::vector<KvEvent>{};
     const std::vector<std::vector<KvEvent>> all = allgather(comm, mine, "kv schedule");
     for (const int w : layout.workers) result.schedules.push_back(all[static_cast<std::size_t>(w)]);

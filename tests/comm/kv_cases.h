@@ -27,14 +27,15 @@ std::int64_t max_lead(const Schedules& schedules);
 struct KvSumResult {
     Schedules schedules;           ///< every worker's schedule (allgathered)
     std::uint64_t bytes_sent = 0;  ///< this rank's
+    KvStats stats;                 ///< this rank's
 };
 
 /// Workers push, for `iterations` iterations, range pushes of keys spread over every server
 /// (values (w + 1)(t + 1) and 1) into servers that add them up; every pull is checked against the
 /// sums it must see (exactly the pushes of iterations <= t with τ = 0; between those and all
 /// pushes otherwise), the servers check on_complete's order and that every push of t arrived
-/// first. `slow_worker` (index, or -1) sleeps 3 ms per iteration.
+/// first. `slow_worker` (index, or -1) sleeps 3 ms per iteration. `direct_self`: KvOptions'.
 KvSumResult case_kv_sum(Communicator& comm, const KvLayout& layout, std::int64_t delay,
-                        int iterations, int slow_worker);
+                        int iterations, int slow_worker, bool direct_self = true);
 
 }  // namespace rotor::comm::testing

@@ -49,6 +49,38 @@ INSTANTIATE_TEST_SUITE_P(RanksAndDelays, KvRanks,
                                             ::testing::Values(std::int64_t{0}, std::int64_t{2},
                                                               kInfiniteDelay)));
 
+TEST(Kv, DirectDeliveryToItselfCountsTheSameMessagesAsSending) {
+    // A rank that is server and worker handles its own messages at once (KvOptions::direct_self);
+    // the case still checks every pulled sum, and the stats must equal those of sending them.
+    for (const int p : {1, 2, 3}) {
+        for (const KvLayout& layout : testing::kv_layouts(p)) {
+            for (const std::int64_t delay : {std::int64_t{0}, std::int64_t{2}}) {
+                std::vector<KvStats> direct(static_cast<std::size_t>(p));
+                std::vector<KvStats> sent(static_cast<std::size_t>(p));
+                for (const bool d : {true, false}) {
+                    run_ranks(p, [&](Communicator& c) {
+                        const testing::KvSumResult r =
+                            testing::case_kv_sum(c, layout, delay, 12, -1, d);
+                        (d ? direct : sent)[static_cast<std::size_t>(c.rank())] = r.stats;
+                    });
+                }
+                for (std::size_t r = 0; r < direct.size(); ++r) {
+                    SCOPED_TRACE(::testing::Message()
+                                 << p << " ranks, rank " << r << ", delay " << delay << ", "
+                                 << layout.servers.size() << " servers");
+                    EXPECT_GT(sent[r].messages_sent, 0u);
+                    EXPECT_EQ(direct[r].bytes_sent, sent[r].bytes_sent);
+                    EXPECT_EQ(direct[r].request_bytes_sent, sent[r].request_bytes_sent);
+                    EXPECT_EQ(direct[r].reply_bytes_sent, sent[r].reply_bytes_sent);
+                    EXPECT_EQ(direct[r].messages_sent, sent[r].messages_sent);
+                    EXPECT_EQ(direct[r].bytes_received, sent[r].bytes_received);
+                    EXPECT_EQ(direct[r].messages_received, sent[r].messages_received);
+                }
+            }
+        }
+    }
+}
+
 TEST(Kv, InfiniteDelayLetsAFastWorkerRunAhead) {
     // Without a bound the fast worker does not wait for the slow one: the checker of the bound
     // sees a lead well above 0, so it would catch a broken bound.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "core/base/rng.h"
@@ -171,6 +172,7 @@ TEST(LogregObjective, SkippedKeysArePushedAsIfNotInTheBlock) {
         BlockScratch scratch;
         scratch.reserve(part.examples());
         std::vector<ExactSum> g(keys.size()), u(keys.size());
+        scratch.next_block();
         push_slices(part, column_slices(part, keys, 0, part.examples()), c, g, u, scratch, skip);
         const Pushed ref = push_all(part, kept, c);  // n_ib counts the kept keys only
         std::size_t r = 0;
@@ -186,6 +188,7 @@ TEST(LogregObjective, SkippedKeysArePushedAsIfNotInTheBlock) {
         }
         // Without a mask: exactly push_block over every key.
         std::vector<ExactSum> g2(keys.size()), u2(keys.size());
+        scratch.next_block();
         push_slices(part, column_slices(part, keys, 0, part.examples()), c, g2, u2, scratch);
         const Pushed all = push_all(part, keys, c);
         for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -193,6 +196,86 @@ TEST(LogregObjective, SkippedKeysArePushedAsIfNotInTheBlock) {
             EXPECT_EQ(u2[i].value(), all.u[i]);
         }
     }
+}
+
+/// g and u of `keys` term by term, each term added to an ExactSum on its own (the definition).
+Pushed push_term_by_term(const Shard& part, std::span<const std::uint64_t> keys, Curvature c) {
+    std::vector<std::uint32_t> count(part.examples(), 0);
+    std::vector<std::int64_t> columns;
+    part.match(keys, columns);
+    const auto offsets = part.offsets();
+    const auto rows = part.rows();
+    const auto values = part.values();
+    for (const std::int64_t col : columns) {
+        if (col < 0) continue;
+        for (std::uint64_t e = offsets[col]; e < offsets[col + 1]; ++e) ++count[rows[e]];
+    }
+    Pushed p;
+    for (const std::int64_t col : columns) {
+        ExactSum g, u;
+        for (std::uint64_t e = col < 0 ? 0 : offsets[col]; col >= 0 && e < offsets[col + 1]; ++e) {
+            const std::uint32_t i = rows[e];
+            const double y = part.labels()[i];
+            const double sm = 1.0 / (1.0 + std::exp(y * part.margins()[i]));
+            const double curve = c == Curvature::kBound ? 0.25 : sm * (1.0 - sm);
+            g.add(-y * sm * values[e]);
+            u.add(curve * count[i] * values[e] * values[e]);
+        }
+        p.g.push_back(g.value());
+        p.u.push_back(u.value());
+    }
+    return p;
+}
+
+TEST(LogregObjective, PushSumsEveryTermAsAnExactSumWhateverItsScale) {
+    // push_slices adds runs of bounded terms in int64s (a run's length set by the key's largest
+    // |x_ik|), and falls back to a check per term when terms may reach 2^13: both must give the
+    // ExactSum of the terms. Scales: runs of thousands, runs of a few terms, no runs at all.
+    for (const double scale : {1.0, 8.0, 20.0, 300.0, 5e4}) {
+        Examples ex = testing::synthetic_examples(300, 12, 6, 21);
+        for (double& v : ex.values) v *= scale;
+        Shard part(ex, true);
+        const std::vector<std::uint64_t> keys(part.keys().begin(), part.keys().end());
+        std::vector<double> w(keys.size());
+        Rng rng(22);
+        for (double& v : w) v = (rng.uniform() - 0.5) / scale;
+        set_margins(part, keys, w);
+        for (const Curvature c : {Curvature::kBound, Curvature::kLocal}) {
+            const Pushed got = push_all(part, keys, c);
+            const Pushed want = push_term_by_term(part, keys, c);
+            for (std::size_t i = 0; i < keys.size(); ++i) {
+                EXPECT_EQ(got.g[i], want.g[i]) << "scale " << scale << " key " << keys[i];
+                EXPECT_EQ(got.u[i], want.u[i]) << "scale " << scale << " key " << keys[i];
+            }
+        }
+    }
+}
+
+TEST(LogregObjective, BlockCountsStayRightWhenTheScratchStampsWrap) {
+    // n_ib lives in the scratch under a block stamp: a count of an earlier block must read as 0.
+    // Block A (stamp 1) leaves counts on its examples; B runs at the last stamp; C wraps to
+    // stamp 1 again with A's keys, so counts left by A would inflate u unless cleared.
+    Shard part(testing::synthetic_examples(60, 30, 6, 4), true);
+    const std::vector<std::uint64_t> all(part.keys().begin(), part.keys().end());
+    std::vector<std::uint64_t> a, b;
+    for (std::size_t i = 0; i < all.size(); ++i) (i % 2 == 0 ? a : b).push_back(all[i]);
+    const Pushed ref = push_all(part, a, Curvature::kLocal);
+    BlockScratch scratch;
+    scratch.reserve(part.examples());
+    const auto push = [&](const std::vector<std::uint64_t>& keys) {
+        std::vector<ExactSum> g(keys.size()), u(keys.size());
+        scratch.next_block();
+        push_slices(part, column_slices(part, keys, 0, part.examples()), Curvature::kLocal, g, u,
+                    scratch);
+        return std::vector<ExactSum>(u);
+    };
+    push(a);
+    EXPECT_EQ(scratch.block, 1u);
+    scratch.block = std::numeric_limits<std::uint32_t>::max() - 1;
+    push(b);
+    const std::vector<ExactSum> u = push(a);
+    EXPECT_EQ(scratch.block, 1u);
+    for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(u[i].value(), ref.u[i]) << "key " << a[i];
 }
 
 }  // namespace

@@ -107,5 +107,27 @@ TEST(ExactSum, LimbsAddUpAndRoundTrip) {
     EXPECT_FALSE(ExactSum::from_limbs(bad.to_limbs()).valid());
 }
 
+TEST(ExactAccumulator, IsBitwiseTheExactSumOfTheSameTerms) {
+    // Small terms of one sign overflow the 64-bit part many times (2^15 * 2^48 = 2^63 at most
+    // each); mixed with large, tiny and invalid terms.
+    std::vector<double> t = random_terms(5000, 7);
+    for (int i = 0; i < 3000; ++i) t.push_back(32767.99);
+    for (int i = 0; i < 1000; ++i) t.push_back(-32767.5);
+    t.push_back(-0x1p-49);
+    Rng rng(8);
+    std::shuffle(t.begin(), t.end(), rng);
+    ExactSum ref;
+    ExactAccumulator acc;
+    for (double x : t) {
+        ref.add(x);
+        acc.add(x);
+    }
+    EXPECT_TRUE(acc.sum() == ref);
+    EXPECT_EQ(acc.sum().value(), ref.value());
+    EXPECT_TRUE(ExactAccumulator{}.sum() == ExactSum{});
+    acc.add(std::nan(""));
+    EXPECT_FALSE(acc.sum().valid());
+}
+
 }  // namespace
 }  // namespace rotor::mf
