@@ -59,6 +59,7 @@ struct PlanInputs {
     bool rank0 = false;  ///< gathers the model, evaluations and checkpoints
     std::uint32_t blocks = 1;
     std::int64_t delay = 0;  ///< τ, or -1 (infinite)
+    int threads = 1;         ///< the worker's threads (each holds its column slices)
 };
 std::uint64_t estimate_memory(const PlanInputs& in);
 

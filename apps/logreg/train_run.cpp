@@ -219,7 +219,8 @@ void load_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s, const P
                     false,
                     world.rank() == 0,
                     f.options.prox.blocks,
-                    f.options.delay};
+                    f.options.delay,
+                    f.options.threads};
     std::uint64_t first_line = 1, nonzeros = 0, binary_keys = 0;
     for (std::size_t q = 0; q < counts.size(); ++q) {
         if (static_cast<int>(q) < world.rank()) first_line += counts[q][0];

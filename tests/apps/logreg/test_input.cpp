@@ -83,6 +83,9 @@ TEST(LogregInput, MemoryPlanGrowsWithTheData) {
     server.server = true;
     server.rank0 = true;
     EXPECT_GT(estimate_memory(server), estimate_memory(small));
+    PlanInputs threads = small;  // every thread holds its column slices (24 bytes a key)
+    threads.threads = 3;
+    EXPECT_EQ(estimate_memory(threads) - estimate_memory(small), 2u * 24 * 500);
 }
 
 }  // namespace
