@@ -141,16 +141,23 @@ TEST(ParallelRound, OnePartAndThreePartsAreBitwiseEqual) {
     }
 }
 
-TEST(PullRange, RangesInAnyOrderArePullUpdatesBitForBit) {
+/// A round's pull after one warm-up round: 80 samples, 12 features in 2 parts, seven coordinates
+/// in no order, their gradients pushed from both parts.
+struct PullRange : ::testing::Test {
+    PullRange() {
+        sequential_round(s.views, pv, lambda, all_coords(12), warm);
+        for (const PartView& v : s.views) push_gradients(v, coords, total);
+    }
     const Design d = build_design(random_data(80, 12, 0.4, 3, 17));
     const ProblemView pv = ProblemView::of(d);
-    Split s(d, 2);
+    Split s{d, 2};
     const double lambda = 0.02;
-    Coefficients warm(12);
-    sequential_round(s.views, pv, lambda, all_coords(12), warm);
+    Coefficients warm{12};
     const std::vector<std::uint32_t> coords = {7, 2, 11, 0, 5, 9, 3};
-    std::vector<ExactSum> total(coords.size());
-    for (const PartView& v : s.views) push_gradients(v, coords, total);
+    std::vector<ExactSum> total = std::vector<ExactSum>(coords.size());
+};
+
+TEST_F(PullRange, RangesInAnyOrderArePullUpdatesBitForBit) {
     Coefficients expect = warm;
     std::vector<double> expect_deltas(coords.size());
     const std::uint32_t changed = pull_updates(pv, lambda, coords, total, expect, expect_deltas);
@@ -183,16 +190,7 @@ TEST(PullRange, RangesInAnyOrderArePullUpdatesBitForBit) {
 
 // A rank pulls its share of a round and applies the others' changes: the same bits as pulling
 // every coordinate.
-TEST(PullRange, AppliedChangesOfOtherRangesArePullUpdatesBitForBit) {
-    const Design d = build_design(random_data(80, 12, 0.4, 3, 17));
-    const ProblemView pv = ProblemView::of(d);
-    Split s(d, 2);
-    const double lambda = 0.02;
-    Coefficients warm(12);
-    sequential_round(s.views, pv, lambda, all_coords(12), warm);
-    const std::vector<std::uint32_t> coords = {7, 2, 11, 0, 5, 9, 3};
-    std::vector<ExactSum> total(coords.size());
-    for (const PartView& v : s.views) push_gradients(v, coords, total);
+TEST_F(PullRange, AppliedChangesOfOtherRangesArePullUpdatesBitForBit) {
     const double q_sum = residual_sum(pv, warm);
     Coefficients expect = warm;
     std::vector<double> expect_deltas(coords.size()), expect_shifts(coords.size());
