@@ -489,7 +489,9 @@ void KvNode::handle_control(int src, std::span<const std::byte> bytes) {
     throw AgreedError(static_cast<ExitCode>(code), src, message);
 }
 
-void KvNode::wait_until(const std::function<bool()>& ready, const char* what) {
+template <class Ready>
+void KvNode::wait_until(const Ready& ready, const char* what) {
+    if (ready()) return;
     Stopwatch watch;
     double last_event = 0;
     for (;;) {
@@ -514,9 +516,7 @@ void KvNode::begin_iteration(std::uint64_t t) {
     ROTOR_ASSERT(t == next_iteration_ && !in_iteration_, "iterations begin in order");
     if (options_.delay != kInfiniteDelay) {
         const auto tau = static_cast<std::uint64_t>(options_.delay);
-        if (clock_ + tau < t) {
-            wait_until([&] { return clock_ + tau >= t; }, "waiting for the delay bound");
-        }
+        wait_until([&] { return clock_ + tau >= t; }, "waiting for the delay bound");
     }
     in_iteration_ = true;
     pushed_ = false;
@@ -638,7 +638,7 @@ std::vector<double> KvNode::wait_pull(std::uint64_t id) {
     const auto it = pulls_.find(id);
     ROTOR_ASSERT(it != pulls_.end(), "wait_pull of a pending pull");
     PendingPull& p = *it->second;
-    if (!p.waiting.empty()) wait_until([&] { return p.waiting.empty(); }, "waiting for a pull");
+    wait_until([&] { return p.waiting.empty(); }, "waiting for a pull");
     std::vector<double> values = std::move(p.values);
     pulls_.erase(it);
     return values;

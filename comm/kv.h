@@ -205,7 +205,10 @@ class KvNode {
     void take_filtered_answer(int src, WireReader& r);
     void on_done(int src, std::uint64_t t);
     void answer_pulls();
-    void wait_until(const std::function<bool()>& ready, const char* what);
+    /// Makes progress until ready() holds; returns at once, without a progress call, when it
+    /// already does. A template, so that the common already-ready case builds no std::function.
+    template <class Ready>
+    void wait_until(const Ready& ready, const char* what);
     int worker_slot(int rank, const char* what) const;
 
     Communicator& comm_;
