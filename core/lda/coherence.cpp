@@ -49,21 +49,27 @@ struct Postings {
     std::uint64_t size(std::uint32_t s) const { return begin[s + 1] - begin[s]; }
 };
 
-Postings postings(const core::Corpus& corpus, const ListedWords& listed) {
-    const std::size_t n = listed.words.size();
-    // Two passes over the corpus: count each word's documents, then fill.
-    std::vector<DocId> last(n, kNone);
-    Postings p;
-    p.begin.assign(n + 1, 0);
+/// Calls fn(slot, d) once per listed word per document d it occurs in, documents ascending.
+template <class Fn>
+void for_each_listed_doc(const core::Corpus& corpus, const ListedWords& listed, Fn&& fn) {
+    std::vector<DocId> last(listed.words.size(), kNone);
     for (DocId d = 0; d < corpus.num_docs(); ++d) {
         for (const WordId w : corpus.doc(d)) {
             const std::uint32_t s = listed.slot[w];
             if (s != kNone && last[s] != d) {
                 last[s] = d;
-                ++p.begin[s + 1];
+                fn(s, d);
             }
         }
     }
+}
+
+Postings postings(const core::Corpus& corpus, const ListedWords& listed) {
+    const std::size_t n = listed.words.size();
+    // Two passes over the corpus: count each word's documents, then fill.
+    Postings p;
+    p.begin.assign(n + 1, 0);
+    for_each_listed_doc(corpus, listed, [&](std::uint32_t s, DocId) { ++p.begin[s + 1]; });
     for (std::size_t s = 0; s < n; ++s) {
         if (p.begin[s + 1] == 0)
             throw InputError("<corpus>", fmt::format("word id {} occurs in no document: is this "
@@ -73,16 +79,7 @@ Postings postings(const core::Corpus& corpus, const ListedWords& listed) {
     }
     p.docs.resize(p.begin[n]);
     std::vector<std::uint64_t> at(p.begin.begin(), p.begin.end() - 1);
-    std::fill(last.begin(), last.end(), kNone);
-    for (DocId d = 0; d < corpus.num_docs(); ++d) {
-        for (const WordId w : corpus.doc(d)) {
-            const std::uint32_t s = listed.slot[w];
-            if (s != kNone && last[s] != d) {
-                last[s] = d;
-                p.docs[at[s]++] = d;
-            }
-        }
-    }
+    for_each_listed_doc(corpus, listed, [&](std::uint32_t s, DocId d) { p.docs[at[s]++] = d; });
     return p;
 }
 
