@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/base/error.h"
+#include "core/logreg/sigmoid.h"
 
 namespace rotor::logreg {
 
@@ -102,7 +103,7 @@ void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvat
             const double m = margins[i];
             if (m == x.margin) continue;  // NaN at first: never equal
             const double y = labels[i];
-            const double sm = 1.0 / (1.0 + std::exp(y * m));  // σ(−y m)
+            const double sm = sigmoid_neg(y * m);  // σ(−y m)
             x.margin = m;
             x.slope = -y * sm;
             x.curve = bound ? 0.25 : sm * (1.0 - sm);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/base/rng.h"
+#include "core/logreg/sigmoid.h"
 #include "tests/core/logreg/logreg_test_util.h"
 
 namespace rotor::logreg {
@@ -216,7 +217,7 @@ Pushed push_term_by_term(const Shard& part, std::span<const std::uint64_t> keys,
         for (std::uint64_t e = col < 0 ? 0 : offsets[col]; col >= 0 && e < offsets[col + 1]; ++e) {
             const std::uint32_t i = rows[e];
             const double y = part.labels()[i];
-            const double sm = 1.0 / (1.0 + std::exp(y * part.margins()[i]));
+            const double sm = sigmoid_neg(y * part.margins()[i]);  // the kernel's σ(−y m)
             const double curve = c == Curvature::kBound ? 0.25 : sm * (1.0 - sm);
             g.add(-y * sm * values[e]);
             u.add(curve * count[i] * values[e] * values[e]);
