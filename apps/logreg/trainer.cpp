@@ -133,18 +133,28 @@ void straggle(double factor, double compute_s) {
     std::this_thread::sleep_for(std::chrono::duration<double>((factor - 1) * compute_s));
 }
 
-/// Runs iterations [o.first, o.iterations); the kv engine counts them from 0.
+/// Runs iterations [o.first, o.iterations); the kv engine counts them from 0. The last pull
+/// taken before a push is held and applied together with that push (Worker::apply_and_push: one
+/// hand-off to the threads instead of two); every other is applied when taken. Either way every
+/// push sees every pull taken before it, so the numbers are those of applying at once.
 void run_worker(KvNode& node, Worker& worker, const DelayedOptions& o, double straggler_factor) {
     std::deque<std::pair<std::uint64_t, std::pair<std::uint32_t, std::uint64_t>>> pulls;
     std::vector<double> values;
+    std::optional<std::pair<std::uint32_t, std::vector<double>>> held;  // block, pulled
     double compute_s = 0;  // of this iteration: pushes and applied pulls
+    const auto apply_held = [&] {
+        if (!held) return;
+        Stopwatch apply;
+        worker.apply(held->first, held->second);
+        compute_s += apply.seconds();
+        held.reset();
+    };
     const auto take = [&] {
         const auto [t, bp] = pulls.front();
         pulls.pop_front();
-        const std::vector<double> pulled = node.wait_pull(bp.second);
-        Stopwatch apply;
-        worker.apply(bp.first, pulled);
-        compute_s += apply.seconds();
+        std::vector<double> pulled = node.wait_pull(bp.second);
+        apply_held();
+        held.emplace(bp.first, std::move(pulled));
     };
     for (std::uint64_t g = o.first; g < o.iterations; ++g) {
         const std::uint64_t t = g - o.first;
@@ -152,7 +162,11 @@ void run_worker(KvNode& node, Worker& worker, const DelayedOptions& o, double st
         // Pulls that arrived meanwhile are applied before computing (fresher margins).
         while (!pulls.empty() && node.pull_ready(pulls.front().second.second)) take();
         Stopwatch compute;
-        const std::uint32_t b = worker.push_values(g, values, t);  // t: what the kkt filter sees
+        // t: what the kkt filter sees
+        const std::uint32_t b = held
+                                    ? worker.apply_and_push(held->first, held->second, g, values, t)
+                                    : worker.push_values(g, values, t);
+        held.reset();
         straggle(straggler_factor, compute_s + compute.seconds());
         compute_s = 0;
         node.push(t, worker.block(b), values);
@@ -164,6 +178,7 @@ void run_worker(KvNode& node, Worker& worker, const DelayedOptions& o, double st
         node.end_iteration(t);
     }
     while (!pulls.empty()) take();
+    apply_held();
     if (o.filters.lossy_pulls() && o.iterations > o.first) {  // filters: end with the servers' w
         worker.apply_all(
             node.wait_pull(node.pull(o.iterations - o.first - 1, worker.keys(), true)));

@@ -149,8 +149,7 @@ void Worker::on_threads(const Fn& fn) {
     team_->run(f);
 }
 
-std::uint32_t Worker::push_values(std::uint64_t t, std::vector<double>& values,
-                                  std::uint64_t kv_t) {
+std::uint32_t Worker::prepare_push(std::uint64_t t, std::uint64_t kv_t) {
     const std::uint32_t b = order_.at(t);
     const std::size_t n = blocks_[b].size();
     skip_.clear();
@@ -159,11 +158,18 @@ std::uint32_t Worker::push_values(std::uint64_t t, std::vector<double>& values,
         for (std::size_t i = 0; i < n; ++i) skip_[i] = screen_->skips(kv_t, blocks_[b][i]) ? 1 : 0;
     }
     scratch_.next_block();
-    on_threads([&](std::size_t j) {
-        g_[j].assign(n, ExactSum{});
-        u_[j].assign(n, ExactSum{});
-        push_slices(part_, slices_[b][j], options_.curvature, g_[j], u_[j], scratch_, skip_);
-    });
+    return b;
+}
+
+void Worker::push_rows(std::uint32_t b, std::size_t j) {
+    const std::size_t n = blocks_[b].size();
+    g_[j].assign(n, ExactSum{});
+    u_[j].assign(n, ExactSum{});
+    push_slices(part_, slices_[b][j], options_.curvature, g_[j], u_[j], scratch_, skip_);
+}
+
+void Worker::combine(std::uint32_t b, std::vector<double>& values) const {
+    const std::size_t n = blocks_[b].size();
     values.resize(n * kPushWidth);
     for (std::size_t i = 0; i < n; ++i) {
         ExactSum g = g_[0][i], u = u_[0][i];
@@ -175,10 +181,9 @@ std::uint32_t Worker::push_values(std::uint64_t t, std::vector<double>& values,
         for (const std::int64_t l : g.to_limbs()) *out++ = static_cast<double>(l);
         for (const std::int64_t l : u.to_limbs()) *out++ = static_cast<double>(l);
     }
-    return b;
 }
 
-void Worker::apply(std::uint32_t b, std::span<const double> pulled) {
+void Worker::take_weights(std::uint32_t b, std::span<const double> pulled) {
     deltas_.resize(blocks_[b].size());
     for (std::size_t i = 0; i < deltas_.size(); ++i) {
         double& w = w_[index_[b][i]];
@@ -187,7 +192,34 @@ void Worker::apply(std::uint32_t b, std::span<const double> pulled) {
         w = next;
         if (screen_ != nullptr) screen_->observe(blocks_[b][i], next, pulled[i * pull_width_ + 1]);
     }
+}
+
+std::uint32_t Worker::push_values(std::uint64_t t, std::vector<double>& values,
+                                  std::uint64_t kv_t) {
+    const std::uint32_t b = prepare_push(t, kv_t);
+    on_threads([&](std::size_t j) { push_rows(b, j); });
+    combine(b, values);
+    return b;
+}
+
+void Worker::apply(std::uint32_t b, std::span<const double> pulled) {
+    take_weights(b, pulled);
     on_threads([&](std::size_t j) { apply_slices(part_, slices_[b][j], deltas_); });
+}
+
+std::uint32_t Worker::apply_and_push(std::uint32_t applied, std::span<const double> pulled,
+                                     std::uint64_t t, std::vector<double>& values,
+                                     std::uint64_t kv_t) {
+    take_weights(applied, pulled);
+    const std::uint32_t b = prepare_push(t, kv_t);
+    // Thread j's margins are its rows' only: it may push block b on them as soon as it has
+    // applied the pulled changes to them, without waiting for the other threads.
+    on_threads([&](std::size_t j) {
+        apply_slices(part_, slices_[applied][j], deltas_);
+        push_rows(b, j);
+    });
+    combine(b, values);
+    return b;
 }
 
 void Worker::apply_all(std::span<const double> pulled) {

@@ -46,6 +46,11 @@ class Worker {
     /// Takes block b's pulled weights (pull_width values per key of block(b), w_k first):
     /// changes w and the margins.
     void apply(std::uint32_t b, std::span<const double> pulled);
+    /// apply(applied, pulled), then push_values(t, values, kv_t), with ONE hand-off to the
+    /// threads instead of two (each thread applies and pushes its own rows): the same numbers.
+    std::uint32_t apply_and_push(std::uint32_t applied, std::span<const double> pulled,
+                                 std::uint64_t t, std::vector<double>& values,
+                                 std::uint64_t kv_t = 0);
     /// Takes every key's pulled weight (an exact pull of part.keys(), pull_width values a key).
     void apply_all(std::span<const double> pulled);
     /// The part's keys, increasing.
@@ -59,6 +64,13 @@ class Worker {
     /// Runs fn(j) for every thread j (on the team when there is one).
     template <class Fn>
     void on_threads(const Fn& fn);
+    /// Serial steps around the threads' work: the block of iteration t with its screen flags
+    /// and a new scratch stamp; thread j's pushes of block b; the threads' sums combined into
+    /// the pushed values; the pulled weights of block b into w and deltas_ (and the screen).
+    std::uint32_t prepare_push(std::uint64_t t, std::uint64_t kv_t);
+    void push_rows(std::uint32_t b, std::size_t j);
+    void combine(std::uint32_t b, std::vector<double>& values) const;
+    void take_weights(std::uint32_t b, std::span<const double> pulled);
 
     Shard& part_;
     BlockProxOptions options_;

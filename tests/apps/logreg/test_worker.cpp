@@ -17,7 +17,8 @@ namespace rotor::logreg {
 namespace {
 
 /// Runs `iterations` of a one-worker, one-server block proximal gradient with `threads` threads;
-/// returns the concatenated pushed values, then w and the margins appended at the end.
+/// returns the concatenated pushed values, then w and the margins appended at the end. `fused`:
+/// each pull is applied with the next push (apply_and_push), the last one by apply.
 struct WorkerRun {
     std::vector<double> pushed;
     std::vector<double> weights;
@@ -25,17 +26,20 @@ struct WorkerRun {
 };
 
 WorkerRun run_worker(const Examples& ex, const BlockProxOptions& o, int threads,
-                     std::uint64_t iterations) {
+                     std::uint64_t iterations, bool fused = false) {
     Shard part(ex, true);
     Worker worker(part, o, threads);
     WorkerRun run;
     std::vector<double> values;
     const auto keys = part.keys();
+    std::uint32_t held = 0;  // the block of `pulled`, when fused and t > 0
+    std::vector<double> pulled;
     for (std::uint64_t t = 0; t < iterations; ++t) {
-        const std::uint32_t b = worker.push_values(t, values);
+        const std::uint32_t b = fused && t > 0 ? worker.apply_and_push(held, pulled, t, values)
+                                               : worker.push_values(t, values);
         run.pushed.insert(run.pushed.end(), values.begin(), values.end());
         const auto block = worker.block(b);
-        std::vector<double> pulled(block.size());
+        pulled.assign(block.size(), 0.0);
         for (std::size_t i = 0; i < block.size(); ++i) {
             std::array<std::int64_t, ExactSum::kLimbs> gl{}, ul{};
             for (std::size_t l = 0; l < ExactSum::kLimbs; ++l) {
@@ -48,7 +52,8 @@ WorkerRun run_worker(const Examples& ex, const BlockProxOptions& o, int threads,
                                   ExactSum::from_limbs(ul).value(), penalty_of(block[i], o.lambda),
                                   o.eta, o.max_step);
         }
-        worker.apply(b, pulled);
+        held = b;
+        if (!fused || t + 1 == iterations) worker.apply(b, pulled);
     }
     run.weights = worker.weights();
     run.margins.assign(part.margins().begin(), part.margins().end());
@@ -81,6 +86,21 @@ TEST(Worker, OneTwoAndThreeThreadsAreBitwiseTheSameAndEqualBlockProx) {
         EXPECT_EQ(many.pushed, one.pushed) << threads << " threads";
         EXPECT_EQ(many.weights, one.weights) << threads << " threads";
         EXPECT_EQ(many.margins, one.margins) << threads << " threads";
+    }
+}
+
+TEST(Worker, ApplyAndPushGivesTheNumbersOfApplyThenPush) {
+    const Examples ex = testing::synthetic_examples(301, 60, 8, 33);
+    BlockProxOptions o;
+    o.lambda = 0.5;
+    o.blocks = 7;
+    o.curvature = Curvature::kLocal;
+    const WorkerRun apart = run_worker(ex, o, 1, 40);
+    for (const int threads : {1, 2, 3}) {
+        const WorkerRun fused = run_worker(ex, o, threads, 40, true);
+        EXPECT_EQ(fused.pushed, apart.pushed) << threads << " threads";
+        EXPECT_EQ(fused.weights, apart.weights) << threads << " threads";
+        EXPECT_EQ(fused.margins, apart.margins) << threads << " threads";
     }
 }
 
