@@ -35,10 +35,12 @@ inline ParseStatus parse_uint(std::string_view s, std::size_t& pos, std::uint64_
     if (s[pos] == '-') return ParseStatus::kNegative;
     std::size_t i = pos;
     std::uint64_t v = 0;
+    constexpr std::uint64_t kTenth = UINT64_MAX / 10;  // v * 10 + d fits iff v < kTenth, or
+    constexpr unsigned kLast = UINT64_MAX % 10;        // v == kTenth and d <= kLast
     while (i < s.size()) {
         const unsigned d = static_cast<unsigned char>(s[i]) - static_cast<unsigned>('0');
         if (d > 9) break;
-        if (v > (UINT64_MAX - d) / 10) return ParseStatus::kOverflow;
+        if (v >= kTenth && (v > kTenth || d > kLast)) return ParseStatus::kOverflow;
         v = v * 10 + d;
         ++i;
     }

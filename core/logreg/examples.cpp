@@ -90,8 +90,34 @@ void read_features(const LineReader& r, std::string_view line, std::size_t pos,
     bool first = true;
     bool have_previous = false;
     std::uint64_t previous = 0;
-    for (std::string_view f = next_field(line, pos, col); !f.empty();
-         f = next_field(line, pos, col), first = false) {
+    for (;; first = false) {
+        if (!options.hash_features) {
+            // The common field, "key:value" with a key of at most 19 digits (no overflow): one
+            // scan. Anything else (and every error) takes the general path below.
+            pos = skip_blanks(line, pos);
+            std::size_t i = pos;
+            std::uint64_t key = 0;
+            while (i < line.size() && i - pos < 19) {
+                const unsigned d = static_cast<unsigned char>(line[i]) - unsigned{'0'};
+                if (d > 9) break;
+                key = key * 10 + d;
+                ++i;
+            }
+            if (i > pos && i < line.size() && line[i] == ':' &&
+                (!have_previous || key > previous)) {
+                std::size_t e = i + 1;
+                while (e < line.size() && !is_blank(line[e])) ++e;
+                const std::string_view text = line.substr(i + 1, e - i - 1);
+                keys.push_back(key);
+                values.push_back(number_or_fail(r, text, i + 1, "feature value"));
+                previous = key;
+                have_previous = true;
+                pos = e;
+                continue;
+            }
+        }
+        const std::string_view f = next_field(line, pos, col);
+        if (f.empty()) break;
         const std::size_t colon = f.find(':');
         if (colon == std::string_view::npos && !options.hash_features) {
             r.fail(col + 1, "expected key:value, got \"" + std::string(f) + "\"");

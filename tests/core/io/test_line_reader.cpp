@@ -221,6 +221,14 @@ TEST(ParseUint, ParsesFieldsAndReportsErrors) {
     EXPECT_EQ(v, UINT64_MAX);
     pos = 0;
     EXPECT_EQ(parse_uint("18446744073709551616", pos, v), ParseStatus::kOverflow);
+    for (const char* big : {"18446744073709551620", "18446744073709551700", "99999999999999999999",
+                            "184467440737095516150", "000018446744073709551616"}) {
+        pos = 0;
+        EXPECT_EQ(parse_uint(big, pos, v), ParseStatus::kOverflow) << big;
+    }
+    pos = 0;
+    EXPECT_EQ(parse_uint("0000018446744073709551614", pos, v), ParseStatus::kOk);
+    EXPECT_EQ(v, UINT64_MAX - 1);
     pos = 0;
     EXPECT_EQ(parse_uint(" -3", pos, v), ParseStatus::kNegative);
     EXPECT_EQ(pos, 1u);

@@ -46,6 +46,19 @@ TEST(ReadExamples, LabelsKeysAndValues) {
     EXPECT_EQ(ex.values, (std::vector<double>{2, -1, 0.5, 10}));
 }
 
+TEST(ReadExamples, KeysOfEveryLengthAndSeparator) {
+    // 19-digit keys take the one-scan path of "key:value" fields, 20-digit ones the general
+    // path; leading zeros, tabs and runs of blanks are the same on both.
+    const Examples ex = read_text(
+        "1 0007:1 9999999999999999999:2\t10000000000000000000:3  18446744073709551614:4\n"
+        "-1\t\t5:0.25 6:-0\n");
+    ASSERT_EQ(ex.size(), 2u);
+    EXPECT_EQ(ex.keys,
+              (std::vector<std::uint64_t>{7, 9999999999999999999ULL, 10000000000000000000ULL,
+                                          18446744073709551614ULL, 5}));
+    EXPECT_EQ(ex.values, (std::vector<double>{1, 2, 3, 4, 0.25}));
+}
+
 TEST(ReadExamples, GzipIsReadByItsMagicBytes) {
     TempDir dir;
     const Examples ex = read_examples(dir.write_gz("d.svm.gz", "1 2:0.5\n0 7:1\n"));
@@ -76,6 +89,10 @@ TEST(ReadExamples, MalformedInputNamesPathLineAndColumn) {
     expect_error("1 1:1 2\n", "1:7", "expected key:value");
     expect_error("1 5:1 5:2\n", "1:7", "does not increase");
     expect_error("1 5:1 3:2\n", "1:7", "does not increase");
+    expect_error("1 9999999999999999999:1 10:2\n", "1:25", "does not increase");
+    expect_error("1 3:\n", "1:5", "feature value \"\" is not a finite number");
+    expect_error("1 3:1 4:2x\n", "1:9", "feature value \"2x\"");
+    expect_error("1 3x:1\n", "1:3", "is not an unsigned integer");
     expect_error("1 -3:1\n", "1:3", "is not an unsigned integer");
     expect_error("1 18446744073709551615:1\n", "1:3", "is too large");
     expect_error("1 18446744073709551616:1\n", "1:3", "is too large");
