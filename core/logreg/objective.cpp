@@ -88,7 +88,31 @@ void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvat
     const std::uint64_t* end = slices.end.data();
     const bool bound = curvature == Curvature::kBound;
     std::uint32_t most = 1;  // the largest n_ib
-    bool finite = true;      // every slope and curve of the block's examples (a NaN margin: not)
+    // Examples whose margin moved since their slope was computed wait here, to get their σ two
+    // at a time (sigmoid_neg on a DoublePair); an odd one out is paired with itself.
+    DoublePair nan_seen{};  // += sm − sm: 0 while every σ is a number (σ is never ±∞)
+    constexpr std::size_t kWaiting = 64;
+    std::uint32_t waiting[kWaiting];
+    std::size_t n_waiting = 0;
+    const auto refresh = [&] {
+        if (n_waiting % 2 == 1) waiting[n_waiting] = waiting[n_waiting - 1];
+        for (std::size_t w = 0; w < n_waiting; w += 2) {
+            const std::uint32_t i0 = waiting[w], i1 = waiting[w + 1];
+            const DoublePair m = {margins[i0], margins[i1]};
+            const DoublePair y = {static_cast<double>(labels[i0]), static_cast<double>(labels[i1])};
+            const DoublePair sm = sigmoid_neg(y * m);  // σ(−y m)
+            const DoublePair slope = -y * sm;
+            const DoublePair curve = bound ? DoublePair{} + 0.25 : sm * (1.0 - sm);
+            nan_seen += sm - sm;
+            touched[i0].margin = m[0];
+            touched[i0].slope = slope[0];
+            touched[i0].curve = curve[0];
+            touched[i1].margin = m[1];
+            touched[i1].slope = slope[1];
+            touched[i1].curve = curve[1];
+        }
+        n_waiting = 0;
+    };
     for (std::size_t t = 0; t < n; ++t) {
         if (!kept(t)) continue;
         for (std::uint64_t e = begin[t]; e < end[t]; ++e) {
@@ -100,16 +124,15 @@ void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvat
             }
             x.block = block;
             x.count = 1;
-            const double m = margins[i];
-            if (m == x.margin) continue;  // NaN at first: never equal
-            const double y = labels[i];
-            const double sm = sigmoid_neg(y * m);  // σ(−y m)
-            x.margin = m;
-            x.slope = -y * sm;
-            x.curve = bound ? 0.25 : sm * (1.0 - sm);
-            finite = finite && !std::isnan(sm);  // σ of ±∞ is finite; a cached NaN is redone
+            if (margins[i] == x.margin) continue;  // NaN at first: never equal; a NaN is redone
+            waiting[n_waiting++] = i;  // each example once: its first touch in the block
+            if (n_waiting == kWaiting - 1) refresh();  // one slot left for the odd one's pair
         }
     }
+    refresh();
+    // Every slope and curve of the block's examples is a number (a NaN margin's is not; the
+    // cached ones are, since a NaN margin never equals itself and is redone).
+    const bool finite = !std::isnan(nan_seen[0]) && !std::isnan(nan_seen[1]);
     for (std::size_t t = 0; t < n; ++t) {
         if (!kept(t)) continue;
         // |slope| <= 1 and curve <= 1/4: key t's terms are at most per_term in magnitude.

@@ -252,6 +252,53 @@ TEST(LogregObjective, PushSumsEveryTermAsAnExactSumWhateverItsScale) {
     }
 }
 
+TEST(LogregObjective, ANanMarginPoisonsItsKeysOnlyAndIsRedoneWhenItHeals) {
+    // σ is taken two examples at a time; a NaN margin must make exactly the sums of the keys
+    // that touch it NaN (the checked path), and its cached NaN must not outlive the margin.
+    Examples ex = testing::synthetic_examples(41, 30, 5, 23);
+    Shard part(ex, true);
+    const std::vector<std::uint64_t> keys(part.keys().begin(), part.keys().end());
+    std::vector<double> w(keys.size());
+    Rng rng(24);
+    for (double& v : w) v = rng.uniform() - 0.5;
+    set_margins(part, keys, w);
+    const double healthy = part.margins()[17];
+    part.margins()[17] = std::numeric_limits<double>::quiet_NaN();
+    BlockScratch scratch;
+    scratch.reserve(part.examples());
+    const auto push = [&] {
+        std::vector<ExactSum> g(keys.size()), u(keys.size());
+        scratch.next_block();
+        push_slices(part, column_slices(part, keys, 0, part.examples()), Curvature::kLocal, g, u,
+                    scratch);
+        Pushed p;
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            p.g.push_back(g[i].value());
+            p.u.push_back(u[i].value());
+        }
+        return p;
+    };
+    const Pushed sick = push();
+    const Pushed want_sick = push_term_by_term(part, keys, Curvature::kLocal);
+    std::size_t poisoned = 0;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        ASSERT_EQ(std::isnan(sick.g[i]), std::isnan(want_sick.g[i])) << "key " << keys[i];
+        if (std::isnan(sick.g[i])) {
+            ++poisoned;
+            continue;
+        }
+        EXPECT_EQ(sick.g[i], want_sick.g[i]) << "key " << keys[i];
+        EXPECT_EQ(sick.u[i], want_sick.u[i]) << "key " << keys[i];
+    }
+    EXPECT_GT(poisoned, 0u);
+    EXPECT_LT(poisoned, keys.size());
+    part.margins()[17] = healthy;
+    const Pushed healed = push();
+    const Pushed want = push_term_by_term(part, keys, Curvature::kLocal);
+    EXPECT_EQ(healed.g, want.g);
+    EXPECT_EQ(healed.u, want.u);
+}
+
 TEST(LogregObjective, BlockCountsStayRightWhenTheScratchStampsWrap) {
     // n_ib lives in the scratch under a block stamp: a count of an earlier block must read as 0.
     // Block A (stamp 1) leaves counts on its examples; B runs at the last stamp; C wraps to

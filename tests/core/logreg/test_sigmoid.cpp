@@ -1,6 +1,7 @@
 // Tests of sigmoid_neg, the inline σ(−z) = 1 / (1 + e^z) of the block gradient: within 4 ulp of a
 // long double reference on a dense grid and on random arguments over every range that matters,
-// the limits and special values exactly, and monotone to rounding.
+// the limits and special values exactly, monotone to rounding, and two lanes at a time with the
+// scalar bits.
 #include "core/logreg/sigmoid.h"
 
 #include <gtest/gtest.h>
@@ -59,6 +60,34 @@ TEST(Sigmoid, LimitsAndSpecialValues) {
     // (exactly it is subnormal up to 745).
     EXPECT_EQ(sigmoid_neg(709.0), static_cast<double>(reference(709.0)));
     EXPECT_EQ(sigmoid_neg(730.0), 0.0);
+}
+
+TEST(Sigmoid, PairsGiveTheScalarBits) {
+    // The block gradient takes σ two at a time: each lane must be the scalar function's bits.
+    Rng rng(7);
+    const double special[] = {0.0,
+                              -0.0,
+                              709.78,
+                              745.5,
+                              -745.5,
+                              746.5,
+                              -746.5,
+                              1e300,
+                              -1e300,
+                              1e-300,
+                              -1e-300,
+                              std::numeric_limits<double>::infinity(),
+                              -std::numeric_limits<double>::infinity(),
+                              std::numeric_limits<double>::quiet_NaN()};
+    const auto same = [](double a, double b) { return std::isnan(a) ? std::isnan(b) : a == b; };
+    for (int i = 0; i < 200'000; ++i) {
+        const double a = i < 14 ? special[i] : -800 + 1600 * rng.uniform();
+        const double b = i < 14 ? special[13 - i] : std::ldexp(rng.uniform() - 0.5, i % 12);
+        const DoublePair s = sigmoid_neg(DoublePair{a, b});
+        ASSERT_TRUE(same(s[0], sigmoid_neg(a))) << "z = " << a;
+        ASSERT_TRUE(same(s[1], sigmoid_neg(b))) << "z = " << b;
+        ASSERT_EQ(std::signbit(s[0]), std::signbit(sigmoid_neg(a)));
+    }
 }
 
 TEST(Sigmoid, MonotoneToRounding) {
