@@ -31,6 +31,28 @@ bool keep_spinning(int spin) noexcept {
 
 }  // namespace
 
+std::vector<std::uint32_t> row_cuts(const Shard& part, int threads) {
+    ROTOR_ASSERT(threads >= 1, "row_cuts: threads >= 1");
+    const std::uint32_t n = part.examples();
+    std::vector<std::uint64_t> before(std::size_t{n} + 1, 0);  // nonzeros of rows < i
+    for (const std::uint32_t i : part.rows()) ++before[std::size_t{i} + 1];
+    for (std::size_t i = 0; i < n; ++i) before[i + 1] += before[i];
+    const std::uint64_t total = before[n];
+    const auto tn = static_cast<std::uint64_t>(threads);
+    std::vector<std::uint32_t> cuts{0};
+    for (std::uint64_t j = 1; j < tn; ++j) {
+        // The first row whose nonzeros before it reach j/T of all (rows cut evenly when empty).
+        const std::uint32_t cut =
+            total == 0 ? static_cast<std::uint32_t>(std::uint64_t{n} * j / tn)
+                       : static_cast<std::uint32_t>(
+                             std::lower_bound(before.begin(), before.end(), total * j / tn) -
+                             before.begin());
+        cuts.push_back(std::max(cut, cuts.back()));
+    }
+    cuts.push_back(n);
+    return cuts;
+}
+
 /// T − 1 threads that run a function with the caller, one round at a time: run(fn) calls fn(j)
 /// for j = 0..T−1 (0 on the caller) and returns when all have returned; an exception of a
 /// thread is rethrown by run(). Rounds are announced by a generation counter. Rounds come every
@@ -120,17 +142,14 @@ Worker::Worker(Shard& part, const BlockProxOptions& o, int threads, std::span<co
     index_.resize(blocks_.size());
     slices_.resize(blocks_.size());
     const auto keys = part.keys();
-    const auto n = static_cast<std::uint64_t>(part.examples());
-    const auto tn = static_cast<std::uint64_t>(threads);
+    const std::vector<std::uint32_t> cuts = row_cuts(part, threads);
     for (std::size_t b = 0; b < blocks_.size(); ++b) {
         for (const std::uint64_t k : blocks_[b]) {
             index_[b].push_back(static_cast<std::size_t>(
                 std::lower_bound(keys.begin(), keys.end(), k) - keys.begin()));
         }
-        for (std::uint64_t j = 0; j < tn; ++j) {
-            slices_[b].push_back(column_slices(part, blocks_[b],
-                                               static_cast<std::uint32_t>(n * j / tn),
-                                               static_cast<std::uint32_t>(n * (j + 1) / tn)));
+        for (std::size_t j = 0; j + 1 < cuts.size(); ++j) {
+            slices_[b].push_back(column_slices(part, blocks_[b], cuts[j], cuts[j + 1]));
         }
     }
     scratch_.reserve(part.examples());

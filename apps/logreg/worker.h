@@ -4,11 +4,12 @@
 // exact sums g_b and u_b, core/logreg/objective.h) and takes the pulled w_b into w and the
 // margins.
 //
-// Threads: with T > 1 the part's examples are split into T contiguous row ranges, one per
-// thread; each thread pushes its rows' terms into its own exact sums (push_slices), which are
-// combined exactly, and adds the pulled changes to its rows' margins (apply_slices). A margin
-// sees the same operations in the same order and the sums are exact, so the pushed values and
-// the margins are bitwise the same for every T. Borrows the part; one caller at a time.
+// Threads: with T > 1 the part's examples are split into T contiguous row ranges of about equal
+// nonzeros (row_cuts), one per thread; each thread pushes its rows' terms into its own exact sums
+// (push_slices), which are combined exactly, and adds the pulled changes to its rows' margins
+// (apply_slices). A margin sees the same operations in the same order and the sums are exact, so
+// the pushed values and the margins are bitwise the same for every T. Borrows the part; one caller
+// at a time.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,10 @@ namespace rotor::logreg {
 inline constexpr std::size_t kPushWidth = 2 * ExactSum::kLimbs;
 
 class ThreadTeam;
+
+/// The T + 1 row boundaries of `threads` row ranges of `part` (0 first, part.examples() last,
+/// non-decreasing) holding about equal numbers of nonzeros: the threads' share of every pass.
+std::vector<std::uint32_t> row_cuts(const Shard& part, int threads);
 
 /// A worker's state: its part, its blocks, its copy of w over its keys and its threads.
 class Worker {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <vector>
 
 #include "core/base/error.h"
@@ -102,6 +103,41 @@ TEST(Worker, ApplyAndPushGivesTheNumbersOfApplyThenPush) {
         EXPECT_EQ(fused.weights, apart.weights) << threads << " threads";
         EXPECT_EQ(fused.margins, apart.margins) << threads << " threads";
     }
+}
+
+TEST(Worker, RowCutsBalanceNonzeros) {
+    // Rows of very different lengths: 40 long ones first, then 400 short ones. Cutting the rows
+    // in equal counts would give the first thread most of the work.
+    Examples ex;
+    for (int i = 0; i < 440; ++i) {
+        std::vector<std::uint64_t> keys;
+        std::vector<double> values;
+        for (std::uint64_t k = 0; k < (i < 40 ? 50u : 2u); ++k) {
+            keys.push_back(k * 3 + static_cast<std::uint64_t>(i % 3));
+            values.push_back(1.0);
+        }
+        ex.add(i % 2 ? 1 : -1, keys, values);
+    }
+    const Shard part(ex, true);
+    std::vector<std::uint64_t> per_row(part.examples(), 0);
+    for (const std::uint32_t r : part.rows()) ++per_row[r];
+    for (const int threads : {1, 2, 3, 7}) {
+        const std::vector<std::uint32_t> cuts = row_cuts(part, threads);
+        ASSERT_EQ(cuts.size(), static_cast<std::size_t>(threads) + 1);
+        EXPECT_EQ(cuts.front(), 0u);
+        EXPECT_EQ(cuts.back(), part.examples());
+        EXPECT_TRUE(std::is_sorted(cuts.begin(), cuts.end()));
+        const double share = static_cast<double>(part.rows().size()) / threads;
+        for (int j = 0; j < threads; ++j) {
+            std::uint64_t nz = 0;
+            for (std::uint32_t r = cuts[j]; r < cuts[j + 1]; ++r) nz += per_row[r];
+            EXPECT_LE(std::fabs(static_cast<double>(nz) - share), 50.0)
+                << threads << " threads, range " << j;  // at most one row off
+        }
+    }
+    const std::vector<std::uint32_t> many = row_cuts(part, 1000);  // more threads than rows
+    EXPECT_EQ(many.back(), part.examples());
+    EXPECT_TRUE(std::is_sorted(many.begin(), many.end()));
 }
 
 TEST(Worker, MoreThreadsThanExamplesAndZeroThreads) {
