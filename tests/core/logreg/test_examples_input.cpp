@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/base/error.h"
+#include "core/base/rng.h"
 #include "core/io/byte_source.h"
 #include "core/io/line_reader.h"
 
@@ -50,6 +51,53 @@ TEST(ExamplesInput, RangesTileTheFileAtLineStarts) {
         }
         EXPECT_EQ(at, kText.size());
     }
+}
+
+/// count_text by its definition, a byte at a time.
+TextCount count_bytes(std::string_view s) {
+    TextCount c;
+    std::uint64_t on_line = 0;
+    bool in_field = false;
+    for (std::size_t i = 0; i <= s.size(); ++i) {
+        const char ch = i < s.size() ? s[i] : '\n';
+        if (ch == '\n') {
+            if (i < s.size()) ++c.newlines;
+            if (on_line > 0) ++c.lines, c.fields += on_line - 1;
+            on_line = 0;
+            in_field = false;
+        } else if (ch == ' ' || ch == '\t' || ch == '\r') {
+            in_field = false;
+        } else if (!in_field) {
+            in_field = true;
+            ++on_line;
+        }
+    }
+    return c;
+}
+
+TEST(ExamplesInput, CountsEqualAByteAtATimeCount) {
+    // Lines of every length around the 16-byte steps and the 255-step flush (lines over 4 KB),
+    // blanks of each kind in runs, empty lines, a last line without '\n'.
+    Rng rng(31);
+    const char alphabet[] = {' ', ' ', '\t', '\r', 'a', '1', ':', '#', '\n'};
+    for (int trial = 0; trial < 300; ++trial) {
+        std::string s;
+        const std::size_t size = trial < 100 ? rng.below(70) : rng.below(9000);
+        for (std::size_t i = 0; i < size; ++i) {
+            s.push_back(alphabet[rng.below(trial % 3 == 0 ? 8 : 9)]);  // some with no newline
+        }
+        const TextCount got = count_text(s, {0, s.size()});
+        const TextCount want = count_bytes(s);
+        ASSERT_EQ(got.newlines, want.newlines) << "trial " << trial;
+        ASSERT_EQ(got.lines, want.lines) << "trial " << trial;
+        ASSERT_EQ(got.fields, want.fields) << "trial " << trial;
+    }
+    const std::string dense(5000, 'x');  // one field of 5,000 bytes; then 2,500 of one byte
+    EXPECT_EQ(count_text(dense, {0, dense.size()}).fields, 0u);
+    std::string many;
+    for (int i = 0; i < 2501; ++i) many += "x ";
+    EXPECT_EQ(count_text(many, {0, many.size()}).fields, 2500u);
+    EXPECT_EQ(count_text(many, {0, many.size()}).lines, 1u);
 }
 
 TEST(ExamplesInput, PartsReadTheWholeInOrderWithRightLineNumbers) {
