@@ -7,9 +7,10 @@ on the training data, so the two compare whatever each tool prints. liblinear ru
 tolerance (-e 1e-10) and gives F*. Then the time to (F - F*)/F* <= --rel: liblinear with its
 stopping tolerance -e loosened 0.1, 0.05, 0.02, 0.01, ... until the first that reaches --rel;
 rotor with --iterations = B * passes, passes growing by 1.25 from --passes until it reaches
---rel. The row that reaches --rel is timed --repeats times (median). Prints a Markdown table:
-tool, setting, seconds (wall median, including reading the data), F, (F - F*)/F*, nonzeros,
-test accuracy.
+--rel. The two rows that reach --rel are then timed --repeats times, in turn (liblinear, rotor,
+liblinear, ...: a change of load falls on both), medians. Prints a Markdown table: tool, setting,
+seconds (wall, including reading the data), CPU seconds (user + system), F, (F - F*)/F*,
+nonzeros, test accuracy; then the two ratios.
 
     liblinear_compare.py --rotor build/ci/apps/rotor --data train.svm [--test test.svm]
         [--lambda 1] [--blocks 1024] [--curvature local] [--rel 1e-4] [--delay 0]
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -75,8 +77,22 @@ def timed(cmd: list[str]) -> float:
     return time.perf_counter() - t
 
 
-def median_time(cmd: list[str], repeats: int) -> float:
-    return statistics.median(timed(cmd) for _ in range(repeats))
+def cpu_timed(cmd: list[str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system of the child) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = timed(cmd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def alternating(cmds: list[list[str]], repeats: int) -> list[tuple[float, float]]:
+    """Median wall and CPU seconds of each command, timed in turn `repeats` times, so that a
+    change of the machine's load falls on all of them alike."""
+    runs: list[list[tuple[float, float]]] = [[] for _ in cmds]
+    for _ in range(repeats):
+        for i, cmd in enumerate(cmds):
+            runs[i].append(cpu_timed(cmd))
+    return [(statistics.median(w for w, _ in r), statistics.median(c for _, c in r)) for r in runs]
 
 
 def main() -> None:
@@ -106,6 +122,7 @@ def main() -> None:
             return ["liblinear-train", "-s", "6", "-c", repr(1 / a.lam), "-e", eps, str(a.data),
                     str(ll)]
 
+        finals: list[tuple[int, list[str]]] = []  # the rows that reach --rel, and their commands
         secs = timed(liblinear("1e-10"))
         w = liblinear_weights(ll)
         best = objective(data, w, a.lam)
@@ -115,8 +132,8 @@ def main() -> None:
             w = liblinear_weights(ll)
             f = objective(data, w, a.lam)
             if f <= best * (1 + a.rel):
-                rows.append(("liblinear -s 6", f"-e {eps}", median_time(liblinear(eps), a.repeats),
-                             f, w))
+                finals.append((len(rows), liblinear(eps)))
+                rows.append(("liblinear -s 6", f"-e {eps}", secs, f, w))
                 break
             rows.append(("liblinear -s 6", f"-e {eps}", secs, f, w))
         passes = a.passes
@@ -136,17 +153,28 @@ def main() -> None:
                 (f", filters {a.filters})" if a.filters else ")")
             setting = f"{iterations} it ({iterations / a.blocks:g} passes)"
             if f <= best * (1 + a.rel):
-                rows.append((tool, setting, median_time(cmd, a.repeats), f, w))
+                finals.append((len(rows), cmd))
+                rows.append((tool, setting, secs, f, w))
                 break
             rows.append((tool, setting, secs, f, w))
             passes = math.ceil(passes * 1.25)
+        cpu = {}
+        for (row, _), (wall, cpu_s) in zip(finals, alternating([c for _, c in finals], a.repeats)):
+            rows[row] = rows[row][:2] + (wall,) + rows[row][3:]
+            cpu[row] = cpu_s
     print(f"{a.data.name}: {len(data)} examples, lambda {a.lam:g} (C = {1 / a.lam:g}); "
-          f"median of {a.repeats} where (F - F*)/F* <= {a.rel:g}, single runs above it\n")
-    print("| tool | setting | seconds | F | (F - F*)/F* | nonzeros | test accuracy |")
-    print("|---|---|---|---|---|---|---|")
-    for tool, setting, secs, f, w in rows:
-        print(f"| {tool} | {setting} | {secs:.3f} | {f:.6f} | {(f - best) / best:.2e} | {len(w)} "
-              f"| {accuracy(test, w):.4f} |")
+          f"median of {a.repeats} where (F - F*)/F* <= {a.rel:g} (the two tools' rows timed in "
+          f"turn), single runs above it\n")
+    print("| tool | setting | seconds | CPU s | F | (F - F*)/F* | nonzeros | test accuracy |")
+    print("|---|---|---|---|---|---|---|---|")
+    for i, (tool, setting, secs, f, w) in enumerate(rows):
+        cpu_s = f"{cpu[i]:.3f}" if i in cpu else ""
+        print(f"| {tool} | {setting} | {secs:.3f} | {cpu_s} | {f:.6f} | {(f - best) / best:.2e} "
+              f"| {len(w)} | {accuracy(test, w):.4f} |")
+    if len(cpu) == 2:
+        (i, j) = sorted(cpu)
+        print(f"\nrotor / liblinear: {rows[j][2] / rows[i][2]:.2f}x wall, "
+              f"{cpu[j] / cpu[i]:.2f}x CPU")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #include "core/logreg/examples_input.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <fstream>
 
@@ -48,6 +49,7 @@ TextRange text_range(std::string_view data, std::size_t part, std::size_t parts)
 namespace {
 
 using Bytes16 = char __attribute__((vector_size(16)));  // GCC/Clang vector extension
+using Counts16 = unsigned char __attribute__((vector_size(16)));
 
 /// 0 or −1 (all ones) in each lane: the byte is not a blank (' ', '\t', '\r').
 Bytes16 not_blank(Bytes16 b) noexcept { return (b != ' ') & (b != '\t') & (b != '\r'); }
@@ -61,14 +63,14 @@ std::uint64_t count_fields(const char* p, const char* e) {
     std::uint64_t fields = blank(p[0]) ? 0 : 1;
     std::size_t i = 1;
     while (i + 16 <= n) {
-        Bytes16 starts{};  // per lane, minus the starts seen (at most 255 rounds before a flush)
+        Counts16 starts{};  // per lane, the starts seen (at most 255 rounds before a flush)
         for (int round = 0; round < 255 && i + 16 <= n; ++round, i += 16) {
             Bytes16 cur, prev;
             std::memcpy(&cur, p + i, 16);
             std::memcpy(&prev, p + i - 1, 16);
-            starts -= not_blank(cur) & ~not_blank(prev);
+            starts -= std::bit_cast<Counts16>(not_blank(cur) & ~not_blank(prev));  // −255 ≡ +1
         }
-        for (int lane = 0; lane < 16; ++lane) fields += static_cast<unsigned char>(starts[lane]);
+        for (int lane = 0; lane < 16; ++lane) fields += starts[lane];
     }
     for (; i < n; ++i) fields += !blank(p[i]) && blank(p[i - 1]) ? 1 : 0;
     return fields;
