@@ -34,20 +34,24 @@ bool keep_spinning(int spin) noexcept {
 std::vector<std::uint32_t> row_cuts(const Shard& part, int threads) {
     ROTOR_ASSERT(threads >= 1, "row_cuts: threads >= 1");
     const std::uint32_t n = part.examples();
-    std::vector<std::uint64_t> before(std::size_t{n} + 1, 0);  // nonzeros of rows < i
-    for (const std::uint32_t i : part.rows()) ++before[std::size_t{i} + 1];
-    for (std::size_t i = 0; i < n; ++i) before[i + 1] += before[i];
-    const std::uint64_t total = before[n];
+    if (threads == 1) return {0, n};
+    // Nonzeros of each row (transient, 4 bytes an example: less than the 32 of the block
+    // scratch the worker sizes after it), then the cuts walking their running sum.
+    std::vector<std::uint32_t> per_row(n, 0);
+    for (const std::uint32_t i : part.rows()) ++per_row[i];
+    const std::uint64_t total = part.rows().size();
     const auto tn = static_cast<std::uint64_t>(threads);
     std::vector<std::uint32_t> cuts{0};
+    std::uint64_t before = 0;  // nonzeros of rows < i
+    std::uint32_t i = 0;
     for (std::uint64_t j = 1; j < tn; ++j) {
         // The first row whose nonzeros before it reach j/T of all (rows cut evenly when empty).
-        const std::uint32_t cut =
-            total == 0 ? static_cast<std::uint32_t>(std::uint64_t{n} * j / tn)
-                       : static_cast<std::uint32_t>(
-                             std::lower_bound(before.begin(), before.end(), total * j / tn) -
-                             before.begin());
-        cuts.push_back(std::max(cut, cuts.back()));
+        if (total == 0) {
+            cuts.push_back(static_cast<std::uint32_t>(std::uint64_t{n} * j / tn));
+            continue;
+        }
+        while (i < n && before < total * j / tn) before += per_row[i++];
+        cuts.push_back(i);
     }
     cuts.push_back(n);
     return cuts;
