@@ -61,12 +61,18 @@ WorkerRun run_worker(const Examples& ex, const BlockProxOptions& o, int threads,
     return run;
 }
 
-TEST(Worker, OneTwoAndThreeThreadsAreBitwiseTheSameAndEqualBlockProx) {
-    const Examples ex = testing::synthetic_examples(301, 60, 8, 31);
+/// λ = 0.5, 7 blocks, local curvature: enough blocks that examples span several.
+BlockProxOptions seven_blocks() {
     BlockProxOptions o;
     o.lambda = 0.5;
     o.blocks = 7;
     o.curvature = Curvature::kLocal;
+    return o;
+}
+
+TEST(Worker, OneTwoAndThreeThreadsAreBitwiseTheSameAndEqualBlockProx) {
+    const Examples ex = testing::synthetic_examples(301, 60, 8, 31);
+    const BlockProxOptions o = seven_blocks();
     constexpr std::uint64_t kIterations = 60;
     const WorkerRun one = run_worker(ex, o, 1, kIterations);
     std::vector<Shard> parts{Shard(ex, true)};
@@ -92,10 +98,7 @@ TEST(Worker, OneTwoAndThreeThreadsAreBitwiseTheSameAndEqualBlockProx) {
 
 TEST(Worker, ApplyAndPushGivesTheNumbersOfApplyThenPush) {
     const Examples ex = testing::synthetic_examples(301, 60, 8, 33);
-    BlockProxOptions o;
-    o.lambda = 0.5;
-    o.blocks = 7;
-    o.curvature = Curvature::kLocal;
+    const BlockProxOptions o = seven_blocks();
     const WorkerRun apart = run_worker(ex, o, 1, 40);
     for (const int threads : {1, 2, 3}) {
         const WorkerRun fused = run_worker(ex, o, threads, 40, true);
