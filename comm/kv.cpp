@@ -373,14 +373,11 @@ void KvNode::answer_pulls() {
 void KvNode::send_answer(const Deferred& d, std::vector<double> values) {
     if (direct_to(d.src)) {
         count_direct(kKvReplyTag, reply_bytes(values.size()));
-        PendingPull* p = answered_pull(d.id, static_cast<std::size_t>(server_index_));
+        const auto s = static_cast<std::size_t>(server_index_);
+        PendingPull* p = answered_pull(d.id, s);
         ROTOR_ASSERT(p != nullptr, "a direct answer to a pending pull");
-        const std::size_t s = static_cast<std::size_t>(server_index_);
-        ROTOR_ASSERT(values.size() == (p->first[s + 1] - p->first[s]) * options_.pull_width,
-                     "a direct answer of the pull's size");
-        std::copy(
-            values.begin(), values.end(),
-            p->values.begin() + static_cast<std::ptrdiff_t>(p->first[s] * options_.pull_width));
+        const bool stored = store_answer(*p, s, values);
+        ROTOR_ASSERT(stored, "a direct answer of the pull's size");
         return;
     }
     if (filters_.empty()) {
@@ -443,14 +440,10 @@ void KvNode::handle_reply(int src, std::span<const std::byte> bytes) {
     const auto id = r.get<std::uint64_t>();
     const auto values = r.get<std::vector<double>>();
     r.finish();
-    const auto s = static_cast<std::size_t>(
-        std::find(layout_.servers.begin(), layout_.servers.end(), src) - layout_.servers.begin());
+    const std::size_t s = server_slot(src);
     PendingPull* pending = answered_pull(id, s);
     if (pending == nullptr) r.fail(fmt::format("an answer to pull {} that is not pending", id));
-    PendingPull& p = *pending;
-    const std::size_t w = options_.pull_width;
-    if (values.size() != (p.first[s + 1] - p.first[s]) * w) r.fail("wrong number of values");
-    std::copy(values.begin(), values.end(), p.values.begin() + p.first[s] * w);
+    if (!store_answer(*pending, s, values)) r.fail("wrong number of values");
 }
 
 void KvNode::take_clock(std::uint64_t clock) { clock_ = std::max(clock_, clock); }
@@ -461,23 +454,32 @@ KvNode::PendingPull* KvNode::answered_pull(std::uint64_t id, std::size_t server)
     return it->second.get();
 }
 
+bool KvNode::store_answer(PendingPull& p, std::size_t s, std::span<const double> values) const {
+    const std::size_t w = options_.pull_width;
+    if (values.size() != (p.first[s + 1] - p.first[s]) * w) return false;
+    std::copy(values.begin(), values.end(),
+              p.values.begin() + static_cast<std::ptrdiff_t>(p.first[s] * w));
+    return true;
+}
+
+std::size_t KvNode::server_slot(int src) const {
+    return static_cast<std::size_t>(std::find(layout_.servers.begin(), layout_.servers.end(), src) -
+                                    layout_.servers.begin());
+}
+
 void KvNode::take_filtered_answer(int src, WireReader& r) {
     const auto id = r.get<std::uint64_t>();
     KvWire wire = read_kv_wire(r);
     r.finish();
-    const auto it = pulls_.find(id);
-    const auto s = static_cast<std::size_t>(
-        std::find(layout_.servers.begin(), layout_.servers.end(), src) - layout_.servers.begin());
-    if (it == pulls_.end() || it->second->waiting.erase(s) != 1) {
-        r.fail(fmt::format("an answer to pull {} that is not pending", id));
-    }
-    PendingPull& p = *it->second;
-    const std::size_t w = options_.pull_width;
+    const std::size_t s = server_slot(src);
+    PendingPull* pending = answered_pull(id, s);
+    if (pending == nullptr) r.fail(fmt::format("an answer to pull {} that is not pending", id));
+    PendingPull& p = *pending;
     const std::span<const std::uint64_t> keys(p.keys.data() + p.first[s],
                                               p.first[s + 1] - p.first[s]);
     const KvFilterContext ctx{KvChannel::kPullReply, comm_.rank(), src, p.t, p.exact};
-    const KvEntries e = filters_.receive(ctx, std::move(wire), keys, w);
-    std::copy(e.values.begin(), e.values.end(), p.values.begin() + p.first[s] * w);
+    const KvEntries e = filters_.receive(ctx, std::move(wire), keys, options_.pull_width);
+    if (!store_answer(p, s, e.values)) r.fail("wrong number of values");
 }
 
 void KvNode::handle_control(int src, std::span<const std::byte> bytes) {

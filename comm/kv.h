@@ -187,7 +187,14 @@ class KvNode {
     bool direct_to(int rank) const noexcept { return direct_self_ && rank == comm_.rank(); }
     void count_direct(int tag, std::size_t bytes);
     void take_pull_request(std::unique_ptr<Deferred> d);
+    /// The pending pull `id` with server `server`'s answer now taken off its wait list, or null
+    /// when no such answer is awaited.
     PendingPull* answered_pull(std::uint64_t id, std::size_t server);
+    /// Copies server s's answer into p.values at its keys' place; false (nothing copied) when
+    /// `values` is not pull_width values for each of its keys.
+    bool store_answer(PendingPull& p, std::size_t s, std::span<const double> values) const;
+    /// The index in layout_.servers of server rank `src`.
+    std::size_t server_slot(int src) const;
     void take_clock(std::uint64_t clock);
     void handle(int src, int tag, std::span<const std::byte> bytes);
     void handle_request(int src, std::span<const std::byte> bytes);
