@@ -1,7 +1,5 @@
 #include "core/lasso/model_file.h"
 
-#include <zlib.h>
-
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -11,6 +9,7 @@
 
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/checksum.h"
 #include "core/lasso/number.h"
 
 namespace rotor::lasso {
@@ -19,16 +18,7 @@ namespace {
 constexpr std::string_view kMagic = "rotor-lasso-model";
 constexpr int kVersion = 1;
 
-std::uint32_t crc_of(std::string_view bytes) {
-    auto crc = static_cast<std::uint32_t>(crc32(0, nullptr, 0));
-    while (!bytes.empty()) {  // zlib's crc32 takes a 32-bit length
-        const std::size_t n = std::min<std::size_t>(bytes.size(), 1u << 30);
-        crc = static_cast<std::uint32_t>(
-            crc32(crc, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(n)));
-        bytes.remove_prefix(n);
-    }
-    return crc;
-}
+std::uint32_t crc_of(std::string_view bytes) { return core::crc32(bytes); }
 
 std::string num(double x) { return fmt::format("{:.17g}", x); }
 

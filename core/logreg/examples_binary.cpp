@@ -1,7 +1,5 @@
 #include "core/logreg/examples_binary.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,6 +7,7 @@
 
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/checksum.h"
 #include "core/io/mapped_file.h"
 
 namespace rotor::logreg {
@@ -36,14 +35,7 @@ static_assert(sizeof(Header) == 64);
 std::uint64_t padded(std::uint64_t n) { return (n + 7) / 8 * 8; }
 
 std::uint32_t crc_of(std::uint32_t crc, const void* p, std::size_t n) {
-    const auto* b = static_cast<const Bytef*>(p);
-    while (n > 0) {  // zlib's crc32 takes a 32-bit length
-        const std::size_t k = std::min<std::size_t>(n, std::size_t{1} << 30);
-        crc = static_cast<std::uint32_t>(crc32(crc, b, static_cast<uInt>(k)));
-        b += k;
-        n -= k;
-    }
-    return crc;
+    return core::crc32(std::string_view(static_cast<const char*>(p), n), crc);
 }
 
 std::uint32_t header_crc(const Header& h) { return crc_of(0, &h, offsetof(Header, header_crc)); }

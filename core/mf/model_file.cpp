@@ -1,8 +1,6 @@
 // Writing and reading MF model directories (core/mf/model_file.h; docs/formats.md, "MF models").
 #include "core/mf/model_file.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -22,6 +20,7 @@
 
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/checksum.h"
 
 namespace rotor::mf {
 namespace {
@@ -43,18 +42,11 @@ std::string join(const std::string& dir, const char* name) {
     return (std::filesystem::path(dir) / name).string();
 }
 
-std::uint32_t crc_start() { return static_cast<std::uint32_t>(crc32(0, nullptr, 0)); }
+std::uint32_t crc_start() { return 0; }  // the CRC-32 of no bytes
 
 std::uint32_t crc_update(std::uint32_t crc, std::span<const std::byte> bytes) {
-    const auto* p = reinterpret_cast<const Bytef*>(bytes.data());
-    std::size_t left = bytes.size();
-    while (left > 0) {  // zlib's crc32 takes a 32-bit length
-        const std::size_t n = std::min<std::size_t>(left, std::size_t{1} << 30);
-        crc = static_cast<std::uint32_t>(crc32(crc, p, static_cast<uInt>(n)));
-        p += n;
-        left -= n;
-    }
-    return crc;
+    return core::crc32(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                       crc);
 }
 
 void check_finite(std::span<const float> values, std::uint32_t k, const std::string& name,

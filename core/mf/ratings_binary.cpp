@@ -1,7 +1,6 @@
 #include "core/mf/ratings_binary.h"
 
 #include <fmt/format.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <bit>
@@ -11,6 +10,7 @@
 
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/checksum.h"
 #include "core/io/mapped_file.h"
 #include "core/mf/ratings_reader.h"
 
@@ -32,7 +32,7 @@ struct Header {
     std::uint64_t num_items;      ///< M
     std::uint64_t nnz;            ///< number of ratings
     std::uint64_t payload_bytes;  ///< file size - 64
-    std::uint32_t crc32;          ///< zlib's crc32 of the payload
+    std::uint32_t crc32;          ///< CRC-32 (zlib's) of the payload
     std::uint32_t reserved0;      ///< 0
     std::uint64_t reserved1;      ///< 0
 };
@@ -46,15 +46,8 @@ std::span<const std::byte> padding(std::uint64_t n) {
 }
 
 std::uint32_t crc_update(std::uint32_t crc, std::span<const std::byte> bytes) {
-    const auto* p = reinterpret_cast<const Bytef*>(bytes.data());
-    std::size_t left = bytes.size();
-    while (left > 0) {  // zlib's crc32 takes a 32-bit length
-        const std::size_t n = std::min<std::size_t>(left, std::size_t{1} << 30);
-        crc = static_cast<std::uint32_t>(crc32(crc, p, static_cast<uInt>(n)));
-        p += n;
-        left -= n;
-    }
-    return crc;
+    return core::crc32(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                       crc);
 }
 
 /// An id map section: count (0 or the dimension), total bytes of the ids, count + 1 offsets,
@@ -165,8 +158,7 @@ Header check_header(std::span<const std::byte> bytes, const std::string& name) {
                                            "(truncated or appended to)",
                                            h.payload_bytes, bytes.size() - sizeof h));
     }
-    const std::uint32_t crc =
-        crc_update(static_cast<std::uint32_t>(crc32(0, nullptr, 0)), bytes.subspan(sizeof h));
+    const std::uint32_t crc = crc_update(std::uint32_t{0}, bytes.subspan(sizeof h));
     if (crc != h.crc32) {
         throw InputError(name, fmt::format("CRC-32 mismatch (corrupt file): stored {:08x}, "
                                            "computed {:08x}",
@@ -215,7 +207,7 @@ void write_ratings_binary(const std::string& path, const Ratings& ratings, const
     h.num_users = ratings.num_users();
     h.num_items = ratings.num_items();
     h.nnz = ratings.nnz();
-    auto crc = static_cast<std::uint32_t>(crc32(0, nullptr, 0));
+    auto crc = std::uint32_t{0};
     for (const auto s : sections) {
         crc = crc_update(crc, s);
         h.payload_bytes += s.size();
