@@ -49,6 +49,7 @@ enum CollectiveOp : int {
     kOpBroadcast,
     kOpGather,
     kOpAllgather,
+    kOpReduceScatter,
 };
 
 constexpr int kWantAll = -1;
@@ -221,6 +222,28 @@ std::vector<std::vector<std::byte>> InProcessCommunicator::gather(std::span<cons
 std::vector<std::vector<std::byte>> InProcessCommunicator::allgather(
     std::span<const std::byte> mine) {
     return detail::exchange(*shared_, rank_, detail::kOpAllgather, mine, detail::kWantAll);
+}
+
+void InProcessCommunicator::reduce_scatter_sum(std::span<const std::int64_t> data,
+                                               std::span<const std::size_t> counts,
+                                               std::span<std::int64_t> mine) {
+    ROTOR_ASSERT(counts.size() == static_cast<std::size_t>(size()),
+                 "reduce_scatter_sum: one count per rank");
+    std::size_t first = 0;
+    for (int q = 0; q < rank_; ++q) first += counts[static_cast<std::size_t>(q)];
+    ROTOR_ASSERT(mine.size() == counts[static_cast<std::size_t>(rank_)] &&
+                     first + mine.size() <= data.size(),
+                 "reduce_scatter_sum: bad counts");
+    const auto all = detail::exchange(*shared_, rank_, detail::kOpReduceScatter,
+                                      std::as_bytes(data), detail::kWantAll);
+    for (std::size_t r = 0; r < all.size(); ++r) {
+        if (all[r].size() != data.size_bytes()) {
+            throw CommError(rank_, "reduce_scatter_sum: ranks passed different element counts");
+        }
+        // Rank order, as allreduce: this rank's block of rank r's data.
+        detail::reduce_into(mine, std::span(all[r]).subspan(first * sizeof(std::int64_t)), r == 0,
+                            0);
+    }
 }
 
 Request InProcessCommunicator::isend(std::span<const std::byte> data, int dest, int tag) {

@@ -106,6 +106,36 @@ void case_allreduce(Communicator& comm) {
     EXPECT_TRUE(empty.empty());
 }
 
+void case_reduce_scatter(Communicator& comm) {
+    const int p = comm.size();
+    const int me = comm.rank();
+    // Uneven blocks, one of them empty when p > 1 (rank 1's), values beyond 2^31.
+    std::vector<std::size_t> counts(static_cast<std::size_t>(p));
+    for (int q = 0; q < p; ++q) counts[static_cast<std::size_t>(q)] = q == 1 ? 0 : 5 + 3 * q;
+    std::size_t total = 0, first = 0;
+    for (int q = 0; q < p; ++q) {
+        if (q < me) first += counts[static_cast<std::size_t>(q)];
+        total += counts[static_cast<std::size_t>(q)];
+    }
+    const auto value = [](int rank, std::size_t i) {
+        return (rank + 1) * (std::int64_t{1} << 35) - static_cast<std::int64_t>(i) * (rank + 2);
+    };
+    std::vector<std::int64_t> data(total);
+    for (std::size_t i = 0; i < total; ++i) data[i] = value(me, i);
+    std::vector<std::int64_t> mine(counts[static_cast<std::size_t>(me)], -1);
+    comm.reduce_scatter_sum(data, counts, mine);
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+        std::int64_t want = 0;
+        for (int q = 0; q < p; ++q) want += value(q, first + k);
+        if (mine[k] != want) {
+            ADD_FAILURE() << "rank " << me << " element " << k << ": " << mine[k] << " != " << want;
+            break;
+        }
+    }
+    std::vector<std::size_t> none(static_cast<std::size_t>(p), 0);
+    comm.reduce_scatter_sum({}, none, {});  // a zero-length reduction is legal
+}
+
 void case_any(Communicator& comm) {
     const int p = comm.size();
     EXPECT_FALSE(comm.any(false));
@@ -303,6 +333,7 @@ void case_agree_on_failure(Communicator& comm) {
 void run_all_cases(Communicator& comm) {
     case_rank_and_size(comm);
     case_allreduce(comm);
+    case_reduce_scatter(comm);
     case_any(comm);
     case_broadcast_uneven(comm);
     case_gather_uneven(comm);
