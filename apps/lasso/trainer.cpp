@@ -54,7 +54,8 @@ Trainer::Trainer(const RawData& slice, const TrainOptions& options, sched::Runti
                                                 EvalSums(0),
                                                 {},
                                                 {},
-                                                {}});
+                                                {},
+                                                0});
             worker->residuals.assign(worker->part.targets().begin(), worker->part.targets().end());
             workers_.push_back(std::move(worker));
         }
@@ -160,15 +161,30 @@ void Trainer::pull_round(std::span<const std::uint32_t> coords) {
         reduce(total_);
         run_pull(pull, cost);
     } else {
-        // Every rank has every total; each pulls its share of the round (split over its workers)
-        // and applies the other ranks' changes: no rank pulls the whole round.
-        run_pull([&](Worker& me) { combine_range(me, size); }, cost);
-        reduce(total_);
-        const auto [first, last] =
-            share(size, comm_.rank(), static_cast<std::size_t>(comm_.size()));
+        // Each rank receives only the totals of its share of the round (a reduce-scatter of two
+        // limbs a sum, RankSums), pulls it over its workers, and applies the other ranks'
+        // changes: no rank converts or pulls the whole round.
+        const auto round_sum = [&](std::size_t t) {
+            ExactSum s;
+            for (const auto& w : workers_) s.add(w->sums[t]);
+            return s;
+        };
+        rank_sums_.reset(size, 0, comm_);
+        run_pull(
+            [&](Worker& me) {
+                const auto [lo, hi] = share(size, me.index, workers_.size());
+                me.misfits = rank_sums_.encode(lo, hi, round_sum);
+            },
+            cost);
+        std::uint64_t misfits = 0;
+        for (const auto& w : workers_) misfits += w->misfits;
+        rank_sums_.reduce(comm_, misfits, round_sum, [](std::size_t) { return ExactSum{}; });
+        const std::size_t first = rank_sums_.first(), last = rank_sums_.last();
         run_pull(
             [&](Worker& me) {
                 const auto [lo, hi] = share(last - first, me.index, workers_.size());
+                for (std::size_t t = first + lo; t < first + hi; ++t)
+                    total_[t] = rank_sums_.total(t);
                 me.pull =
                     pull_range(pv, options_.lambda, q_sum, pending_coords_, total_, first + lo,
                                first + hi, coefs_, pending_deltas_, shift_deltas_);

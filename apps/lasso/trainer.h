@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "apps/lasso/rank_sums.h"
 #include "comm/communicator.h"
 #include "core/lasso/design.h"
 #include "core/lasso/objective.h"
@@ -226,6 +227,14 @@ class Trainer {
     /// Pushes an evaluation on the workers, reduces it, sets gradient_ (the workers split the
     /// coordinates) and returns the evaluation at options_.lambda.
     Evaluation evaluate_all();
+    /// evaluate_all's end on several ranks, after the push (total_[p..p+2]: this rank's q_sum,
+    /// rr, ry): a reduce-scatter of the column sums (RankSums), this rank's columns' gradients
+    /// and terms, and share_gradients.
+    Evaluation evaluate_ranks();
+    /// Collective: every rank's gradients [first, last) (RankSums' blocks) into gradient_ and
+    /// the coordinates' terms of every rank added (one allgather). `mine`: this rank's terms.
+    CoordinateStats share_gradients(const CoordinateStats& mine, std::size_t first,
+                                    std::size_t last);
     ProblemView problem() const;
 
     TrainOptions options_;
@@ -252,6 +261,7 @@ class Trainer {
     PullStats remote_pull_;               ///< the last pull's shares of the other ranks
     std::vector<std::int64_t> exchange_;  ///< exchange_pulled's buffer
     std::vector<ExactSum> total_;         ///< a round's reduced sums
+    RankSums rank_sums_;                  ///< several ranks: a reduce-scatter's buffers
     std::uint32_t changed_ = 0;           ///< coordinates changed in this iteration
     /// g_j = z_jᵀr/N (standardised) at the last evaluation, at λ̃ = gradient_lambda_; fresh while
     /// no update has followed it.

@@ -1,6 +1,8 @@
 // The trainer's evaluations and its state (apps/lasso/trainer.h): evaluate_all, the record's
 // objective and stopping test, checkpoints' gather_state and restore, set_lambda.
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -22,8 +24,8 @@ Evaluation Trainer::evaluate_all() {
             push_evaluation(me.view(), coefs_.offset, me.eval);
         },
         slice_entries_);
-    // The xq sums, then q_sum, rr and ry, as one vector for the allreduce; the workers add
-    // their shares of the columns, and compute the gradients and the coordinates' terms.
+    // The xq sums, then q_sum, rr and ry; the workers add their shares of the columns, and
+    // compute the gradients and the coordinates' terms.
     total_.resize(std::size_t{p} + 3);
     ExactSum q_sum, rr, ry;
     for (const auto& w : workers_) {
@@ -35,37 +37,103 @@ Evaluation Trainer::evaluate_all() {
     total_[p + 1] = rr;
     total_[p + 2] = ry;
     gradient_.resize(p);
+    if (comm_.size() > 1) return evaluate_ranks();
     const ProblemView pv = problem();
-    const auto add_columns = [&](Worker& me) {
-        const auto [lo, hi] = share(p, me.index, workers_.size());
-        for (std::size_t j = lo; j < hi; ++j) {
-            ExactSum s;
-            for (const auto& w : workers_) s.add(w->eval.xq[j]);
-            total_[j] = s;
-        }
-    };
-    const auto stats = [&](Worker& me) {
-        const auto [lo, hi] = share(p, me.index, workers_.size());
-        me.stats =
-            coordinate_stats(pv, options_.lambda, coefs_, static_cast<std::uint32_t>(lo),
-                             std::span<const ExactSum>(total_).subspan(lo, hi - lo),
-                             total_[p].value(), std::span<double>(gradient_).subspan(lo, hi - lo));
-    };
-    if (comm_.size() == 1) {
-        run(
-            [&](Worker& me) {
-                add_columns(me);
-                stats(me);
-            },
-            slice_entries_);
-    } else {
-        run(add_columns, slice_entries_);
-        reduce(total_);
-        run(stats, slice_entries_);
-    }
+    run(
+        [&](Worker& me) {
+            const auto [lo, hi] = share(p, me.index, workers_.size());
+            for (std::size_t j = lo; j < hi; ++j) {
+                ExactSum s;
+                for (const auto& w : workers_) s.add(w->eval.xq[j]);
+                total_[j] = s;
+            }
+            me.stats = coordinate_stats(pv, options_.lambda, coefs_, static_cast<std::uint32_t>(lo),
+                                        std::span<const ExactSum>(total_).subspan(lo, hi - lo),
+                                        total_[p].value(),
+                                        std::span<double>(gradient_).subspan(lo, hi - lo));
+        },
+        slice_entries_);
     CoordinateStats all;
     for (const auto& w : workers_) all.add(w->stats);
     return finish_evaluation(pv, options_.lambda, all, total_[p + 1], total_[p + 2]);
+}
+
+Evaluation Trainer::evaluate_ranks() {
+    // Each rank receives the totals of its share of the columns and the three sums (one
+    // reduce-scatter), computes its columns' gradients and terms over its workers, and the ranks
+    // exchange those (one allgather): no rank adds, converts or evaluates every column.
+    const std::uint32_t p = features();
+    const auto column = [&](std::size_t j) {
+        ExactSum s;
+        for (const auto& w : workers_) s.add(w->eval.xq[j]);
+        return s;
+    };
+    const auto tail = [&](std::size_t t) { return total_[p + t]; };
+    rank_sums_.reset(p, 3, comm_);
+    run(
+        [&](Worker& me) {
+            const auto [lo, hi] = share(p, me.index, workers_.size());
+            me.misfits = rank_sums_.encode(lo, hi, column);
+        },
+        slice_entries_);
+    std::uint64_t misfits = 0;
+    for (const auto& w : workers_) misfits += w->misfits;
+    for (std::size_t t = 0; t < 3; ++t) misfits += rank_sums_.encode_tail(t, tail(t));
+    rank_sums_.reduce(comm_, misfits, column, tail);
+    for (std::size_t t = 0; t < 3; ++t) total_[p + t] = rank_sums_.tail_total(t);
+    const std::size_t first = rank_sums_.first(), last = rank_sums_.last();
+    const ProblemView pv = problem();
+    run(
+        [&](Worker& me) {
+            const auto [lo, hi] = share(last - first, me.index, workers_.size());
+            for (std::size_t j = first + lo; j < first + hi; ++j) total_[j] = rank_sums_.total(j);
+            me.stats = coordinate_stats(
+                pv, options_.lambda, coefs_, static_cast<std::uint32_t>(first + lo),
+                std::span<const ExactSum>(total_).subspan(first + lo, hi - lo), total_[p].value(),
+                std::span<double>(gradient_).subspan(first + lo, hi - lo));
+        },
+        slice_entries_);
+    CoordinateStats mine;
+    for (const auto& w : workers_) mine.add(w->stats);
+    return finish_evaluation(pv, options_.lambda, share_gradients(mine, first, last), total_[p + 1],
+                             total_[p + 2]);
+}
+
+CoordinateStats Trainer::share_gradients(const CoordinateStats& mine, std::size_t first,
+                                         std::size_t last) {
+    // A message: the terms (the l1 sum's four limbs, the two maxima, the count), then the
+    // gradients [first, last), bit for bit.
+    constexpr std::size_t kHead = ExactSum::kLimbs + 3;
+    std::vector<std::int64_t> message(kHead + (last - first));
+    const auto l1 = mine.l1.to_limbs();
+    std::copy(l1.begin(), l1.end(), message.begin());
+    message[ExactSum::kLimbs] = std::bit_cast<std::int64_t>(mine.dual_norm);
+    message[ExactSum::kLimbs + 1] = std::bit_cast<std::int64_t>(mine.kkt);
+    message[ExactSum::kLimbs + 2] = mine.nonzeros;
+    std::memcpy(message.data() + kHead, gradient_.data() + first, (last - first) * sizeof(double));
+    const auto all = comm_.allgather(std::as_bytes(std::span<const std::int64_t>(message)));
+    const std::size_t p = features(), ranks = all.size();
+    CoordinateStats total;
+    for (std::size_t q = 0; q < ranks; ++q) {
+        const std::size_t lo = p * q / ranks, hi = p * (q + 1) / ranks;  // RankSums' blocks
+        if (all[q].size() != (kHead + hi - lo) * sizeof(std::int64_t))
+            throw CommError(comm_.rank(), fmt::format("evaluation: rank {}'s gradients have {} "
+                                                      "bytes, not {}",
+                                                      q, all[q].size(),
+                                                      (kHead + hi - lo) * sizeof(std::int64_t)));
+        std::memcpy(message.data(), all[q].data(), kHead * sizeof(std::int64_t));
+        CoordinateStats s;
+        std::array<std::int64_t, ExactSum::kLimbs> l{};
+        std::copy_n(message.begin(), l.size(), l.begin());
+        s.l1 = ExactSum::from_limbs(l);
+        s.dual_norm = std::bit_cast<double>(message[ExactSum::kLimbs]);
+        s.kkt = std::bit_cast<double>(message[ExactSum::kLimbs + 1]);
+        s.nonzeros = static_cast<std::uint32_t>(message[ExactSum::kLimbs + 2]);
+        total.add(s);
+        std::memcpy(gradient_.data() + lo, all[q].data() + kHead * sizeof(std::int64_t),
+                    (hi - lo) * sizeof(double));
+    }
+    return total;
 }
 
 void Trainer::evaluate_record(train::Record& r) {

@@ -29,8 +29,9 @@ struct Trainer::Worker {
     std::vector<ExactSum> sums;
     EvalSums eval;
     std::vector<double> scratch;
-    PullStats pull;         ///< its share of the last round's pull
-    CoordinateStats stats;  ///< its share of the last evaluation's coordinates
+    PullStats pull;             ///< its share of the last round's pull
+    CoordinateStats stats;      ///< its share of the last evaluation's coordinates
+    std::uint64_t misfits = 0;  ///< sums of its share RankSums::encode could not narrow
 
     PartView view() { return part.view(residuals); }
 };
