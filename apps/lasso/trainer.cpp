@@ -158,7 +158,10 @@ void Trainer::pull_round(std::span<const std::uint32_t> coords) {
             cost);
     } else if (cost < options_.inline_entries) {
         run_pull([&](Worker& me) { combine_range(me, size); }, cost);
-        reduce(total_);
+        {
+            const detail::CommClock clock(comm_s_);
+            reduce(total_);
+        }
         run_pull(pull, cost);
     } else {
         // Each rank receives only the totals of its share of the round (a reduce-scatter of two
@@ -178,7 +181,10 @@ void Trainer::pull_round(std::span<const std::uint32_t> coords) {
             cost);
         std::uint64_t misfits = 0;
         for (const auto& w : workers_) misfits += w->misfits;
-        rank_sums_.reduce(comm_, misfits, round_sum, [](std::size_t) { return ExactSum{}; });
+        {
+            const detail::CommClock clock(comm_s_);
+            rank_sums_.reduce(comm_, misfits, round_sum, [](std::size_t) { return ExactSum{}; });
+        }
         const std::size_t first = rank_sums_.first(), last = rank_sums_.last();
         run_pull(
             [&](Worker& me) {
@@ -203,7 +209,10 @@ void Trainer::exchange_pulled(std::size_t first, std::size_t last) {
     exchange_.assign(size, 0);
     for (std::size_t t = first; t < last; ++t)
         exchange_[t] = std::bit_cast<std::int64_t>(pending_deltas_[t]);
-    comm_.allreduce_sum(exchange_);
+    {
+        const detail::CommClock clock(comm_s_);
+        comm_.allreduce_sum(exchange_);
+    }
     for (std::size_t t = 0; t < size; ++t)  // this rank's share comes back unchanged
         pending_deltas_[t] = std::bit_cast<double>(exchange_[t]);
     const ProblemView pv = problem();
@@ -300,7 +309,10 @@ std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, PrioritySampler& s
                 },
                 entries);
             combine(total_, c.missing.size());
-            reduce(total_);
+            {
+                const detail::CommClock clock(comm_s_);
+                reduce(total_);
+            }
             for (std::size_t t = 0; t < c.missing.size(); ++t) {
                 c.dots[c.missing_index[t]] = total_[t].value();
                 pair_cache_.insert(c.missing[t].a, c.missing[t].b, total_[t].value());
@@ -483,6 +495,7 @@ train::Record Trainer::iterate() {
     clocks_.begin_iteration();
     const std::uint64_t updates_before = total_updates_;
     const std::uint64_t handoffs_before = handoffs_, sleeps_before = barrier_sleeps_;
+    comm_s_ = 0;
     changed_ = 0;
     std::uint32_t rejected = 0;
     std::uint64_t rounds = 0;
@@ -503,6 +516,7 @@ train::Record Trainer::iterate() {
     r.set("rounds", static_cast<double>(rounds));
     r.set("handoffs", static_cast<double>(handoffs_ - handoffs_before));
     r.set("barrier_sleeps", static_cast<double>(barrier_sleeps_ - sleeps_before));
+    if (comm_.size() > 1) r.set("comm_s", comm_s_);
     if (options_.schedule == Schedule::kStrads) {
         r.set("rejected", rejected);
         const double looked = double(pair_cache_.hits() + pair_cache_.misses());

@@ -121,9 +121,11 @@ class Trainer {
     /// One iteration: a sweep of every coordinate (shotgun/strads: ceil(p / L) rounds, p
     /// updates), or, with active sets, of the working set and then of the active set until it
     /// settles. Record: updates, changed, rejected, pair_cache_hit_rate, rounds, handoffs
-    /// (run_workers calls), barrier_sleeps (region waits that slept), worker times.
+    /// (run_workers calls), barrier_sleeps (region waits that slept), worker times, and on
+    /// several ranks comm_s (seconds in the rounds' collectives).
     train::Record iterate();
-    /// Adds objective, objective_paper, gap, relative_gap, kkt, nonzeros, l1_norm; remembers
+    /// Adds objective, objective_paper, gap, relative_gap, kkt, nonzeros, l1_norm (and on several
+    /// ranks eval_comm_s, seconds in the evaluation's collectives); remembers
     /// whether the stopping rule holds (converged()). ConfigError (the same on every rank) when
     /// the objective is no longer finite: parallel updates diverged.
     void evaluate_record(train::Record& r);
@@ -275,6 +277,10 @@ class Trainer {
     std::uint64_t total_updates_ = 0;
     std::uint64_t handoffs_ = 0;        ///< run_workers calls made (a region counts one)
     std::uint64_t barrier_sleeps_ = 0;  ///< region waits that went to sleep (WorkerBarrier)
+    /// Several ranks: seconds in the rounds' collectives in this iteration (comm_s), and in the
+    /// last evaluation's (eval_comm_s): the transfers and the waits for the other ranks.
+    double comm_s_ = 0;
+    double eval_comm_s_ = 0;
     Evaluation last_;
     bool converged_ = false;
 };

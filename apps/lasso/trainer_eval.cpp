@@ -79,7 +79,10 @@ Evaluation Trainer::evaluate_ranks() {
     std::uint64_t misfits = 0;
     for (const auto& w : workers_) misfits += w->misfits;
     for (std::size_t t = 0; t < 3; ++t) misfits += rank_sums_.encode_tail(t, tail(t));
-    rank_sums_.reduce(comm_, misfits, column, tail);
+    {
+        const detail::CommClock clock(eval_comm_s_);
+        rank_sums_.reduce(comm_, misfits, column, tail);
+    }
     for (std::size_t t = 0; t < 3; ++t) total_[p + t] = rank_sums_.tail_total(t);
     const std::size_t first = rank_sums_.first(), last = rank_sums_.last();
     const ProblemView pv = problem();
@@ -111,7 +114,11 @@ CoordinateStats Trainer::share_gradients(const CoordinateStats& mine, std::size_
     message[ExactSum::kLimbs + 1] = std::bit_cast<std::int64_t>(mine.kkt);
     message[ExactSum::kLimbs + 2] = mine.nonzeros;
     std::memcpy(message.data() + kHead, gradient_.data() + first, (last - first) * sizeof(double));
-    const auto all = comm_.allgather(std::as_bytes(std::span<const std::int64_t>(message)));
+    std::vector<std::vector<std::byte>> all;
+    {
+        const detail::CommClock clock(eval_comm_s_);
+        all = comm_.allgather(std::as_bytes(std::span<const std::int64_t>(message)));
+    }
     const std::size_t p = features(), ranks = all.size();
     CoordinateStats total;
     for (std::size_t q = 0; q < ranks; ++q) {
@@ -137,7 +144,9 @@ CoordinateStats Trainer::share_gradients(const CoordinateStats& mine, std::size_
 }
 
 void Trainer::evaluate_record(train::Record& r) {
+    eval_comm_s_ = 0;
     last_ = evaluate_all();
+    if (comm_.size() > 1) r.set("eval_comm_s", eval_comm_s_);
     gradient_lambda_ = options_.lambda / standardization_.y_scale;
     gradient_fresh_ = true;
     r.set("objective", last_.objective);

@@ -8,9 +8,24 @@
 #include <vector>
 
 #include "apps/lasso/trainer.h"
+#include "core/base/timer.h"
 
 namespace rotor::lasso {
 namespace detail {
+
+/// Adds the seconds of its scope to `total`: a collective's time on this rank (the transfer and
+/// the wait for the other ranks), for the records' comm_s and eval_comm_s.
+class CommClock {
+  public:
+    explicit CommClock(double& total) : total_(total) {}
+    CommClock(const CommClock&) = delete;
+    CommClock& operator=(const CommClock&) = delete;
+    ~CommClock() { total_ += watch_.seconds(); }
+
+  private:
+    double& total_;
+    Stopwatch watch_;
+};
 
 /// Worker w's share [first, second) of n items cut into `workers` contiguous ranges (also a
 /// rank's share of a round, with w = rank and workers = ranks).
