@@ -50,6 +50,7 @@ enum CollectiveOp : int {
     kOpGather,
     kOpAllgather,
     kOpReduceScatter,
+    kOpAllgatherBlocks,
 };
 
 constexpr int kWantAll = -1;
@@ -243,6 +244,24 @@ void InProcessCommunicator::reduce_scatter_sum(std::span<const std::int64_t> dat
         // Rank order, as allreduce: this rank's block of rank r's data.
         detail::reduce_into(mine, std::span(all[r]).subspan(first * sizeof(std::int64_t)), r == 0,
                             0);
+    }
+}
+
+void InProcessCommunicator::allgather_blocks(std::span<std::int64_t> data,
+                                             std::span<const std::size_t> counts) {
+    ROTOR_ASSERT(counts.size() == static_cast<std::size_t>(size()),
+                 "allgather_blocks: one count per rank");
+    const auto all =
+        detail::exchange(*shared_, rank_, detail::kOpAllgatherBlocks,
+                         std::as_bytes(std::span<const std::int64_t>(data)), detail::kWantAll);
+    std::size_t first = 0;
+    for (std::size_t q = 0; q < all.size(); ++q) {
+        if (all[q].size() != data.size_bytes() || first + counts[q] > data.size()) {
+            throw CommError(rank_, "allgather_blocks: ranks passed different element counts");
+        }
+        std::memcpy(data.data() + first, all[q].data() + first * sizeof(std::int64_t),
+                    counts[q] * sizeof(std::int64_t));
+        first += counts[q];
     }
 }
 

@@ -202,16 +202,21 @@ void Trainer::pull_round(std::span<const std::uint32_t> coords) {
 }
 
 void Trainer::exchange_pulled(std::size_t first, std::size_t last) {
-    // One int64 allreduce of the δ's bit patterns, each rank's share in place and zeros
-    // elsewhere: an integer sum with one non-zero term is that term, bit for bit, and one
-    // collective of a fixed size is cheaper than a variable-size allgather (three collectives).
+    // One allgather of the δ's bit patterns in place: each rank sends its share only (the
+    // blocks of RankSums, the share() of every rank).
     const std::size_t size = pending_coords_.size();
-    exchange_.assign(size, 0);
+    const auto ranks = static_cast<std::size_t>(comm_.size());
+    exchange_.resize(size);
+    exchange_counts_.resize(ranks);
+    for (std::size_t q = 0; q < ranks; ++q) {
+        const auto [lo, hi] = share(size, static_cast<int>(q), ranks);
+        exchange_counts_[q] = hi - lo;
+    }
     for (std::size_t t = first; t < last; ++t)
         exchange_[t] = std::bit_cast<std::int64_t>(pending_deltas_[t]);
     {
         const detail::CommClock clock(comm_s_);
-        comm_.allreduce_sum(exchange_);
+        comm_.allgather_blocks(exchange_, exchange_counts_);
     }
     for (std::size_t t = 0; t < size; ++t)  // this rank's share comes back unchanged
         pending_deltas_[t] = std::bit_cast<double>(exchange_[t]);

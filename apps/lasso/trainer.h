@@ -183,8 +183,8 @@ class Trainer {
     /// A round's pull on this thread: combine, reduce, soft-threshold, the sampler, counters.
     void pull_round(std::span<const std::uint32_t> coords);
     /// Several ranks, a round split between them: shares this rank's changes [first, last) of
-    /// the round (one int64 allreduce) and applies the other ranks' (apply_pulled; remote_pull_
-    /// counts them).
+    /// the round (one allgather_blocks of their bit patterns) and applies the other ranks'
+    /// (apply_pulled; remote_pull_ counts them).
     void exchange_pulled(std::size_t first, std::size_t last);
     /// What follows the workers' pull of coords (changes `deltas`), on one thread: the offset's
     /// changes in order, the round's counters, the sampler.
@@ -257,14 +257,15 @@ class Trainer {
     /// The last pull's coordinates and changes, not yet subtracted from the residuals.
     std::vector<std::uint32_t> pending_coords_;
     std::vector<double> pending_deltas_;
-    std::uint64_t pending_entries_ = 0;   ///< stored entries of pending_coords_' columns
-    std::vector<double> shift_deltas_;    ///< c_j δ_j of the last pull, for the offset
-    double round_largest_ = 0;            ///< max d_j δ_j² of the last pull
-    PullStats remote_pull_;               ///< the last pull's shares of the other ranks
-    std::vector<std::int64_t> exchange_;  ///< exchange_pulled's buffer
-    std::vector<ExactSum> total_;         ///< a round's reduced sums
-    RankSums rank_sums_;                  ///< several ranks: a reduce-scatter's buffers
-    std::uint32_t changed_ = 0;           ///< coordinates changed in this iteration
+    std::uint64_t pending_entries_ = 0;         ///< stored entries of pending_coords_' columns
+    std::vector<double> shift_deltas_;          ///< c_j δ_j of the last pull, for the offset
+    double round_largest_ = 0;                  ///< max d_j δ_j² of the last pull
+    PullStats remote_pull_;                     ///< the last pull's shares of the other ranks
+    std::vector<std::int64_t> exchange_;        ///< exchange_pulled's buffer
+    std::vector<std::size_t> exchange_counts_;  ///< and its blocks' lengths
+    std::vector<ExactSum> total_;               ///< a round's reduced sums
+    RankSums rank_sums_;                        ///< several ranks: a reduce-scatter's buffers
+    std::uint32_t changed_ = 0;                 ///< coordinates changed in this iteration
     /// g_j = z_jᵀr/N (standardised) at the last evaluation, at λ̃ = gradient_lambda_; fresh while
     /// no update has followed it.
     std::vector<double> gradient_;

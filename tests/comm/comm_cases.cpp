@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -134,6 +135,39 @@ void case_reduce_scatter(Communicator& comm) {
     }
     std::vector<std::size_t> none(static_cast<std::size_t>(p), 0);
     comm.reduce_scatter_sum({}, none, {});  // a zero-length reduction is legal
+}
+
+void case_allgather_blocks(Communicator& comm) {
+    const int p = comm.size();
+    const int me = comm.rank();
+    // Uneven blocks, one of them empty when p > 1 (rank 1's); bit patterns of doubles.
+    std::vector<std::size_t> counts(static_cast<std::size_t>(p));
+    for (int q = 0; q < p; ++q) counts[static_cast<std::size_t>(q)] = q == 1 ? 0 : 4 + 5 * q;
+    std::size_t total = 0;
+    for (const std::size_t c : counts) total += c;
+    const auto value = [](int rank, std::size_t i) {
+        return std::bit_cast<std::int64_t>(-0.1 * static_cast<double>(i) - rank);
+    };
+    std::vector<std::int64_t> data(total, -7);
+    std::size_t first = 0;
+    for (int q = 0; q < p; ++q) {
+        for (std::size_t i = first; i < first + counts[static_cast<std::size_t>(q)]; ++i)
+            if (q == me) data[i] = value(q, i);
+        first += counts[static_cast<std::size_t>(q)];
+    }
+    comm.allgather_blocks(data, counts);
+    first = 0;
+    for (int q = 0; q < p; ++q) {
+        for (std::size_t i = first; i < first + counts[static_cast<std::size_t>(q)]; ++i) {
+            if (data[i] != value(q, i)) {
+                ADD_FAILURE() << "rank " << me << " element " << i << " of rank " << q;
+                return;
+            }
+        }
+        first += counts[static_cast<std::size_t>(q)];
+    }
+    std::vector<std::size_t> none(static_cast<std::size_t>(p), 0);
+    comm.allgather_blocks({}, none);  // a zero-length exchange is legal
 }
 
 void case_any(Communicator& comm) {
@@ -334,6 +368,7 @@ void run_all_cases(Communicator& comm) {
     case_rank_and_size(comm);
     case_allreduce(comm);
     case_reduce_scatter(comm);
+    case_allgather_blocks(comm);
     case_any(comm);
     case_broadcast_uneven(comm);
     case_gather_uneven(comm);
