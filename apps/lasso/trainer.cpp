@@ -382,12 +382,57 @@ double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint32_t&
             count, [&](std::uint64_t k) { return shotgun_draw(first + k); }, done);
         return largest;
     }
+    // Shotgun on several ranks: the ranks draw the pass's rounds ahead, a share each.
+    if (options_.schedule == Schedule::kShotgun && comm_.size() > 1 && count > 1) {
+        const std::uint64_t first = rounds_done_ + rounds;
+        const std::vector<std::uint32_t> draws =
+            draw_on_ranks(count, l, [&](std::uint64_t k) { return shotgun_draw(first + k); });
+        for (std::uint64_t k = 0; k < count; ++k) {
+            const std::span<const std::uint32_t> coords(draws.data() + k * l, l);
+            round(coords);
+            done(coords, pending_deltas_);
+        }
+        return largest;
+    }
     for (std::uint64_t k = 0; k < count; ++k) {
         const std::vector<std::uint32_t> coords = schedule();
         round(coords);
         done(coords, pending_deltas_);
     }
     return largest;
+}
+
+std::vector<std::uint32_t> Trainer::draw_on_ranks(std::uint64_t count, std::uint32_t l,
+                                                  const RoundDraw& draw) {
+    // Rank q draws rounds [count·q/P, count·(q+1)/P) over its workers; one allgather.
+    const auto ranks = static_cast<std::size_t>(comm_.size());
+    const auto [lo, hi] = share(count, comm_.rank(), ranks);
+    std::vector<std::uint32_t> mine((hi - lo) * l);
+    run(
+        [&](Worker& me) {
+            const auto [a, b] = share(hi - lo, me.index, workers_.size());
+            for (std::size_t k = a; k < b; ++k) {
+                const std::vector<std::uint32_t> coords = draw(lo + k);
+                ROTOR_ASSERT(coords.size() == l, "draw_on_ranks: a round of another size");
+                std::copy(coords.begin(), coords.end(), mine.begin() + k * l);
+            }
+        },
+        slice_entries_);
+    std::vector<std::vector<std::byte>> all;
+    {
+        const detail::CommClock clock(comm_s_);
+        all = comm_.allgather(std::as_bytes(std::span<const std::uint32_t>(mine)));
+    }
+    std::vector<std::uint32_t> draws(count * l);
+    for (std::size_t q = 0; q < ranks; ++q) {
+        const auto [a, b] = share(count, static_cast<int>(q), ranks);
+        if (all[q].size() != (b - a) * l * sizeof(std::uint32_t))
+            throw CommError(comm_.rank(),
+                            fmt::format("shotgun draws of rank {}: {} bytes, not {}", q,
+                                        all[q].size(), (b - a) * l * sizeof(std::uint32_t)));
+        std::memcpy(draws.data() + a * l, all[q].data(), all[q].size());
+    }
+    return draws;
 }
 
 void Trainer::region_rounds(std::uint64_t count, const RoundDraw& draw, const RoundDone& done) {

@@ -219,6 +219,10 @@ class Trainer {
     /// The same operations in the same order per row and per coordinate: the same bits as
     /// round() after round(). The last round's changes are left pending.
     void region_rounds(std::uint64_t count, const RoundDraw& draw, const RoundDone& done);
+    /// Several ranks: the `count` rounds of `l` coordinates draw(0..count-1) gives, each rank
+    /// drawing a share (over its workers) and one allgather sharing them; round k at k * l.
+    std::vector<std::uint32_t> draw_on_ranks(std::uint64_t count, std::uint32_t l,
+                                             const RoundDraw& draw);
     /// STRADS: L' candidates drawn from `sampler` (positions in `set`, or coordinates when
     /// `set` is empty), then the correlation check.
     std::vector<std::uint32_t> strads_schedule(Rng& rng, PrioritySampler& sampler,
