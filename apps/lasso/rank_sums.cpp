@@ -54,8 +54,7 @@ std::uint64_t RankSums::narrow_reduce(comm::Communicator& comm, std::uint64_t mi
     return all;
 }
 
-RankSums::ExactSum RankSums::decode(std::size_t at) const {
-    if (!wide_) return ExactSum::from_narrow_limbs(mine_[at], mine_[at + 1]);
+RankSums::ExactSum RankSums::decode_wide(std::size_t at) const {
     std::array<std::int64_t, ExactSum::kLimbs> l{};
     std::copy_n(mine_.begin() + static_cast<std::ptrdiff_t>(at), l.size(), l.begin());
     return ExactSum::from_limbs(l);

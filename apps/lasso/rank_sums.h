@@ -90,7 +90,11 @@ class RankSums {
     void layout(std::size_t width);
     /// The narrow reduction; returns the count of sums that did not fit, over every rank.
     std::uint64_t narrow_reduce(comm::Communicator& comm, std::uint64_t misfits);
-    ExactSum decode(std::size_t at) const;
+    ExactSum decode(std::size_t at) const {
+        if (!wide_) return ExactSum::from_narrow_limbs(mine_[at], mine_[at + 1]);
+        return decode_wide(at);
+    }
+    ExactSum decode_wide(std::size_t at) const;
 
     int rank_ = 0;
     std::size_t tail_ = 0;

@@ -168,6 +168,7 @@ void Trainer::pull_round(std::span<const std::uint32_t> coords) {
         // limbs a sum, RankSums), pulls it over its workers, and applies the other ranks'
         // changes: no rank converts or pulls the whole round.
         const auto round_sum = [&](std::size_t t) {
+            if (workers_.size() == 1) return workers_[0]->sums[t];
             ExactSum s;
             for (const auto& w : workers_) s.add(w->sums[t]);
             return s;

@@ -64,6 +64,7 @@ Evaluation Trainer::evaluate_ranks() {
     // exchange those (one allgather): no rank adds, converts or evaluates every column.
     const std::uint32_t p = features();
     const auto column = [&](std::size_t j) {
+        if (workers_.size() == 1) return workers_[0]->eval.xq[j];
         ExactSum s;
         for (const auto& w : workers_) s.add(w->eval.xq[j]);
         return s;

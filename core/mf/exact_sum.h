@@ -78,8 +78,13 @@ class ExactSum {
     /// The total rounded to the nearest double; NaN when invalid.
     double value() const noexcept {
         if (invalid_ != 0) return std::nan("");
-        // Scaling by a power of two is one correctly rounded operation, as ldexp's.
-        return static_cast<double>(fixed()) * 0x1p-48;
+        // Scaling by a power of two is one correctly rounded operation, as ldexp's. A total that
+        // fits an int64 converts in one instruction, rounded to nearest as the 128-bit conversion
+        // (a library call) rounds the same integer: the same double.
+        const Int128 v = fixed();
+        const auto small = static_cast<std::int64_t>(v);
+        if (static_cast<Int128>(small) == v) return static_cast<double>(small) * 0x1p-48;
+        return static_cast<double>(v) * 0x1p-48;
     }
     bool valid() const noexcept { return invalid_ == 0; }
     bool operator==(const ExactSum& o) const noexcept {
@@ -102,12 +107,12 @@ class ExactSum {
     /// such limbs over up to 2^20 parts cannot overflow, and from_narrow_limbs() of them is the
     /// total, exactly. Returns false (out unspecified) otherwise: the caller uses to_limbs().
     bool to_narrow_limbs(std::int64_t* out) const noexcept {
-        const Int128 v = fixed();
-        const Int128 high = v >> 43;
-        constexpr Int128 kLimit = Int128{1} << 43;
-        out[0] = static_cast<std::int64_t>(v & (kLimit - 1));
-        out[1] = static_cast<std::int64_t>(high);
-        return invalid_ == 0 && high >= -kLimit && high < kLimit;
+        // On the two words: v >> 43 is (hi_ << 21 | lo_ >> 43) when it fits, which it does when
+        // v >> 86 (hi_ >> 22, arithmetic) is 0 or -1.
+        out[0] = static_cast<std::int64_t>(lo_ & ((std::uint64_t{1} << 43) - 1));
+        out[1] = static_cast<std::int64_t>((hi_ << 21) | (lo_ >> 43));
+        const std::int64_t top = static_cast<std::int64_t>(hi_) >> 22;
+        return invalid_ == 0 && static_cast<std::uint64_t>(top + 1) <= 1;
     }
     /// The sum whose narrow limbs (or the elementwise sum of several sums' narrow limbs) are
     /// l0, l1: a valid sum of value (l0 + l1 * 2^43) * 2^-48.

@@ -111,7 +111,7 @@ TEST(ExactSum, NarrowLimbsAddUpAndRoundTripWhereTheyFit) {
     const std::vector<double> t = random_terms(3000, 6);
     std::vector<ExactSum> parts(5);
     for (std::size_t i = 0; i < t.size(); ++i) parts[i % 5].add(t[i] * 1e-3);  // below 2^38
-    parts[3].add(-2e11);  // a negative part
+    parts[3].add(-2e11);                                                       // a negative part
     parts[4].add(2e11);
     std::array<std::int64_t, 2> limbs{};
     ExactSum total;
@@ -144,6 +144,24 @@ TEST(ExactSum, NarrowLimbsAddUpAndRoundTripWhereTheyFit) {
     ExactSum bad = ExactSum::of(1.0);
     bad.add(std::nan(""));
     EXPECT_FALSE(bad.to_narrow_limbs(l.data()));
+}
+
+TEST(ExactSum, ValueRoundsTotalsOnBothSidesOfTheInt64Range) {
+    // value() converts a total that fits an int64 in one instruction and a larger one through
+    // 128 bits: both must round to nearest. Totals (in units of 2^-48) near ±2^63, where an
+    // int64 ends; long double holds them exactly.
+    for (const std::int64_t l1 : {std::int64_t{1} << 20, -(std::int64_t{1} << 20)}) {
+        for (std::int64_t l0 = -3; l0 <= 3; ++l0) {
+            for (const std::int64_t extra :
+                 {std::int64_t{0}, std::int64_t{1} << 11, std::int64_t{-1}}) {
+                // v = l1 * 2^43 + l0 + extra: at and around ±2^63.
+                const ExactSum s = ExactSum::from_narrow_limbs(l0 + extra, l1);
+                const long double v =
+                    static_cast<long double>(l1) * 0x1p43L + static_cast<long double>(l0 + extra);
+                EXPECT_EQ(s.value(), static_cast<double>(v * 0x1p-48L)) << l1 << " " << l0;
+            }
+        }
+    }
 }
 
 TEST(ExactAccumulator, IsBitwiseTheExactSumOfTheSameTerms) {
