@@ -238,7 +238,8 @@ class Trainer {
     /// and terms, and share_gradients.
     Evaluation evaluate_ranks();
     /// Collective: every rank's gradients [first, last) (RankSums' blocks) into gradient_ and
-    /// the coordinates' terms of every rank added (one allgather). `mine`: this rank's terms.
+    /// the coordinates' terms of every rank added (one allgather_blocks). `mine`: this rank's
+    /// terms.
     CoordinateStats share_gradients(const CoordinateStats& mine, std::size_t first,
                                     std::size_t last);
     ProblemView problem() const;
@@ -265,7 +266,7 @@ class Trainer {
     std::vector<double> shift_deltas_;          ///< c_j δ_j of the last pull, for the offset
     double round_largest_ = 0;                  ///< max d_j δ_j² of the last pull
     PullStats remote_pull_;                     ///< the last pull's shares of the other ranks
-    std::vector<std::int64_t> exchange_;        ///< exchange_pulled's buffer
+    std::vector<std::int64_t> exchange_;        ///< exchange_pulled's and share_gradients' buffer
     std::vector<std::size_t> exchange_counts_;  ///< and its blocks' lengths
     std::vector<ExactSum> total_;               ///< a round's reduced sums
     RankSums rank_sums_;                        ///< several ranks: a reduce-scatter's buffers

@@ -105,41 +105,39 @@ Evaluation Trainer::evaluate_ranks() {
 
 CoordinateStats Trainer::share_gradients(const CoordinateStats& mine, std::size_t first,
                                          std::size_t last) {
-    // A message: the terms (the l1 sum's four limbs, the two maxima, the count), then the
-    // gradients [first, last), bit for bit.
+    // One allgather_blocks: rank q's block is its terms (the l1 sum's four limbs, the two
+    // maxima, the count), then its gradients (RankSums' block q), bit for bit.
     constexpr std::size_t kHead = ExactSum::kLimbs + 3;
-    std::vector<std::int64_t> message(kHead + (last - first));
+    const std::size_t p = features(), ranks = static_cast<std::size_t>(comm_.size());
+    exchange_counts_.resize(ranks);
+    for (std::size_t q = 0; q < ranks; ++q)
+        exchange_counts_[q] = kHead + p * (q + 1) / ranks - p * q / ranks;
+    const std::size_t at = kHead * static_cast<std::size_t>(comm_.rank()) + first;
+    exchange_.resize(kHead * ranks + p);
     const auto l1 = mine.l1.to_limbs();
-    std::copy(l1.begin(), l1.end(), message.begin());
-    message[ExactSum::kLimbs] = std::bit_cast<std::int64_t>(mine.dual_norm);
-    message[ExactSum::kLimbs + 1] = std::bit_cast<std::int64_t>(mine.kkt);
-    message[ExactSum::kLimbs + 2] = mine.nonzeros;
-    std::memcpy(message.data() + kHead, gradient_.data() + first, (last - first) * sizeof(double));
-    std::vector<std::vector<std::byte>> all;
+    std::copy(l1.begin(), l1.end(), exchange_.begin() + static_cast<std::ptrdiff_t>(at));
+    exchange_[at + ExactSum::kLimbs] = std::bit_cast<std::int64_t>(mine.dual_norm);
+    exchange_[at + ExactSum::kLimbs + 1] = std::bit_cast<std::int64_t>(mine.kkt);
+    exchange_[at + ExactSum::kLimbs + 2] = mine.nonzeros;
+    std::memcpy(exchange_.data() + at + kHead, gradient_.data() + first,
+                (last - first) * sizeof(double));
     {
         const detail::CommClock clock(eval_comm_s_);
-        all = comm_.allgather(std::as_bytes(std::span<const std::int64_t>(message)));
+        comm_.allgather_blocks(exchange_, exchange_counts_);
     }
-    const std::size_t p = features(), ranks = all.size();
     CoordinateStats total;
     for (std::size_t q = 0; q < ranks; ++q) {
-        const std::size_t lo = p * q / ranks, hi = p * (q + 1) / ranks;  // RankSums' blocks
-        if (all[q].size() != (kHead + hi - lo) * sizeof(std::int64_t))
-            throw CommError(comm_.rank(), fmt::format("evaluation: rank {}'s gradients have {} "
-                                                      "bytes, not {}",
-                                                      q, all[q].size(),
-                                                      (kHead + hi - lo) * sizeof(std::int64_t)));
-        std::memcpy(message.data(), all[q].data(), kHead * sizeof(std::int64_t));
+        const std::size_t lo = p * q / ranks, hi = p * (q + 1) / ranks;
+        const std::int64_t* block = exchange_.data() + kHead * q + lo;
         CoordinateStats s;
         std::array<std::int64_t, ExactSum::kLimbs> l{};
-        std::copy_n(message.begin(), l.size(), l.begin());
+        std::copy_n(block, l.size(), l.begin());
         s.l1 = ExactSum::from_limbs(l);
-        s.dual_norm = std::bit_cast<double>(message[ExactSum::kLimbs]);
-        s.kkt = std::bit_cast<double>(message[ExactSum::kLimbs + 1]);
-        s.nonzeros = static_cast<std::uint32_t>(message[ExactSum::kLimbs + 2]);
+        s.dual_norm = std::bit_cast<double>(block[ExactSum::kLimbs]);
+        s.kkt = std::bit_cast<double>(block[ExactSum::kLimbs + 1]);
+        s.nonzeros = static_cast<std::uint32_t>(block[ExactSum::kLimbs + 2]);
         total.add(s);
-        std::memcpy(gradient_.data() + lo, all[q].data() + kHead * sizeof(std::int64_t),
-                    (hi - lo) * sizeof(double));
+        std::memcpy(gradient_.data() + lo, block + kHead, (hi - lo) * sizeof(double));
     }
     return total;
 }
