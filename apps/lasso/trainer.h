@@ -8,10 +8,12 @@
 // replicated: every rank runs the same schedule from Rng(seed, round).
 //
 // A round over coordinates C: every worker PUSHES x̃_jᵀq over its rows into its own ExactSums;
-// the workers' sums are added (exactly), their limbs allreduced across ranks (one int64
-// allreduce_sum per round) and PULLED (soft-threshold, the same on every rank), each worker over
-// its share of C in a large round, the coordinator otherwise (on several ranks, a large round's
-// pull is split between the ranks too, which then exchange their changes); the coordinator adds
+// the workers' sums are added (exactly), reduced across ranks and PULLED (soft-threshold, the
+// same on every rank), each worker over its share of C in a large round, the coordinator
+// otherwise. On several ranks a small round's limbs are allreduced; a large round's sums are
+// reduce-scattered (RankSums: two limbs a sum), each rank pulls its share only and the ranks
+// exchange their changes (allgather_blocks); an evaluation is split the same way, and shotgun's
+// draws of a pass are made a share a rank and allgathered. The coordinator adds
 // the offset's changes in C's order, and every worker subtracts the changes from its residuals
 // (merged into the next round's push). Shotgun on one rank runs a pass's large rounds in one
 // run_workers region, the workers meeting at a barrier twice a round (region_rounds). STRADS
