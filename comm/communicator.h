@@ -110,6 +110,21 @@ class Communicator {
     void allreduce_min(std::span<std::int64_t> data);
     void allreduce_min(std::span<double> data);
 
+    /// Reduce-scatter of int64 sums: `data` (the same length on every rank) is cut into size()
+    /// consecutive blocks of `counts[q]` elements (counts.size() == size(), the same on every
+    /// rank, summing to data.size()); rank q receives in `mine` (counts[q] elements) the
+    /// element-wise sum over ranks of block q only. Half an allreduce's traffic on 2 ranks.
+    virtual void reduce_scatter_sum(std::span<const std::int64_t> data,
+                                    std::span<const std::size_t> counts,
+                                    std::span<std::int64_t> mine) = 0;
+
+    /// Allgather of int64 blocks in place: `data` (the same length on every rank) is cut into
+    /// size() consecutive blocks of `counts[q]` elements (as reduce_scatter_sum's); on return
+    /// block q of every rank's `data` holds rank q's block q, bit for bit (this rank's own block
+    /// unchanged). The counterpart of reduce_scatter_sum: each rank sends only its block.
+    virtual void allgather_blocks(std::span<std::int64_t> data,
+                                  std::span<const std::size_t> counts) = 0;
+
     /// Logical OR over ranks: true on every rank iff `mine` is true on at least one rank.
     bool any(bool mine);
 

@@ -49,6 +49,8 @@ enum CollectiveOp : int {
     kOpBroadcast,
     kOpGather,
     kOpAllgather,
+    kOpReduceScatter,
+    kOpAllgatherBlocks,
 };
 
 constexpr int kWantAll = -1;
@@ -221,6 +223,46 @@ std::vector<std::vector<std::byte>> InProcessCommunicator::gather(std::span<cons
 std::vector<std::vector<std::byte>> InProcessCommunicator::allgather(
     std::span<const std::byte> mine) {
     return detail::exchange(*shared_, rank_, detail::kOpAllgather, mine, detail::kWantAll);
+}
+
+void InProcessCommunicator::reduce_scatter_sum(std::span<const std::int64_t> data,
+                                               std::span<const std::size_t> counts,
+                                               std::span<std::int64_t> mine) {
+    ROTOR_ASSERT(counts.size() == static_cast<std::size_t>(size()),
+                 "reduce_scatter_sum: one count per rank");
+    std::size_t first = 0;
+    for (int q = 0; q < rank_; ++q) first += counts[static_cast<std::size_t>(q)];
+    ROTOR_ASSERT(mine.size() == counts[static_cast<std::size_t>(rank_)] &&
+                     first + mine.size() <= data.size(),
+                 "reduce_scatter_sum: bad counts");
+    const auto all = detail::exchange(*shared_, rank_, detail::kOpReduceScatter,
+                                      std::as_bytes(data), detail::kWantAll);
+    for (std::size_t r = 0; r < all.size(); ++r) {
+        if (all[r].size() != data.size_bytes()) {
+            throw CommError(rank_, "reduce_scatter_sum: ranks passed different element counts");
+        }
+        // Rank order, as allreduce: this rank's block of rank r's data.
+        detail::reduce_into(mine, std::span(all[r]).subspan(first * sizeof(std::int64_t)), r == 0,
+                            0);
+    }
+}
+
+void InProcessCommunicator::allgather_blocks(std::span<std::int64_t> data,
+                                             std::span<const std::size_t> counts) {
+    ROTOR_ASSERT(counts.size() == static_cast<std::size_t>(size()),
+                 "allgather_blocks: one count per rank");
+    const auto all =
+        detail::exchange(*shared_, rank_, detail::kOpAllgatherBlocks,
+                         std::as_bytes(std::span<const std::int64_t>(data)), detail::kWantAll);
+    std::size_t first = 0;
+    for (std::size_t q = 0; q < all.size(); ++q) {
+        if (all[q].size() != data.size_bytes() || first + counts[q] > data.size()) {
+            throw CommError(rank_, "allgather_blocks: ranks passed different element counts");
+        }
+        std::memcpy(data.data() + first, all[q].data() + first * sizeof(std::int64_t),
+                    counts[q] * sizeof(std::int64_t));
+        first += counts[q];
+    }
 }
 
 Request InProcessCommunicator::isend(std::span<const std::byte> data, int dest, int tag) {

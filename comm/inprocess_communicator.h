@@ -36,6 +36,10 @@ class InProcessCommunicator final : public Communicator {
     void broadcast(std::vector<std::byte>& buf, int root) override;
     std::vector<std::vector<std::byte>> gather(std::span<const std::byte> mine, int root) override;
     std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) override;
+    void reduce_scatter_sum(std::span<const std::int64_t> data, std::span<const std::size_t> counts,
+                            std::span<std::int64_t> mine) override;
+    void allgather_blocks(std::span<std::int64_t> data,
+                          std::span<const std::size_t> counts) override;
     Request isend(std::span<const std::byte> data, int dest, int tag) override;
     Request irecv(std::vector<std::byte>& buf, int src, int tag) override;
     /// Poisons the group (every pending and later call of every rank throws CommError), then

@@ -352,6 +352,74 @@ void MpiCommunicator::allreduce(void* data, std::size_t count, ElementType type,
         .throw_if_failed(rank());
 }
 
+void MpiCommunicator::reduce_scatter_sum(std::span<const std::int64_t> data,
+                                         std::span<const std::size_t> counts,
+                                         std::span<std::int64_t> mine) {
+    const auto ranks = static_cast<std::size_t>(size());
+    ROTOR_ASSERT(counts.size() == ranks, "reduce_scatter_sum: one count per rank");
+    std::vector<std::size_t> first(ranks + 1, 0);
+    for (std::size_t q = 0; q < ranks; ++q) first[q + 1] = first[q] + counts[q];
+    ROTOR_ASSERT(
+        first[ranks] == data.size() && mine.size() == counts[static_cast<std::size_t>(rank())],
+        "reduce_scatter_sum: bad counts");
+    // A call reduces at most `per_block` elements of each block (MPI counts are ints): one call
+    // when every block fits, else chunks whose pieces of every block are packed side by side.
+    const std::size_t per_call = impl_->options.max_chunk_bytes / sizeof(std::int64_t);
+    const std::size_t per_block = std::max<std::size_t>(1, per_call / ranks);
+    const std::size_t longest = *std::max_element(counts.begin(), counts.end());
+    std::vector<int> piece(ranks);
+    const auto call = [&](const std::int64_t* send, std::size_t at) {
+        return check(MPI_Reduce_scatter(send, mine.data() + std::min(at, mine.size()), piece.data(),
+                                        MPI_INT64_T, MPI_SUM, impl_->coll),
+                     "MPI_Reduce_scatter");
+    };
+    Result r = Result::success();
+    if (longest <= per_block) {
+        for (std::size_t q = 0; q < ranks; ++q) piece[q] = static_cast<int>(counts[q]);
+        r = call(data.data(), 0);
+    }
+    std::vector<std::int64_t> packed;
+    for (std::size_t at = 0; longest > per_block && at < longest && r.ok(); at += per_block) {
+        packed.clear();
+        for (std::size_t q = 0; q < ranks; ++q) {
+            const std::size_t n = counts[q] > at ? std::min(per_block, counts[q] - at) : 0;
+            piece[q] = static_cast<int>(n);
+            const auto from = data.begin() + static_cast<std::ptrdiff_t>(first[q] + at);
+            packed.insert(packed.end(), from, from + static_cast<std::ptrdiff_t>(n));
+        }
+        r = call(packed.data(), at);
+    }
+    std::move(r).context("reduce_scatter_sum").throw_if_failed(rank());
+}
+
+void MpiCommunicator::allgather_blocks(std::span<std::int64_t> data,
+                                       std::span<const std::size_t> counts) {
+    const auto ranks = static_cast<std::size_t>(size());
+    ROTOR_ASSERT(counts.size() == ranks, "allgather_blocks: one count per rank");
+    // MPI_Allgatherv's displacements are ints: the blocks' offsets must fit one.
+    ROTOR_ASSERT(data.size() <= static_cast<std::size_t>(INT_MAX), "allgather_blocks: too large");
+    std::vector<std::size_t> first(ranks + 1, 0);
+    for (std::size_t q = 0; q < ranks; ++q) first[q + 1] = first[q] + counts[q];
+    ROTOR_ASSERT(first[ranks] == data.size(), "allgather_blocks: bad counts");
+    // One call moves at most `per_block` elements of each block (max_chunk_bytes): pieces at the
+    // same offset in every block, in place.
+    const std::size_t per_call = impl_->options.max_chunk_bytes / sizeof(std::int64_t);
+    const std::size_t per_block = std::max<std::size_t>(1, per_call / ranks);
+    const std::size_t longest = *std::max_element(counts.begin(), counts.end());
+    std::vector<int> piece(ranks), displ(ranks);
+    Result r = Result::success();
+    for (std::size_t at = 0; (at == 0 || at < longest) && r.ok(); at += per_block) {
+        for (std::size_t q = 0; q < ranks; ++q) {
+            piece[q] = static_cast<int>(counts[q] > at ? std::min(per_block, counts[q] - at) : 0);
+            displ[q] = static_cast<int>(first[q] + std::min(at, counts[q]));
+        }
+        r = check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data.data(), piece.data(),
+                                 displ.data(), MPI_INT64_T, impl_->coll),
+                  "MPI_Allgatherv");
+    }
+    std::move(r).context("allgather_blocks").throw_if_failed(rank());
+}
+
 void MpiCommunicator::broadcast(std::vector<std::byte>& buf, int root) {
     ROTOR_ASSERT(root >= 0 && root < size(), "broadcast: root out of range");
     std::uint64_t len = buf.size();

@@ -84,6 +84,10 @@ class MpiCommunicator final : public Communicator {
     void broadcast(std::vector<std::byte>& buf, int root) override;
     std::vector<std::vector<std::byte>> gather(std::span<const std::byte> mine, int root) override;
     std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) override;
+    void reduce_scatter_sum(std::span<const std::int64_t> data, std::span<const std::size_t> counts,
+                            std::span<std::int64_t> mine) override;
+    void allgather_blocks(std::span<std::int64_t> data,
+                          std::span<const std::size_t> counts) override;
     /// Posts the 16-byte header (size, chunk size) and every payload chunk at once.
     Request isend(std::span<const std::byte> data, int dest, int tag) override;
     /// Posts the header receive; the payload receives are posted when test()/wait() sees the

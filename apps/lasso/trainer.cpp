@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/lasso/trainer_internal.h"
 #include "core/base/error.h"
 #include "core/lasso/pair_cache.h"
 #include "sched/worker_barrier.h"
@@ -27,108 +28,9 @@ constexpr double kInnerTolFloor = 1e-24;
 /// workers when coordinates x this reach options.inline_entries.
 constexpr std::uint64_t kPullEntries = 8;
 
-/// Worker w's share [first, second) of n items cut into `workers` contiguous ranges.
-std::pair<std::size_t, std::size_t> share(std::size_t n, int w, std::size_t workers) {
-    const auto k = static_cast<std::size_t>(w);
-    return {n * k / workers, n * (k + 1) / workers};
-}
-
 }  // namespace
 
-std::string_view schedule_name(Schedule s) {
-    switch (s) {
-        case Schedule::kCyclic:
-            return "cyclic";
-        case Schedule::kShotgun:
-            return "shotgun";
-        case Schedule::kStrads:
-            return "strads";
-    }
-    return "?";
-}
-
-Schedule parse_schedule(std::string_view name) {
-    if (name == "cyclic") return Schedule::kCyclic;
-    if (name == "shotgun") return Schedule::kShotgun;
-    if (name == "strads") return Schedule::kStrads;
-    throw ConfigError("--schedule", "must be cyclic, shotgun or strads");
-}
-
-StopRule parse_stop_rule(std::string_view name) {
-    if (name == "gap") return StopRule::kGap;
-    if (name == "kkt") return StopRule::kKkt;
-    throw ConfigError("--stop", "must be gap or kkt");
-}
-
-std::string_view stop_rule_name(StopRule s) { return s == StopRule::kGap ? "gap" : "kkt"; }
-
-void TrainOptions::validate() const {
-    if (!(lambda >= 0) || !std::isfinite(lambda))
-        throw ConfigError("--lambda", "must be a finite number >= 0");
-    if (!(tol >= 0)) throw ConfigError("--tol", "must be >= 0");
-    if (max_iterations == 0) throw ConfigError("--max-iterations", "must be at least 1");
-    if (schedule == Schedule::kStrads) strads.validate();
-    if (schedule == Schedule::kShotgun && strads.parallel == 0)
-        throw ConfigError("--parallel", "must be at least 1");
-}
-
-std::vector<std::uint32_t> split_by_entries(std::span<const std::uint64_t> row_offsets, int parts) {
-    ROTOR_ASSERT(parts >= 1 && !row_offsets.empty(), "split_by_entries: no parts or no offsets");
-    const auto rows = static_cast<std::uint32_t>(row_offsets.size() - 1);
-    const auto cost = [&](std::uint32_t i) { return row_offsets[i] + i; };  // entries + 1 per row
-    const std::uint64_t total = cost(rows);
-    std::vector<std::uint32_t> begin(static_cast<std::size_t>(parts) + 1, rows);
-    begin[0] = 0;
-    for (int q = 1; q < parts; ++q) {
-        const auto qq = static_cast<std::uint64_t>(q), pp = static_cast<std::uint64_t>(parts);
-        const std::uint64_t target = total / pp * qq + total % pp * qq / pp;
-        std::uint32_t lo = begin[q - 1], hi = rows;  // first i with cost(i) >= target
-        while (lo < hi) {
-            const std::uint32_t mid = lo + (hi - lo) / 2;
-            if (cost(mid) < target) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        begin[q] = lo;
-    }
-    return begin;
-}
-
-Reducer comm_reducer(comm::Communicator& comm) {
-    if (comm.size() == 1) return Reducer::single();
-    Reducer r;
-    r.sum = [&comm](std::span<ExactSum> sums) {
-        std::vector<std::int64_t> limbs(sums.size() * ExactSum::kLimbs);
-        for (std::size_t i = 0; i < sums.size(); ++i) {
-            const auto l = sums[i].to_limbs();
-            std::copy(l.begin(), l.end(), limbs.begin() + static_cast<std::ptrdiff_t>(i * 4));
-        }
-        comm.allreduce_sum(limbs);
-        for (std::size_t i = 0; i < sums.size(); ++i) {
-            std::array<std::int64_t, ExactSum::kLimbs> l{};
-            std::copy_n(limbs.begin() + static_cast<std::ptrdiff_t>(i * 4), 4, l.begin());
-            sums[i] = ExactSum::from_limbs(l);
-        }
-    };
-    r.max = [&comm](std::span<double> values) { comm.allreduce_max(values); };
-    return r;
-}
-
-/// One worker's rows, residuals and push buffers.
-struct Trainer::Worker {
-    int index = 0;
-    DesignPart part;
-    std::vector<double> residuals;
-    std::vector<ExactSum> sums;
-    EvalSums eval;
-    std::vector<double> scratch;
-    PullStats pull;         ///< its share of the last round's pull
-    CoordinateStats stats;  ///< its share of the last evaluation's coordinates
-
-    PartView view() { return part.view(residuals); }
-};
+using detail::share;
 
 Trainer::Trainer(const RawData& slice, const TrainOptions& options, sched::Runtime& runtime,
                  comm::Communicator& comm)
@@ -152,7 +54,8 @@ Trainer::Trainer(const RawData& slice, const TrainOptions& options, sched::Runti
                                                 EvalSums(0),
                                                 {},
                                                 {},
-                                                {}});
+                                                {},
+                                                0});
             worker->residuals.assign(worker->part.targets().begin(), worker->part.targets().end());
             workers_.push_back(std::move(worker));
         }
@@ -178,21 +81,6 @@ Trainer::~Trainer() = default;
 
 ProblemView Trainer::problem() const {
     return {samples_, shifts_, sq_norms_, target_sum_, standardization_.y_scale};
-}
-
-template <class Fn>
-void Trainer::run(const Fn& fn, std::uint64_t entries) {
-    if (workers_.size() == 1 || entries < options_.inline_entries) {
-        // No hand-off: every part here, in order; its time counts as worker 0's.
-        const sched::PhaseTimer timer(clocks_.clock(0), sched::Phase::kCompute);
-        for (auto& w : workers_) fn(*w);
-        return;
-    }
-    ++handoffs_;
-    runtime_.run_workers([&](int w) {
-        const sched::PhaseTimer timer(clocks_.clock(w), sched::Phase::kCompute);
-        fn(*workers_[static_cast<std::size_t>(w)]);
-    });
 }
 
 std::uint64_t Trainer::entries_of(std::span<const std::uint32_t> coords) const {
@@ -228,15 +116,6 @@ void Trainer::combine_range(Worker& me, std::size_t size) {
         for (const auto& w : workers_) s.add(w->sums[t]);
         total_[t] = s;
     }
-}
-
-template <class Fn>
-void Trainer::run_pull(const Fn& fn, std::uint64_t entries) {
-    if (workers_.size() > 1 && entries >= options_.inline_entries) {
-        run(fn, entries);
-        return;
-    }
-    for (auto& w : workers_) fn(*w);  // small: no hand-off and no clock (cyclic's rounds)
 }
 
 void Trainer::push_part(Worker& me, std::span<const std::uint32_t> coords) {
@@ -279,18 +158,40 @@ void Trainer::pull_round(std::span<const std::uint32_t> coords) {
             cost);
     } else if (cost < options_.inline_entries) {
         run_pull([&](Worker& me) { combine_range(me, size); }, cost);
-        reduce(total_);
+        {
+            const detail::CommClock clock(comm_s_);
+            reduce(total_);
+        }
         run_pull(pull, cost);
     } else {
-        // Every rank has every total; each pulls its share of the round (split over its workers)
-        // and applies the other ranks' changes: no rank pulls the whole round.
-        run_pull([&](Worker& me) { combine_range(me, size); }, cost);
-        reduce(total_);
-        const auto [first, last] =
-            share(size, comm_.rank(), static_cast<std::size_t>(comm_.size()));
+        // Each rank receives only the totals of its share of the round (a reduce-scatter of two
+        // limbs a sum, RankSums), pulls it over its workers, and applies the other ranks'
+        // changes: no rank converts or pulls the whole round.
+        const auto round_sum = [&](std::size_t t) {
+            if (workers_.size() == 1) return workers_[0]->sums[t];
+            ExactSum s;
+            for (const auto& w : workers_) s.add(w->sums[t]);
+            return s;
+        };
+        rank_sums_.reset(size, 0, comm_);
+        run_pull(
+            [&](Worker& me) {
+                const auto [lo, hi] = share(size, me.index, workers_.size());
+                me.misfits = rank_sums_.encode(lo, hi, round_sum);
+            },
+            cost);
+        std::uint64_t misfits = 0;
+        for (const auto& w : workers_) misfits += w->misfits;
+        {
+            const detail::CommClock clock(comm_s_);
+            rank_sums_.reduce(comm_, misfits, round_sum, [](std::size_t) { return ExactSum{}; });
+        }
+        const std::size_t first = rank_sums_.first(), last = rank_sums_.last();
         run_pull(
             [&](Worker& me) {
                 const auto [lo, hi] = share(last - first, me.index, workers_.size());
+                for (std::size_t t = first + lo; t < first + hi; ++t)
+                    total_[t] = rank_sums_.total(t);
                 me.pull =
                     pull_range(pv, options_.lambda, q_sum, pending_coords_, total_, first + lo,
                                first + hi, coefs_, pending_deltas_, shift_deltas_);
@@ -302,14 +203,22 @@ void Trainer::pull_round(std::span<const std::uint32_t> coords) {
 }
 
 void Trainer::exchange_pulled(std::size_t first, std::size_t last) {
-    // One int64 allreduce of the δ's bit patterns, each rank's share in place and zeros
-    // elsewhere: an integer sum with one non-zero term is that term, bit for bit, and one
-    // collective of a fixed size is cheaper than a variable-size allgather (three collectives).
+    // One allgather of the δ's bit patterns in place: each rank sends its share only (the
+    // blocks of RankSums, the share() of every rank).
     const std::size_t size = pending_coords_.size();
-    exchange_.assign(size, 0);
+    const auto ranks = static_cast<std::size_t>(comm_.size());
+    exchange_.resize(size);
+    exchange_counts_.resize(ranks);
+    for (std::size_t q = 0; q < ranks; ++q) {
+        const auto [lo, hi] = share(size, static_cast<int>(q), ranks);
+        exchange_counts_[q] = hi - lo;
+    }
     for (std::size_t t = first; t < last; ++t)
         exchange_[t] = std::bit_cast<std::int64_t>(pending_deltas_[t]);
-    comm_.allreduce_sum(exchange_);
+    {
+        const detail::CommClock clock(comm_s_);
+        comm_.allgather_blocks(exchange_, exchange_counts_);
+    }
     for (std::size_t t = 0; t < size; ++t)  // this rank's share comes back unchanged
         pending_deltas_[t] = std::bit_cast<double>(exchange_[t]);
     const ProblemView pv = problem();
@@ -406,7 +315,10 @@ std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, PrioritySampler& s
                 },
                 entries);
             combine(total_, c.missing.size());
-            reduce(total_);
+            {
+                const detail::CommClock clock(comm_s_);
+                reduce(total_);
+            }
             for (std::size_t t = 0; t < c.missing.size(); ++t) {
                 c.dots[c.missing_index[t]] = total_[t].value();
                 pair_cache_.insert(c.missing[t].a, c.missing[t].b, total_[t].value());
@@ -471,12 +383,57 @@ double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint32_t&
             count, [&](std::uint64_t k) { return shotgun_draw(first + k); }, done);
         return largest;
     }
+    // Shotgun on several ranks: the ranks draw the pass's rounds ahead, a share each.
+    if (options_.schedule == Schedule::kShotgun && comm_.size() > 1 && count > 1) {
+        const std::uint64_t first = rounds_done_ + rounds;
+        const std::vector<std::uint32_t> draws =
+            draw_on_ranks(count, l, [&](std::uint64_t k) { return shotgun_draw(first + k); });
+        for (std::uint64_t k = 0; k < count; ++k) {
+            const std::span<const std::uint32_t> coords(draws.data() + k * l, l);
+            round(coords);
+            done(coords, pending_deltas_);
+        }
+        return largest;
+    }
     for (std::uint64_t k = 0; k < count; ++k) {
         const std::vector<std::uint32_t> coords = schedule();
         round(coords);
         done(coords, pending_deltas_);
     }
     return largest;
+}
+
+std::vector<std::uint32_t> Trainer::draw_on_ranks(std::uint64_t count, std::uint32_t l,
+                                                  const RoundDraw& draw) {
+    // Rank q draws rounds [count·q/P, count·(q+1)/P) over its workers; one allgather.
+    const auto ranks = static_cast<std::size_t>(comm_.size());
+    const auto [lo, hi] = share(count, comm_.rank(), ranks);
+    std::vector<std::uint32_t> mine((hi - lo) * l);
+    run(
+        [&](Worker& me) {
+            const auto [a, b] = share(hi - lo, me.index, workers_.size());
+            for (std::size_t k = a; k < b; ++k) {
+                const std::vector<std::uint32_t> coords = draw(lo + k);
+                ROTOR_ASSERT(coords.size() == l, "draw_on_ranks: a round of another size");
+                std::copy(coords.begin(), coords.end(), mine.begin() + k * l);
+            }
+        },
+        slice_entries_);
+    std::vector<std::vector<std::byte>> all;
+    {
+        const detail::CommClock clock(comm_s_);
+        all = comm_.allgather(std::as_bytes(std::span<const std::uint32_t>(mine)));
+    }
+    std::vector<std::uint32_t> draws(count * l);
+    for (std::size_t q = 0; q < ranks; ++q) {
+        const auto [a, b] = share(count, static_cast<int>(q), ranks);
+        if (all[q].size() != (b - a) * l * sizeof(std::uint32_t))
+            throw CommError(comm_.rank(),
+                            fmt::format("shotgun draws of rank {}: {} bytes, not {}", q,
+                                        all[q].size(), (b - a) * l * sizeof(std::uint32_t)));
+        std::memcpy(draws.data() + a * l, all[q].data(), all[q].size());
+    }
+    return draws;
 }
 
 void Trainer::region_rounds(std::uint64_t count, const RoundDraw& draw, const RoundDone& done) {
@@ -589,6 +546,7 @@ train::Record Trainer::iterate() {
     clocks_.begin_iteration();
     const std::uint64_t updates_before = total_updates_;
     const std::uint64_t handoffs_before = handoffs_, sleeps_before = barrier_sleeps_;
+    comm_s_ = 0;
     changed_ = 0;
     std::uint32_t rejected = 0;
     std::uint64_t rounds = 0;
@@ -609,6 +567,7 @@ train::Record Trainer::iterate() {
     r.set("rounds", static_cast<double>(rounds));
     r.set("handoffs", static_cast<double>(handoffs_ - handoffs_before));
     r.set("barrier_sleeps", static_cast<double>(barrier_sleeps_ - sleeps_before));
+    if (comm_.size() > 1) r.set("comm_s", comm_s_);
     if (options_.schedule == Schedule::kStrads) {
         r.set("rejected", rejected);
         const double looked = double(pair_cache_.hits() + pair_cache_.misses());
@@ -616,159 +575,6 @@ train::Record Trainer::iterate() {
     }
     r.set("updates_total", static_cast<double>(total_updates_));
     return r;
-}
-
-Evaluation Trainer::evaluate_all() {
-    const std::uint32_t p = features();
-    run(
-        [&](Worker& me) {
-            me.eval.xq.assign(p, ExactSum{});
-            me.eval.q_sum = me.eval.rr = me.eval.ry = ExactSum{};
-            push_evaluation(me.view(), coefs_.offset, me.eval);
-        },
-        slice_entries_);
-    // The xq sums, then q_sum, rr and ry, as one vector for the allreduce; the workers add
-    // their shares of the columns, and compute the gradients and the coordinates' terms.
-    total_.resize(std::size_t{p} + 3);
-    ExactSum q_sum, rr, ry;
-    for (const auto& w : workers_) {
-        q_sum.add(w->eval.q_sum);
-        rr.add(w->eval.rr);
-        ry.add(w->eval.ry);
-    }
-    total_[p] = q_sum;
-    total_[p + 1] = rr;
-    total_[p + 2] = ry;
-    gradient_.resize(p);
-    const ProblemView pv = problem();
-    const auto add_columns = [&](Worker& me) {
-        const auto [lo, hi] = share(p, me.index, workers_.size());
-        for (std::size_t j = lo; j < hi; ++j) {
-            ExactSum s;
-            for (const auto& w : workers_) s.add(w->eval.xq[j]);
-            total_[j] = s;
-        }
-    };
-    const auto stats = [&](Worker& me) {
-        const auto [lo, hi] = share(p, me.index, workers_.size());
-        me.stats =
-            coordinate_stats(pv, options_.lambda, coefs_, static_cast<std::uint32_t>(lo),
-                             std::span<const ExactSum>(total_).subspan(lo, hi - lo),
-                             total_[p].value(), std::span<double>(gradient_).subspan(lo, hi - lo));
-    };
-    if (comm_.size() == 1) {
-        run(
-            [&](Worker& me) {
-                add_columns(me);
-                stats(me);
-            },
-            slice_entries_);
-    } else {
-        run(add_columns, slice_entries_);
-        reduce(total_);
-        run(stats, slice_entries_);
-    }
-    CoordinateStats all;
-    for (const auto& w : workers_) all.add(w->stats);
-    return finish_evaluation(pv, options_.lambda, all, total_[p + 1], total_[p + 2]);
-}
-
-void Trainer::evaluate_record(train::Record& r) {
-    last_ = evaluate_all();
-    gradient_lambda_ = options_.lambda / standardization_.y_scale;
-    gradient_fresh_ = true;
-    r.set("objective", last_.objective);
-    r.set("objective_paper", last_.objective_paper);
-    r.set("gap", last_.gap);
-    r.set("relative_gap", last_.relative_gap);
-    r.set("kkt", last_.kkt_violation);
-    r.set("nonzeros", last_.nonzeros);
-    r.set("l1_norm", last_.l1_norm);
-    if (!std::isfinite(last_.objective))
-        throw ConfigError(options_.schedule == Schedule::kCyclic ? "--lambda" : "--parallel",
-                          fmt::format("the objective diverged by iteration {}: coordinates "
-                                      "updated in one round were too correlated; lower "
-                                      "--parallel (or --rho), or use --schedule cyclic",
-                                      iterations_done_));
-    const double measure = options_.stop == StopRule::kGap
-                               ? last_.relative_gap
-                               : last_.kkt_violation / standardization_.y_scale;
-    converged_ = measure < options_.tol;
-    // The active sweeps stopped too early for the stopping rule: settle them further next time.
-    if (!converged_) inner_tol_ *= 0.1;
-}
-
-TrainerState Trainer::gather_state() {
-    flush_residuals();
-    TrainerState s{coefs_.b,         coefs_.last_delta, coefs_.offset,   {},
-                   gradient_,        gradient_lambda_,  gradient_fresh_, inner_tol_,
-                   iterations_done_, rounds_done_,      total_updates_,  last_,
-                   converged_};
-    std::vector<double> mine;
-    for (const auto& w : workers_)
-        mine.insert(mine.end(), w->residuals.begin(), w->residuals.end());
-    if (comm_.size() == 1) {
-        s.residuals = std::move(mine);
-        return s;
-    }
-    const auto parts = comm_.gather(std::as_bytes(std::span<const double>(mine)), 0);
-    for (const auto& part : parts) {
-        const std::size_t n = part.size() / sizeof(double);
-        const std::size_t at = s.residuals.size();
-        s.residuals.resize(at + n);
-        std::memcpy(s.residuals.data() + at, part.data(), n * sizeof(double));
-    }
-    return s;
-}
-
-void Trainer::restore(const TrainerState& state, std::uint32_t first_row) {
-    const std::uint32_t p = features();
-    std::size_t rows = 0;
-    for (const auto& w : workers_) rows += w->residuals.size();
-    if (state.b.size() != p || state.last_delta.size() != p || state.gradient.size() != p ||
-        state.residuals.size() != samples_ || std::size_t{first_row} + rows > samples_)
-        throw InputError("checkpoint", "the state's shapes disagree with the data");
-    coefs_.b = state.b;
-    coefs_.last_delta = state.last_delta;
-    coefs_.offset = state.offset;
-    std::size_t at = first_row;
-    for (auto& w : workers_) {
-        std::copy_n(state.residuals.begin() + static_cast<std::ptrdiff_t>(at), w->residuals.size(),
-                    w->residuals.begin());
-        at += w->residuals.size();
-    }
-    if (sampler_)
-        sampler_ = std::make_unique<PrioritySampler>(coefs_.last_delta, options_.strads.eta);
-    pending_coords_.clear();
-    pending_deltas_.clear();
-    pending_entries_ = 0;
-    gradient_ = state.gradient;
-    gradient_lambda_ = state.gradient_lambda;
-    gradient_fresh_ = state.gradient_fresh;
-    inner_tol_ = state.inner_tol;
-    iterations_done_ = state.iterations_done;
-    rounds_done_ = state.rounds_done;
-    total_updates_ = state.total_updates;
-    last_ = state.last;
-    converged_ = state.converged;
-}
-
-void Trainer::set_lambda(double lambda) {
-    options_.lambda = lambda;
-    options_.validate();
-    iterations_done_ = 0;
-    converged_ = false;
-    inner_tol_ = options_.tol;
-}
-
-train::RecordSchema record_schema() {
-    train::RecordSchema s;
-    s.count_key = "updates";
-    s.rate_key = "updates_per_s";
-    s.rate_unit = "updates/s";
-    s.headline_key = "objective";
-    s.headline_label = "objective";
-    return s;
 }
 
 }  // namespace rotor::lasso

@@ -8,10 +8,12 @@
 // replicated: every rank runs the same schedule from Rng(seed, round).
 //
 // A round over coordinates C: every worker PUSHES x̃_jᵀq over its rows into its own ExactSums;
-// the workers' sums are added (exactly), their limbs allreduced across ranks (one int64
-// allreduce_sum per round) and PULLED (soft-threshold, the same on every rank), each worker over
-// its share of C in a large round, the coordinator otherwise (on several ranks, a large round's
-// pull is split between the ranks too, which then exchange their changes); the coordinator adds
+// the workers' sums are added (exactly), reduced across ranks and PULLED (soft-threshold, the
+// same on every rank), each worker over its share of C in a large round, the coordinator
+// otherwise. On several ranks a small round's limbs are allreduced; a large round's sums are
+// reduce-scattered (RankSums: two limbs a sum), each rank pulls its share only and the ranks
+// exchange their changes (allgather_blocks); an evaluation is split the same way, and shotgun's
+// draws of a pass are made a share a rank and allgathered. The coordinator adds
 // the offset's changes in C's order, and every worker subtracts the changes from its residuals
 // (merged into the next round's push). Shotgun on one rank runs a pass's large rounds in one
 // run_workers region, the workers meeting at a barrier twice a round (region_rounds). STRADS
@@ -26,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "apps/lasso/rank_sums.h"
 #include "comm/communicator.h"
 #include "core/lasso/design.h"
 #include "core/lasso/objective.h"
@@ -120,9 +123,11 @@ class Trainer {
     /// One iteration: a sweep of every coordinate (shotgun/strads: ceil(p / L) rounds, p
     /// updates), or, with active sets, of the working set and then of the active set until it
     /// settles. Record: updates, changed, rejected, pair_cache_hit_rate, rounds, handoffs
-    /// (run_workers calls), barrier_sleeps (region waits that slept), worker times.
+    /// (run_workers calls), barrier_sleeps (region waits that slept), worker times, and on
+    /// several ranks comm_s (seconds in the rounds' collectives).
     train::Record iterate();
-    /// Adds objective, objective_paper, gap, relative_gap, kkt, nonzeros, l1_norm; remembers
+    /// Adds objective, objective_paper, gap, relative_gap, kkt, nonzeros, l1_norm (and on several
+    /// ranks eval_comm_s, seconds in the evaluation's collectives); remembers
     /// whether the stopping rule holds (converged()). ConfigError (the same on every rank) when
     /// the objective is no longer finite: parallel updates diverged.
     void evaluate_record(train::Record& r);
@@ -180,8 +185,8 @@ class Trainer {
     /// A round's pull on this thread: combine, reduce, soft-threshold, the sampler, counters.
     void pull_round(std::span<const std::uint32_t> coords);
     /// Several ranks, a round split between them: shares this rank's changes [first, last) of
-    /// the round (one int64 allreduce) and applies the other ranks' (apply_pulled; remote_pull_
-    /// counts them).
+    /// the round (one allgather_blocks of their bit patterns) and applies the other ranks'
+    /// (apply_pulled; remote_pull_ counts them).
     void exchange_pulled(std::size_t first, std::size_t last);
     /// What follows the workers' pull of coords (changes `deltas`), on one thread: the offset's
     /// changes in order, the round's counters, the sampler.
@@ -216,6 +221,10 @@ class Trainer {
     /// The same operations in the same order per row and per coordinate: the same bits as
     /// round() after round(). The last round's changes are left pending.
     void region_rounds(std::uint64_t count, const RoundDraw& draw, const RoundDone& done);
+    /// Several ranks: the `count` rounds of `l` coordinates draw(0..count-1) gives, each rank
+    /// drawing a share (over its workers) and one allgather sharing them; round k at k * l.
+    std::vector<std::uint32_t> draw_on_ranks(std::uint64_t count, std::uint32_t l,
+                                             const RoundDraw& draw);
     /// STRADS: L' candidates drawn from `sampler` (positions in `set`, or coordinates when
     /// `set` is empty), then the correlation check.
     std::vector<std::uint32_t> strads_schedule(Rng& rng, PrioritySampler& sampler,
@@ -226,6 +235,15 @@ class Trainer {
     /// Pushes an evaluation on the workers, reduces it, sets gradient_ (the workers split the
     /// coordinates) and returns the evaluation at options_.lambda.
     Evaluation evaluate_all();
+    /// evaluate_all's end on several ranks, after the push (total_[p..p+2]: this rank's q_sum,
+    /// rr, ry): a reduce-scatter of the column sums (RankSums), this rank's columns' gradients
+    /// and terms, and share_gradients.
+    Evaluation evaluate_ranks();
+    /// Collective: every rank's gradients [first, last) (RankSums' blocks) into gradient_ and
+    /// the coordinates' terms of every rank added (one allgather_blocks). `mine`: this rank's
+    /// terms.
+    CoordinateStats share_gradients(const CoordinateStats& mine, std::size_t first,
+                                    std::size_t last);
     ProblemView problem() const;
 
     TrainOptions options_;
@@ -246,13 +264,15 @@ class Trainer {
     /// The last pull's coordinates and changes, not yet subtracted from the residuals.
     std::vector<std::uint32_t> pending_coords_;
     std::vector<double> pending_deltas_;
-    std::uint64_t pending_entries_ = 0;   ///< stored entries of pending_coords_' columns
-    std::vector<double> shift_deltas_;    ///< c_j δ_j of the last pull, for the offset
-    double round_largest_ = 0;            ///< max d_j δ_j² of the last pull
-    PullStats remote_pull_;               ///< the last pull's shares of the other ranks
-    std::vector<std::int64_t> exchange_;  ///< exchange_pulled's buffer
-    std::vector<ExactSum> total_;         ///< a round's reduced sums
-    std::uint32_t changed_ = 0;           ///< coordinates changed in this iteration
+    std::uint64_t pending_entries_ = 0;         ///< stored entries of pending_coords_' columns
+    std::vector<double> shift_deltas_;          ///< c_j δ_j of the last pull, for the offset
+    double round_largest_ = 0;                  ///< max d_j δ_j² of the last pull
+    PullStats remote_pull_;                     ///< the last pull's shares of the other ranks
+    std::vector<std::int64_t> exchange_;        ///< exchange_pulled's and share_gradients' buffer
+    std::vector<std::size_t> exchange_counts_;  ///< and its blocks' lengths
+    std::vector<ExactSum> total_;               ///< a round's reduced sums
+    RankSums rank_sums_;                        ///< several ranks: a reduce-scatter's buffers
+    std::uint32_t changed_ = 0;                 ///< coordinates changed in this iteration
     /// g_j = z_jᵀr/N (standardised) at the last evaluation, at λ̃ = gradient_lambda_; fresh while
     /// no update has followed it.
     std::vector<double> gradient_;
@@ -265,6 +285,10 @@ class Trainer {
     std::uint64_t total_updates_ = 0;
     std::uint64_t handoffs_ = 0;        ///< run_workers calls made (a region counts one)
     std::uint64_t barrier_sleeps_ = 0;  ///< region waits that went to sleep (WorkerBarrier)
+    /// Several ranks: seconds in the rounds' collectives in this iteration (comm_s), and in the
+    /// last evaluation's (eval_comm_s): the transfers and the waits for the other ranks.
+    double comm_s_ = 0;
+    double eval_comm_s_ = 0;
     Evaluation last_;
     bool converged_ = false;
 };

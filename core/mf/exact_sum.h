@@ -33,6 +33,11 @@ class ExactSum {
     static constexpr double kMaxTerm = 140737488355328.0;
     /// Limbs of to_limbs(): see there.
     static constexpr int kLimbs = 4;
+    /// Limbs of to_narrow_limbs(): see there.
+    static constexpr int kNarrowLimbs = 2;
+    /// Largest |fixed-point value| (units of 2^-48) that to_narrow_limbs() takes: 2^86, a value
+    /// of 2^38 (about 2.7e11).
+    static constexpr double kMaxNarrowValue = 0x1p38;
 
     /// Adds x rounded toward zero to a multiple of 2^-48. Out-of-range or non-finite x makes the
     /// sum invalid.
@@ -73,8 +78,13 @@ class ExactSum {
     /// The total rounded to the nearest double; NaN when invalid.
     double value() const noexcept {
         if (invalid_ != 0) return std::nan("");
-        // Scaling by a power of two is one correctly rounded operation, as ldexp's.
-        return static_cast<double>(fixed()) * 0x1p-48;
+        // Scaling by a power of two is one correctly rounded operation, as ldexp's. A total that
+        // fits an int64 converts in one instruction, rounded to nearest as the 128-bit conversion
+        // (a library call) rounds the same integer: the same double.
+        const Int128 v = fixed();
+        const auto small = static_cast<std::int64_t>(v);
+        if (static_cast<Int128>(small) == v) return static_cast<double>(small) * 0x1p-48;
+        return static_cast<double>(v) * 0x1p-48;
     }
     bool valid() const noexcept { return invalid_ == 0; }
     bool operator==(const ExactSum& o) const noexcept {
@@ -90,6 +100,26 @@ class ExactSum {
         constexpr Int128 kMask = (Int128{1} << 43) - 1;
         return {static_cast<std::int64_t>(v & kMask), static_cast<std::int64_t>((v >> 43) & kMask),
                 static_cast<std::int64_t>(v >> 86), static_cast<std::int64_t>(invalid_)};
+    }
+    /// Half of to_limbs() for a sum that allows it: when no term was invalid and |v| < 2^86 (a
+    /// value below kMaxNarrowValue in magnitude), writes v as out[0] + out[1] * 2^43 with out[0]
+    /// in [0, 2^43) and out[1] = v >> 43 in [-2^43, 2^43), and returns true; elementwise sums of
+    /// such limbs over up to 2^20 parts cannot overflow, and from_narrow_limbs() of them is the
+    /// total, exactly. Returns false (out unspecified) otherwise: the caller uses to_limbs().
+    bool to_narrow_limbs(std::int64_t* out) const noexcept {
+        // On the two words: v >> 43 is (hi_ << 21 | lo_ >> 43) when it fits, which it does when
+        // v >> 86 (hi_ >> 22, arithmetic) is 0 or -1.
+        out[0] = static_cast<std::int64_t>(lo_ & ((std::uint64_t{1} << 43) - 1));
+        out[1] = static_cast<std::int64_t>((hi_ << 21) | (lo_ >> 43));
+        const std::int64_t top = static_cast<std::int64_t>(hi_) >> 22;
+        return invalid_ == 0 && static_cast<std::uint64_t>(top + 1) <= 1;
+    }
+    /// The sum whose narrow limbs (or the elementwise sum of several sums' narrow limbs) are
+    /// l0, l1: a valid sum of value (l0 + l1 * 2^43) * 2^-48.
+    static ExactSum from_narrow_limbs(std::int64_t l0, std::int64_t l1) noexcept {
+        ExactSum s;
+        s.add_fixed(static_cast<Int128>(l0) + static_cast<Int128>(l1) * (Int128{1} << 43));
+        return s;
     }
     /// The sum whose limbs (or the elementwise sum of several sums' limbs) are `l`.
     static ExactSum from_limbs(const std::array<std::int64_t, kLimbs>& l) noexcept {

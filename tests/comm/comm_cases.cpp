@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -104,6 +105,69 @@ void case_allreduce(Communicator& comm) {
     std::vector<double> empty;
     comm.allreduce_sum(empty);  // a zero-length reduction is legal
     EXPECT_TRUE(empty.empty());
+}
+
+void case_reduce_scatter(Communicator& comm) {
+    const int p = comm.size();
+    const int me = comm.rank();
+    // Uneven blocks, one of them empty when p > 1 (rank 1's), values beyond 2^31.
+    std::vector<std::size_t> counts(static_cast<std::size_t>(p));
+    for (int q = 0; q < p; ++q) counts[static_cast<std::size_t>(q)] = q == 1 ? 0 : 5 + 3 * q;
+    std::size_t total = 0, first = 0;
+    for (int q = 0; q < p; ++q) {
+        if (q < me) first += counts[static_cast<std::size_t>(q)];
+        total += counts[static_cast<std::size_t>(q)];
+    }
+    const auto value = [](int rank, std::size_t i) {
+        return (rank + 1) * (std::int64_t{1} << 35) - static_cast<std::int64_t>(i) * (rank + 2);
+    };
+    std::vector<std::int64_t> data(total);
+    for (std::size_t i = 0; i < total; ++i) data[i] = value(me, i);
+    std::vector<std::int64_t> mine(counts[static_cast<std::size_t>(me)], -1);
+    comm.reduce_scatter_sum(data, counts, mine);
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+        std::int64_t want = 0;
+        for (int q = 0; q < p; ++q) want += value(q, first + k);
+        if (mine[k] != want) {
+            ADD_FAILURE() << "rank " << me << " element " << k << ": " << mine[k] << " != " << want;
+            break;
+        }
+    }
+    std::vector<std::size_t> none(static_cast<std::size_t>(p), 0);
+    comm.reduce_scatter_sum({}, none, {});  // a zero-length reduction is legal
+}
+
+void case_allgather_blocks(Communicator& comm) {
+    const int p = comm.size();
+    const int me = comm.rank();
+    // Uneven blocks, one of them empty when p > 1 (rank 1's); bit patterns of doubles.
+    std::vector<std::size_t> counts(static_cast<std::size_t>(p));
+    for (int q = 0; q < p; ++q) counts[static_cast<std::size_t>(q)] = q == 1 ? 0 : 4 + 5 * q;
+    std::size_t total = 0;
+    for (const std::size_t c : counts) total += c;
+    const auto value = [](int rank, std::size_t i) {
+        return std::bit_cast<std::int64_t>(-0.1 * static_cast<double>(i) - rank);
+    };
+    std::vector<std::int64_t> data(total, -7);
+    std::size_t first = 0;
+    for (int q = 0; q < p; ++q) {
+        for (std::size_t i = first; i < first + counts[static_cast<std::size_t>(q)]; ++i)
+            if (q == me) data[i] = value(q, i);
+        first += counts[static_cast<std::size_t>(q)];
+    }
+    comm.allgather_blocks(data, counts);
+    first = 0;
+    for (int q = 0; q < p; ++q) {
+        for (std::size_t i = first; i < first + counts[static_cast<std::size_t>(q)]; ++i) {
+            if (data[i] != value(q, i)) {
+                ADD_FAILURE() << "rank " << me << " element " << i << " of rank " << q;
+                return;
+            }
+        }
+        first += counts[static_cast<std::size_t>(q)];
+    }
+    std::vector<std::size_t> none(static_cast<std::size_t>(p), 0);
+    comm.allgather_blocks({}, none);  // a zero-length exchange is legal
 }
 
 void case_any(Communicator& comm) {
@@ -303,6 +367,8 @@ void case_agree_on_failure(Communicator& comm) {
 void run_all_cases(Communicator& comm) {
     case_rank_and_size(comm);
     case_allreduce(comm);
+    case_reduce_scatter(comm);
+    case_allgather_blocks(comm);
     case_any(comm);
     case_broadcast_uneven(comm);
     case_gather_uneven(comm);

@@ -10,6 +10,10 @@ namespace rotor::comm::testing {
 
 void case_rank_and_size(Communicator& comm);
 void case_allreduce(Communicator& comm);
+/// reduce_scatter_sum with uneven blocks (one empty) and an empty reduction.
+void case_reduce_scatter(Communicator& comm);
+/// allgather_blocks with uneven blocks (one empty) and an empty exchange.
+void case_allgather_blocks(Communicator& comm);
 void case_any(Communicator& comm);
 void case_broadcast_uneven(Communicator& comm);
 void case_gather_uneven(Communicator& comm);

@@ -27,6 +27,8 @@ class InProcessRanks : public ::testing::TestWithParam<int> {};
 
 ROTOR_INPROCESS_CASE(rank_and_size)
 ROTOR_INPROCESS_CASE(allreduce)
+ROTOR_INPROCESS_CASE(reduce_scatter)
+ROTOR_INPROCESS_CASE(allgather_blocks)
 ROTOR_INPROCESS_CASE(any)
 ROTOR_INPROCESS_CASE(broadcast_uneven)
 ROTOR_INPROCESS_CASE(gather_uneven)

@@ -34,6 +34,8 @@ class MpiRanks : public ::testing::TestWithParam<ChunkParam> {
 
 ROTOR_MPI_CASE(rank_and_size)
 ROTOR_MPI_CASE(allreduce)
+ROTOR_MPI_CASE(reduce_scatter)
+ROTOR_MPI_CASE(allgather_blocks)
 ROTOR_MPI_CASE(any)
 ROTOR_MPI_CASE(broadcast_uneven)
 ROTOR_MPI_CASE(gather_uneven)

@@ -107,6 +107,63 @@ TEST(ExactSum, LimbsAddUpAndRoundTrip) {
     EXPECT_FALSE(ExactSum::from_limbs(bad.to_limbs()).valid());
 }
 
+TEST(ExactSum, NarrowLimbsAddUpAndRoundTripWhereTheyFit) {
+    const std::vector<double> t = random_terms(3000, 6);
+    std::vector<ExactSum> parts(5);
+    for (std::size_t i = 0; i < t.size(); ++i) parts[i % 5].add(t[i] * 1e-3);  // below 2^38
+    parts[3].add(-2e11);                                                       // a negative part
+    parts[4].add(2e11);
+    std::array<std::int64_t, 2> limbs{};
+    ExactSum total;
+    for (const ExactSum& p : parts) {
+        std::array<std::int64_t, ExactSum::kNarrowLimbs> l{};
+        ASSERT_TRUE(p.to_narrow_limbs(l.data()));
+        EXPECT_GE(l[0], 0);
+        EXPECT_LT(l[0], std::int64_t{1} << 43);
+        EXPECT_TRUE(ExactSum::from_narrow_limbs(l[0], l[1]) == p);
+        limbs[0] += l[0];
+        limbs[1] += l[1];
+        total.add(p);
+    }
+    EXPECT_TRUE(ExactSum::from_narrow_limbs(limbs[0], limbs[1]) == total);
+    // The range's edges: just inside on both sides, then just outside.
+    std::array<std::int64_t, ExactSum::kNarrowLimbs> l{};
+    ExactSum inside, outside, negative_inside, negative_outside;
+    for (int i = 0; i < 2048; ++i) {  // 2048 terms of 2^27: a total of 2^38
+        inside.add(ExactSum::kMaxNarrowValue / 2048 - 0x1p-25);
+        negative_inside.add(-ExactSum::kMaxNarrowValue / 2048);
+        outside.add(ExactSum::kMaxNarrowValue / 2048);
+        negative_outside.add(-ExactSum::kMaxNarrowValue / 2048 - 0x1p-25);
+    }
+    EXPECT_TRUE(inside.to_narrow_limbs(l.data()));
+    EXPECT_TRUE(ExactSum::from_narrow_limbs(l[0], l[1]) == inside);
+    EXPECT_TRUE(negative_inside.to_narrow_limbs(l.data()));
+    EXPECT_TRUE(ExactSum::from_narrow_limbs(l[0], l[1]) == negative_inside);
+    EXPECT_FALSE(outside.to_narrow_limbs(l.data()));
+    EXPECT_FALSE(negative_outside.to_narrow_limbs(l.data()));
+    ExactSum bad = ExactSum::of(1.0);
+    bad.add(std::nan(""));
+    EXPECT_FALSE(bad.to_narrow_limbs(l.data()));
+}
+
+TEST(ExactSum, ValueRoundsTotalsOnBothSidesOfTheInt64Range) {
+    // value() converts a total that fits an int64 in one instruction and a larger one through
+    // 128 bits: both must round to nearest. Totals (in units of 2^-48) near ±2^63, where an
+    // int64 ends; long double holds them exactly.
+    for (const std::int64_t l1 : {std::int64_t{1} << 20, -(std::int64_t{1} << 20)}) {
+        for (std::int64_t l0 = -3; l0 <= 3; ++l0) {
+            for (const std::int64_t extra :
+                 {std::int64_t{0}, std::int64_t{1} << 11, std::int64_t{-1}}) {
+                // v = l1 * 2^43 + l0 + extra: at and around ±2^63.
+                const ExactSum s = ExactSum::from_narrow_limbs(l0 + extra, l1);
+                const long double v =
+                    static_cast<long double>(l1) * 0x1p43L + static_cast<long double>(l0 + extra);
+                EXPECT_EQ(s.value(), static_cast<double>(v * 0x1p-48L)) << l1 << " " << l0;
+            }
+        }
+    }
+}
+
 TEST(ExactAccumulator, IsBitwiseTheExactSumOfTheSameTerms) {
     // Small terms of one sign overflow the 64-bit part many times (2^15 * 2^48 = 2^63 at most
     // each); mixed with large, tiny and invalid terms.

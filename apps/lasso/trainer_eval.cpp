@@ -1,0 +1,235 @@
+// The trainer's evaluations and its state (apps/lasso/trainer.h): evaluate_all, the record's
+// objective and stopping test, checkpoints' gather_state and restore, set_lambda.
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "apps/lasso/trainer_internal.h"
+#include "core/base/error.h"
+
+namespace rotor::lasso {
+
+using detail::share;
+
+Evaluation Trainer::evaluate_all() {
+    const std::uint32_t p = features();
+    run(
+        [&](Worker& me) {
+            me.eval.xq.assign(p, ExactSum{});
+            me.eval.q_sum = me.eval.rr = me.eval.ry = ExactSum{};
+            push_evaluation(me.view(), coefs_.offset, me.eval);
+        },
+        slice_entries_);
+    // The xq sums, then q_sum, rr and ry; the workers add their shares of the columns, and
+    // compute the gradients and the coordinates' terms.
+    total_.resize(std::size_t{p} + 3);
+    ExactSum q_sum, rr, ry;
+    for (const auto& w : workers_) {
+        q_sum.add(w->eval.q_sum);
+        rr.add(w->eval.rr);
+        ry.add(w->eval.ry);
+    }
+    total_[p] = q_sum;
+    total_[p + 1] = rr;
+    total_[p + 2] = ry;
+    gradient_.resize(p);
+    if (comm_.size() > 1) return evaluate_ranks();
+    const ProblemView pv = problem();
+    run(
+        [&](Worker& me) {
+            const auto [lo, hi] = share(p, me.index, workers_.size());
+            for (std::size_t j = lo; j < hi; ++j) {
+                ExactSum s;
+                for (const auto& w : workers_) s.add(w->eval.xq[j]);
+                total_[j] = s;
+            }
+            me.stats = coordinate_stats(pv, options_.lambda, coefs_, static_cast<std::uint32_t>(lo),
+                                        std::span<const ExactSum>(total_).subspan(lo, hi - lo),
+                                        total_[p].value(),
+                                        std::span<double>(gradient_).subspan(lo, hi - lo));
+        },
+        slice_entries_);
+    CoordinateStats all;
+    for (const auto& w : workers_) all.add(w->stats);
+    return finish_evaluation(pv, options_.lambda, all, total_[p + 1], total_[p + 2]);
+}
+
+Evaluation Trainer::evaluate_ranks() {
+    // Each rank receives the totals of its share of the columns and the three sums (one
+    // reduce-scatter), computes its columns' gradients and terms over its workers, and the ranks
+    // exchange those (one allgather): no rank adds, converts or evaluates every column.
+    const std::uint32_t p = features();
+    const auto column = [&](std::size_t j) {
+        if (workers_.size() == 1) return workers_[0]->eval.xq[j];
+        ExactSum s;
+        for (const auto& w : workers_) s.add(w->eval.xq[j]);
+        return s;
+    };
+    const auto tail = [&](std::size_t t) { return total_[p + t]; };
+    rank_sums_.reset(p, 3, comm_);
+    run(
+        [&](Worker& me) {
+            const auto [lo, hi] = share(p, me.index, workers_.size());
+            me.misfits = rank_sums_.encode(lo, hi, column);
+        },
+        slice_entries_);
+    std::uint64_t misfits = 0;
+    for (const auto& w : workers_) misfits += w->misfits;
+    for (std::size_t t = 0; t < 3; ++t) misfits += rank_sums_.encode_tail(t, tail(t));
+    {
+        const detail::CommClock clock(eval_comm_s_);
+        rank_sums_.reduce(comm_, misfits, column, tail);
+    }
+    for (std::size_t t = 0; t < 3; ++t) total_[p + t] = rank_sums_.tail_total(t);
+    const std::size_t first = rank_sums_.first(), last = rank_sums_.last();
+    const ProblemView pv = problem();
+    run(
+        [&](Worker& me) {
+            const auto [lo, hi] = share(last - first, me.index, workers_.size());
+            for (std::size_t j = first + lo; j < first + hi; ++j) total_[j] = rank_sums_.total(j);
+            me.stats = coordinate_stats(
+                pv, options_.lambda, coefs_, static_cast<std::uint32_t>(first + lo),
+                std::span<const ExactSum>(total_).subspan(first + lo, hi - lo), total_[p].value(),
+                std::span<double>(gradient_).subspan(first + lo, hi - lo));
+        },
+        slice_entries_);
+    CoordinateStats mine;
+    for (const auto& w : workers_) mine.add(w->stats);
+    return finish_evaluation(pv, options_.lambda, share_gradients(mine, first, last), total_[p + 1],
+                             total_[p + 2]);
+}
+
+CoordinateStats Trainer::share_gradients(const CoordinateStats& mine, std::size_t first,
+                                         std::size_t last) {
+    // One allgather_blocks: rank q's block is its terms (the l1 sum's four limbs, the two
+    // maxima, the count), then its gradients (RankSums' block q), bit for bit.
+    constexpr std::size_t kHead = ExactSum::kLimbs + 3;
+    const std::size_t p = features(), ranks = static_cast<std::size_t>(comm_.size());
+    exchange_counts_.resize(ranks);
+    for (std::size_t q = 0; q < ranks; ++q)
+        exchange_counts_[q] = kHead + p * (q + 1) / ranks - p * q / ranks;
+    const std::size_t at = kHead * static_cast<std::size_t>(comm_.rank()) + first;
+    exchange_.resize(kHead * ranks + p);
+    const auto l1 = mine.l1.to_limbs();
+    std::copy(l1.begin(), l1.end(), exchange_.begin() + static_cast<std::ptrdiff_t>(at));
+    exchange_[at + ExactSum::kLimbs] = std::bit_cast<std::int64_t>(mine.dual_norm);
+    exchange_[at + ExactSum::kLimbs + 1] = std::bit_cast<std::int64_t>(mine.kkt);
+    exchange_[at + ExactSum::kLimbs + 2] = mine.nonzeros;
+    std::memcpy(exchange_.data() + at + kHead, gradient_.data() + first,
+                (last - first) * sizeof(double));
+    {
+        const detail::CommClock clock(eval_comm_s_);
+        comm_.allgather_blocks(exchange_, exchange_counts_);
+    }
+    CoordinateStats total;
+    for (std::size_t q = 0; q < ranks; ++q) {
+        const std::size_t lo = p * q / ranks, hi = p * (q + 1) / ranks;
+        const std::int64_t* block = exchange_.data() + kHead * q + lo;
+        CoordinateStats s;
+        std::array<std::int64_t, ExactSum::kLimbs> l{};
+        std::copy_n(block, l.size(), l.begin());
+        s.l1 = ExactSum::from_limbs(l);
+        s.dual_norm = std::bit_cast<double>(block[ExactSum::kLimbs]);
+        s.kkt = std::bit_cast<double>(block[ExactSum::kLimbs + 1]);
+        s.nonzeros = static_cast<std::uint32_t>(block[ExactSum::kLimbs + 2]);
+        total.add(s);
+        std::memcpy(gradient_.data() + lo, block + kHead, (hi - lo) * sizeof(double));
+    }
+    return total;
+}
+
+void Trainer::evaluate_record(train::Record& r) {
+    eval_comm_s_ = 0;
+    last_ = evaluate_all();
+    if (comm_.size() > 1) r.set("eval_comm_s", eval_comm_s_);
+    gradient_lambda_ = options_.lambda / standardization_.y_scale;
+    gradient_fresh_ = true;
+    r.set("objective", last_.objective);
+    r.set("objective_paper", last_.objective_paper);
+    r.set("gap", last_.gap);
+    r.set("relative_gap", last_.relative_gap);
+    r.set("kkt", last_.kkt_violation);
+    r.set("nonzeros", last_.nonzeros);
+    r.set("l1_norm", last_.l1_norm);
+    if (!std::isfinite(last_.objective))
+        throw ConfigError(options_.schedule == Schedule::kCyclic ? "--lambda" : "--parallel",
+                          fmt::format("the objective diverged by iteration {}: coordinates "
+                                      "updated in one round were too correlated; lower "
+                                      "--parallel (or --rho), or use --schedule cyclic",
+                                      iterations_done_));
+    const double measure = options_.stop == StopRule::kGap
+                               ? last_.relative_gap
+                               : last_.kkt_violation / standardization_.y_scale;
+    converged_ = measure < options_.tol;
+    // The active sweeps stopped too early for the stopping rule: settle them further next time.
+    if (!converged_) inner_tol_ *= 0.1;
+}
+
+TrainerState Trainer::gather_state() {
+    flush_residuals();
+    TrainerState s{coefs_.b,         coefs_.last_delta, coefs_.offset,   {},
+                   gradient_,        gradient_lambda_,  gradient_fresh_, inner_tol_,
+                   iterations_done_, rounds_done_,      total_updates_,  last_,
+                   converged_};
+    std::vector<double> mine;
+    for (const auto& w : workers_)
+        mine.insert(mine.end(), w->residuals.begin(), w->residuals.end());
+    if (comm_.size() == 1) {
+        s.residuals = std::move(mine);
+        return s;
+    }
+    const auto parts = comm_.gather(std::as_bytes(std::span<const double>(mine)), 0);
+    for (const auto& part : parts) {
+        const std::size_t n = part.size() / sizeof(double);
+        const std::size_t at = s.residuals.size();
+        s.residuals.resize(at + n);
+        std::memcpy(s.residuals.data() + at, part.data(), n * sizeof(double));
+    }
+    return s;
+}
+
+void Trainer::restore(const TrainerState& state, std::uint32_t first_row) {
+    const std::uint32_t p = features();
+    std::size_t rows = 0;
+    for (const auto& w : workers_) rows += w->residuals.size();
+    if (state.b.size() != p || state.last_delta.size() != p || state.gradient.size() != p ||
+        state.residuals.size() != samples_ || std::size_t{first_row} + rows > samples_)
+        throw InputError("checkpoint", "the state's shapes disagree with the data");
+    coefs_.b = state.b;
+    coefs_.last_delta = state.last_delta;
+    coefs_.offset = state.offset;
+    std::size_t at = first_row;
+    for (auto& w : workers_) {
+        std::copy_n(state.residuals.begin() + static_cast<std::ptrdiff_t>(at), w->residuals.size(),
+                    w->residuals.begin());
+        at += w->residuals.size();
+    }
+    if (sampler_)
+        sampler_ = std::make_unique<PrioritySampler>(coefs_.last_delta, options_.strads.eta);
+    pending_coords_.clear();
+    pending_deltas_.clear();
+    pending_entries_ = 0;
+    gradient_ = state.gradient;
+    gradient_lambda_ = state.gradient_lambda;
+    gradient_fresh_ = state.gradient_fresh;
+    inner_tol_ = state.inner_tol;
+    iterations_done_ = state.iterations_done;
+    rounds_done_ = state.rounds_done;
+    total_updates_ = state.total_updates;
+    last_ = state.last;
+    converged_ = state.converged;
+}
+
+void Trainer::set_lambda(double lambda) {
+    options_.lambda = lambda;
+    options_.validate();
+    iterations_done_ = 0;
+    converged_ = false;
+    inner_tol_ = options_.tol;
+}
+
+}  // namespace rotor::lasso

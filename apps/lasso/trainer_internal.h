@@ -1,0 +1,78 @@
+// Private to the Lasso trainer's sources (apps/lasso/trainer*.cpp): a worker's state and the
+// member templates that hand steps to the workers. Not part of the trainer's interface.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "apps/lasso/trainer.h"
+#include "core/base/timer.h"
+
+namespace rotor::lasso {
+namespace detail {
+
+/// Adds the seconds of its scope to `total`: a collective's time on this rank (the transfer and
+/// the wait for the other ranks), for the records' comm_s and eval_comm_s.
+class CommClock {
+  public:
+    explicit CommClock(double& total) : total_(total) {}
+    CommClock(const CommClock&) = delete;
+    CommClock& operator=(const CommClock&) = delete;
+    ~CommClock() { total_ += watch_.seconds(); }
+
+  private:
+    double& total_;
+    Stopwatch watch_;
+};
+
+/// Worker w's share [first, second) of n items cut into `workers` contiguous ranges (also a
+/// rank's share of a round, with w = rank and workers = ranks).
+inline std::pair<std::size_t, std::size_t> share(std::size_t n, int w, std::size_t workers) {
+    const auto k = static_cast<std::size_t>(w);
+    return {n * k / workers, n * (k + 1) / workers};
+}
+
+}  // namespace detail
+
+/// One worker's rows, residuals and push buffers.
+struct Trainer::Worker {
+    int index = 0;
+    DesignPart part;
+    std::vector<double> residuals;
+    std::vector<ExactSum> sums;
+    EvalSums eval;
+    std::vector<double> scratch;
+    PullStats pull;             ///< its share of the last round's pull
+    CoordinateStats stats;      ///< its share of the last evaluation's coordinates
+    std::uint64_t misfits = 0;  ///< sums of its share RankSums::encode could not narrow
+
+    PartView view() { return part.view(residuals); }
+};
+
+template <class Fn>
+void Trainer::run(const Fn& fn, std::uint64_t entries) {
+    if (workers_.size() == 1 || entries < options_.inline_entries) {
+        // No hand-off: every part here, in order; its time counts as worker 0's.
+        const sched::PhaseTimer timer(clocks_.clock(0), sched::Phase::kCompute);
+        for (auto& w : workers_) fn(*w);
+        return;
+    }
+    ++handoffs_;
+    runtime_.run_workers([&](int w) {
+        const sched::PhaseTimer timer(clocks_.clock(w), sched::Phase::kCompute);
+        fn(*workers_[static_cast<std::size_t>(w)]);
+    });
+}
+
+template <class Fn>
+void Trainer::run_pull(const Fn& fn, std::uint64_t entries) {
+    if (workers_.size() > 1 && entries >= options_.inline_entries) {
+        run(fn, entries);
+        return;
+    }
+    for (auto& w : workers_) fn(*w);  // small: no hand-off and no clock (cyclic's rounds)
+}
+
+}  // namespace rotor::lasso

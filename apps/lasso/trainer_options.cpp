@@ -1,0 +1,100 @@
+// The trainer's options, names and free helpers (apps/lasso/trainer.h).
+#include <cmath>
+
+#include "apps/lasso/trainer.h"
+#include "core/base/error.h"
+
+namespace rotor::lasso {
+
+std::string_view schedule_name(Schedule s) {
+    switch (s) {
+        case Schedule::kCyclic:
+            return "cyclic";
+        case Schedule::kShotgun:
+            return "shotgun";
+        case Schedule::kStrads:
+            return "strads";
+    }
+    return "?";
+}
+
+Schedule parse_schedule(std::string_view name) {
+    if (name == "cyclic") return Schedule::kCyclic;
+    if (name == "shotgun") return Schedule::kShotgun;
+    if (name == "strads") return Schedule::kStrads;
+    throw ConfigError("--schedule", "must be cyclic, shotgun or strads");
+}
+
+StopRule parse_stop_rule(std::string_view name) {
+    if (name == "gap") return StopRule::kGap;
+    if (name == "kkt") return StopRule::kKkt;
+    throw ConfigError("--stop", "must be gap or kkt");
+}
+
+std::string_view stop_rule_name(StopRule s) { return s == StopRule::kGap ? "gap" : "kkt"; }
+
+void TrainOptions::validate() const {
+    if (!(lambda >= 0) || !std::isfinite(lambda))
+        throw ConfigError("--lambda", "must be a finite number >= 0");
+    if (!(tol >= 0)) throw ConfigError("--tol", "must be >= 0");
+    if (max_iterations == 0) throw ConfigError("--max-iterations", "must be at least 1");
+    if (schedule == Schedule::kStrads) strads.validate();
+    if (schedule == Schedule::kShotgun && strads.parallel == 0)
+        throw ConfigError("--parallel", "must be at least 1");
+}
+
+std::vector<std::uint32_t> split_by_entries(std::span<const std::uint64_t> row_offsets, int parts) {
+    ROTOR_ASSERT(parts >= 1 && !row_offsets.empty(), "split_by_entries: no parts or no offsets");
+    const auto rows = static_cast<std::uint32_t>(row_offsets.size() - 1);
+    const auto cost = [&](std::uint32_t i) { return row_offsets[i] + i; };  // entries + 1 per row
+    const std::uint64_t total = cost(rows);
+    std::vector<std::uint32_t> begin(static_cast<std::size_t>(parts) + 1, rows);
+    begin[0] = 0;
+    for (int q = 1; q < parts; ++q) {
+        const auto qq = static_cast<std::uint64_t>(q), pp = static_cast<std::uint64_t>(parts);
+        const std::uint64_t target = total / pp * qq + total % pp * qq / pp;
+        std::uint32_t lo = begin[q - 1], hi = rows;  // first i with cost(i) >= target
+        while (lo < hi) {
+            const std::uint32_t mid = lo + (hi - lo) / 2;
+            if (cost(mid) < target) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        begin[q] = lo;
+    }
+    return begin;
+}
+
+Reducer comm_reducer(comm::Communicator& comm) {
+    if (comm.size() == 1) return Reducer::single();
+    Reducer r;
+    r.sum = [&comm](std::span<ExactSum> sums) {
+        std::vector<std::int64_t> limbs(sums.size() * ExactSum::kLimbs);
+        for (std::size_t i = 0; i < sums.size(); ++i) {
+            const auto l = sums[i].to_limbs();
+            std::copy(l.begin(), l.end(), limbs.begin() + static_cast<std::ptrdiff_t>(i * 4));
+        }
+        comm.allreduce_sum(limbs);
+        for (std::size_t i = 0; i < sums.size(); ++i) {
+            std::array<std::int64_t, ExactSum::kLimbs> l{};
+            std::copy_n(limbs.begin() + static_cast<std::ptrdiff_t>(i * 4), 4, l.begin());
+            sums[i] = ExactSum::from_limbs(l);
+        }
+    };
+    r.max = [&comm](std::span<double> values) { comm.allreduce_max(values); };
+    return r;
+}
+
+train::RecordSchema record_schema() {
+    train::RecordSchema s;
+    s.count_key = "updates";
+    s.rate_key = "updates_per_s";
+    s.rate_unit = "updates/s";
+    s.headline_key = "objective";
+    s.headline_label = "objective";
+    return s;
+}
+
+}  // namespace rotor::lasso
