@@ -19,14 +19,24 @@ int CommonTrainFlags::resolved_threads(int host_ranks) const {
 }
 
 std::string CommonTrainFlags::oversubscription_warning(int threads, int host_ranks) {
-    const int cpus = sched::available_cpus();
-    const std::int64_t workers = std::int64_t{threads} * std::max(host_ranks, 1);
+    return oversubscription_warning(threads, host_ranks, sched::available_cpus(),
+                                    static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+std::string CommonTrainFlags::oversubscription_warning(int threads, int host_ranks, int cpus,
+                                                       int online) {
+    cpus = std::max(cpus, 1);
+    // A process allowed fewer processors than the host has was bound by its launcher (mpiexec
+    // binds each rank to cores of its own): its threads share only those. Otherwise the host's
+    // ranks share them all.
+    const int sharing = cpus < online ? 1 : std::max(host_ranks, 1);
+    const std::int64_t workers = std::int64_t{threads} * sharing;
     if (workers <= cpus) return "";
     return fmt::format(
         "rotor: warning: {} worker threads{} on {} processor{}: they take turns (blocking, not "
         "spinning), so this is no faster than --threads {}",
-        workers, host_ranks > 1 ? fmt::format(" ({} ranks on this host)", host_ranks) : "", cpus,
-        cpus == 1 ? "" : "s", std::max(1, cpus / std::max(host_ranks, 1)));
+        workers, sharing > 1 ? fmt::format(" ({} ranks on this host)", sharing) : "", cpus,
+        cpus == 1 ? "" : "s", std::max(1, cpus / sharing));
 }
 
 sched::PinMode CommonTrainFlags::pin_mode() const {

@@ -37,8 +37,12 @@ struct CommonTrainFlags {
     int resolved_threads(int host_ranks = 1) const;
     /// A warning when `threads` workers on each of the `host_ranks` ranks of this host exceed
     /// the processors this process may run on ("" otherwise): the workers take turns, and the
-    /// grid follows the processors (sched::default_grid_side). The CLI prints it once.
+    /// grid follows the processors (sched::default_grid_side). The CLI prints it once. A
+    /// process bound to fewer processors than the host's (mpiexec binds ranks to their own
+    /// cores) counts only its own threads against them.
     static std::string oversubscription_warning(int threads, int host_ranks = 1);
+    /// The same for a process allowed `cpus` of the host's `online` processors.
+    static std::string oversubscription_warning(int threads, int host_ranks, int cpus, int online);
     /// kNone with --no-pin, else kPu.
     sched::PinMode pin_mode() const;
     /// --checkpoint-dir, or <out>.checkpoint when checkpoints are on and it is not given.

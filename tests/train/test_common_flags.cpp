@@ -74,7 +74,26 @@ TEST(CommonFlags, WarnsWhenThreadsExceedTheProcessors) {
               0u)
         << w;
     const std::string ranks = CommonTrainFlags::oversubscription_warning(cpus, 2);
-    EXPECT_NE(ranks.find("(2 ranks on this host)"), std::string::npos) << ranks;
+    if (cpus == static_cast<int>(std::thread::hardware_concurrency())) {
+        EXPECT_NE(ranks.find("(2 ranks on this host)"), std::string::npos) << ranks;
+    }
+}
+
+TEST(CommonFlags, RanksBoundToTheirOwnCoresCountOnlyTheirThreads) {
+    // Two ranks on a 2-processor host, unbound: each sees both processors, and 2 threads each
+    // are 4 workers on 2.
+    EXPECT_EQ(CommonTrainFlags::oversubscription_warning(1, 2, 2, 2), "");
+    const std::string shared = CommonTrainFlags::oversubscription_warning(2, 2, 2, 2);
+    EXPECT_EQ(shared.rfind("rotor: warning: 4 worker threads (2 ranks on this host) on 2 "
+                           "processors",
+                           0),
+              0u)
+        << shared;
+    // mpiexec bound each rank to one core: one thread each is right, two take turns.
+    EXPECT_EQ(CommonTrainFlags::oversubscription_warning(1, 2, 1, 2), "");
+    const std::string bound = CommonTrainFlags::oversubscription_warning(2, 2, 1, 2);
+    EXPECT_EQ(bound.rfind("rotor: warning: 2 worker threads on 1 processor:", 0), 0u) << bound;
+    EXPECT_NE(bound.find("no faster than --threads 1"), std::string::npos) << bound;
 }
 
 TEST(CommonFlags, EveryRankMustHaveWork) {
