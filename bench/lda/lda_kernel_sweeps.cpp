@@ -7,18 +7,22 @@
 // Default corpus: /work/data/kernel/docword.txt.gz, then /work/data/kernel/docword.txt.
 // LDA_SWEEPS_SAVE=FILE writes every token's topic after the last sweep; LDA_SWEEPS_LOAD=FILE
 // starts from such a file instead of random topics (profiling steady state, docs/sampler.md).
+// LDA_SWEEPS_SAMPLER=mh sweeps with MhSampler (LDA_SWEEPS_MH_CYCLES cycles a token, default 2)
+// instead of SparseLdaSampler.
 #include <time.h>
 #include <zlib.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/base/rng.h"
 #include "core/base/timer.h"
 #include "core/lda/likelihood.h"
+#include "core/lda/mh_sampler.h"
 #include "core/lda/sparse_lda_sampler.h"
 
 namespace {
@@ -163,7 +167,23 @@ int main(int argc, char** argv) {
                     static_cast<double>(dt.memory_bytes()) / n,
                     static_cast<double>(wt.memory_bytes()) / n);
         const Likelihood lik(p, V);
-        SparseLdaSampler sampler(p, V);
+        // The doc-token index of MhSampler, over the L x L grid (built after the topics are
+        // final).
+        DocTokenIndex index;
+        std::unique_ptr<Sampler> sampler;
+        const char* kind = std::getenv("LDA_SWEEPS_SAMPLER");
+        const bool mh = kind != nullptr && std::string(kind) == "mh";
+        if (mh) {
+            const char* cycles = std::getenv("LDA_SWEEPS_MH_CYCLES");
+            index.build(blocks, L, uci.docs);
+            sampler = std::make_unique<MhSampler>(
+                p, V, index,
+                cycles != nullptr ? static_cast<std::uint32_t>(std::atoi(cycles))
+                                  : MhSampler::kDefaultCycles);
+        } else {
+            sampler = std::make_unique<SparseLdaSampler>(p, V);
+        }
+        std::printf("# sampler %s\n", mh ? "mh" : "sparse");
         std::printf(
             "sweep\twall_s\tcpu_s\ttotal_cpu_s\ttokens_per_cpu_s\tloglik_per_token\tloglik_word_"
             "per_token\ttopics_hash\n");
@@ -176,7 +196,7 @@ int main(int argc, char** argv) {
             std::uint64_t tokens = 0;
             for (std::size_t b = 0; b < blocks.size(); ++b) {
                 Rng rng = Rng::from({1, static_cast<std::uint64_t>(s), b});
-                tokens += sampler.sample_block(blocks[b], dt, wt, totals, rng, nullptr);
+                tokens += sampler->sample_block(blocks[b], dt, wt, totals, rng, nullptr);
             }
             const double secs = sw.seconds();
             const double cpu = thread_cpu_seconds() - cpu0;

@@ -44,6 +44,13 @@ inline std::uint32_t sorted_row_decrement_at(TopicCount* e, std::uint32_t& n, st
     return j;
 }
 
+/// Appends topic k, known to be absent from the row, with count 1 (its place: the last).
+inline void sorted_row_append(TopicCount* e, std::uint32_t& n, std::uint32_t cap, TopicId k) {
+    ROTOR_ASSERT(n < cap, "doc-topic row over capacity (more topics than tokens?)");
+    (void)cap;
+    e[n++] = TopicCount{k, 1};
+}
+
 inline void sorted_row_increment(TopicCount* e, std::uint32_t& n, std::uint32_t cap, TopicId k) {
     for (std::uint32_t i = 0; i < n; ++i) {
         if (e[i].topic == k) {

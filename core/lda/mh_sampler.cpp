@@ -15,6 +15,8 @@ constexpr std::uint32_t kRowLines = 16;
 
 // A doc proposal that read the token's own slot: its topic is the chain's current one.
 constexpr TopicId kOwnSlot = ~TopicId{0};
+// The doc-row position of a marked topic the row does not hold.
+constexpr std::uint32_t kAbsent = ~std::uint32_t{0};
 
 /// An index in [0, n) from u in [0, n) (u may round up to n).
 inline std::uint64_t floor_index(double u, std::uint64_t n) {
@@ -48,8 +50,11 @@ MhSampler::MhSampler(const LdaParams& params, std::uint32_t vocab_size, DocToken
     out_weights_.reserve(num_topics_);
     predrawn_.assign((kPrefetch + 1) * cycles_, 0.0);
     mark_.assign(num_topics_, 0);
-    marked_.assign(2 * cycles_ + 2, 0);
-    row_count_.assign(2 * cycles_ + 2, 0);
+    // A token marks at most 2 cycles + 1 topics (slots from 1); mark() writes one slot past
+    // the last marked.
+    marked_.assign(2 * cycles_ + 3, 0);
+    row_count_.assign(2 * cycles_ + 3, 0);
+    row_at_.assign(2 * cycles_ + 3, 0);
     doc_prop_.assign(cycles_, 0);
     word_prop_.assign(cycles_, 0);
 }
@@ -135,7 +140,8 @@ std::uint64_t MhSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topi
             double* const out = predrawn_.data() + (ta - tb) % (kPrefetch + 1) * cycles_;
             for (std::uint32_t c = 0; c < cycles_; ++c) {
                 out[c] = rng.uniform() * (na + alpha_sum_);
-                if (out[c] < na) __builtin_prefetch(za + floor_index(out[c], na));
+                // Also for a draw from α (a slot of d, harmless): no branch on a coin toss.
+                __builtin_prefetch(za + floor_index(out[c], na));
             }
         };
         for (TokenIndex t = tb; t < te && t < tb + 2 * kPrefetch; ++t)
@@ -162,13 +168,17 @@ std::uint64_t MhSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topi
             // Every proposal is drawn first (they do not depend on the chain's acceptances,
             // except a doc proposal of the token's own slot, which reads the chain's topic), so
             // that ONE pass over the doc row finds n_dk of every topic the chain can visit.
+            // Whether a proposal repeats a topic is a coin toss: no branch on it, the next slot
+            // is written either way and taken only by a new topic.
             std::uint32_t marked = 0;
             const auto mark = [&](TopicId k) {
-                if (mark_[k] == 0) {
-                    mark_[k] = static_cast<std::uint8_t>(++marked);
-                    marked_[marked] = k;
-                    row_count_[marked] = 0;
-                }
+                const std::uint32_t next = marked + 1;
+                const std::uint32_t fresh = mark_[k] == 0;
+                marked_[next] = k;
+                row_count_[next] = 0;
+                row_at_[next] = kAbsent;
+                mark_[k] = static_cast<std::uint8_t>(mark_[k] | (next & (0u - fresh)));
+                marked += fresh;
             };
             mark(z0);
             for (std::uint32_t c = 0; c < cycles_; ++c) {
@@ -212,6 +222,7 @@ std::uint64_t MhSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topi
                     const std::uint8_t m = mark_[e[i].topic];
                     if (m != 0) {
                         row_count_[m] = e[i].count;
+                        row_at_[m] = i;
                         if (++found == marked) break;
                     }
                 }
@@ -247,11 +258,24 @@ std::uint64_t MhSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topi
                     }
                 }
             }
-            for (std::uint32_t m = 1; m <= marked; ++m) mark_[marked_[m]] = 0;
+            // The row positions the pass found: z0 took slot 1 (marked first) and is in the row.
+            const std::uint32_t old_at = row_at_[1];
+            const std::uint32_t new_at = row_at_[mark_[s]];
+            // Every slot a token can use, a fixed count (each holds a topic < K; unused ones are
+            // unmarked already): no loop exit that depends on how many topics were new.
+            for (std::uint32_t m = 1; m < marked_.size(); ++m) mark_[marked_[m]] = 0;
 
             if (s != z0) {
-                detail::sorted_row_decrement(dh + 1, dh->topic, z0);
-                detail::sorted_row_increment(dh + 1, dh->topic, dh->count, s);
+                // At the positions the pass found (as SparseLdaSampler does), no search: the
+                // same row operations.
+                ROTOR_ASSERT(old_at < dh->topic && dh[1 + old_at].topic == z0, "stale doc row");
+                const std::uint32_t moved =
+                    detail::sorted_row_decrement_at(dh + 1, dh->topic, old_at);
+                if (new_at != kAbsent) {
+                    detail::sorted_row_increment_at(dh + 1, new_at == moved ? old_at : new_at);
+                } else {
+                    detail::sorted_row_append(dh + 1, dh->topic, dh->count, s);
+                }
                 zd[own] = s;
                 topics[t] = s;
                 if (in_nz_[s] == 0) {

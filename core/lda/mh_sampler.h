@@ -97,6 +97,7 @@ class MhSampler final : public Sampler {
     std::vector<std::uint8_t> mark_;
     std::vector<TopicId> marked_;
     std::vector<Count> row_count_;
+    std::vector<std::uint32_t> row_at_;  // and their positions in the row (kAbsent: not in it)
     std::vector<TopicId> doc_prop_;
     std::vector<TopicId> word_prop_;
     Stats stats_;
