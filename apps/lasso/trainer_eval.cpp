@@ -19,9 +19,10 @@ Evaluation Trainer::evaluate_all() {
     const std::uint32_t p = features();
     run(
         [&](Worker& me) {
-            me.eval.xq.assign(p, ExactSum{});
+            me.eval.xq.resize(p);  // overwritten: no clearing
             me.eval.q_sum = me.eval.rr = me.eval.ry = ExactSum{};
-            push_evaluation(me.view(), coefs_.offset, me.eval);
+            push_columns(me.view(), me.eval.xq);
+            push_row_sums(me.view(), coefs_.offset, me.eval);
         },
         slice_entries_);
     // The xq sums, then q_sum, rr and ry; the workers add their shares of the columns, and
@@ -39,18 +40,32 @@ Evaluation Trainer::evaluate_all() {
     gradient_.resize(p);
     if (comm_.size() > 1) return evaluate_ranks();
     const ProblemView pv = problem();
+    const double q_total = total_[p].value();
     run(
         [&](Worker& me) {
             const auto [lo, hi] = share(p, me.index, workers_.size());
-            for (std::size_t j = lo; j < hi; ++j) {
-                ExactSum s;
-                for (const auto& w : workers_) s.add(w->eval.xq[j]);
-                total_[j] = s;
+            const auto terms = [&](std::size_t a, std::span<const ExactSum> xq) {
+                return coordinate_stats(pv, options_.lambda, coefs_, static_cast<std::uint32_t>(a),
+                                        xq, q_total,
+                                        std::span<double>(gradient_).subspan(a, xq.size()));
+            };
+            if (workers_.size() == 1) {  // the one worker's sums are the totals
+                me.stats = terms(lo, std::span<const ExactSum>(me.eval.xq).subspan(lo, hi - lo));
+                return;
             }
-            me.stats = coordinate_stats(pv, options_.lambda, coefs_, static_cast<std::uint32_t>(lo),
-                                        std::span<const ExactSum>(total_).subspan(lo, hi - lo),
-                                        total_[p].value(),
-                                        std::span<double>(gradient_).subspan(lo, hi - lo));
+            // The workers' sums added a chunk at a time, the chunk's terms while it is in cache
+            // (exact sums, maxima and counts: the same terms as one range).
+            std::array<ExactSum, 2048> chunk;
+            me.stats = CoordinateStats{};
+            for (std::size_t a = lo; a < hi; a += chunk.size()) {
+                const std::size_t n = std::min(chunk.size(), hi - a);
+                for (std::size_t t = 0; t < n; ++t) {
+                    ExactSum s;
+                    for (const auto& w : workers_) s.add(w->eval.xq[a + t]);
+                    chunk[t] = s;
+                }
+                me.stats.add(terms(a, std::span<const ExactSum>(chunk.data(), n)));
+            }
         },
         slice_entries_);
     CoordinateStats all;

@@ -37,9 +37,10 @@ void push_gradients(const PartView& part, std::span<const std::uint32_t> coords,
     const ColumnsView& x = part.x;
     for (std::size_t t = 0; t < coords.size(); ++t) {
         const std::uint32_t j = coords[t];
-        for (std::uint64_t e = x.offsets[j]; e < x.offsets[j + 1]; ++e) {
-            sums[t].add(x.values[e] * part.residuals[x.rows[e]]);
-        }
+        mf::ExactAccumulator acc;  // the same exact sum, in a register
+        for (std::uint64_t e = x.offsets[j], end = x.offsets[j + 1]; e < end; ++e)
+            acc.add(x.values[e] * part.residuals[x.rows[e]]);
+        sums[t].add(acc.sum());
     }
 }
 

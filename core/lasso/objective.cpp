@@ -19,15 +19,31 @@ void push_evaluation(const PartView& part, double offset, EvalSums& sums) {
     const ColumnsView& x = part.x;
     ROTOR_ASSERT(sums.xq.size() == x.columns(), "one sum per column");
     for (std::uint32_t j = 0; j < x.columns(); ++j) {
-        for (std::uint64_t e = x.offsets[j]; e < x.offsets[j + 1]; ++e) {
-            sums.xq[j].add(x.values[e] * part.residuals[x.rows[e]]);
-        }
+        mf::ExactAccumulator acc;  // the same exact sum, in a register
+        for (std::uint64_t e = x.offsets[j], end = x.offsets[j + 1]; e < end; ++e)
+            acc.add(x.values[e] * part.residuals[x.rows[e]]);
+        sums.xq[j].add(acc.sum());
     }
+    push_row_sums(part, offset, sums);
+}
+
+void push_row_sums(const PartView& part, double offset, EvalSums& sums) {
     for (std::uint32_t i = 0; i < part.rows(); ++i) {
         const double r = part.residuals[i] + offset;
         sums.q_sum.add(part.residuals[i]);
         sums.rr.add(r * r);
         sums.ry.add(r * part.targets[i]);
+    }
+}
+
+void push_columns(const PartView& part, std::span<ExactSum> xq) {
+    const ColumnsView& x = part.x;
+    ROTOR_ASSERT(xq.size() == x.columns(), "one sum per column");
+    for (std::uint32_t j = 0; j < x.columns(); ++j) {
+        mf::ExactAccumulator acc;
+        for (std::uint64_t e = x.offsets[j], end = x.offsets[j + 1]; e < end; ++e)
+            acc.add(x.values[e] * part.residuals[x.rows[e]]);
+        xq[j] = acc.sum();
     }
 }
 

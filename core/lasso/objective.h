@@ -42,6 +42,14 @@ struct EvalSums {
 /// PUSH for an evaluation over one part's rows: O(nnz of the part + rows). sums not cleared.
 void push_evaluation(const PartView& part, double offset, EvalSums& sums);
 
+/// The row half of push_evaluation: adds the part's Σ q_i, Σ r_i² and Σ r_i ỹ_i (r_i = q_i + o)
+/// to sums (xq untouched). O(rows of the part).
+void push_row_sums(const PartView& part, double offset, EvalSums& sums);
+
+/// The column half of push_evaluation, overwriting: xq[j] = x̃_jᵀ q over the part's rows for
+/// every column j (a worker's buffer needs no clearing first). O(nnz of the part).
+void push_columns(const PartView& part, std::span<ExactSum> xq);
+
 /// Everything reported at an evaluation, in user units (see the file comment).
 struct Evaluation {
     double objective = 0;        ///< F, glmnet/scikit-learn normalisation

@@ -63,6 +63,28 @@ TEST(Objective, CoordinateStatsOverRangesAreTheEvaluationBitForBit) {
     EXPECT_GT(got.kkt_violation, 0);
 }
 
+// The trainer's split of the push: push_columns overwrites whatever its buffer held, and with
+// push_row_sums gives push_evaluation's sums bit for bit, on every part.
+TEST(Objective, PushColumnsAndRowSumsArePushEvaluation) {
+    const Design d = build_design(random_data(60, 11, 0.4, 3, 31));
+    const ProblemView pv = ProblemView::of(d);
+    Split s(d, 3);
+    Coefficients c(11);
+    sequential_round(s.views, pv, 0.02, all_coords(11), c);
+    ASSERT_GT(c.nonzeros(), 0u);
+    for (const PartView& v : s.views) {
+        EvalSums expect(11), got(11);
+        push_evaluation(v, c.offset, expect);
+        for (auto& x : got.xq) x = ExactSum::of(123.25);  // stale contents, overwritten
+        push_columns(v, got.xq);
+        push_row_sums(v, c.offset, got);
+        EXPECT_EQ(got.xq, expect.xq);
+        EXPECT_EQ(got.q_sum, expect.q_sum);
+        EXPECT_EQ(got.rr, expect.rr);
+        EXPECT_EQ(got.ry, expect.ry);
+    }
+}
+
 TEST(Objective, MatchesTheRawModelsLossAndPenalty) {
     for (const bool intercept : {true, false}) {
         for (const double density : {0.3, 1.0}) {
