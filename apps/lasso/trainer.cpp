@@ -10,6 +10,7 @@
 
 #include "apps/lasso/trainer_internal.h"
 #include "core/base/error.h"
+#include "core/base/radix_sort.h"
 #include "core/lasso/pair_cache.h"
 #include "sched/worker_barrier.h"
 
@@ -353,10 +354,15 @@ double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint32_t&
     const std::span<const std::uint32_t> map = all ? std::span<const std::uint32_t>{} : set;
     double largest = 0;
     // Shotgun's draw of the pass's round k (of Rng stream `first` + k) depends on nothing else:
-    // the region's workers draw the rounds ahead, each a share.
+    // the region's workers draw the rounds ahead, each a share. A round's coordinates are
+    // updated from the same residual, so their order is free: ascending, a round reads its
+    // columns (offsets, rows, values, coefficients) in address order (docs/lasso.md, "Rounds in
+    // address order"). set is ascending, so set[c] keeps c's order.
     const auto shotgun_draw = [&, n, l, all](std::uint64_t round) {
         Rng rng = Rng::from({options_.seed, kScheduleStream, round});
         std::vector<std::uint32_t> coords = schedule_shotgun(rng, n, l);
+        std::vector<std::uint32_t> scratch;
+        radix_sort(coords, scratch);
         for (std::uint32_t& c : coords) c = all ? c : set[c];
         return coords;
     };
