@@ -252,11 +252,11 @@ class Trainer {
     std::uint32_t samples_ = 0;
     double target_sum_ = 0;
     Standardization standardization_;
-    std::vector<double> shifts_;
-    std::vector<double> sq_norms_;
+    HugeVector<double> shifts_;  // read at random, as the columns (core/base/huge_pages.h)
+    HugeVector<double> sq_norms_;
     std::vector<std::unique_ptr<Worker>> workers_;
-    std::vector<std::uint64_t> column_entries_;  ///< stored entries per column in this rank
-    std::uint64_t slice_entries_ = 0;            ///< stored entries + rows of this rank
+    HugeVector<std::uint64_t> column_entries_;  ///< stored entries per column in this rank
+    std::uint64_t slice_entries_ = 0;           ///< stored entries + rows of this rank
     sched::WorkerClocks clocks_;
     Coefficients coefs_;
     std::unique_ptr<PrioritySampler> sampler_;
@@ -275,7 +275,7 @@ class Trainer {
     std::uint32_t changed_ = 0;                 ///< coordinates changed in this iteration
     /// g_j = z_jᵀr/N (standardised) at the last evaluation, at λ̃ = gradient_lambda_; fresh while
     /// no update has followed it.
-    std::vector<double> gradient_;
+    HugeVector<double> gradient_;
     double gradient_lambda_ = 0;
     bool gradient_fresh_ = false;
     double inner_tol_ = 0;  ///< the active sweeps stop below this max d_j δ_j²

@@ -186,9 +186,18 @@ void Trainer::evaluate_record(train::Record& r) {
 
 TrainerState Trainer::gather_state() {
     flush_residuals();
-    TrainerState s{coefs_.b,         coefs_.last_delta, coefs_.offset,   {},
-                   gradient_,        gradient_lambda_,  gradient_fresh_, inner_tol_,
-                   iterations_done_, rounds_done_,      total_updates_,  last_,
+    TrainerState s{{coefs_.b.begin(), coefs_.b.end()},
+                   {coefs_.last_delta.begin(), coefs_.last_delta.end()},
+                   coefs_.offset,
+                   {},
+                   {gradient_.begin(), gradient_.end()},
+                   gradient_lambda_,
+                   gradient_fresh_,
+                   inner_tol_,
+                   iterations_done_,
+                   rounds_done_,
+                   total_updates_,
+                   last_,
                    converged_};
     std::vector<double> mine;
     for (const auto& w : workers_)
@@ -214,8 +223,8 @@ void Trainer::restore(const TrainerState& state, std::uint32_t first_row) {
     if (state.b.size() != p || state.last_delta.size() != p || state.gradient.size() != p ||
         state.residuals.size() != samples_ || std::size_t{first_row} + rows > samples_)
         throw InputError("checkpoint", "the state's shapes disagree with the data");
-    coefs_.b = state.b;
-    coefs_.last_delta = state.last_delta;
+    coefs_.b.assign(state.b.begin(), state.b.end());
+    coefs_.last_delta.assign(state.last_delta.begin(), state.last_delta.end());
     coefs_.offset = state.offset;
     std::size_t at = first_row;
     for (auto& w : workers_) {
@@ -228,7 +237,7 @@ void Trainer::restore(const TrainerState& state, std::uint32_t first_row) {
     pending_coords_.clear();
     pending_deltas_.clear();
     pending_entries_ = 0;
-    gradient_ = state.gradient;
+    gradient_.assign(state.gradient.begin(), state.gradient.end());
     gradient_lambda_ = state.gradient_lambda;
     gradient_fresh_ = state.gradient_fresh;
     inner_tol_ = state.inner_tol;

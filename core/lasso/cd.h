@@ -29,6 +29,7 @@
 #include <span>
 #include <vector>
 
+#include "core/base/huge_pages.h"
 #include "core/lasso/design.h"
 #include "core/mf/exact_sum.h"
 
@@ -52,9 +53,9 @@ struct ProblemView {
 
 /// The coefficients, replicated on every part. A value type.
 struct Coefficients {
-    std::vector<double> b;           ///< standardised coefficients b_j (the model's β_j / σ_y)
-    std::vector<double> last_delta;  ///< δ_j: b_j's change at its last update (0 before any)
-    double offset = 0;               ///< o = Σ_j c_j b_j, kept current by every pull
+    HugeVector<double> b;           ///< standardised coefficients b_j (the model's β_j / σ_y)
+    HugeVector<double> last_delta;  ///< δ_j: b_j's change at its last update (0 before any)
+    double offset = 0;              ///< o = Σ_j c_j b_j, kept current by every pull
 
     explicit Coefficients(std::uint32_t p = 0) : b(p, 0), last_delta(p, 0) {}
     std::uint32_t nonzeros() const;

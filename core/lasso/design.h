@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "core/base/huge_pages.h"
+
 #include "core/base/error.h"
 
 namespace rotor::lasso {
@@ -109,13 +111,13 @@ class Design {
 
     std::uint32_t samples_ = 0;
     bool dense_ = false;
-    std::vector<std::uint64_t> offsets_;
-    std::vector<std::uint32_t> rows_;
-    std::vector<double> values_;
+    HugeVector<std::uint64_t> offsets_;  // read at random: on huge pages (core/base/huge_pages.h)
+    HugeVector<std::uint32_t> rows_;
+    HugeVector<double> values_;
     std::vector<double> targets_;
     double target_sum_ = 0;
-    std::vector<double> shifts_;
-    std::vector<double> sq_norms_;
+    HugeVector<double> shifts_;  // read at random, as the columns
+    HugeVector<double> sq_norms_;
     Standardization standardization_;
 };
 
@@ -155,9 +157,9 @@ class DesignPart {
 
   private:
     std::uint32_t row_begin_ = 0;
-    std::vector<std::uint64_t> offsets_;
-    std::vector<std::uint32_t> rows_;
-    std::vector<double> values_;
+    HugeVector<std::uint64_t> offsets_;  // read at random: on huge pages (core/base/huge_pages.h)
+    HugeVector<std::uint32_t> rows_;
+    HugeVector<double> values_;
     std::vector<double> targets_;
 };
 

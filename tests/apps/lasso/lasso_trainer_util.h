@@ -41,7 +41,7 @@ inline LassoRun run_lasso(comm::Communicator& comm, const RawData& all, const Tr
         run.objectives.push_back(t.last_evaluation().objective);
         if (t.converged()) break;
     }
-    run.b = t.coefficients().b;
+    run.b.assign(t.coefficients().b.begin(), t.coefficients().b.end());
     run.offset = t.coefficients().offset;
     run.last = t.last_evaluation();
     run.iterations = t.iterations_done();
