@@ -56,6 +56,8 @@ Trainer::Trainer(const RawData& slice, const TrainOptions& options, sched::Runti
                                                 {},
                                                 {},
                                                 {},
+                                                0,
+                                                {},
                                                 0});
             worker->residuals.assign(worker->part.targets().begin(), worker->part.targets().end());
             workers_.push_back(std::move(worker));
@@ -123,8 +125,8 @@ void Trainer::push_part(Worker& me, std::span<const std::uint32_t> coords) {
     // The last pull's residual updates first (in order: a row's residual sees the same
     // operations whatever the split).
     if (!pending_coords_.empty()) update_residuals(me.view(), pending_coords_, pending_deltas_);
-    me.sums.assign(coords.size(), ExactSum{});
-    push_gradients(me.view(), coords, me.sums);
+    me.sums.resize(coords.size());  // overwritten
+    push_gradients_into(me.view(), coords, me.sums);
 }
 
 void Trainer::round(std::span<const std::uint32_t> coords) {
@@ -139,8 +141,8 @@ void Trainer::pull_round(std::span<const std::uint32_t> coords) {
     total_.resize(size);
     remote_pull_ = {};
     pending_coords_.assign(coords.begin(), coords.end());
-    pending_deltas_.assign(size, 0);
-    shift_deltas_.assign(size, 0);
+    pending_deltas_.resize(size);  // every entry is set by the pull (and exchange_pulled)
+    shift_deltas_.resize(size);
     const ProblemView pv = problem();
     const double q_sum = residual_sum(pv, coefs_);
     const auto pull = [&](Worker& me) {
@@ -264,18 +266,40 @@ std::vector<std::uint32_t> Trainer::working_set() const {
         for (std::uint32_t j = 0; j < p; ++j) set[j] = j;
         return set;
     }
-    // KKT: b_j = 0 is optimal while |g_j| <= λ̃. After a change of λ, the sequential strong rule
-    // (Tibshirani et al., JRSS B 2012): keep j when |g_j(λ_old)| >= 2λ̃ − λ̃_old. The same test
-    // with λ_old = λ. Coordinates it misses show in the next evaluation (gap, gradients).
-    const double threshold = 2 * options_.lambda / standardization_.y_scale - gradient_lambda_;
+    const double threshold = strong_threshold();
     for (std::uint32_t j = 0; j < p; ++j) {
         if (coefs_.b[j] != 0 || std::fabs(gradient_[j]) > threshold) set.push_back(j);
     }
     return set;
 }
 
-void Trainer::keep_nonzero(std::vector<std::uint32_t>& set) const {
-    std::erase_if(set, [&](std::uint32_t j) { return coefs_.b[j] == 0; });
+double Trainer::strong_threshold() const {
+    // KKT: b_j = 0 is optimal while |g_j| <= λ̃. After a change of λ, the sequential strong rule
+    // (Tibshirani et al., JRSS B 2012): keep j when |g_j(λ_old)| >= 2λ̃ − λ̃_old. The same test
+    // with λ_old = λ. Coordinates it misses show in the next evaluation (gap, gradients).
+    return 2 * options_.lambda / standardization_.y_scale - gradient_lambda_;
+}
+
+std::uint64_t Trainer::working_set(std::vector<std::uint32_t>& set) {
+    const std::uint32_t p = features();
+    if (!options_.active_set || !gradient_fresh_) {
+        set.resize(p);
+        for (std::uint32_t j = 0; j < p; ++j) set[j] = j;
+        return slice_entries_;  // as every column (the rows too: a pass's cost)
+    }
+    const double threshold = strong_threshold();
+    return filter(
+        {}, p,
+        [&](std::uint32_t j) { return coefs_.b[j] != 0 || std::fabs(gradient_[j]) > threshold; },
+        set);
+}
+
+std::uint64_t Trainer::keep_nonzero(std::vector<std::uint32_t>& set) {
+    std::vector<std::uint32_t> kept;
+    const std::uint64_t entries = filter(
+        set, features(), [&](std::uint32_t j) { return coefs_.b[j] != 0; }, kept);
+    set = std::move(kept);
+    return entries;
 }
 
 void Trainer::iterate_cyclic() {
@@ -339,8 +363,8 @@ std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, PrioritySampler& s
     return std::move(s.kept);
 }
 
-double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint32_t& rejected,
-                              std::uint64_t& rounds) {
+double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint64_t set_entries,
+                              std::uint32_t& rejected, std::uint64_t& rounds) {
     const auto n = static_cast<std::uint32_t>(set.size());
     const bool all = n == features();  // the identity: the draws are the coordinates
     const std::uint32_t l = std::max<std::uint32_t>(1, std::min(options_.strads.parallel, n));
@@ -383,7 +407,7 @@ double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint32_t&
     // Shotgun on one rank: the pass in one region when its rounds are worth handing to the
     // workers (as run() decides per step: the mean round's stored entries).
     if (options_.schedule == Schedule::kShotgun && workers_.size() > 1 && comm_.size() == 1 &&
-        count > 0 && (all ? slice_entries_ : entries_of(set)) * l / n >= options_.inline_entries) {
+        count > 0 && set_entries * l / n >= options_.inline_entries) {
         const std::uint64_t first = rounds_done_ + rounds;
         region_rounds(
             count, [&](std::uint64_t k) { return shotgun_draw(first + k); }, done);
@@ -460,8 +484,8 @@ void Trainer::region_rounds(std::uint64_t count, const RoundDraw& draw, const Ro
             done(coords[k - 1], deltas[(k - 1) & 1]);
         }
         const std::size_t size = coords[k].size();
-        deltas[k & 1].assign(size, 0);
-        shift_deltas_.assign(size, 0);
+        deltas[k & 1].resize(size);  // every entry is set by the pull
+        shift_deltas_.resize(size);
         total_.resize(size);
         q_sum = residual_sum(pv, coefs_);
     };
@@ -486,8 +510,8 @@ void Trainer::region_rounds(std::uint64_t count, const RoundDraw& draw, const Ro
                     const sched::PhaseTimer timer(clock, sched::Phase::kCompute);
                     update_residuals(me.view(), k == 0 ? before : coords[k - 1],
                                      deltas[(k - 1) & 1]);
-                    me.sums.assign(now.size(), ExactSum{});
-                    push_gradients(me.view(), now, me.sums);
+                    me.sums.resize(now.size());  // overwritten
+                    push_gradients_into(me.view(), now, me.sums);
                     if (w == 0) serial(k);
                 }
                 if (!meet()) return;  // every push is in, and round k's buffers are ready
@@ -517,16 +541,16 @@ void Trainer::region_rounds(std::uint64_t count, const RoundDraw& draw, const Ro
 
 void Trainer::iterate_parallel(std::uint32_t& rejected, std::uint64_t& rounds) {
     const std::uint64_t start = total_updates_;
-    const std::vector<std::uint32_t> first = working_set();
-    parallel_pass(first, rejected, rounds);
+    std::vector<std::uint32_t> active;
+    const std::uint64_t first_entries = working_set(active);
+    parallel_pass(active, first_entries, rejected, rounds);
     if (!options_.active_set) return;
-    std::vector<std::uint32_t> active = first;
     // At most p updates an iteration, as without active sets: parallel updates of correlated
     // columns settle slowly, and the evaluation (which tightens the inner tolerance) should come.
     for (int s = 0; s < kMaxActiveSweeps && total_updates_ - start < features(); ++s) {
-        keep_nonzero(active);
+        const std::uint64_t entries = keep_nonzero(active);
         if (active.empty()) break;
-        const double largest = parallel_pass(active, rejected, rounds);
+        const double largest = parallel_pass(active, entries, rejected, rounds);
         // Not finite: the updates diverged, which the next evaluation reports.
         if (!std::isfinite(largest) || largest <= std::max(inner_tol_, kInnerTolFloor)) break;
     }

@@ -199,7 +199,17 @@ class Trainer {
     double sweep(std::span<const std::uint32_t> coords);
     /// Removes the coordinates with b_j = 0 from `set`, keeping the order. The active sweeps
     /// touch only their set, so filtering the last active set gives the working set's nonzeros.
-    void keep_nonzero(std::vector<std::uint32_t>& set) const;
+    /// Returns the set's stored entries (this rank's).
+    std::uint64_t keep_nonzero(std::vector<std::uint32_t>& set);
+    /// out = the coordinates of `from` (of 0..p−1 when from is empty) that keep(j) accepts, in
+    /// order, filtered by the workers a share each (run()); returns their stored entries.
+    template <class Keep>
+    std::uint64_t filter(std::span<const std::uint32_t> from, std::uint32_t p, const Keep& keep,
+                         std::vector<std::uint32_t>& out);
+    /// working_set() into `set`, filtered on the workers; returns its stored entries.
+    std::uint64_t working_set(std::vector<std::uint32_t>& set);
+    /// The strong rule's bound on |g_j| for working_set.
+    double strong_threshold() const;
     /// A cyclic iteration: the working set, then the active set until it settles.
     void iterate_cyclic();
     /// A shotgun/strads iteration: rounds over the working set, then over its nonzero
@@ -209,8 +219,9 @@ class Trainer {
     /// ceil(|set| / L) shotgun/strads rounds drawing from `set` (ascending coordinates; all p:
     /// the draws are the coordinates, and strads draws from sampler_, else from a sampler of the
     /// set's priorities); `rounds` counts them (the Rng streams). Returns max d_j δ_j².
-    double parallel_pass(std::span<const std::uint32_t> set, std::uint32_t& rejected,
-                         std::uint64_t& rounds);
+    /// `set_entries`: the set's stored entries on this rank.
+    double parallel_pass(std::span<const std::uint32_t> set, std::uint64_t set_entries,
+                         std::uint32_t& rejected, std::uint64_t& rounds);
     /// Round k of a pass's draws (from 0); pure and callable from any thread.
     using RoundDraw = std::function<std::vector<std::uint32_t>(std::uint64_t k)>;
     /// `count` >= 1 shotgun rounds of parallel_pass in ONE run_workers call (one rank, several

@@ -44,9 +44,11 @@ struct Trainer::Worker {
     std::vector<ExactSum> sums;
     EvalSums eval;
     std::vector<double> scratch;
-    PullStats pull;             ///< its share of the last round's pull
-    CoordinateStats stats;      ///< its share of the last evaluation's coordinates
-    std::uint64_t misfits = 0;  ///< sums of its share RankSums::encode could not narrow
+    PullStats pull;                   ///< its share of the last round's pull
+    CoordinateStats stats;            ///< its share of the last evaluation's coordinates
+    std::uint64_t misfits = 0;        ///< sums of its share RankSums::encode could not narrow
+    std::vector<std::uint32_t> kept;  ///< its share of a filter (Trainer::filter)
+    std::uint64_t kept_entries = 0;   ///< and their stored entries
 
     PartView view() { return part.view(residuals); }
 };
@@ -64,6 +66,39 @@ void Trainer::run(const Fn& fn, std::uint64_t entries) {
         const sched::PhaseTimer timer(clocks_.clock(w), sched::Phase::kCompute);
         fn(*workers_[static_cast<std::size_t>(w)]);
     });
+}
+
+template <class Keep>
+std::uint64_t Trainer::filter(std::span<const std::uint32_t> from, std::uint32_t p,
+                              const Keep& keep, std::vector<std::uint32_t>& out) {
+    // Each worker filters a contiguous share; the shares are joined in order.
+    const std::size_t n = from.empty() ? p : from.size();
+    run(
+        [&](Worker& me) {
+            const auto [lo, hi] = detail::share(n, me.index, workers_.size());
+            me.kept.clear();
+            me.kept_entries = 0;
+            for (std::size_t i = lo; i < hi; ++i) {
+                const auto j = from.empty() ? static_cast<std::uint32_t>(i) : from[i];
+                if (!keep(j)) continue;
+                me.kept.push_back(j);
+                me.kept_entries += column_entries_[j];
+            }
+        },
+        n);
+    std::size_t size = 0;
+    std::uint64_t entries = 0;
+    for (const auto& w : workers_) {
+        size += w->kept.size();
+        entries += w->kept_entries;
+    }
+    out.resize(size);
+    std::size_t at = 0;
+    for (const auto& w : workers_) {
+        std::copy(w->kept.begin(), w->kept.end(), out.begin() + static_cast<std::ptrdiff_t>(at));
+        at += w->kept.size();
+    }
+    return entries;
 }
 
 template <class Fn>

@@ -17,7 +17,7 @@
 // A round over a set C of distinct coordinates: every part PUSHES x̃_jᵀ q over its rows for j ∈ C
 // into exact sums; the PULL adds the parts (in part index order, though exactness makes the order
 // irrelevant), computes every b_j of C from the SAME residual (parallel semantics, as Shotgun and
-// STRADS do), updates b, the last changes δ_j and o (in C's order); then every part subtracts
+// STRADS do), updates b, the last changes δ_j and o (add_offset_changes); then every part subtracts
 // δ_j x̃_j from its q, for j in C's order. A row's residual sees the same operations in the same
 // order whatever the split, and pushes are exact sums, so 1 part and P parts give bitwise the
 // same b and q. The sequential round (cyclic coordinate descent) is one such round per coordinate.
@@ -86,10 +86,13 @@ void set_offset(const ProblemView& problem, Coefficients& coefs);
 /// columns in the part). sums is not cleared.
 void push_gradients(const PartView& part, std::span<const std::uint32_t> coords,
                     std::span<ExactSum> sums);
+/// push_gradients into sums that need no clearing: sums[t] = the part's x̃_jᵀq (overwritten).
+void push_gradients_into(const PartView& part, std::span<const std::uint32_t> coords,
+                         std::span<ExactSum> sums);
 
 /// PULL: from the total of every part's push (total[t] for coords[t]), sets
 /// deltas[t] = b_j(new) − b_j(old) for j = coords[t], every one from the same residual, and
-/// updates coefs (b, last_delta of the coordinates, offset in coords' order). lambda in user
+/// updates coefs (b, last_delta of the coordinates, offset by add_offset_changes). lambda in user
 /// units. Returns how many coordinates changed.
 std::uint32_t pull_updates(const ProblemView& problem, double lambda,
                            std::span<const std::uint32_t> coords, std::span<const ExactSum> total,
@@ -98,7 +101,7 @@ std::uint32_t pull_updates(const ProblemView& problem, double lambda,
 /// The pull of pull_updates split over ranges of a round (a trainer's threads), the same bits:
 /// for t in [lo, hi) (coords distinct), from q_sum = Σ ỹ − N o BEFORE the round, sets deltas[t],
 /// updates b_j and last_delta_j of j = coords[t], and sets shift_deltas[t] = c_j δ_t; the offset
-/// is left to add_offset_changes (in coords' order). Ranges may run concurrently. Returns how
+/// is left to add_offset_changes. Ranges may run concurrently. Returns how
 /// many of them changed and max d_j δ_j² over the range.
 struct PullStats {
     std::uint32_t changed = 0;
@@ -119,7 +122,8 @@ PullStats apply_pulled(const ProblemView& problem, std::span<const std::uint32_t
 inline double residual_sum(const ProblemView& problem, const Coefficients& coefs) {
     return problem.target_sum - double(problem.samples) * coefs.offset;
 }
-/// o += shift_deltas[t] for t in order (as pull_updates).
+/// o += Σ_t shift_deltas[t], summed in eight lanes (t mod 8) added in a fixed order (as
+/// pull_updates): the same bits for the same changes, however they were computed.
 void add_offset_changes(std::span<const double> shift_deltas, Coefficients& coefs);
 
 /// Every part after a pull: q_i −= δ_t x̃_ij for j = coords[t], t in order, over its rows.
