@@ -10,7 +10,7 @@
 #include <new>
 #include <type_traits>
 
-#include <sys/mman.h>
+#include "core/base/huge_pages.h"
 
 namespace rotor::lda::detail {
 
@@ -18,16 +18,12 @@ namespace rotor::lda::detail {
 /// (hence two threads working on different rows) never share a line of mutable data.
 inline constexpr std::size_t kCacheLineBytes = 64;
 
-/// Buffers of at least kHugeBufferBytes are aligned to kHugePageBytes, rounded up to whole
-/// huge pages and advised to use transparent huge pages (Linux, madvise mode): the samplers read
-/// doc rows at random, and with 4 KiB pages nearly every row was a TLB miss (perf: the prefetch
-/// of the next rows' headers held a fifth of SparseLdaSampler's time; docs/sampler.md
-/// "Branches"). At most 2 MiB more per buffer, and only for buffers of 4 MiB or more.
-inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
-inline constexpr std::size_t kHugeBufferBytes = std::size_t{4} << 20;
-
-/// Owns `size()` elements aligned to kCacheLineBytes (large ones to kHugePageBytes), all zero
-/// after construction. Copyable (deep copy) and movable. Not thread-safe for concurrent writes to the same element.
+/// Owns `size()` elements aligned to kCacheLineBytes, all zero after construction. Buffers of
+/// kHugeAllocationBytes or more are huge-page aligned and advised (core/base/huge_pages.h): the
+/// samplers read doc rows at random, and with 4 KiB pages nearly every row was a TLB miss (perf:
+/// the prefetch of the next rows' headers held a fifth of SparseLdaSampler's time;
+/// docs/sampler.md "Branches"). Copyable (deep copy) and movable. Not thread-safe for concurrent
+/// writes to the same element.
 template <class T>
 class AlignedBuffer {
     static_assert(std::is_trivially_copyable_v<T>);
@@ -63,15 +59,10 @@ class AlignedBuffer {
         if (size == 0) return nullptr;
         std::size_t bytes = size * sizeof(T);
         bytes = (bytes + kCacheLineBytes - 1) / kCacheLineBytes * kCacheLineBytes;
-        const bool huge = bytes >= kHugeBufferBytes;
-        if (huge) bytes = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
-        void* p = std::aligned_alloc(huge ? kHugePageBytes : kCacheLineBytes, bytes);
+        // Large: advised before the first touch (the memset), so the pages fault in huge.
+        void* p = bytes >= kHugeAllocationBytes ? allocate_maybe_huge(bytes)
+                                                : std::aligned_alloc(kCacheLineBytes, bytes);
         if (p == nullptr) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-        // Before the first touch (the memset), so the pages are faulted in huge. Advice only:
-        // a kernel without transparent huge pages leaves small pages, and nothing else changes.
-        if (huge) ::madvise(p, bytes, MADV_HUGEPAGE);
-#endif
         std::memset(p, 0, bytes);
         return std::unique_ptr<T[], Free>(static_cast<T*>(p));
     }
