@@ -258,21 +258,6 @@ double Trainer::sweep(std::span<const std::uint32_t> coords) {
     return largest;
 }
 
-std::vector<std::uint32_t> Trainer::working_set() const {
-    const std::uint32_t p = features();
-    std::vector<std::uint32_t> set;
-    if (!options_.active_set || !gradient_fresh_) {
-        set.resize(p);
-        for (std::uint32_t j = 0; j < p; ++j) set[j] = j;
-        return set;
-    }
-    const double threshold = strong_threshold();
-    for (std::uint32_t j = 0; j < p; ++j) {
-        if (coefs_.b[j] != 0 || std::fabs(gradient_[j]) > threshold) set.push_back(j);
-    }
-    return set;
-}
-
 double Trainer::strong_threshold() const {
     // KKT: b_j = 0 is optimal while |g_j| <= λ̃. After a change of λ, the sequential strong rule
     // (Tibshirani et al., JRSS B 2012): keep j when |g_j(λ_old)| >= 2λ̃ − λ̃_old. The same test
@@ -303,10 +288,10 @@ std::uint64_t Trainer::keep_nonzero(std::vector<std::uint32_t>& set) {
 }
 
 void Trainer::iterate_cyclic() {
-    const std::vector<std::uint32_t> first = working_set();
-    sweep(first);
+    std::vector<std::uint32_t> active;
+    working_set(active);
+    sweep(active);
     if (!options_.active_set) return;
-    std::vector<std::uint32_t> active = first;
     for (int s = 0; s < kMaxActiveSweeps; ++s) {
         keep_nonzero(active);
         if (active.empty() || sweep(active) <= std::max(inner_tol_, kInnerTolFloor)) break;

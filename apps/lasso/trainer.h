@@ -144,10 +144,6 @@ class Trainer {
 
     /// A new λ, keeping the coefficients (a warm start on a path); the iteration count restarts.
     void set_lambda(double lambda);
-    /// The coordinates the next iteration sweeps (or draws from) first (every one when the
-    /// gradients of the last evaluation are stale or active sets are off). Local; the same on every
-    /// rank.
-    std::vector<std::uint32_t> working_set() const;
     /// λ_max (y's units): the smallest λ whose solution is β = 0. Local.
     double lambda_max() const { return lambda_max_; }
 
@@ -206,7 +202,10 @@ class Trainer {
     template <class Keep>
     std::uint64_t filter(std::span<const std::uint32_t> from, std::uint32_t p, const Keep& keep,
                          std::vector<std::uint32_t>& out);
-    /// working_set() into `set`, filtered on the workers; returns its stored entries.
+    /// set = the coordinates the next iteration sweeps (or draws from) first: every one when the
+    /// gradients of the last evaluation are stale or active sets are off, else those the strong
+    /// rule keeps, filtered on the workers. Local; the same on every rank. Returns the set's
+    /// stored entries on this rank.
     std::uint64_t working_set(std::vector<std::uint32_t>& set);
     /// The strong rule's bound on |g_j| for working_set.
     double strong_threshold() const;

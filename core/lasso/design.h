@@ -16,9 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "core/base/huge_pages.h"
-
 #include "core/base/error.h"
+#include "core/base/huge_pages.h"
 
 namespace rotor::lasso {
 
