@@ -3,8 +3,9 @@
 // before the container first touches them (Linux's THP "madvise" mode, the default of Debian's
 // kernels, gives huge pages only to advised memory). A column read at a random place in a 100 MB
 // array is then a cache miss but no longer also a TLB miss and a page walk (docs/lasso.md,
-// "Huge pages"). Smaller allocations are plain malloc. At most 2 MiB more per large allocation;
-// advice only, so a kernel without THP leaves small pages and nothing else changes.
+// "Rounds in address order; huge pages"). Smaller allocations are plain malloc. At most 2 MiB more
+// per large allocation; advice only, so a kernel without THP leaves small pages and nothing else
+// changes.
 #pragma once
 
 #include <cstddef>
