@@ -21,6 +21,7 @@
 // pulled value independent of the split, so ranks x threads give bitwise the same coefficients.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -245,10 +246,17 @@ class Trainer {
     /// Pushes an evaluation on the workers, reduces it, sets gradient_ (the workers split the
     /// coordinates) and returns the evaluation at options_.lambda.
     Evaluation evaluate_all();
-    /// evaluate_all's end on several ranks, after the push (total_[p..p+2]: this rank's q_sum,
-    /// rr, ry): a reduce-scatter of the column sums (RankSums), this rank's columns' gradients
-    /// and terms, and share_gradients.
-    Evaluation evaluate_ranks();
+    /// An evaluation's q_sum, rr and ry.
+    using EvalTails = std::array<ExactSum, 3>;
+    /// evaluate_all's end on several ranks, after the push (`tails`: this rank's sums; on
+    /// return, every rank's): a reduce-scatter of the column sums (eval_sums_), this rank's
+    /// columns' gradients and terms, and share_gradients.
+    Evaluation evaluate_ranks(EvalTails& tails);
+    /// The terms of coordinates [lo, hi) (and their gradient_), total(j) being column j's total
+    /// x̃_jᵀq, converted a chunk at a time.
+    template <class Total>
+    CoordinateStats chunked_stats(std::size_t lo, std::size_t hi, double q_total,
+                                  const Total& total);
     /// Collective: every rank's gradients [first, last) (RankSums' blocks) into gradient_ and
     /// the coordinates' terms of every rank added (one allgather_blocks). `mine`: this rank's
     /// terms.
@@ -278,11 +286,15 @@ class Trainer {
     std::vector<double> shift_deltas_;          ///< c_j δ_j of the last pull, for the offset
     double round_largest_ = 0;                  ///< max d_j δ_j² of the last pull
     PullStats remote_pull_;                     ///< the last pull's shares of the other ranks
-    std::vector<std::int64_t> exchange_;        ///< exchange_pulled's and share_gradients' buffer
+    std::vector<std::int64_t> exchange_;        ///< exchange_pulled's buffer
     std::vector<std::size_t> exchange_counts_;  ///< and its blocks' lengths
     std::vector<ExactSum> total_;               ///< a round's reduced sums
-    RankSums rank_sums_;                        ///< several ranks: a reduce-scatter's buffers
-    std::uint32_t changed_ = 0;                 ///< coordinates changed in this iteration
+    RankSums rank_sums_;                        ///< several ranks: a round's reduce-scatter
+    /// Several ranks: the evaluation's reduce-scatter and allgather buffers, apart from the
+    /// rounds' so that neither is regrown (and zeroed) at every evaluation.
+    RankSums eval_sums_;
+    std::vector<std::int64_t> eval_exchange_;
+    std::uint32_t changed_ = 0;  ///< coordinates changed in this iteration
     /// g_j = z_jᵀr/N (standardised) at the last evaluation, at λ̃ = gradient_lambda_; fresh while
     /// no update has followed it.
     HugeVector<double> gradient_;

@@ -15,6 +15,24 @@ namespace rotor::lasso {
 
 using detail::share;
 
+template <class Total>
+CoordinateStats Trainer::chunked_stats(std::size_t lo, std::size_t hi, double q_total,
+                                       const Total& total) {
+    // The totals a chunk at a time, the chunk's terms while it is in cache (exact sums, maxima
+    // and counts: the same terms as one range).
+    const ProblemView pv = problem();
+    std::array<ExactSum, 2048> chunk;
+    CoordinateStats stats;
+    for (std::size_t a = lo; a < hi; a += chunk.size()) {
+        const std::size_t n = std::min(chunk.size(), hi - a);
+        for (std::size_t t = 0; t < n; ++t) chunk[t] = total(a + t);
+        stats.add(coordinate_stats(pv, options_.lambda, coefs_, static_cast<std::uint32_t>(a),
+                                   std::span<const ExactSum>(chunk.data(), n), q_total,
+                                   std::span<double>(gradient_).subspan(a, n)));
+    }
+    return stats;
+}
+
 Evaluation Trainer::evaluate_all() {
     const std::uint32_t p = features();
     run(
@@ -26,54 +44,42 @@ Evaluation Trainer::evaluate_all() {
         },
         slice_entries_);
     // The xq sums, then q_sum, rr and ry; the workers add their shares of the columns, and
-    // compute the gradients and the coordinates' terms.
-    total_.resize(std::size_t{p} + 3);
-    ExactSum q_sum, rr, ry;
+    // compute the gradients and the coordinates' terms. No p-long buffer of totals: the
+    // evaluation's buffers keep their sizes from one evaluation to the next, and a round's
+    // (total_, rank_sums_, exchange_) keep theirs.
+    EvalTails tails;
     for (const auto& w : workers_) {
-        q_sum.add(w->eval.q_sum);
-        rr.add(w->eval.rr);
-        ry.add(w->eval.ry);
+        tails[0].add(w->eval.q_sum);
+        tails[1].add(w->eval.rr);
+        tails[2].add(w->eval.ry);
     }
-    total_[p] = q_sum;
-    total_[p + 1] = rr;
-    total_[p + 2] = ry;
     gradient_.resize(p);
-    if (comm_.size() > 1) return evaluate_ranks();
+    if (comm_.size() > 1) return evaluate_ranks(tails);
     const ProblemView pv = problem();
-    const double q_total = total_[p].value();
+    const double q_total = tails[0].value();
     run(
         [&](Worker& me) {
             const auto [lo, hi] = share(p, me.index, workers_.size());
-            const auto terms = [&](std::size_t a, std::span<const ExactSum> xq) {
-                return coordinate_stats(pv, options_.lambda, coefs_, static_cast<std::uint32_t>(a),
-                                        xq, q_total,
-                                        std::span<double>(gradient_).subspan(a, xq.size()));
-            };
             if (workers_.size() == 1) {  // the one worker's sums are the totals
-                me.stats = terms(lo, std::span<const ExactSum>(me.eval.xq).subspan(lo, hi - lo));
+                me.stats =
+                    coordinate_stats(pv, options_.lambda, coefs_, lo,
+                                     std::span<const ExactSum>(me.eval.xq).subspan(lo, hi - lo),
+                                     q_total, std::span<double>(gradient_).subspan(lo, hi - lo));
                 return;
             }
-            // The workers' sums added a chunk at a time, the chunk's terms while it is in cache
-            // (exact sums, maxima and counts: the same terms as one range).
-            std::array<ExactSum, 2048> chunk;
-            me.stats = CoordinateStats{};
-            for (std::size_t a = lo; a < hi; a += chunk.size()) {
-                const std::size_t n = std::min(chunk.size(), hi - a);
-                for (std::size_t t = 0; t < n; ++t) {
-                    ExactSum s;
-                    for (const auto& w : workers_) s.add(w->eval.xq[a + t]);
-                    chunk[t] = s;
-                }
-                me.stats.add(terms(a, std::span<const ExactSum>(chunk.data(), n)));
-            }
+            me.stats = chunked_stats(lo, hi, q_total, [&](std::size_t j) {
+                ExactSum s;
+                for (const auto& w : workers_) s.add(w->eval.xq[j]);
+                return s;
+            });
         },
         slice_entries_);
     CoordinateStats all;
     for (const auto& w : workers_) all.add(w->stats);
-    return finish_evaluation(pv, options_.lambda, all, total_[p + 1], total_[p + 2]);
+    return finish_evaluation(pv, options_.lambda, all, tails[1], tails[2]);
 }
 
-Evaluation Trainer::evaluate_ranks() {
+Evaluation Trainer::evaluate_ranks(EvalTails& tails) {
     // Each rank receives the totals of its share of the columns and the three sums (one
     // reduce-scatter), computes its columns' gradients and terms over its workers, and the ranks
     // exchange those (one allgather): no rank adds, converts or evaluates every column.
@@ -84,38 +90,36 @@ Evaluation Trainer::evaluate_ranks() {
         for (const auto& w : workers_) s.add(w->eval.xq[j]);
         return s;
     };
-    const auto tail = [&](std::size_t t) { return total_[p + t]; };
-    rank_sums_.reset(p, 3, comm_);
+    const auto tail = [&](std::size_t t) { return tails[t]; };
+    eval_sums_.reset(p, tails.size(), comm_);
     run(
         [&](Worker& me) {
             const auto [lo, hi] = share(p, me.index, workers_.size());
-            me.misfits = rank_sums_.encode(lo, hi, column);
+            me.misfits = eval_sums_.encode(lo, hi, column);
         },
         slice_entries_);
     std::uint64_t misfits = 0;
     for (const auto& w : workers_) misfits += w->misfits;
-    for (std::size_t t = 0; t < 3; ++t) misfits += rank_sums_.encode_tail(t, tail(t));
+    for (std::size_t t = 0; t < tails.size(); ++t) misfits += eval_sums_.encode_tail(t, tail(t));
     {
         const detail::CommClock clock(eval_comm_s_);
-        rank_sums_.reduce(comm_, misfits, column, tail);
+        eval_sums_.reduce(comm_, misfits, column, tail);
     }
-    for (std::size_t t = 0; t < 3; ++t) total_[p + t] = rank_sums_.tail_total(t);
-    const std::size_t first = rank_sums_.first(), last = rank_sums_.last();
+    for (std::size_t t = 0; t < tails.size(); ++t) tails[t] = eval_sums_.tail_total(t);
+    const std::size_t first = eval_sums_.first(), last = eval_sums_.last();
     const ProblemView pv = problem();
+    const double q_total = tails[0].value();
     run(
         [&](Worker& me) {
             const auto [lo, hi] = share(last - first, me.index, workers_.size());
-            for (std::size_t j = first + lo; j < first + hi; ++j) total_[j] = rank_sums_.total(j);
-            me.stats = coordinate_stats(
-                pv, options_.lambda, coefs_, static_cast<std::uint32_t>(first + lo),
-                std::span<const ExactSum>(total_).subspan(first + lo, hi - lo), total_[p].value(),
-                std::span<double>(gradient_).subspan(first + lo, hi - lo));
+            me.stats = chunked_stats(first + lo, first + hi, q_total,
+                                     [&](std::size_t j) { return eval_sums_.total(j); });
         },
         slice_entries_);
     CoordinateStats mine;
     for (const auto& w : workers_) mine.add(w->stats);
-    return finish_evaluation(pv, options_.lambda, share_gradients(mine, first, last), total_[p + 1],
-                             total_[p + 2]);
+    return finish_evaluation(pv, options_.lambda, share_gradients(mine, first, last), tails[1],
+                             tails[2]);
 }
 
 CoordinateStats Trainer::share_gradients(const CoordinateStats& mine, std::size_t first,
@@ -128,22 +132,23 @@ CoordinateStats Trainer::share_gradients(const CoordinateStats& mine, std::size_
     for (std::size_t q = 0; q < ranks; ++q)
         exchange_counts_[q] = kHead + p * (q + 1) / ranks - p * q / ranks;
     const std::size_t at = kHead * static_cast<std::size_t>(comm_.rank()) + first;
-    exchange_.resize(kHead * ranks + p);
+    std::vector<std::int64_t>& exchange = eval_exchange_;
+    exchange.resize(kHead * ranks + p);
     const auto l1 = mine.l1.to_limbs();
-    std::copy(l1.begin(), l1.end(), exchange_.begin() + static_cast<std::ptrdiff_t>(at));
-    exchange_[at + ExactSum::kLimbs] = std::bit_cast<std::int64_t>(mine.dual_norm);
-    exchange_[at + ExactSum::kLimbs + 1] = std::bit_cast<std::int64_t>(mine.kkt);
-    exchange_[at + ExactSum::kLimbs + 2] = mine.nonzeros;
-    std::memcpy(exchange_.data() + at + kHead, gradient_.data() + first,
+    std::copy(l1.begin(), l1.end(), exchange.begin() + static_cast<std::ptrdiff_t>(at));
+    exchange[at + ExactSum::kLimbs] = std::bit_cast<std::int64_t>(mine.dual_norm);
+    exchange[at + ExactSum::kLimbs + 1] = std::bit_cast<std::int64_t>(mine.kkt);
+    exchange[at + ExactSum::kLimbs + 2] = mine.nonzeros;
+    std::memcpy(exchange.data() + at + kHead, gradient_.data() + first,
                 (last - first) * sizeof(double));
     {
         const detail::CommClock clock(eval_comm_s_);
-        comm_.allgather_blocks(exchange_, exchange_counts_);
+        comm_.allgather_blocks(exchange, exchange_counts_);
     }
     CoordinateStats total;
     for (std::size_t q = 0; q < ranks; ++q) {
         const std::size_t lo = p * q / ranks, hi = p * (q + 1) / ranks;
-        const std::int64_t* block = exchange_.data() + kHead * q + lo;
+        const std::int64_t* block = exchange.data() + kHead * q + lo;
         CoordinateStats s;
         std::array<std::int64_t, ExactSum::kLimbs> l{};
         std::copy_n(block, l.size(), l.begin());
