@@ -151,16 +151,28 @@ class ExactSum {
 
 /// ExactSum::add for a run of terms, cheaper per term: a term below 2^15 in magnitude (one
 /// 64-bit conversion, ExactSum's own first case) is added into a 64-bit integer, which goes into
-/// the ExactSum only when the next addition would overflow; larger or invalid terms go to the
-/// ExactSum at once. The same rounding of each term and only integer additions, so sum() is
-/// bitwise the ExactSum of the same terms (tested). A local value for one loop; not thread-safe.
+/// the ExactSum only when the next addition would overflow; a term below 2^47 (ExactSum's second
+/// case: its integer part x * 2^16 and the fraction's 32 bits converted apart) adds the two parts
+/// into two more 64-bit integers the same way; larger or invalid terms go to the ExactSum at
+/// once. The same rounding of each term and only integer additions, so sum() is bitwise the
+/// ExactSum of the same terms (tested). A local value for one loop; not thread-safe.
 class ExactAccumulator {
   public:
     void add(double x) noexcept {
-        if (std::fabs(x) < 32768.0) [[likely]] {
+        const double m = std::fabs(x);
+        if (m < 32768.0) [[likely]] {
             const std::int64_t t = ExactSum::fixed_of_small(x);
             if (__builtin_add_overflow(small_, t, &small_)) [[unlikely]]
-                spill(t);
+                spill(small_, t, 0);
+        } else if (m < ExactSum::kMaxTerm) {
+            // ExactSum::add's second case: (hi * 2^32 + lo) units of 2^-48.
+            const double a = x * 0x1p16;
+            const auto hi = static_cast<std::int64_t>(a);
+            const auto lo = static_cast<std::int64_t>((a - static_cast<double>(hi)) * 0x1p32);
+            if (__builtin_add_overflow(high_, hi, &high_)) [[unlikely]]
+                spill(high_, hi, 32);
+            if (__builtin_add_overflow(low_, lo, &low_)) [[unlikely]]
+                spill(low_, lo, 0);
         } else {
             add_wide(x);
         }
@@ -169,20 +181,27 @@ class ExactAccumulator {
     ExactSum sum() const noexcept {
         ExactSum s = wide_;
         s.add_fixed(small_);
+        s.add_fixed(static_cast<ExactSum::Int128>(high_) * (ExactSum::Int128{1} << 32));
+        s.add_fixed(low_);
         return s;
     }
 
   private:
-    // Out of line, so that a loop of add() keeps only small_ in a register.
+    // Out of line, so that a loop of add() keeps only its integers in registers.
     [[gnu::noinline, gnu::cold]] void add_wide(double x) noexcept { wide_.add(x); }
-    /// small_ holds the old total plus t wrapped to 64 bits: the old total goes to wide_.
-    [[gnu::noinline, gnu::cold]] void spill(std::int64_t t) noexcept {
-        const auto old = static_cast<std::uint64_t>(small_) - static_cast<std::uint64_t>(t);
-        wide_.add_fixed(static_cast<std::int64_t>(old));
-        small_ = t;
+    /// part holds its old total plus t wrapped to 64 bits (a total in units of 2^shift fixed-point
+    /// units): the old total goes to wide_, part restarts at t.
+    [[gnu::noinline, gnu::cold]] void spill(std::int64_t& part, std::int64_t t,
+                                            int shift) noexcept {
+        const auto old = static_cast<std::int64_t>(static_cast<std::uint64_t>(part) -
+                                                   static_cast<std::uint64_t>(t));
+        wide_.add_fixed(static_cast<ExactSum::Int128>(old) * (ExactSum::Int128{1} << shift));
+        part = t;
     }
 
     std::int64_t small_ = 0;  // fixed-point sum of the small terms since the last spill
+    std::int64_t high_ = 0;   // the medium terms' integer parts (units of 2^-16) since theirs
+    std::int64_t low_ = 0;    // and their fractions' 32 bits (units of 2^-48)
     ExactSum wide_;           // the rest
 };
 

@@ -186,5 +186,44 @@ TEST(ExactAccumulator, IsBitwiseTheExactSumOfTheSameTerms) {
     EXPECT_FALSE(acc.sum().valid());
 }
 
+TEST(ExactAccumulator, MediumTermsAreBitwiseTheExactSumOfTheSameTerms) {
+    // Terms in [2^15, 2^47) (ExactSum's integer part and fraction converted apart): of one sign
+    // near 2^47, their integer parts (x * 2^16, near 2^63) overflow a 64-bit sum every other term;
+    // mixed with fractions of both signs, small terms and the cases' edges.
+    Rng rng(9);
+    for (const double sign_mix : {0.0, 0.5}) {
+        std::vector<double> t;
+        for (int i = 0; i < 4000; ++i) {
+            const double sign = rng.uniform() < sign_mix ? -1 : 1;
+            const double e = 15 + 32 * rng.uniform();  // 2^15 .. 2^47
+            t.push_back(sign * std::min(std::exp2(e), 0x1p47 * (1 - 0x1p-52)));
+        }
+        for (int i = 0; i < 500; ++i) t.push_back(0x1p47 - 0.25);
+        for (int i = 0; i < 200; ++i) t.push_back(-32768.0 - 0x1p-37);
+        t.push_back(32768.0);
+        t.push_back(-0x1p47);  // not below 2^47: ExactSum's invalid case
+        for (double x : random_terms(1000, 10)) t.push_back(x);
+        std::shuffle(t.begin(), t.end(), rng);
+        ExactSum ref;
+        ExactAccumulator acc;
+        for (double x : t) {
+            ref.add(x);
+            acc.add(x);
+        }
+        EXPECT_TRUE(acc.sum() == ref) << sign_mix;
+        // And without the invalid term: a valid sum, its value too.
+        std::erase_if(t, [](double x) { return std::fabs(x) >= 0x1p47; });
+        ExactSum ref2;
+        ExactAccumulator acc2;
+        for (double x : t) {
+            ref2.add(x);
+            acc2.add(x);
+        }
+        ASSERT_TRUE(ref2.valid());
+        EXPECT_TRUE(acc2.sum() == ref2) << sign_mix;
+        EXPECT_EQ(acc2.sum().value(), ref2.value());
+    }
+}
+
 }  // namespace
 }  // namespace rotor::mf
