@@ -163,7 +163,8 @@ class Trainer {
     /// part (a hand-off to the workers costs more than such a step; the result is the same bits).
     template <class Fn>
     void run(const Fn& fn, std::uint64_t entries);
-    /// Stored entries of the rank's columns `coords`.
+    /// Stored entries of the rank's columns `coords`; 0 with one worker (the entries decide
+    /// hand-offs to the workers only, and one worker has none).
     std::uint64_t entries_of(std::span<const std::uint32_t> coords) const;
     void flush_residuals();
     void reduce(std::vector<ExactSum>& total);
@@ -199,7 +200,8 @@ class Trainer {
     /// Returns the set's stored entries (this rank's).
     std::uint64_t keep_nonzero(std::vector<std::uint32_t>& set);
     /// out = the coordinates of `from` (of 0..p−1 when from is empty) that keep(j) accepts, in
-    /// order, filtered by the workers a share each (run()); returns their stored entries.
+    /// order, filtered by the workers a share each (run()); returns their stored entries (0
+    /// with one worker, as entries_of).
     template <class Keep>
     std::uint64_t filter(std::span<const std::uint32_t> from, std::uint32_t p, const Keep& keep,
                          std::vector<std::uint32_t>& out);

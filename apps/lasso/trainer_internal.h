@@ -73,6 +73,7 @@ std::uint64_t Trainer::filter(std::span<const std::uint32_t> from, std::uint32_t
                               const Keep& keep, std::vector<std::uint32_t>& out) {
     // Each worker filters a contiguous share; the shares are joined in order.
     const std::size_t n = from.empty() ? p : from.size();
+    const bool count_entries = workers_.size() > 1;  // as entries_of
     run(
         [&](Worker& me) {
             const auto [lo, hi] = detail::share(n, me.index, workers_.size());
@@ -82,7 +83,7 @@ std::uint64_t Trainer::filter(std::span<const std::uint32_t> from, std::uint32_t
                 const auto j = from.empty() ? static_cast<std::uint32_t>(i) : from[i];
                 if (!keep(j)) continue;
                 me.kept.push_back(j);
-                me.kept_entries += column_entries_[j];
+                if (count_entries) me.kept_entries += column_entries_[j];
             }
         },
         n);
