@@ -249,8 +249,11 @@ def ladder_table(runs, key, targets, quantity):
     g = {label: rs for label, rs in groups(runs).items() if any(r[key] for r in rs)}
     rotors = [label for label in g if label.startswith("rotor")]
     peers = [label for label in g if not label.startswith("rotor")]
+    # Without a peer for this quantity (e.g. no --nomad for log p(w|z)) the rotor runs' times
+    # only, no ratio columns.
+    ratio_of = rotors if peers else []
     head = [f"{quantity} target"] + [f"{label}, s" for label in g] + \
-        [f"{label} / {'fastest peer' if len(peers) > 1 else peers[0]}" for label in rotors]
+        [f"{label} / {'fastest peer' if len(peers) > 1 else peers[0]}" for label in ratio_of]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for t in targets:
         cells, secs = [f"{t:.4g}"], {}
@@ -259,7 +262,7 @@ def ladder_table(runs, key, targets, quantity):
             secs[label] = s
             cells.append("never" if s is None else f"{s:.1f}" + ("" if n == m else f" ({n}/{m})"))
         peer_best = min((secs[p] for p in peers if secs[p] is not None), default=None)
-        for label in rotors:
+        for label in ratio_of:
             ok = secs[label] is not None and peer_best is not None
             cells.append(f"{secs[label] / peer_best:.2f}" if ok else "–")
         lines.append("| " + " | ".join(cells) + " |")
