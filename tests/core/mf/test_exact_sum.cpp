@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "core/base/rng.h"
@@ -164,6 +165,18 @@ TEST(ExactSum, ValueRoundsTotalsOnBothSidesOfTheInt64Range) {
     }
 }
 
+// ExactSum::add and ExactAccumulator::add over the same terms in order: {the sum, the
+// accumulator's sum()}.
+std::pair<ExactSum, ExactSum> both_sums(const std::vector<double>& t) {
+    ExactSum ref;
+    ExactAccumulator acc;
+    for (double x : t) {
+        ref.add(x);
+        acc.add(x);
+    }
+    return {ref, acc.sum()};
+}
+
 TEST(ExactAccumulator, IsBitwiseTheExactSumOfTheSameTerms) {
     // Small terms of one sign overflow the 64-bit part many times (2^15 * 2^48 = 2^63 at most
     // each); mixed with large, tiny and invalid terms.
@@ -173,17 +186,12 @@ TEST(ExactAccumulator, IsBitwiseTheExactSumOfTheSameTerms) {
     t.push_back(-0x1p-49);
     Rng rng(8);
     std::shuffle(t.begin(), t.end(), rng);
-    ExactSum ref;
-    ExactAccumulator acc;
-    for (double x : t) {
-        ref.add(x);
-        acc.add(x);
-    }
-    EXPECT_TRUE(acc.sum() == ref);
-    EXPECT_EQ(acc.sum().value(), ref.value());
+    const auto [ref, sum] = both_sums(t);
+    EXPECT_TRUE(sum == ref);
+    EXPECT_EQ(sum.value(), ref.value());
     EXPECT_TRUE(ExactAccumulator{}.sum() == ExactSum{});
-    acc.add(std::nan(""));
-    EXPECT_FALSE(acc.sum().valid());
+    t.push_back(std::nan(""));
+    EXPECT_FALSE(both_sums(t).second.valid());
 }
 
 TEST(ExactAccumulator, MediumTermsAreBitwiseTheExactSumOfTheSameTerms) {
@@ -204,24 +212,14 @@ TEST(ExactAccumulator, MediumTermsAreBitwiseTheExactSumOfTheSameTerms) {
         t.push_back(-0x1p47);  // not below 2^47: ExactSum's invalid case
         for (double x : random_terms(1000, 10)) t.push_back(x);
         std::shuffle(t.begin(), t.end(), rng);
-        ExactSum ref;
-        ExactAccumulator acc;
-        for (double x : t) {
-            ref.add(x);
-            acc.add(x);
-        }
-        EXPECT_TRUE(acc.sum() == ref) << sign_mix;
+        const auto [ref, sum] = both_sums(t);
+        EXPECT_TRUE(sum == ref) << sign_mix;
         // And without the invalid term: a valid sum, its value too.
         std::erase_if(t, [](double x) { return std::fabs(x) >= 0x1p47; });
-        ExactSum ref2;
-        ExactAccumulator acc2;
-        for (double x : t) {
-            ref2.add(x);
-            acc2.add(x);
-        }
-        ASSERT_TRUE(ref2.valid());
-        EXPECT_TRUE(acc2.sum() == ref2) << sign_mix;
-        EXPECT_EQ(acc2.sum().value(), ref2.value());
+        const auto [valid_ref, valid_sum] = both_sums(t);
+        ASSERT_TRUE(valid_ref.valid());
+        EXPECT_TRUE(valid_sum == valid_ref) << sign_mix;
+        EXPECT_EQ(valid_sum.value(), valid_ref.value());
     }
 }
 
