@@ -10,7 +10,7 @@ and whether every model file is byte-identical.
         [--max-iterations 10] [--tol 0] [--out DIR]
 
 The defaults (shotgun, L = 4096, 10 iterations) are a converging run on the 10^6-feature set
-(F within 3e-7 of the optimum after 10 iterations). Sessions 9-11 timed `--args '-L 8192'
+(F after 10 iterations within 3e-7, relative, of F after 60). Sessions 9-11 timed `--args '-L 8192'
 --max-iterations 5`, which diverges at iteration 6 on that set (docs/BENCHMARKS.md, "Session
 11"): pass those to compare with their tables.
 
