@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "core/base/huge_pages.h"
 #include "core/mf/exact_sum.h"
 
 namespace rotor::lasso {
@@ -102,8 +103,8 @@ class RankSums {
     std::vector<std::size_t> first_;   ///< block q holds sums [first_[q], first_[q + 1])
     std::vector<std::size_t> offset_;  ///< block q's first limb in send_
     std::vector<std::size_t> counts_;  ///< limbs of each block (the reduce-scatter's counts)
-    std::vector<std::int64_t> send_;
-    std::vector<std::int64_t> mine_;  ///< this rank's block of the totals
+    HugeVector<std::int64_t> send_;    ///< an evaluation's are 16 MB at 10^6 columns
+    HugeVector<std::int64_t> mine_;    ///< this rank's block of the totals
 };
 
 }  // namespace rotor::lasso

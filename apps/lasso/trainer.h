@@ -295,7 +295,7 @@ class Trainer {
     /// Several ranks: the evaluation's reduce-scatter and allgather buffers, apart from the
     /// rounds' so that neither is regrown (and zeroed) at every evaluation.
     RankSums eval_sums_;
-    std::vector<std::int64_t> eval_exchange_;
+    HugeVector<std::int64_t> eval_exchange_;
     std::uint32_t changed_ = 0;  ///< coordinates changed in this iteration
     /// g_j = z_jᵀr/N (standardised) at the last evaluation, at λ̃ = gradient_lambda_; fresh while
     /// no update has followed it.

@@ -132,7 +132,7 @@ CoordinateStats Trainer::share_gradients(const CoordinateStats& mine, std::size_
     for (std::size_t q = 0; q < ranks; ++q)
         exchange_counts_[q] = kHead + p * (q + 1) / ranks - p * q / ranks;
     const std::size_t at = kHead * static_cast<std::size_t>(comm_.rank()) + first;
-    std::vector<std::int64_t>& exchange = eval_exchange_;
+    HugeVector<std::int64_t>& exchange = eval_exchange_;
     exchange.resize(kHead * ranks + p);
     const auto l1 = mine.l1.to_limbs();
     std::copy(l1.begin(), l1.end(), exchange.begin() + static_cast<std::ptrdiff_t>(at));
