@@ -406,8 +406,10 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
     c->add_option("--alpha", f->alpha,
                   "Doc-topic prior: one value (default 50/K) or K comma-separated values");
     c->add_option("--beta", f->options.params.beta, "Topic-word prior")->capture_default_str();
-    c->add_option("--blocks", f->options.blocks,
-                  "Grid side L (default: ceil(sqrt(2)*threads); 16 with --deterministic)");
+    c->add_option(
+        "--blocks", f->options.blocks,
+        "Grid side L (default: ceil(sqrt(2)*threads), at least 4 with 2 or more threads; 16 with "
+        "--deterministic)");
     c->add_flag("--deterministic", f->options.deterministic,
                 "Diagonal sweeps: the same seed gives the same model at any thread count");
     c->add_option("--sampler", f->sampler,

@@ -168,6 +168,19 @@ Trainer::Trainer(const core::Corpus& corpus, const TrainOptions& options,
     }
 }
 
+namespace {
+
+/// One process's default grid side: ceil(sqrt(2)·P) for the P = min(threads, cpus) workers
+/// that run at once, at least TrainOptions::kMinThreadedBlocks when P >= 2.
+int threaded_grid_side(int threads, int cpus) {
+    const int side = sched::default_grid_side(threads, cpus);
+    return std::min(threads, std::max(cpus, 1)) >= 2
+               ? std::max(side, TrainOptions::kMinThreadedBlocks)
+               : side;
+}
+
+}  // namespace
+
 void Trainer::choose_grid(int threads) {
     const int cpus = sched::available_cpus();
     if (ranks_ == 1) {
@@ -175,7 +188,7 @@ void Trainer::choose_grid(int threads) {
         cols_per_slice_ = options_.blocks > 0           ? options_.blocks
                           : dist_.columns_per_slice > 0 ? dist_.columns_per_slice
                           : options_.deterministic      ? TrainOptions::kDeterministicBlocks
-                                                        : sched::default_grid_side(threads, cpus);
+                                                        : threaded_grid_side(threads, cpus);
     } else {
         cols_per_slice_ = dist_.columns_per_slice > 0 ? dist_.columns_per_slice
                                                       : sched::default_grid_side(threads, cpus);

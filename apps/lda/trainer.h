@@ -14,7 +14,8 @@
 //   slower than their share to faster ones at the start of an iteration, and each rank rebuilds
 //   its blocks (plan_rebalance, migrate). The word rows and topic totals do not change.
 // - Words: P = 1: one slice of every word, cut into L column groups greedily by frequency
-//   (L = --blocks, or ceil(sqrt(2)·threads), or 16 with --deterministic). P > 1: 2P slices that
+//   (L = --blocks, or ceil(sqrt(2)·threads) and at least 4 with 2 or more threads, or 16 with
+//   --deterministic). P > 1: 2P slices that
 //   balance every rank's share of the tokens (sched::partition_cols_balanced), each cut into c
 //   column groups, so the rank's grid has side G = 2P·c, column s·c + j being group j of slice s.
 //   Rows: the rank's docs in G groups of equal token count.
@@ -104,6 +105,12 @@ struct TrainOptions {
 
     /// Deterministic mode's default L: fixed, so that it does not depend on --threads.
     static constexpr int kDeterministicBlocks = 16;
+    /// The least default grid side with two or more threads (one process, no --blocks): at 2
+    /// threads ceil(sqrt(2)·2) = 3 leaves a worker 4 blocks to choose from and a sweep's last
+    /// blocks wait on each other; 4 x 4 was 7–24% faster at K = 100 and 5% at K = 1,000 on the
+    /// kernel split (docs/BENCHMARKS.md, "Grid side at 2 threads"). From 3 threads on the
+    /// formula gives 5 or more.
+    static constexpr int kMinThreadedBlocks = 4;
     void validate() const;
 };
 

@@ -9,6 +9,7 @@
 
 #include "apps/lda/trainer_test_util.h"
 #include "core/base/error.h"
+#include "sched/block_grid.h"
 #include "sched/runtime.h"
 
 namespace rotor::lda {
@@ -125,6 +126,27 @@ TEST_P(TrainerThreads, TrainSyncsAtEvaluationsAndStateHooks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, TrainerThreads, ::testing::Values(1, 2, 4));
+
+// The default grid side: ceil(sqrt(2) P) for the P workers that run at once (threads, at most
+// the processors), at least TrainOptions::kMinThreadedBlocks from 2 of them; --blocks and
+// --deterministic as given.
+TEST(Trainer, DefaultGridSideIsAtLeastFourWithTwoOrMoreRunningThreads) {
+    const auto corpus = small_corpus(5);
+    const int cpus = sched::available_cpus();
+    for (int threads : {1, 2, 3, 4}) {
+        sched::Runtime rt(threads, sched::PinMode::kNone);
+        Trainer t(corpus, options(8), rt);
+        const int running = std::min(threads, cpus);
+        const int expected = running >= 2 ? std::max(sched::default_grid_side(running), 4) : 2;
+        EXPECT_EQ(t.grid_side(), expected) << threads << " threads on " << cpus << " processors";
+    }
+    sched::Runtime rt(2, sched::PinMode::kNone);
+    auto o = options(8);
+    o.blocks = 3;
+    EXPECT_EQ(Trainer(corpus, o, rt).grid_side(), 3);
+    EXPECT_EQ(Trainer(corpus, options(8, true), rt).grid_side(),
+              TrainOptions::kDeterministicBlocks);
+}
 
 // The same seed gives the same model, bit for bit, at 1, 2 and 3 threads.
 TEST(Trainer, DeterministicModeIsIndependentOfThreadCount) {
