@@ -15,9 +15,9 @@
 //   its blocks (plan_rebalance, migrate). The word rows and topic totals do not change.
 // - Words: P = 1: one slice of every word, cut into L column groups greedily by frequency
 //   (L = --blocks, or ceil(sqrt(2)·threads) and at least 4 with 2 or more threads, or 16 with
-//   --deterministic). P > 1: 2P slices that
-//   balance every rank's share of the tokens (sched::partition_cols_balanced), each cut into c
-//   column groups, so the rank's grid has side G = 2P·c, column s·c + j being group j of slice s.
+//   --deterministic). P > 1: 2P slices that balance every rank's share of the tokens
+//   (sched::partition_cols_balanced), each cut into c column groups, so the rank's grid has side
+//   G = 2P·c, column s·c + j being group j of slice s.
 //   Rows: the rank's docs in G groups of equal token count.
 // - P = 1: an iteration is one sweep over the grid; sweeps between sync points run back to back
 //   (BlockScheduler::reset_sweeps), or as diagonal rounds with --deterministic (the same model at
