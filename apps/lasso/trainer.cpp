@@ -87,7 +87,7 @@ ProblemView Trainer::problem() const {
 }
 
 std::uint64_t Trainer::entries_of(std::span<const std::uint32_t> coords) const {
-    if (workers_.size() == 1) return 0;  // they decide hand-offs only: one worker has none
+    if (!counts_entries()) return 0;
     std::uint64_t n = 0;
     for (const std::uint32_t j : coords) n += column_entries_[j];
     return n;

@@ -163,8 +163,10 @@ class Trainer {
     /// part (a hand-off to the workers costs more than such a step; the result is the same bits).
     template <class Fn>
     void run(const Fn& fn, std::uint64_t entries);
-    /// Stored entries of the rank's columns `coords`; 0 with one worker (the entries decide
-    /// hand-offs to the workers only, and one worker has none).
+    /// Whether stored entries are counted: they decide hand-offs to the workers only, and one
+    /// worker has none (entries_of and filter return 0 then).
+    bool counts_entries() const { return workers_.size() > 1; }
+    /// Stored entries of the rank's columns `coords`; 0 unless counts_entries().
     std::uint64_t entries_of(std::span<const std::uint32_t> coords) const;
     void flush_residuals();
     void reduce(std::vector<ExactSum>& total);
@@ -201,7 +203,7 @@ class Trainer {
     std::uint64_t keep_nonzero(std::vector<std::uint32_t>& set);
     /// out = the coordinates of `from` (of 0..p−1 when from is empty) that keep(j) accepts, in
     /// order, filtered by the workers a share each (run()); returns their stored entries (0
-    /// with one worker, as entries_of).
+    /// unless counts_entries()).
     template <class Keep>
     std::uint64_t filter(std::span<const std::uint32_t> from, std::uint32_t p, const Keep& keep,
                          std::vector<std::uint32_t>& out);
@@ -254,6 +256,9 @@ class Trainer {
     /// return, every rank's): a reduce-scatter of the column sums (eval_sums_), this rank's
     /// columns' gradients and terms, and share_gradients.
     Evaluation evaluate_ranks(EvalTails& tails);
+    /// Column j's x̃_jᵀq over the workers of this rank: their evaluation sums added (the one
+    /// worker's as they are). Inline (trainer_internal.h): once a column in the evaluation.
+    ExactSum column_total(std::size_t j) const;
     /// The terms of coordinates [lo, hi) (and their gradient_), total(j) being column j's total
     /// x̃_jᵀq, converted a chunk at a time.
     template <class Total>

@@ -67,11 +67,8 @@ Evaluation Trainer::evaluate_all() {
                                      q_total, std::span<double>(gradient_).subspan(lo, hi - lo));
                 return;
             }
-            me.stats = chunked_stats(lo, hi, q_total, [&](std::size_t j) {
-                ExactSum s;
-                for (const auto& w : workers_) s.add(w->eval.xq[j]);
-                return s;
-            });
+            me.stats =
+                chunked_stats(lo, hi, q_total, [&](std::size_t j) { return column_total(j); });
         },
         slice_entries_);
     CoordinateStats all;
@@ -84,12 +81,7 @@ Evaluation Trainer::evaluate_ranks(EvalTails& tails) {
     // reduce-scatter), computes its columns' gradients and terms over its workers, and the ranks
     // exchange those (one allgather): no rank adds, converts or evaluates every column.
     const std::uint32_t p = features();
-    const auto column = [&](std::size_t j) {
-        if (workers_.size() == 1) return workers_[0]->eval.xq[j];
-        ExactSum s;
-        for (const auto& w : workers_) s.add(w->eval.xq[j]);
-        return s;
-    };
+    const auto column = [&](std::size_t j) { return column_total(j); };
     const auto tail = [&](std::size_t t) { return tails[t]; };
     eval_sums_.reset(p, tails.size(), comm_);
     run(
@@ -132,23 +124,22 @@ CoordinateStats Trainer::share_gradients(const CoordinateStats& mine, std::size_
     for (std::size_t q = 0; q < ranks; ++q)
         exchange_counts_[q] = kHead + p * (q + 1) / ranks - p * q / ranks;
     const std::size_t at = kHead * static_cast<std::size_t>(comm_.rank()) + first;
-    HugeVector<std::int64_t>& exchange = eval_exchange_;
-    exchange.resize(kHead * ranks + p);
+    eval_exchange_.resize(kHead * ranks + p);
     const auto l1 = mine.l1.to_limbs();
-    std::copy(l1.begin(), l1.end(), exchange.begin() + static_cast<std::ptrdiff_t>(at));
-    exchange[at + ExactSum::kLimbs] = std::bit_cast<std::int64_t>(mine.dual_norm);
-    exchange[at + ExactSum::kLimbs + 1] = std::bit_cast<std::int64_t>(mine.kkt);
-    exchange[at + ExactSum::kLimbs + 2] = mine.nonzeros;
-    std::memcpy(exchange.data() + at + kHead, gradient_.data() + first,
+    std::copy(l1.begin(), l1.end(), eval_exchange_.begin() + static_cast<std::ptrdiff_t>(at));
+    eval_exchange_[at + ExactSum::kLimbs] = std::bit_cast<std::int64_t>(mine.dual_norm);
+    eval_exchange_[at + ExactSum::kLimbs + 1] = std::bit_cast<std::int64_t>(mine.kkt);
+    eval_exchange_[at + ExactSum::kLimbs + 2] = mine.nonzeros;
+    std::memcpy(eval_exchange_.data() + at + kHead, gradient_.data() + first,
                 (last - first) * sizeof(double));
     {
         const detail::CommClock clock(eval_comm_s_);
-        comm_.allgather_blocks(exchange, exchange_counts_);
+        comm_.allgather_blocks(eval_exchange_, exchange_counts_);
     }
     CoordinateStats total;
     for (std::size_t q = 0; q < ranks; ++q) {
         const std::size_t lo = p * q / ranks, hi = p * (q + 1) / ranks;
-        const std::int64_t* block = exchange.data() + kHead * q + lo;
+        const std::int64_t* block = eval_exchange_.data() + kHead * q + lo;
         CoordinateStats s;
         std::array<std::int64_t, ExactSum::kLimbs> l{};
         std::copy_n(block, l.size(), l.begin());

@@ -53,6 +53,14 @@ struct Trainer::Worker {
     PartView view() { return part.view(residuals); }
 };
 
+// Inline: called once a column in the evaluation's loops.
+inline ExactSum Trainer::column_total(std::size_t j) const {
+    if (workers_.size() == 1) return workers_[0]->eval.xq[j];
+    ExactSum s;
+    for (const auto& w : workers_) s.add(w->eval.xq[j]);
+    return s;
+}
+
 template <class Fn>
 void Trainer::run(const Fn& fn, std::uint64_t entries) {
     if (workers_.size() == 1 || entries < options_.inline_entries) {
@@ -73,7 +81,7 @@ std::uint64_t Trainer::filter(std::span<const std::uint32_t> from, std::uint32_t
                               const Keep& keep, std::vector<std::uint32_t>& out) {
     // Each worker filters a contiguous share; the shares are joined in order.
     const std::size_t n = from.empty() ? p : from.size();
-    const bool count_entries = workers_.size() > 1;  // as entries_of
+    const bool count_entries = counts_entries();
     run(
         [&](Worker& me) {
             const auto [lo, hi] = detail::share(n, me.index, workers_.size());
