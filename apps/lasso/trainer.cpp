@@ -201,36 +201,48 @@ void Trainer::pull_round(std::span<const std::uint32_t> coords) {
                                first + hi, coefs_, pending_deltas_, shift_deltas_);
             },
             (last - first) * kPullEntries);
-        exchange_pulled(first, last);
+        double largest = 0;
+        for (const auto& w : workers_) largest = std::max(largest, w->pull.largest);
+        exchange_pulled(first, last, largest);
     }
     finish_pull(coords, pending_deltas_);
 }
 
-void Trainer::exchange_pulled(std::size_t first, std::size_t last) {
-    // One allgather of the δ's bit patterns in place: each rank sends its share only (the
-    // blocks of RankSums, the share() of every rank).
+void Trainer::exchange_pulled(std::size_t first, std::size_t last, double largest) {
+    // One allgather in place: each rank sends its share only (the blocks of RankSums, the share()
+    // of every rank): the bit patterns of its δ's and of their c_j δ_j, interleaved, then of its
+    // largest d_j δ_j². So a rank reads no shift or norm of another rank's coordinates: applying
+    // them touches b and last_delta only.
     const std::size_t size = pending_coords_.size();
     const auto ranks = static_cast<std::size_t>(comm_.size());
-    exchange_.resize(size);
+    const auto rank = static_cast<std::size_t>(comm_.rank());
+    exchange_.resize(2 * size + ranks);
     exchange_counts_.resize(ranks);
     for (std::size_t q = 0; q < ranks; ++q) {
         const auto [lo, hi] = share(size, static_cast<int>(q), ranks);
-        exchange_counts_[q] = hi - lo;
+        exchange_counts_[q] = 2 * (hi - lo) + 1;
     }
-    for (std::size_t t = first; t < last; ++t)
-        exchange_[t] = std::bit_cast<std::int64_t>(pending_deltas_[t]);
+    // Rank q's block starts at 2 lo + q.
+    std::int64_t* mine = exchange_.data() + 2 * first + rank;
+    for (std::size_t t = first; t < last; ++t, mine += 2) {
+        mine[0] = std::bit_cast<std::int64_t>(pending_deltas_[t]);
+        mine[1] = std::bit_cast<std::int64_t>(shift_deltas_[t]);
+    }
+    *mine = std::bit_cast<std::int64_t>(largest);
     {
         const detail::CommClock clock(comm_s_);
         comm_.allgather_blocks(exchange_, exchange_counts_);
     }
-    for (std::size_t t = 0; t < size; ++t)  // this rank's share comes back unchanged
-        pending_deltas_[t] = std::bit_cast<double>(exchange_[t]);
-    const ProblemView pv = problem();
-    for (const auto& [lo, hi] : {std::pair{std::size_t{0}, first}, std::pair{last, size}}) {
-        const PullStats s =
-            apply_pulled(pv, pending_coords_, lo, hi, pending_deltas_, coefs_, shift_deltas_);
-        remote_pull_.changed += s.changed;
-        remote_pull_.largest = std::max(remote_pull_.largest, s.largest);
+    for (std::size_t q = 0; q < ranks; ++q) {
+        if (q == rank) continue;
+        const auto [lo, hi] = share(size, static_cast<int>(q), ranks);
+        const std::int64_t* block = exchange_.data() + 2 * lo + q;
+        for (std::size_t t = lo; t < hi; ++t, block += 2) {
+            pending_deltas_[t] = std::bit_cast<double>(block[0]);
+            shift_deltas_[t] = std::bit_cast<double>(block[1]);
+        }
+        remote_pull_.largest = std::max(remote_pull_.largest, std::bit_cast<double>(*block));
+        remote_pull_.changed += apply_pulled(pending_coords_, lo, hi, pending_deltas_, coefs_);
     }
 }
 

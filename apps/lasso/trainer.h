@@ -185,9 +185,9 @@ class Trainer {
     /// A round's pull on this thread: combine, reduce, soft-threshold, the sampler, counters.
     void pull_round(std::span<const std::uint32_t> coords);
     /// Several ranks, a round split between them: shares this rank's changes [first, last) of
-    /// the round (one allgather_blocks of their bit patterns) and applies the other ranks'
-    /// (apply_pulled; remote_pull_ counts them).
-    void exchange_pulled(std::size_t first, std::size_t last);
+    /// the round, their c_j δ_j and its largest d_j δ_j² (`largest`) in one allgather_blocks of
+    /// their bit patterns, and applies the other ranks' (apply_pulled; remote_pull_ counts them).
+    void exchange_pulled(std::size_t first, std::size_t last, double largest);
     /// What follows the workers' pull of coords (changes `deltas`), on one thread: the offset's
     /// changes in order, the round's counters, the sampler.
     void finish_pull(std::span<const std::uint32_t> coords, std::span<const double> deltas);

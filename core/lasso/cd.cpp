@@ -115,23 +115,19 @@ PullStats pull_range(const ProblemView& problem, double lambda, double q_sum,
     return s;
 }
 
-PullStats apply_pulled(const ProblemView& problem, std::span<const std::uint32_t> coords,
-                       std::size_t lo, std::size_t hi, std::span<const double> deltas,
-                       Coefficients& coefs, std::span<double> shift_deltas) {
-    ROTOR_ASSERT(deltas.size() == coords.size() && shift_deltas.size() == coords.size() &&
-                     lo <= hi && hi <= coords.size(),
+std::uint32_t apply_pulled(std::span<const std::uint32_t> coords, std::size_t lo, std::size_t hi,
+                           std::span<const double> deltas, Coefficients& coefs) {
+    ROTOR_ASSERT(deltas.size() == coords.size() && lo <= hi && hi <= coords.size(),
                  "apply_pulled: one delta per coordinate");
-    PullStats s;
+    std::uint32_t changed = 0;
     for (std::size_t t = lo; t < hi; ++t) {
         const std::uint32_t j = coords[t];
         const double delta = deltas[t];
-        if (delta != 0) ++s.changed;
-        s.largest = std::max(s.largest, problem.sq_norms[j] * delta * delta);
+        if (delta != 0) ++changed;
         coefs.b[j] += delta;
         coefs.last_delta[j] = delta;
-        shift_deltas[t] = problem.shifts[j] * delta;
     }
-    return s;
+    return changed;
 }
 
 void add_offset_changes(std::span<const double> shift_deltas, Coefficients& coefs) {

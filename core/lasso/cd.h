@@ -111,13 +111,13 @@ PullStats pull_range(const ProblemView& problem, double lambda, double q_sum,
                      std::span<const std::uint32_t> coords, std::span<const ExactSum> total,
                      std::size_t lo, std::size_t hi, Coefficients& coefs, std::span<double> deltas,
                      std::span<double> shift_deltas);
-/// What pull_range does to coordinates whose changes were computed elsewhere (another rank's
-/// share of a round): for t in [lo, hi), from deltas[t], b_j += δ_t (the same operation, so the
-/// same bits), last_delta_j = δ_t and shift_deltas[t] = c_j δ_t, j = coords[t]. Returns what
-/// pull_range would have returned for the range. Ranges may run concurrently.
-PullStats apply_pulled(const ProblemView& problem, std::span<const std::uint32_t> coords,
-                       std::size_t lo, std::size_t hi, std::span<const double> deltas,
-                       Coefficients& coefs, std::span<double> shift_deltas);
+/// What pull_range does to b and last_delta of coordinates whose changes were computed
+/// elsewhere (another rank's share of a round): for t in [lo, hi), b_j += δ_t (the same
+/// operation, so the same bits) and last_delta_j = δ_t, j = coords[t]. Nothing else is read: the
+/// rank that pulled them sends c_j δ_j and the largest d_j δ_j² with the δ's. Returns how many
+/// changed. Ranges may run concurrently.
+std::uint32_t apply_pulled(std::span<const std::uint32_t> coords, std::size_t lo, std::size_t hi,
+                           std::span<const double> deltas, Coefficients& coefs);
 /// Σ ỹ − N o: the q_sum of pull_range.
 inline double residual_sum(const ProblemView& problem, const Coefficients& coefs) {
     return problem.target_sum - double(problem.samples) * coefs.offset;
