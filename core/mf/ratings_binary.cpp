@@ -10,7 +10,7 @@
 
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
-#include "core/io/checksum.h"
+#include "core/io/binary_sections.h"
 #include "core/io/mapped_file.h"
 #include "core/mf/ratings_reader.h"
 
@@ -38,91 +38,25 @@ struct Header {
 };
 static_assert(sizeof(Header) == 64);
 
-constexpr std::byte kZeros[8] = {};
+using core::crc_update;
+using core::padding;
 
-/// Zero bytes that bring `n` to a multiple of 8.
-std::span<const std::byte> padding(std::uint64_t n) {
-    return {kZeros, static_cast<std::size_t>((8 - n % 8) % 8)};
-}
-
-std::uint32_t crc_update(std::uint32_t crc, std::span<const std::byte> bytes) {
-    return core::crc32(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                       crc);
-}
-
-/// An id map section: count (0 or the dimension), total bytes of the ids, count + 1 offsets,
-/// the ids' bytes back to back, zero padding to 8.
+/// An id map section (core::encode_strings): count 0 (no names) or the dimension.
 std::vector<std::byte> encode_names(const IdMap& map) {
-    std::vector<std::uint64_t> head(2 + map.size() + (map.empty() ? 0 : 1), 0);
-    head[0] = map.size();
-    std::string chars;
-    for (std::uint32_t i = 0; i < map.size(); ++i) {
-        chars += map.name(i);
-        head[3 + i] = chars.size();
-    }
-    head[1] = chars.size();
-    std::vector<std::byte> out(head.size() * 8 + chars.size());
-    std::memcpy(out.data(), head.data(), head.size() * 8);
-    std::memcpy(out.data() + head.size() * 8, chars.data(), chars.size());
-    out.resize(out.size() + padding(out.size()).size(), std::byte{0});
-    return out;
+    return core::encode_strings(
+        map.size(), [&](std::size_t i) { return map.name(static_cast<std::uint32_t>(i)); });
 }
 
-/// Reads the payload's sections in order, every read checked against the end.
-class Cursor {
-  public:
-    Cursor(std::span<const std::byte> bytes, const std::string& name)
-        : bytes_(bytes), name_(name) {}
-
-    template <class T>
-    std::vector<T> take(std::uint64_t count, const char* what) {
-        if (count > (bytes_.size() - pos_) / sizeof(T)) {
-            throw InputError(name_, fmt::format("truncated binary ratings: {} cut short at byte {}",
-                                                what, bytes_.size()));
-        }
-        std::vector<T> v(static_cast<std::size_t>(count));
-        if (count > 0) std::memcpy(v.data(), bytes_.data() + pos_, count * sizeof(T));
-        pos_ += count * sizeof(T);
-        return v;
-    }
-    std::uint64_t take_u64(const char* what) { return take<std::uint64_t>(1, what)[0]; }
-    void align(const char* what) {
-        const std::size_t n = padding(pos_).size();
-        if (n > bytes_.size() - pos_) {
-            throw InputError(name_, fmt::format("truncated binary ratings: {} cut short", what));
-        }
-        pos_ += n;
-    }
-    std::size_t remaining() const noexcept { return bytes_.size() - pos_; }
-
-  private:
-    std::span<const std::byte> bytes_;
-    const std::string& name_;
-    std::size_t pos_ = 0;
-};
-
-IdMap decode_names(Cursor& c, std::uint64_t dimension, const char* what, const std::string& name) {
-    const std::uint64_t count = c.take_u64(what);
-    const std::uint64_t chars = c.take_u64(what);
-    if (count != 0 && count != dimension) {
-        throw InputError(name,
-                         fmt::format("{}: {} ids for a dimension of {}", what, count, dimension));
-    }
-    const auto offsets = c.take<std::uint64_t>(count == 0 ? 0 : count + 1, what);
-    const auto bytes = c.take<char>(chars, what);
-    c.align(what);
+IdMap decode_names(core::SectionCursor& c, std::uint64_t dimension, const char* what,
+                   const std::string& name) {
+    const core::StringsSection s = core::decode_strings(c, dimension, what, name);
     IdMap map;
-    if (count == 0) return map;
-    if (offsets.front() != 0 || offsets.back() != chars) {
-        throw InputError(name, fmt::format("{}: offsets run from {} to {}, expected 0 to {}", what,
-                                           offsets.front(), offsets.back(), chars));
-    }
-    for (std::uint64_t i = 0; i < count; ++i) {
-        if (offsets[i + 1] <= offsets[i]) {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s.offsets[i + 1] <= s.offsets[i]) {
             throw InputError(name,
                              fmt::format("{}: id {} is empty or its offsets decrease", what, i));
         }
-        const std::string_view id(bytes.data() + offsets[i], offsets[i + 1] - offsets[i]);
+        const std::string_view id = s.at(i);
         const auto [index, added] = map.insert(id);
         if (!added) {
             throw InputError(name, fmt::format("{}: id \"{}\" appears twice (indices {} and {})",
@@ -224,7 +158,7 @@ RatingsFile parse_ratings_binary(std::span<const std::byte> bytes, const std::st
                                  const core::ReadLimits& limits) {
     const Header h = check_header(bytes, name);
     refuse_beyond(h, limits, name);
-    Cursor c(bytes.subspan(sizeof h), name);
+    core::SectionCursor c(bytes.subspan(sizeof h), name, "binary ratings");
     auto offsets = c.take<std::uint64_t>(h.num_users + 1, "user offsets");
     auto items = c.take<ItemId>(h.nnz, "item ids");
     c.align("item ids");

@@ -1,0 +1,122 @@
+// Pieces shared by rotor's binary data files (docs/formats.md: "Binary ratings", "Binary Lasso
+// data"): a 64-byte header, then sections of native little-endian arrays, each padded to a
+// multiple of 8 bytes, the payload covered by one CRC-32.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/error.h"
+#include "core/io/checksum.h"
+
+namespace rotor::core {
+
+/// Zero bytes that bring `n` to a multiple of 8.
+inline std::span<const std::byte> padding(std::uint64_t n) {
+    static constexpr std::byte kZeros[8] = {};
+    return {kZeros, static_cast<std::size_t>((8 - n % 8) % 8)};
+}
+
+/// crc32() over bytes.
+inline std::uint32_t crc_update(std::uint32_t crc, std::span<const std::byte> bytes) {
+    return crc32(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), crc);
+}
+
+/// A strings section: count, total bytes B of the strings (u64 each); when count > 0, count + 1
+/// offsets (u64) from 0 to B; the strings' bytes back to back; zero padding to 8. `name(i)` gives
+/// string i of `count`.
+template <class Name>
+std::vector<std::byte> encode_strings(std::size_t count, const Name& name) {
+    std::vector<std::uint64_t> head(2 + count + (count == 0 ? 0 : 1), 0);
+    head[0] = count;
+    std::string chars;
+    for (std::size_t i = 0; i < count; ++i) {
+        chars += name(i);
+        head[3 + i] = chars.size();
+    }
+    head[1] = chars.size();
+    std::vector<std::byte> out(head.size() * 8 + chars.size());
+    std::memcpy(out.data(), head.data(), head.size() * 8);
+    std::memcpy(out.data() + head.size() * 8, chars.data(), chars.size());
+    out.resize(out.size() + padding(out.size()).size(), std::byte{0});
+    return out;
+}
+
+/// Reads a payload's sections in order, every read checked against the end: InputError naming
+/// `name`, "truncated <kind>: <what> cut short ...".
+class SectionCursor {
+  public:
+    SectionCursor(std::span<const std::byte> bytes, const std::string& name, std::string kind)
+        : bytes_(bytes), name_(name), kind_(std::move(kind)) {}
+
+    template <class T>
+    std::vector<T> take(std::uint64_t count, const char* what) {
+        if (count > (bytes_.size() - pos_) / sizeof(T)) {
+            throw InputError(name_, fmt::format("truncated {}: {} cut short at byte {}", kind_,
+                                                what, bytes_.size()));
+        }
+        std::vector<T> v(static_cast<std::size_t>(count));
+        if (count > 0) std::memcpy(v.data(), bytes_.data() + pos_, count * sizeof(T));
+        pos_ += count * sizeof(T);
+        return v;
+    }
+    std::uint64_t take_u64(const char* what) { return take<std::uint64_t>(1, what)[0]; }
+    void align(const char* what) {
+        const std::size_t n = padding(pos_).size();
+        if (n > bytes_.size() - pos_) {
+            throw InputError(name_, fmt::format("truncated {}: {} cut short", kind_, what));
+        }
+        pos_ += n;
+    }
+    std::size_t remaining() const noexcept { return bytes_.size() - pos_; }
+
+  private:
+    std::span<const std::byte> bytes_;
+    const std::string& name_;
+    std::string kind_;
+    std::size_t pos_ = 0;
+};
+
+/// A strings section read by `c` (encode_strings' layout) for a dimension of `dimension`: the
+/// offsets and the bytes, checked (count 0 or `dimension`, offsets from 0 rising to B).
+struct StringsSection {
+    std::vector<std::uint64_t> offsets;  ///< count + 1, or empty
+    std::vector<char> chars;
+
+    std::size_t size() const { return offsets.empty() ? 0 : offsets.size() - 1; }
+    std::string_view at(std::size_t i) const {
+        return {chars.data() + offsets[i], static_cast<std::size_t>(offsets[i + 1] - offsets[i])};
+    }
+};
+inline StringsSection decode_strings(SectionCursor& c, std::uint64_t dimension, const char* what,
+                                     const std::string& name) {
+    const std::uint64_t count = c.take_u64(what);
+    const std::uint64_t chars = c.take_u64(what);
+    if (count != 0 && count != dimension) {
+        throw InputError(name,
+                         fmt::format("{}: {} ids for a dimension of {}", what, count, dimension));
+    }
+    StringsSection s;
+    s.offsets = c.take<std::uint64_t>(count == 0 ? 0 : count + 1, what);
+    s.chars = c.take<char>(chars, what);
+    c.align(what);
+    if (count == 0) return s;
+    if (s.offsets.front() != 0 || s.offsets.back() != chars) {
+        throw InputError(name, fmt::format("{}: offsets run from {} to {}, expected 0 to {}", what,
+                                           s.offsets.front(), s.offsets.back(), chars));
+    }
+    for (std::uint64_t i = 0; i < count; ++i) {
+        if (s.offsets[i + 1] < s.offsets[i])
+            throw InputError(name, fmt::format("{}: the offsets of id {} decrease", what, i));
+    }
+    return s;
+}
+
+}  // namespace rotor::core
