@@ -474,7 +474,8 @@ void add_path(CLI::App& lasso, comm::Communicator* world) {
 }  // namespace
 
 void add_lasso_commands(CLI::App& app, comm::Communicator* world) {
-    auto* lasso = app.add_subcommand("lasso", "Lasso regression: train, path, predict, eval");
+    auto* lasso =
+        app.add_subcommand("lasso", "Lasso regression: train, path, predict, eval, build");
     lasso->require_subcommand(1);
     add_train(*lasso, world);
     add_path(*lasso, world);

@@ -14,7 +14,8 @@ namespace rotor::apps {
 /// of one rank).
 void add_lasso_commands(CLI::App& app, comm::Communicator* world = nullptr);
 
-/// `lasso predict` and `lasso eval` under the `lasso` subcommand (single process).
+/// `lasso predict`, `lasso eval` and `lasso build` under the `lasso` subcommand (single
+/// process).
 void add_lasso_use_commands(CLI::App& lasso);
 
 }  // namespace rotor::apps

@@ -1,9 +1,13 @@
 #include "apps/lasso/data.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <fstream>
+#include <span>
 
 #include "core/base/error.h"
+#include "core/lasso/data_binary.h"
 #include "core/lasso/dense_reader.h"
 #include "core/lasso/libsvm_reader.h"
 
@@ -15,14 +19,24 @@ bool ends_with(std::string s, const std::string& tail) {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+/// Whether `path` starts with the binary form's magic (false when it cannot be read: the
+/// reader then names the problem).
+bool starts_binary(const std::string& path) {
+    std::array<char, 8> head{};
+    std::ifstream in(path, std::ios::binary);
+    if (!in.read(head.data(), head.size())) return false;
+    return lasso::has_data_binary_magic(std::as_bytes(std::span(head)));
+}
+
 }  // namespace
 
 void DataFlags::add(CLI::App& c, const std::string& what) {
     c.add_option("--data", path, what)->required();
     c.add_option("--format", format,
-                 "libsvm (svmlight: y idx:val ...) or csv (CSV/TSV, header optional); auto: csv "
-                 "for .csv/.tsv/.txt names (also .gz), else libsvm")
-        ->check(CLI::IsMember({"auto", "libsvm", "csv"}))
+                 "libsvm (svmlight: y idx:val ...), csv (CSV/TSV, header optional) or binary "
+                 "(`rotor lasso build`); auto: binary by its first bytes, csv for "
+                 ".csv/.tsv/.txt names (also .gz), else libsvm")
+        ->check(CLI::IsMember({"auto", "libsvm", "csv", "binary"}))
         ->capture_default_str();
     c.add_option("--target", target,
                  "csv: the target column, by header name or 1-based number (default: the last)");
@@ -30,6 +44,7 @@ void DataFlags::add(CLI::App& c, const std::string& what) {
 
 std::string DataFlags::resolved_format() const {
     if (format != "auto") return format;
+    if (starts_binary(path)) return "binary";
     std::string p = path;
     if (ends_with(p, ".gz")) p.resize(p.size() - 3);
     return ends_with(p, ".csv") || ends_with(p, ".tsv") || ends_with(p, ".txt") ? "csv" : "libsvm";
@@ -37,6 +52,15 @@ std::string DataFlags::resolved_format() const {
 
 lasso::RawData DataFlags::read(std::uint32_t min_features, const core::ReadLimits& limits) const {
     const std::string f = resolved_format();
+    if (f == "binary") {
+        if (!target.empty())
+            throw ConfigError("--target",
+                              "applies to csv input only (the binary form has its "
+                              "target)");
+        lasso::RawData raw = lasso::read_data_binary(path, limits);
+        if (!raw.dense) raw.features = std::max(raw.features, min_features);  // as libsvm
+        return raw;
+    }
     if (f == "libsvm") {
         if (!target.empty())
             throw ConfigError("--target", "applies to csv input only (libsvm's target is first)");

@@ -1,5 +1,6 @@
-// Reading the Lasso's input for the `rotor lasso` commands: LIBSVM/svmlight or CSV/TSV by
-// --format (or by the file's extension), and the flags that choose them.
+// Reading the Lasso's input for the `rotor lasso` commands: LIBSVM/svmlight, CSV/TSV or the
+// binary form by --format (or by the file's first bytes and extension), and the flags that
+// choose them.
 #pragma once
 
 #include <cstdint>
@@ -15,12 +16,12 @@ namespace rotor::apps::lasso_cli {
 /// --data, --format, --target of a command.
 struct DataFlags {
     std::string path;
-    std::string format = "auto";  ///< auto (by extension), libsvm, csv
+    std::string format = "auto";  ///< auto (magic bytes, extension), libsvm, csv, binary
     std::string target;           ///< csv: the target column (name or 1-based number; last)
 
     /// Registers the three flags on `c` (--data required).
     void add(CLI::App& c, const std::string& what);
-    /// "libsvm" or "csv" for this path.
+    /// "libsvm", "csv" or "binary" for this path.
     std::string resolved_format() const;
     /// The samples. `min_features`: libsvm's p is at least this (a model's feature count).
     /// Throws InputError (path:line:col) and ConfigError (--format, --target).

@@ -11,6 +11,7 @@
 #include "apps/lasso/data.h"
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
+#include "core/lasso/data_binary.h"
 #include "core/lasso/model_file.h"
 
 namespace rotor::apps {
@@ -26,7 +27,7 @@ struct UseFlags {
 /// must have the model's columns (and, when both have a header, the same names).
 lasso::RawData read_for(const UseFlags& f, const lasso::Model& m) {
     lasso::RawData raw = f.data.read(m.features);
-    if (f.data.resolved_format() == "csv") {
+    if (raw.dense) {  // csv, or its binary form
         if (raw.features != m.features)
             throw InputError(f.data.path, fmt::format("{} feature columns, but the model has {}",
                                                       raw.features, m.features));
@@ -101,11 +102,35 @@ void add_use(CLI::App& lasso, const char* name, const char* help, bool predict) 
     });
 }
 
+struct BuildFlags {
+    lasso_cli::DataFlags data;
+    std::string out;
+    bool quiet = false;
+};
+
+void add_build(CLI::App& lasso) {
+    auto f = std::make_shared<BuildFlags>();
+    auto* c = lasso.add_subcommand(
+        "build", "Write samples in the binary form (mmap, CRC-checked) every lasso command reads");
+    f->data.add(*c, "Samples: LIBSVM/svmlight or CSV/TSV (gzip allowed)");
+    c->add_option("--out,-o", f->out, "The binary file to write")->required();
+    c->add_flag("--quiet,-q", f->quiet, "No summary line");
+    c->callback([f] {
+        const lasso::RawData raw = f->data.read();
+        lasso::write_data_binary(f->out, raw);
+        if (!f->quiet)
+            fmt::print("rotor: {} samples, {} features, {} stored entries{} written to {}\n",
+                       raw.samples(), raw.features, raw.values.size(), raw.dense ? " (dense)" : "",
+                       f->out);
+    });
+}
+
 }  // namespace
 
 void add_lasso_use_commands(CLI::App& lasso) {
     add_use(lasso, "predict", "Predict y for samples: one number per line", true);
     add_use(lasso, "eval", "MSE, RMSE, MAE and R^2 of a model on samples with targets", false);
+    add_build(lasso);
 }
 
 }  // namespace rotor::apps

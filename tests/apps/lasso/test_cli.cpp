@@ -207,6 +207,43 @@ TEST_F(LassoCli, PredictAndEvalAgreeWithTheModel) {
     EXPECT_EQ(run_rotor(dir_, "lasso eval -m " + path("m.txt") + " --data " + other).code, 2);
 }
 
+TEST_F(LassoCli, TheBinaryFormTrainsTheSameModelAndIsCheckedOnReading) {
+    // build, then train on the text and on the binary form: byte-identical models (sparse, 2
+    // threads; dense, with its header, for eval's column check).
+    for (const std::string data : {"sparse.svm", "diabetes.csv"}) {
+        const auto b =
+            run_rotor(dir_, "lasso build --data " + kData + data + " --out " + path("d.bin"));
+        ASSERT_EQ(b.code, 0) << b.err;
+        EXPECT_NE(b.out.find("written to"), std::string::npos) << b.out;
+        for (const std::string& in : {kData + data, path("d.bin")}) {
+            const auto r = run_rotor(dir_, "lasso train -q --data " + in +
+                                               " --lambda 0.5 --threads 2 --overwrite --out " +
+                                               path(in == path("d.bin") ? "bin.txt" : "text.txt"));
+            ASSERT_EQ(r.code, 0) << r.err;
+        }
+        EXPECT_EQ(rotor::testing::read_all(path("bin.txt")),
+                  rotor::testing::read_all(path("text.txt")))
+            << data;
+        const auto e =
+            run_rotor(dir_, "lasso eval -m " + path("text.txt") + " --data " + path("d.bin"));
+        ASSERT_EQ(e.code, 0) << e.err;
+    }
+    // A corrupt binary file: exit 2 naming it, and no model.
+    std::string bytes = rotor::testing::read_all(path("d.bin"));
+    bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 1);
+    const std::string bad = dir_.write("bad.bin", bytes);
+    const auto r =
+        run_rotor(dir_, "lasso train -q --data " + bad + " --lambda 1 --out " + path("no.txt"));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find(bad + ": CRC-32 mismatch"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(path("no.txt")));
+    // --target belongs to csv: a configuration error.
+    EXPECT_EQ(run_rotor(dir_, "lasso train -q --data " + path("d.bin") +
+                                  " --target y --lambda 1 --out " + path("no.txt"))
+                  .code,
+              3);
+}
+
 TEST_F(LassoCli, PathFromLambdaMaxDown) {
     const auto r = run_rotor(dir_, "lasso path --data " + kData + "sparse.svm" +
                                        " --n-lambdas 6 --eps 0.01 --tol 1e-10 --out " +
