@@ -4,6 +4,7 @@ import gzip
 import os
 import struct
 import sys
+import zlib
 
 MASK = (1 << 64) - 1
 
@@ -37,6 +38,30 @@ def binary_corpus(docs, num_words):
     return header + body
 
 
+def lasso_data(rows, features, targets, dense=False, names=()):
+    """core/lasso/data_binary.h: header, row offsets, columns (+pad), values, targets, names."""
+    offsets, cols, values = [0], [], []
+    for row in rows:
+        for c, v in row:
+            cols.append(c)
+            values.append(v)
+        offsets.append(len(cols))
+    body = struct.pack(f"<{len(offsets)}Q", *offsets) + struct.pack(f"<{len(cols)}I", *cols)
+    body += b"\0" * (-len(body) % 8)
+    body += struct.pack(f"<{len(values)}d", *values) + struct.pack(f"<{len(targets)}d", *targets)
+    chars = b"".join(n.encode() for n in names)
+    body += struct.pack("<QQ", len(names), len(chars))
+    if names:
+        ends = [0]
+        for n in names:
+            ends.append(ends[-1] + len(n.encode()))
+        body += struct.pack(f"<{len(ends)}Q", *ends)
+    body += chars + b"\0" * (-len(chars) % 8)
+    header = b"ROTORLSO" + struct.pack("<IIQQQQII", 1, 1 if dense else 0, len(targets), features,
+                                       len(cols), len(body), zlib.crc32(body), 0) + b"\0" * 8
+    return header + body
+
+
 def main():
     out = sys.argv[1]
     uci = {
@@ -57,8 +82,14 @@ def main():
         "empty": binary_corpus([], 0),
         "odd": binary_corpus([[2]], 3),
     }
+    lasso = {
+        "sparse": lasso_data([[(0, 2.0), (2, -1.0)], [], [(3, 0.25)]], 4, [1.5, -2.0, 0.5]),
+        "dense": lasso_data([[(0, 1.0), (1, 2.0)], [(0, 5.0), (1, 0.0)]], 2, [4.0, 8.5], True,
+                            ("a", "bb")),
+        "empty": lasso_data([], 3, []),
+    }
     for target, seeds in (("fuzz_uci_reader", uci), ("fuzz_text_reader", text),
-                          ("fuzz_binary_corpus", binary)):
+                          ("fuzz_binary_corpus", binary), ("fuzz_lasso_data_binary", lasso)):
         os.makedirs(os.path.join(out, target), exist_ok=True)
         for name, data in seeds.items():
             with open(os.path.join(out, target, name), "wb") as f:
