@@ -43,8 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto bytes = std::as_bytes(std::span(aligned)).first(size);
     check(bytes);
     if (size >= kHeader) {
-        const auto crc = static_cast<std::uint32_t>(
-            crc32(0, data + kHeader, static_cast<uInt>(size - kHeader)));
+        const auto crc =
+            static_cast<std::uint32_t>(crc32(0, data + kHeader, static_cast<uInt>(size - kHeader)));
         std::memcpy(reinterpret_cast<std::byte*>(aligned.data()) + kCrcAt, &crc, sizeof crc);
         check(bytes);
     }
