@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/base/error.h"
+#include "core/io/atomic_file.h"
 #include "core/io/checksum.h"
 
 namespace rotor::core {
@@ -27,6 +28,64 @@ inline std::span<const std::byte> padding(std::uint64_t n) {
 /// crc32() over bytes.
 inline std::uint32_t crc_update(std::uint32_t crc, std::span<const std::byte> bytes) {
     return crc32(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), crc);
+}
+
+/// The header of a binary file (a 64-byte POD that starts with an 8-byte magic and a u32
+/// version, and has `payload_bytes` and `crc32` fields) read from `bytes` and its size, magic and
+/// version checked: InputError naming `name` ("truncated <kind>", "not a rotor <kind> file (bad
+/// magic)", "unsupported <kind> version").
+template <class Header>
+Header read_header(std::span<const std::byte> bytes, const std::string& name,
+                   const std::string& kind, const char (&magic)[8], std::uint32_t version) {
+    static_assert(sizeof(Header) == 64);
+    Header h{};
+    if (bytes.size() < sizeof h) {
+        throw InputError(name, fmt::format("truncated {}: {} bytes, the header alone is 64", kind,
+                                           bytes.size()));
+    }
+    std::memcpy(&h, bytes.data(), sizeof h);
+    if (std::memcmp(h.magic, magic, sizeof magic) != 0)
+        throw InputError(name, fmt::format("not a rotor {} file (bad magic)", kind));
+    if (h.version != version) {
+        throw InputError(name, fmt::format("unsupported {} version {} (this build reads version "
+                                           "{})",
+                                           kind, h.version, version));
+    }
+    return h;
+}
+
+/// The payload after header `h` against its stored size and CRC-32.
+template <class Header>
+void check_payload(const Header& h, std::span<const std::byte> bytes, const std::string& name) {
+    if (h.payload_bytes != bytes.size() - sizeof h) {
+        throw InputError(name, fmt::format("the header says {} payload bytes, the file has {} "
+                                           "(truncated or appended to)",
+                                           h.payload_bytes, bytes.size() - sizeof h));
+    }
+    const std::uint32_t crc = crc_update(0, bytes.subspan(sizeof h));
+    if (crc != h.crc32) {
+        throw InputError(name, fmt::format("CRC-32 mismatch (corrupt file): stored {:08x}, "
+                                           "computed {:08x}",
+                                           h.crc32, crc));
+    }
+}
+
+/// Writes header `h` (its payload_bytes and crc32 set here from `sections`) and the sections
+/// to `path` atomically (AtomicFile).
+template <class Header>
+void write_sections(const std::string& path, Header h,
+                    std::span<const std::span<const std::byte>> sections) {
+    h.payload_bytes = 0;
+    std::uint32_t crc = 0;
+    for (const auto s : sections) {
+        crc = crc_update(crc, s);
+        h.payload_bytes += s.size();
+    }
+    h.crc32 = crc;
+    AtomicFile f(path);
+    f.write_pod(h);
+    for (const auto s : sections) f.write(s);
+    f.commit();
 }
 
 /// A strings section: count, total bytes B of the strings (u64 each); when count > 0, count + 1

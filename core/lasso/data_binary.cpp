@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "core/base/error.h"
-#include "core/io/atomic_file.h"
 #include "core/io/binary_sections.h"
 #include "core/io/mapped_file.h"
 
@@ -21,6 +20,7 @@ static_assert(std::endian::native == std::endian::little,
 
 constexpr char kMagic[8] = {'R', 'O', 'T', 'O', 'R', 'L', 'S', 'O'};
 constexpr std::uint32_t kVersion = 1;
+constexpr const char* kKind = "binary Lasso data";
 constexpr std::uint32_t kDense = 1;  ///< flags bit 0: dense input (every entry stored, centred)
 
 /// The 64-byte header at offset 0; the payload follows.
@@ -39,20 +39,7 @@ struct Header {
 static_assert(sizeof(Header) == 64);
 
 Header check_header(std::span<const std::byte> bytes, const std::string& name) {
-    Header h{};
-    if (bytes.size() < sizeof h) {
-        throw InputError(name, fmt::format("truncated binary Lasso data: {} bytes, the header "
-                                           "alone is 64",
-                                           bytes.size()));
-    }
-    std::memcpy(&h, bytes.data(), sizeof h);
-    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0)
-        throw InputError(name, "not a rotor binary Lasso data file (bad magic)");
-    if (h.version != kVersion) {
-        throw InputError(name, fmt::format("unsupported binary Lasso data version {} (this build "
-                                           "reads version {})",
-                                           h.version, kVersion));
-    }
+    const auto h = core::read_header<Header>(bytes, name, kKind, kMagic, kVersion);
     if ((h.flags & ~kDense) != 0)
         throw InputError(name, fmt::format("unknown flags {:#x}", h.flags));
     if (h.reserved0 != 0 || h.reserved1 != 0) throw InputError(name, "nonzero reserved bytes");
@@ -60,17 +47,7 @@ Header check_header(std::span<const std::byte> bytes, const std::string& name) {
         throw InputError(
             name, fmt::format("N = {} or p = {} does not fit in 32 bits", h.samples, h.features));
     }
-    if (h.payload_bytes != bytes.size() - sizeof h) {
-        throw InputError(name, fmt::format("the header says {} payload bytes, the file has {} "
-                                           "(truncated or appended to)",
-                                           h.payload_bytes, bytes.size() - sizeof h));
-    }
-    const std::uint32_t crc = core::crc_update(0, bytes.subspan(sizeof h));
-    if (crc != h.crc32) {
-        throw InputError(name, fmt::format("CRC-32 mismatch (corrupt file): stored {:08x}, "
-                                           "computed {:08x}",
-                                           h.crc32, crc));
-    }
+    core::check_payload(h, bytes, name);
     return h;
 }
 
@@ -134,16 +111,7 @@ void write_data_binary(const std::string& path, const RawData& data) {
     h.samples = data.samples();
     h.features = data.features;
     h.nnz = data.values.size();
-    std::uint32_t crc = 0;
-    for (const auto s : sections) {
-        crc = core::crc_update(crc, s);
-        h.payload_bytes += s.size();
-    }
-    h.crc32 = crc;
-    core::AtomicFile f(path);
-    f.write_pod(h);
-    for (const auto s : sections) f.write(s);
-    f.commit();
+    core::write_sections(path, h, sections);
 }
 
 RawData parse_data_binary(std::span<const std::byte> bytes, const std::string& name,
@@ -155,7 +123,7 @@ RawData parse_data_binary(std::span<const std::byte> bytes, const std::string& n
     const std::uint64_t rows = RawData::kBytesPerSample * h.samples;  // N < 2^32
     const std::uint64_t need = h.nnz > (max - rows) / per ? max : per * h.nnz + rows;
     if (need > limits.max_bytes) limits.refuse_bytes(need, name, 0, 0, "the samples");
-    core::SectionCursor c(bytes.subspan(sizeof h), name, "binary Lasso data");
+    core::SectionCursor c(bytes.subspan(sizeof h), name, kKind);
     RawData d;
     d.features = static_cast<std::uint32_t>(h.features);
     d.dense = (h.flags & kDense) != 0;

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "core/base/error.h"
-#include "core/io/atomic_file.h"
 #include "core/io/binary_sections.h"
 #include "core/io/mapped_file.h"
 #include "core/mf/ratings_reader.h"
@@ -38,7 +37,6 @@ struct Header {
 };
 static_assert(sizeof(Header) == 64);
 
-using core::crc_update;
 using core::padding;
 
 /// An id map section (core::encode_strings): count 0 (no names) or the dimension.
@@ -67,37 +65,13 @@ IdMap decode_names(core::SectionCursor& c, std::uint64_t dimension, const char* 
 }
 
 Header check_header(std::span<const std::byte> bytes, const std::string& name) {
-    Header h{};
-    if (bytes.size() < sizeof h) {
-        throw InputError(name, fmt::format("truncated binary ratings: {} bytes, the header alone "
-                                           "is 64",
-                                           bytes.size()));
-    }
-    std::memcpy(&h, bytes.data(), sizeof h);
-    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) {
-        throw InputError(name, "not a rotor binary ratings file (bad magic)");
-    }
-    if (h.version != kVersion) {
-        throw InputError(name, fmt::format("unsupported binary ratings version {} (this build "
-                                           "reads version {})",
-                                           h.version, kVersion));
-    }
+    const auto h = core::read_header<Header>(bytes, name, "binary ratings", kMagic, kVersion);
     if (h.flags != 0) throw InputError(name, fmt::format("unknown flags {:#x}", h.flags));
     if (h.num_users > 0xFFFFFFFFu || h.num_items > 0xFFFFFFFFu) {
         throw InputError(name, fmt::format("N = {} or M = {} does not fit in 32 bits", h.num_users,
                                            h.num_items));
     }
-    if (h.payload_bytes != bytes.size() - sizeof h) {
-        throw InputError(name, fmt::format("the header says {} payload bytes, the file has {} "
-                                           "(truncated or appended to)",
-                                           h.payload_bytes, bytes.size() - sizeof h));
-    }
-    const std::uint32_t crc = crc_update(std::uint32_t{0}, bytes.subspan(sizeof h));
-    if (crc != h.crc32) {
-        throw InputError(name, fmt::format("CRC-32 mismatch (corrupt file): stored {:08x}, "
-                                           "computed {:08x}",
-                                           h.crc32, crc));
-    }
+    core::check_payload(h, bytes, name);
     return h;
 }
 
@@ -141,17 +115,7 @@ void write_ratings_binary(const std::string& path, const Ratings& ratings, const
     h.num_users = ratings.num_users();
     h.num_items = ratings.num_items();
     h.nnz = ratings.nnz();
-    auto crc = std::uint32_t{0};
-    for (const auto s : sections) {
-        crc = crc_update(crc, s);
-        h.payload_bytes += s.size();
-    }
-    h.crc32 = crc;
-
-    core::AtomicFile f(path);
-    f.write_pod(h);
-    for (const auto s : sections) f.write(s);
-    f.commit();
+    core::write_sections(path, h, sections);
 }
 
 RatingsFile parse_ratings_binary(std::span<const std::byte> bytes, const std::string& name,

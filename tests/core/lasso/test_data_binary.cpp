@@ -4,7 +4,6 @@
 #include "core/lasso/data_binary.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <cstring>
 #include <limits>
@@ -14,6 +13,7 @@
 #include "core/base/error.h"
 #include "core/lasso/dense_reader.h"
 #include "core/lasso/libsvm_reader.h"
+#include "tests/core/io/binary_file_util.h"
 #include "tests/core/io/temp_dir.h"
 
 namespace rotor::lasso {
@@ -21,9 +21,6 @@ namespace {
 
 using rotor::testing::read_all;
 using rotor::testing::TempDir;
-
-constexpr std::size_t kHeader = 64;
-constexpr std::size_t kCrcAt = 48;
 
 void expect_same(const RawData& a, const RawData& b) {
     EXPECT_EQ(a.features, b.features);
@@ -35,25 +32,8 @@ void expect_same(const RawData& a, const RawData& b) {
     EXPECT_EQ(a.feature_names, b.feature_names);
 }
 
-/// Recomputes the header's CRC-32 after the test changed the payload.
-void fix_crc(std::string& bytes) {
-    const auto crc =
-        static_cast<std::uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(bytes.data() + kHeader),
-                                         static_cast<uInt>(bytes.size() - kHeader)));
-    std::memcpy(bytes.data() + kCrcAt, &crc, 4);
-}
-
 void expect_corrupt(const std::string& bytes, const std::string& what) {
-    TempDir dir;
-    const std::string path = dir.write("bad.bin", bytes);
-    try {
-        read_data_binary(path);
-        FAIL() << "no error for " << what;
-    } catch (const InputError& e) {
-        EXPECT_EQ(e.path(), path);
-        EXPECT_NE(std::string(e.what()).find(path + ": "), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-    }
+    rotor::testing::expect_corrupt([](const std::string& p) { read_data_binary(p); }, bytes, what);
 }
 
 /// A small good sparse file: 3 samples, p = 4, 4 entries.
@@ -100,37 +80,14 @@ TEST(DataBinary, NoSamples) {
     EXPECT_EQ(back.features, 3u);
 }
 
-TEST(DataBinary, HeaderMismatchesNameTheFile) {
+TEST(DataBinary, HeaderAndCrcMismatchesNameTheFile) {
     TempDir dir;
     const std::string good = good_bytes(dir);
-    expect_corrupt(good.substr(0, 40), "the header alone is 64");
+    rotor::testing::expect_header_and_crc_checks([](const std::string& p) { read_data_binary(p); },
+                                                 good, "binary Lasso data", 2);
     std::string bad = good;
-    bad[0] = 'X';
-    expect_corrupt(bad, "bad magic");
-    bad = good;
-    bad[8] = 2;
-    expect_corrupt(bad, "unsupported binary Lasso data version 2");
-    bad = good;
-    bad[12] = 2;
-    expect_corrupt(bad, "unknown flags");
-    bad = good;
-    bad[16 + 4] = 1;  // N >= 2^32
-    expect_corrupt(bad, "does not fit in 32 bits");
-    bad = good;
     bad[60] = 1;
     expect_corrupt(bad, "nonzero reserved bytes");
-    expect_corrupt(good.substr(0, good.size() - 8), "truncated or appended to");
-    expect_corrupt(good + std::string(8, '\0'), "truncated or appended to");
-}
-
-TEST(DataBinary, PayloadCorruptionFailsTheCrc) {
-    TempDir dir;
-    const std::string good = good_bytes(dir);
-    for (const std::size_t at : {kHeader, kHeader + 40, good.size() - 1}) {
-        std::string bad = good;
-        bad[at] = static_cast<char>(bad[at] ^ 0x10);
-        expect_corrupt(bad, "CRC-32 mismatch");
-    }
 }
 
 TEST(DataBinary, RowsAreCheckedBehindAGoodCrc) {
@@ -140,10 +97,7 @@ TEST(DataBinary, RowsAreCheckedBehindAGoodCrc) {
     // 3 targets at 144, names (count 0, bytes 0) at 168. Every patch keeps the CRC right, so the
     // row checks are what catch it.
     const auto patched = [&](std::size_t at, const void* v, std::size_t n) {
-        std::string b = good;
-        std::memcpy(b.data() + at, v, n);
-        fix_crc(b);
-        return b;
+        return rotor::testing::patched(good, at, v, n);
     };
     const std::uint32_t col4 = 4;
     expect_corrupt(patched(96 + 4, &col4, 4), "sample 1: column 5 of 4 features");

@@ -3,7 +3,6 @@
 #include "core/mf/ratings_binary.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <cstring>
 #include <string>
@@ -11,6 +10,7 @@
 
 #include "core/base/error.h"
 #include "core/mf/ratings_reader.h"
+#include "tests/core/io/binary_file_util.h"
 #include "tests/core/io/temp_dir.h"
 #include "tests/core/mf/ratings_test_util.h"
 
@@ -26,28 +26,9 @@ std::vector<T> vec(std::span<const T> s) {
     return {s.begin(), s.end()};
 }
 
-constexpr std::size_t kHeader = 64;
-constexpr std::size_t kCrcAt = 48;
-
-/// Recomputes the header's CRC-32 after the test changed the payload.
-void fix_crc(std::string& bytes) {
-    const auto crc =
-        static_cast<std::uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(bytes.data() + kHeader),
-                                         static_cast<uInt>(bytes.size() - kHeader)));
-    std::memcpy(bytes.data() + kCrcAt, &crc, 4);
-}
-
 void expect_corrupt(const std::string& bytes, const std::string& what) {
-    TempDir dir;
-    const std::string path = dir.write("bad.bin", bytes);
-    try {
-        read_ratings_binary(path);
-        FAIL() << "no error for " << what;
-    } catch (const InputError& e) {
-        EXPECT_EQ(e.path(), path);
-        EXPECT_NE(std::string(e.what()).find(path + ": "), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-    }
+    rotor::testing::expect_corrupt([](const std::string& p) { read_ratings_binary(p); }, bytes,
+                                   what);
 }
 
 /// A small good file's bytes: 3 users x 2 items, 4 ratings, names "u0".."u2", "i0", "i1".
@@ -102,34 +83,10 @@ TEST(RatingsBinary, EmptyMatrix) {
     EXPECT_EQ(back.ratings.num_users(), 0u);
 }
 
-TEST(RatingsBinary, HeaderMismatchesNameTheFile) {
+TEST(RatingsBinary, HeaderAndCrcMismatchesNameTheFile) {
     TempDir dir;
-    const std::string good = good_bytes(dir);
-    expect_corrupt(good.substr(0, 40), "the header alone is 64");
-    std::string bad = good;
-    bad[0] = 'X';
-    expect_corrupt(bad, "bad magic");
-    bad = good;
-    bad[8] = 2;
-    expect_corrupt(bad, "unsupported binary ratings version 2");
-    bad = good;
-    bad[12] = 1;
-    expect_corrupt(bad, "unknown flags");
-    bad = good;
-    bad[16 + 4] = 1;  // N >= 2^32
-    expect_corrupt(bad, "does not fit in 32 bits");
-    expect_corrupt(good.substr(0, good.size() - 8), "truncated or appended to");
-    expect_corrupt(good + std::string(8, '\0'), "truncated or appended to");
-}
-
-TEST(RatingsBinary, PayloadCorruptionFailsTheCrc) {
-    TempDir dir;
-    const std::string good = good_bytes(dir);
-    for (const std::size_t at : {kHeader, kHeader + 40, good.size() - 1}) {
-        std::string bad = good;
-        bad[at] = static_cast<char>(bad[at] ^ 0x10);
-        expect_corrupt(bad, "CRC-32 mismatch");
-    }
+    rotor::testing::expect_header_and_crc_checks(
+        [](const std::string& p) { read_ratings_binary(p); }, good_bytes(dir), "binary ratings", 1);
 }
 
 TEST(RatingsBinary, StructureIsCheckedBehindAGoodCrc) {
@@ -139,10 +96,7 @@ TEST(RatingsBinary, StructureIsCheckedBehindAGoodCrc) {
     // the user map (count, chars, 4 offsets, "u0u1u2" + 2 zero bytes) at 128.  Every patch keeps
     // the CRC right, so the structural checks are what catches it.
     const auto patched = [&](std::size_t at, const void* v, std::size_t n) {
-        std::string b = good;
-        std::memcpy(b.data() + at, v, n);
-        fix_crc(b);
-        return b;
+        return rotor::testing::patched(good, at, v, n);
     };
     const std::uint32_t item2 = 2;
     expect_corrupt(patched(96, &item2, 4), "item 2 is >= M = 2");
