@@ -84,16 +84,21 @@ struct KillResumeOutcome {
 
 /// Runs the loop. A checkpoint counts as present when `checkpoint/state.json` exists, or, killed
 /// between the two renames that replace it, its whole `.old` copy (core::existing_or_old), which
-/// rotor's --resume takes. When a run finishes before its kill, the checkpoint and outputs are
+/// rotor's --resume takes. A kill counts only when it leaves a checkpoint behind: one that lands
+/// before the first checkpoint (a slow start on a loaded machine) proves nothing, and the next
+/// delays grow by half. When a run finishes before its kill, the checkpoint and outputs are
 /// removed and the series starts again with delays halved (at most 40 runs in all).
 inline KillResumeOutcome kill_and_resume(const KillResumePlan& plan) {
     namespace fs = std::filesystem;
     Rng rng(plan.seed);
     KillResumeOutcome out;
     double scale = 1.0;
+    const auto have_checkpoint = [&] {
+        return fs::exists(core::existing_or_old(plan.checkpoint, "state.json") + "/state.json");
+    };
     for (int attempt = 0; attempt < 40; ++attempt) {
         auto a = plan.args;
-        if (fs::exists(core::existing_or_old(plan.checkpoint, "state.json") + "/state.json")) {
+        if (have_checkpoint()) {
             a.insert(a.end(), {"--resume", plan.checkpoint});
             ++out.resumed;
         }
@@ -107,7 +112,11 @@ inline KillResumeOutcome kill_and_resume(const KillResumePlan& plan) {
         ::kill(pid, SIGKILL);
         const int code = wait_exit(pid);
         if (code == 128 + SIGKILL) {
-            ++out.kills;
+            if (have_checkpoint()) {
+                ++out.kills;
+            } else {
+                scale *= 1.5;
+            }
             continue;
         }
         if (code != 0) {
