@@ -346,8 +346,14 @@ TEST(DynamicLoop, SweepCallbackExceptionPropagates) {
     Runtime rt(2, PinMode::kNone);
     BlockScheduler scheduler(3);
     scheduler.reset_sweeps(3);
-    const auto kernel = [](int, const Job&, const std::atomic<bool>&) {
-        return BlockResult{1, true};
+    // The last sweep's blocks run until the loop stops (20 s at most), so that work remains when
+    // sweep 0's callback throws however fast the others are (instant kernels could finish all
+    // three sweeps before the stop reached the workers).
+    const auto kernel = [](int, const Job& job, const std::atomic<bool>& stop) {
+        if (job.sweep < 2) return BlockResult{1, true};
+        const Stopwatch watch;
+        while (!stop.load() && watch.seconds() < 20) std::this_thread::sleep_for(100us);
+        return BlockResult{1, !stop.load()};
     };
     const auto on_sweep = [](int sweep, const IterationTimes&) {
         if (sweep == 0) throw InputError("sweep", "cannot close");
