@@ -1,12 +1,11 @@
 #include "apps/lasso/data.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <fstream>
 #include <span>
 
 #include "core/base/error.h"
+#include "core/io/binary_sections.h"
 #include "core/lasso/data_binary.h"
 #include "core/lasso/dense_reader.h"
 #include "core/lasso/libsvm_reader.h"
@@ -22,9 +21,7 @@ bool ends_with(std::string s, const std::string& tail) {
 /// Whether `path` starts with the binary form's magic (false when it cannot be read: the
 /// reader then names the problem).
 bool starts_binary(const std::string& path) {
-    std::array<char, 8> head{};
-    std::ifstream in(path, std::ios::binary);
-    if (!in.read(head.data(), head.size())) return false;
+    const std::string head = core::file_prefix(path);
     return lasso::has_data_binary_magic(std::as_bytes(std::span(head)));
 }
 

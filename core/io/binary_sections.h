@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,6 +19,16 @@
 #include "core/io/checksum.h"
 
 namespace rotor::core {
+
+/// The first `n` bytes of `path` (fewer when it is shorter, none when it cannot be opened: the
+/// reader of the text form then names the problem), to tell a binary file by its magic.
+inline std::string file_prefix(const std::string& path, std::size_t n = 8) {
+    std::string prefix(n, '\0');
+    std::ifstream in(path, std::ios::binary);
+    in.read(prefix.data(), static_cast<std::streamsize>(n));
+    prefix.resize(static_cast<std::size_t>(in.gcount()));
+    return prefix;
+}
 
 /// Zero bytes that bring `n` to a multiple of 8.
 inline std::span<const std::byte> padding(std::uint64_t n) {

@@ -1,13 +1,12 @@
 #include "core/mf/ratings_load.h"
 
-#include <array>
 #include <cstddef>
-#include <fstream>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "core/base/error.h"
+#include "core/io/binary_sections.h"
 #include "core/mf/ratings_binary.h"
 
 namespace rotor::mf {
@@ -16,10 +15,8 @@ namespace {
 /// True when `path` opens and starts with the binary magic. A file that cannot be opened is left
 /// to the text reader, whose error names it.
 bool is_binary(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::array<char, 8> prefix{};
-    if (!in.read(prefix.data(), prefix.size())) return false;
-    return has_ratings_binary_magic(std::as_bytes(std::span<const char>(prefix)));
+    const std::string prefix = core::file_prefix(path);
+    return has_ratings_binary_magic(std::as_bytes(std::span(prefix)));
 }
 
 /// The new index of every index of `from`: its id's index in `into` (appended when new, so ids
