@@ -1,6 +1,7 @@
 // Doc-topic counts n_dk: one sparse row per document.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -20,6 +21,18 @@ struct TopicCount {
 };
 
 namespace detail {
+
+/// Prefetches the cache line at p into every cache level. Not `__builtin_prefetch` in a loop: GCC
+/// 12 at -O2 deletes a loop whose body is only that builtin once it can bound the trip count (a
+/// loop over a row's lines up to a constant was compiled to nothing), while it keeps an `asm
+/// volatile`.
+inline void prefetch_line(const void* p) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
+#else
+    __builtin_prefetch(p, 1);
+#endif
+}
 
 // Sparse rows sorted by decreasing count. `e` points at the entries, `n` at the row's size.
 // Increment/decrement keep the order with at most one swap: an entry moves to the edge of the
@@ -127,8 +140,22 @@ class DocTopicTable {
     /// sampler's inner loop and for prefetching; same thread-safety as the row itself.
     TopicCount* header(DocId d) { return pool_.data() + offsets_[d]; }
     const TopicCount* header(DocId d) const { return pool_.data() + offsets_[d]; }
+    /// Kernel hook: prefetches the cache lines of row d's entries past its header's line, at
+    /// most N of them. Reads the header's size, so prefetch the header some time before. N
+    /// prefetches whatever the size (a short row's last line again): no branch on the row.
+    template <std::uint32_t N>
+    void prefetch_entries(DocId d) const {
+        const TopicCount* h = header(d);
+        // Line l starts at entry l * kLineCells - 1, and lines <= size / kLineCells: inside the
+        // row's capacity.
+        const std::uint32_t lines = h->topic / kLineCells;
+        for (std::uint32_t l = 1; l <= N; ++l)
+            detail::prefetch_line(h + std::min(l, lines) * kLineCells);
+    }
 
   private:
+    static constexpr std::uint32_t kLineBytes = 64;
+    static constexpr std::uint32_t kLineCells = kLineBytes / sizeof(TopicCount);
     std::uint32_t num_topics_ = 0;
     std::vector<std::uint64_t> offsets_;  // index in pool_ of each row's header cell
     detail::AlignedBuffer<TopicCount> pool_;

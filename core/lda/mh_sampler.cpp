@@ -11,7 +11,7 @@ namespace {
 // How many tokens ahead the doc row and the doc's topic array are prefetched.
 constexpr TokenIndex kPrefetch = 4;
 // At most this many cache lines of a doc row are prefetched beyond its header.
-constexpr std::uint32_t kRowLines = 16;
+constexpr std::uint32_t kRowLines = 8;
 
 // A doc proposal that read the token's own slot: its topic is the chain's current one.
 constexpr TopicId kOwnSlot = ~TopicId{0};
@@ -132,10 +132,7 @@ std::uint64_t MhSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topi
         const auto predraw = [&](TokenIndex ta) {
             const DocId da = docs[ta];
             const std::uint32_t na = index_.doc_length(da);
-            const TopicCount* const ha = doc_topic.header(da);
-            const std::uint32_t lines =
-                std::min<std::uint32_t>(kRowLines, ha->topic * sizeof(TopicCount) / 64);
-            for (std::uint32_t l = 1; l <= lines; ++l) __builtin_prefetch(ha + 8 * l, 1);
+            doc_topic.prefetch_entries<kRowLines>(da);
             const TopicId* const za = index_.doc_topics(da);
             double* const out = predrawn_.data() + (ta - tb) % (kPrefetch + 1) * cycles_;
             for (std::uint32_t c = 0; c < cycles_; ++c) {
@@ -145,12 +142,12 @@ std::uint64_t MhSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topi
             }
         };
         for (TokenIndex t = tb; t < te && t < tb + 2 * kPrefetch; ++t)
-            __builtin_prefetch(doc_topic.header(docs[t]), 1);
+            detail::prefetch_line(doc_topic.header(docs[t]));
         for (TokenIndex t = tb; t < te && t < tb + kPrefetch; ++t) predraw(t);
 
         for (TokenIndex t = tb; t < te; ++t) {
             if (t + 2 * kPrefetch < te)
-                __builtin_prefetch(doc_topic.header(docs[t + 2 * kPrefetch]), 1);
+                detail::prefetch_line(doc_topic.header(docs[t + 2 * kPrefetch]));
             if (t + kPrefetch < te) predraw(t + kPrefetch);
             const double* const doc_u = predrawn_.data() + (t - tb) % (kPrefetch + 1) * cycles_;
             const DocId d = docs[t];

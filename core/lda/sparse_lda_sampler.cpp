@@ -18,8 +18,10 @@ constexpr std::uint32_t kSuper = kGroup * kGroup;
 // per-group sums (O(K/4096 + 128)) instead of scanning its nonzeros (O(K_w)); below, and at any
 // K <= kSuper, the scan (so the draws there are those of the plain scan).
 constexpr std::size_t kGroupedWordNonzeros = 256;
-// How many tokens ahead the doc row is prefetched.
+// How many tokens ahead a doc row's entries are prefetched (its header twice as far ahead).
 constexpr TokenIndex kPrefetch = 4;
+// At most this many cache lines of a doc row are prefetched beyond its header.
+constexpr std::uint32_t kRowLines = 8;
 }  // namespace
 
 SparseLdaSampler::SparseLdaSampler(const LdaParams& params, std::uint32_t vocab_size)
@@ -196,8 +198,11 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
             const DocId d = docs[t];
             const TopicId old = topics[t];
             // Doc rows are the kernel's cache misses (word-major order visits docs at random):
-            // fetch a few tokens ahead.
-            if (t + kPrefetch < te) __builtin_prefetch(doc_topic.header(docs[t + kPrefetch]), 1);
+            // a row's header 2·kPrefetch tokens ahead, its used lines (the size is in the
+            // header) kPrefetch ahead.
+            if (t + 2 * kPrefetch < te)
+                detail::prefetch_line(doc_topic.header(docs[t + 2 * kPrefetch]));
+            if (t + kPrefetch < te) doc_topic.prefetch_entries<kRowLines>(docs[t + kPrefetch]);
             TopicCount* const dh = doc_topic.header(d);
 
             // The token is taken out of the word row and totals only ("virtually"): the doc
