@@ -186,6 +186,12 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
             }
         };
 
+        // The word's first rows, which the token loop's look-ahead does not reach.
+        for (TokenIndex t = tb; t < te && t < tb + 2 * kPrefetch; ++t)
+            detail::prefetch_line(doc_topic.header(docs[t]));
+        for (TokenIndex t = tb; t < te && t < tb + kPrefetch; ++t)
+            doc_topic.prefetch_entries<kRowLines>(docs[t]);
+
         DocId prev_doc = kNoDoc;
         TopicId prev_old = kNoTopic;
         TopicId prev_new = kNoTopic;
