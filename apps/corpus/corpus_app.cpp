@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <numeric>
 #include <ostream>
 #include <vector>
@@ -17,7 +15,6 @@
 #include "core/base/error.h"
 #include "core/base/plural.h"
 #include "core/base/timer.h"
-#include "core/corpus/binary_format.h"
 #include "core/corpus/corpus.h"
 #include "core/corpus/doc_names.h"
 #include "core/corpus/text_corpus.h"
@@ -63,14 +60,7 @@ void CorpusBuildParams::validate() const {
 std::string detect_corpus_format(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) return "files";
-    {
-        std::ifstream in(path, std::ios::binary);
-        char magic[8] = {};
-        in.read(magic, sizeof magic);
-        if (in.gcount() == sizeof magic && std::memcmp(magic, core::detail::kCorpusMagic, 8) == 0) {
-            return "binary";
-        }
-    }
+    if (core::is_binary_corpus(path)) return "binary";
     core::LineReader reader(path);
     std::string_view line;
     for (int i = 0; i < 3; ++i) {

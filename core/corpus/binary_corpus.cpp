@@ -9,6 +9,7 @@
 #include "core/corpus/binary_format.h"
 #include "core/corpus/corpus.h"
 #include "core/io/atomic_file.h"
+#include "core/io/binary_sections.h"
 #include "core/io/mapped_file.h"
 
 namespace rotor::core {
@@ -214,5 +215,11 @@ void save_binary_corpus(const Corpus& corpus, const std::string& path) {
 }
 
 std::string binary_vocab_path(const std::string& corpus_path) { return corpus_path + ".vocab"; }
+
+bool is_binary_corpus(const std::string& path) {
+    const std::string prefix = file_prefix(path, sizeof detail::kCorpusMagic);
+    return prefix.size() == sizeof detail::kCorpusMagic &&
+           std::memcmp(prefix.data(), detail::kCorpusMagic, sizeof detail::kCorpusMagic) == 0;
+}
 
 }  // namespace rotor::core

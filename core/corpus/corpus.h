@@ -171,6 +171,9 @@ Corpus parse_binary_corpus(std::span<const std::byte> bytes, const std::string& 
 void save_binary_corpus(const Corpus& corpus, const std::string& path);
 /// The sibling file holding a binary corpus's vocabulary: `<path>.vocab`.
 std::string binary_vocab_path(const std::string& corpus_path);
+/// Whether `path` starts with the binary corpus's magic (false when it cannot be read: the
+/// reader of the other form then names the problem).
+bool is_binary_corpus(const std::string& path);
 
 /// A corpus and, when one was found, its vocabulary.
 struct LoadedCorpus {

@@ -1,9 +1,6 @@
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "core/base/error.h"
-#include "core/corpus/binary_format.h"
 #include "core/corpus/corpus.h"
 #include "core/corpus/doc_names.h"
 #include "core/io/line_reader.h"
@@ -26,13 +23,6 @@ std::string uci_vocab_sibling(const std::string& docword_path) {
     return fs::is_regular_file(sibling, ec) ? sibling.string() : "";
 }
 
-bool has_corpus_magic(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    char magic[8] = {};
-    in.read(magic, sizeof magic);
-    return in.gcount() == sizeof magic && std::memcmp(magic, detail::kCorpusMagic, 8) == 0;
-}
-
 void check_vocab_size(const Vocabulary& vocab, const Corpus& corpus, const std::string& vocab_path,
                       const std::string& corpus_path) {
     if (vocab.size() == corpus.num_words()) return;
@@ -47,7 +37,7 @@ LoadedCorpus load_corpus(const std::string& path, const std::string& vocab_path,
                          const ReadLimits& limits) {
     LoadedCorpus out;
     std::error_code ec;
-    if (has_corpus_magic(path)) {
+    if (is_binary_corpus(path)) {
         out.format = "binary";
         out.corpus = load_binary_corpus(path);
         std::string vp = vocab_path;
