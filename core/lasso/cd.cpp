@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/base/error.h"
+#include "core/base/prefetch.h"
 
 namespace rotor::lasso {
 
@@ -34,12 +35,37 @@ void set_offset(const ProblemView& problem, Coefficients& coefs) {
 
 namespace {
 
+// Software prefetching (measured in docs/lasso.md, "Prefetching the columns"). A round's
+// coordinates are random columns in ascending order, so each one's offsets, first rows and
+// values, and its coefficient-side arrays are cache misses, and the push's inner loop, whose trip
+// count changes from column to column, ends in a mispredicted branch that keeps the hardware from
+// overlapping the next column's misses with this one's work.
+
+/// Columns ahead whose rows and values are prefetched; their offsets are prefetched twice as far.
+constexpr std::size_t kColumnsAhead = 8;
+/// Coordinates ahead whose coefficient-side entries the pull and apply prefetch.
+constexpr std::size_t kPullAhead = 16;
+
+/// At coordinate t: prefetches the offsets of coordinate t + 2D, and the first lines of the rows
+/// and values of coordinate t + D (its offsets were prefetched D steps ago).
+inline void prefetch_columns(const ColumnsView& x, std::span<const std::uint32_t> coords,
+                             std::size_t t) {
+    constexpr std::size_t D = kColumnsAhead;
+    if (t + 2 * D < coords.size()) prefetch_line(&x.offsets[coords[t + 2 * D]]);
+    if (t + D < coords.size()) {
+        const std::uint64_t e = x.offsets[coords[t + D]];
+        prefetch_line(x.rows.data() + e);
+        prefetch_line(x.values.data() + e);
+    }
+}
+
 /// x̃_jᵀ q over the part's rows for j = coords[t], handed to store(t, sum) one column at a time.
 template <class Store>
 void push_columns_of(const PartView& part, std::span<const std::uint32_t> coords,
                      const Store& store) {
     const ColumnsView& x = part.x;
     for (std::size_t t = 0; t < coords.size(); ++t) {
+        prefetch_columns(x, coords, t);
         const std::uint32_t j = coords[t];
         mf::ExactAccumulator acc;  // the same exact sum, in a register
         for (std::uint64_t e = x.offsets[j], end = x.offsets[j + 1]; e < end; ++e)
@@ -101,6 +127,13 @@ PullStats pull_range(const ProblemView& problem, double lambda, double q_sum,
     const double lambda_tilde = lambda / problem.y_scale;
     PullStats s;
     for (std::size_t t = lo; t < hi; ++t) {
+        if (t + kPullAhead < hi) {
+            const std::uint32_t k = coords[t + kPullAhead];
+            prefetch_line(&problem.shifts[k]);
+            prefetch_line(&problem.sq_norms[k]);
+            prefetch_line(&coefs.b[k]);
+            prefetch_line(&coefs.last_delta[k]);
+        }
         const std::uint32_t j = coords[t];
         const double g = (total[t].value() - problem.shifts[j] * q_sum) / n;
         const double d = problem.sq_norms[j];
@@ -121,6 +154,11 @@ std::uint32_t apply_pulled(std::span<const std::uint32_t> coords, std::size_t lo
                  "apply_pulled: one delta per coordinate");
     std::uint32_t changed = 0;
     for (std::size_t t = lo; t < hi; ++t) {
+        if (t + kPullAhead < hi) {
+            const std::uint32_t k = coords[t + kPullAhead];
+            prefetch_line(&coefs.b[k]);
+            prefetch_line(&coefs.last_delta[k]);
+        }
         const std::uint32_t j = coords[t];
         const double delta = deltas[t];
         if (delta != 0) ++changed;
@@ -150,6 +188,7 @@ void update_residuals(const PartView& part, std::span<const std::uint32_t> coord
                       std::span<const double> deltas) {
     const ColumnsView& x = part.x;
     for (std::size_t t = 0; t < coords.size(); ++t) {
+        prefetch_columns(x, coords, t);
         const double delta = deltas[t];
         if (delta == 0) continue;
         const std::uint32_t j = coords[t];

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/base/error.h"
+#include "core/base/prefetch.h"
 #include "core/base/types.h"
 #include "core/lda/aligned_buffer.h"
 #include "core/lda/token_block.h"
@@ -21,18 +22,6 @@ struct TopicCount {
 };
 
 namespace detail {
-
-/// Prefetches the cache line at p into every cache level. Not `__builtin_prefetch` in a loop: GCC
-/// 12 at -O2 deletes a loop whose body is only that builtin once it can bound the trip count (a
-/// loop over a row's lines up to a constant was compiled to nothing), while it keeps an `asm
-/// volatile`.
-inline void prefetch_line(const void* p) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
-#else
-    __builtin_prefetch(p, 1);
-#endif
-}
 
 // Sparse rows sorted by decreasing count. `e` points at the entries, `n` at the row's size.
 // Increment/decrement keep the order with at most one swap: an entry moves to the edge of the
@@ -149,8 +138,7 @@ class DocTopicTable {
         // Line l starts at entry l * kLineCells - 1, and lines <= size / kLineCells: inside the
         // row's capacity.
         const std::uint32_t lines = h->topic / kLineCells;
-        for (std::uint32_t l = 1; l <= N; ++l)
-            detail::prefetch_line(h + std::min(l, lines) * kLineCells);
+        for (std::uint32_t l = 1; l <= N; ++l) prefetch_line(h + std::min(l, lines) * kLineCells);
     }
 
   private:

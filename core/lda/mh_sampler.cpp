@@ -142,12 +142,11 @@ std::uint64_t MhSampler::sample_block(TokenBlock& block, DocTopicTable& doc_topi
             }
         };
         for (TokenIndex t = tb; t < te && t < tb + 2 * kPrefetch; ++t)
-            detail::prefetch_line(doc_topic.header(docs[t]));
+            prefetch_line(doc_topic.header(docs[t]));
         for (TokenIndex t = tb; t < te && t < tb + kPrefetch; ++t) predraw(t);
 
         for (TokenIndex t = tb; t < te; ++t) {
-            if (t + 2 * kPrefetch < te)
-                detail::prefetch_line(doc_topic.header(docs[t + 2 * kPrefetch]));
+            if (t + 2 * kPrefetch < te) prefetch_line(doc_topic.header(docs[t + 2 * kPrefetch]));
             if (t + kPrefetch < te) predraw(t + kPrefetch);
             const double* const doc_u = predrawn_.data() + (t - tb) % (kPrefetch + 1) * cycles_;
             const DocId d = docs[t];

@@ -188,7 +188,7 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
 
         // The word's first rows, which the token loop's look-ahead does not reach.
         for (TokenIndex t = tb; t < te && t < tb + 2 * kPrefetch; ++t)
-            detail::prefetch_line(doc_topic.header(docs[t]));
+            prefetch_line(doc_topic.header(docs[t]));
         for (TokenIndex t = tb; t < te && t < tb + kPrefetch; ++t)
             doc_topic.prefetch_entries<kRowLines>(docs[t]);
 
@@ -206,8 +206,7 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
             // Doc rows are the kernel's cache misses (word-major order visits docs at random):
             // a row's header 2·kPrefetch tokens ahead, its used lines (the size is in the
             // header) kPrefetch ahead.
-            if (t + 2 * kPrefetch < te)
-                detail::prefetch_line(doc_topic.header(docs[t + 2 * kPrefetch]));
+            if (t + 2 * kPrefetch < te) prefetch_line(doc_topic.header(docs[t + 2 * kPrefetch]));
             if (t + kPrefetch < te) doc_topic.prefetch_entries<kRowLines>(docs[t + kPrefetch]);
             TopicCount* const dh = doc_topic.header(d);
 
