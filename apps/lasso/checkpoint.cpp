@@ -133,11 +133,17 @@ TrainerState decode_state(std::span<const std::byte> bytes, const std::string& n
 }  // namespace
 
 DataFingerprint fingerprint(const RawData& data) {
-    std::uint64_t h = train::fnv1a(std::as_bytes(std::span(data.row_offsets)));
-    h = train::fnv1a(std::as_bytes(std::span(data.cols)), h);
-    h = train::fnv1a(std::as_bytes(std::span(data.values)), h);
-    h = train::fnv1a(std::as_bytes(std::span(data.targets)), h);
-    return {data.samples(), data.features, data.values.size(), h};
+    return fingerprint(data.features, data.row_offsets, data.cols, data.values, data.targets);
+}
+
+DataFingerprint fingerprint(std::uint32_t features, std::span<const std::uint64_t> row_offsets,
+                            std::span<const std::uint32_t> cols, std::span<const double> values,
+                            std::span<const double> targets) {
+    std::uint64_t h = train::fnv1a(std::as_bytes(row_offsets));
+    h = train::fnv1a(std::as_bytes(cols), h);
+    h = train::fnv1a(std::as_bytes(values), h);
+    h = train::fnv1a(std::as_bytes(targets), h);
+    return {targets.size(), features, values.size(), h};
 }
 
 void write_checkpoint(const std::string& dir, Trainer& trainer, const TrainOptions& options,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "apps/lasso/trainer.h"
@@ -24,6 +25,10 @@ struct DataFingerprint {
     friend bool operator==(const DataFingerprint&, const DataFingerprint&) = default;
 };
 DataFingerprint fingerprint(const RawData& data);
+/// The same from the arrays of RawData where they lie (a mapped binary file's).
+DataFingerprint fingerprint(std::uint32_t features, std::span<const std::uint64_t> row_offsets,
+                            std::span<const std::uint32_t> cols, std::span<const double> values,
+                            std::span<const double> targets);
 
 /// What a checkpoint holds, as read back.
 struct Checkpoint {

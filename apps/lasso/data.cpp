@@ -50,11 +50,8 @@ std::string DataFlags::resolved_format() const {
 lasso::RawData DataFlags::read(std::uint32_t min_features, const core::ReadLimits& limits) const {
     const std::string f = resolved_format();
     if (f == "binary") {
-        if (!target.empty())
-            throw ConfigError("--target",
-                              "applies to csv input only (the binary form has its "
-                              "target)");
-        lasso::RawData raw = lasso::read_data_binary(path, limits);
+        const std::optional<lasso::MappedData> mapped = map_binary();
+        lasso::RawData raw = mapped->rows(0, mapped->samples(), limits);
         if (!raw.dense) raw.features = std::max(raw.features, min_features);  // as libsvm
         return raw;
     }
@@ -70,6 +67,13 @@ lasso::RawData DataFlags::read(std::uint32_t min_features, const core::ReadLimit
     o.target = target;
     o.limits = limits;
     return lasso::read_dense(path, o);
+}
+
+std::optional<lasso::MappedData> DataFlags::map_binary() const {
+    if (resolved_format() != "binary") return std::nullopt;
+    if (!target.empty())
+        throw ConfigError("--target", "applies to csv input only (the binary form has its target)");
+    return std::optional<lasso::MappedData>(std::in_place, path);
 }
 
 }  // namespace rotor::apps::lasso_cli

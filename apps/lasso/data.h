@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "core/corpus/corpus.h"
+#include "core/lasso/data_binary.h"
 #include "core/lasso/design.h"
 
 namespace rotor::apps::lasso_cli {
@@ -26,6 +28,9 @@ struct DataFlags {
     /// The samples. `min_features`: libsvm's p is at least this (a model's feature count).
     /// Throws InputError (path:line:col) and ConfigError (--format, --target).
     lasso::RawData read(std::uint32_t min_features = 0, const core::ReadLimits& limits = {}) const;
+    /// The binary form mapped, not copied (lasso::MappedData: a rank then copies its own
+    /// samples); nothing for text input. Throws as read() does.
+    std::optional<lasso::MappedData> map_binary() const;
 };
 
 }  // namespace rotor::apps::lasso_cli

@@ -33,7 +33,7 @@ constexpr std::uint64_t kPullEntries = 8;
 
 using detail::share;
 
-Trainer::Trainer(const RawData& slice, const TrainOptions& options, sched::Runtime& runtime,
+Trainer::Trainer(RawData slice, const TrainOptions& options, sched::Runtime& runtime,
                  comm::Communicator& comm)
     : options_(options), runtime_(runtime), comm_(comm), clocks_(runtime.threads()) {
     options_.validate();
@@ -46,6 +46,7 @@ Trainer::Trainer(const RawData& slice, const TrainOptions& options, sched::Runti
         sq_norms_.assign(design.rows.sq_norms().begin(), design.rows.sq_norms().end());
         const std::vector<std::uint32_t> begin =
             split_by_entries(slice.row_offsets, runtime_.threads());
+        slice = RawData{};  // standardised: the workers' parts are built from the design
         for (int w = 0; w < runtime_.threads(); ++w) {
             auto worker =
                 std::make_unique<Worker>(Worker{w,

@@ -110,10 +110,11 @@ struct TrainerState {
 /// point) unless noted. Holds references to the runtime and the communicator. Not thread-safe.
 class Trainer {
   public:
-    /// `slice`: this rank's samples (e.g. slice_rows of the rows split_by_entries gives it).
-    /// Standardises over every rank, splits the slice over the runtime's workers, and measures
-    /// λ_max at b = 0. Options are validated.
-    Trainer(const RawData& slice, const TrainOptions& options, sched::Runtime& runtime,
+    /// `slice`: this rank's samples (e.g. slice_rows of the rows split_by_entries gives it),
+    /// freed once standardised (move it in: the peak is then its standardised columns and the
+    /// workers' parts, not those and the slice). Standardises over every rank, splits the slice
+    /// over the runtime's workers, and measures λ_max at b = 0. Options are validated.
+    Trainer(RawData slice, const TrainOptions& options, sched::Runtime& runtime,
             comm::Communicator& comm);
     ~Trainer();
     Trainer(const Trainer&) = delete;

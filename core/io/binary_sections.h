@@ -5,10 +5,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -65,15 +67,25 @@ Header read_header(std::span<const std::byte> bytes, const std::string& name,
     return h;
 }
 
-/// The payload after header `h` against its stored size and CRC-32.
+/// The payload after header `h` against its stored size and CRC-32. `done`, when given, is
+/// called with each 32 MiB piece of the payload once the CRC has read it (a mapped file's
+/// reader releases it: MappedFile::release).
 template <class Header>
-void check_payload(const Header& h, std::span<const std::byte> bytes, const std::string& name) {
+void check_payload(const Header& h, std::span<const std::byte> bytes, const std::string& name,
+                   const std::function<void(std::span<const std::byte>)>& done = {}) {
     if (h.payload_bytes != bytes.size() - sizeof h) {
         throw InputError(name, fmt::format("the header says {} payload bytes, the file has {} "
                                            "(truncated or appended to)",
                                            h.payload_bytes, bytes.size() - sizeof h));
     }
-    const std::uint32_t crc = crc_update(0, bytes.subspan(sizeof h));
+    constexpr std::size_t kPiece = std::size_t{32} << 20;
+    std::uint32_t crc = 0;
+    for (std::span<const std::byte> rest = bytes.subspan(sizeof h); !rest.empty();) {
+        const std::span<const std::byte> piece = rest.first(std::min(kPiece, rest.size()));
+        crc = crc_update(crc, piece);
+        if (done) done(piece);
+        rest = rest.subspan(piece.size());
+    }
     if (crc != h.crc32) {
         throw InputError(name, fmt::format("CRC-32 mismatch (corrupt file): stored {:08x}, "
                                            "computed {:08x}",
@@ -128,14 +140,19 @@ class SectionCursor {
 
     template <class T>
     std::vector<T> take(std::uint64_t count, const char* what) {
-        if (count > (bytes_.size() - pos_) / sizeof(T)) {
-            throw InputError(name_, fmt::format("truncated {}: {} cut short at byte {}", kind_,
-                                                what, bytes_.size()));
-        }
+        const std::span<const std::byte> b = skip(count, sizeof(T), what);
         std::vector<T> v(static_cast<std::size_t>(count));
-        if (count > 0) std::memcpy(v.data(), bytes_.data() + pos_, count * sizeof(T));
-        pos_ += count * sizeof(T);
+        if (count > 0) std::memcpy(v.data(), b.data(), b.size());
         return v;
+    }
+    /// The next `count` T's where they lie, not copied (a mapped file's arrays). The section
+    /// must start aligned for T: the 8-byte padded sections of an 8-byte aligned payload are.
+    template <class T>
+    std::span<const T> view(std::uint64_t count, const char* what) {
+        const std::span<const std::byte> b = skip(count, sizeof(T), what);
+        ROTOR_ASSERT(reinterpret_cast<std::uintptr_t>(b.data()) % alignof(T) == 0,
+                     "SectionCursor::view: a misaligned section");
+        return {reinterpret_cast<const T*>(b.data()), static_cast<std::size_t>(count)};
     }
     std::uint64_t take_u64(const char* what) { return take<std::uint64_t>(1, what)[0]; }
     void align(const char* what) {
@@ -148,6 +165,17 @@ class SectionCursor {
     std::size_t remaining() const noexcept { return bytes_.size() - pos_; }
 
   private:
+    /// The next `count` items of `size` bytes, checked against the end, and the cursor past them.
+    std::span<const std::byte> skip(std::uint64_t count, std::size_t size, const char* what) {
+        if (count > (bytes_.size() - pos_) / size) {
+            throw InputError(name_, fmt::format("truncated {}: {} cut short at byte {}", kind_,
+                                                what, bytes_.size()));
+        }
+        const std::span<const std::byte> b = bytes_.subspan(pos_, count * size);
+        pos_ += count * size;
+        return b;
+    }
+
     std::span<const std::byte> bytes_;
     const std::string& name_;
     std::string kind_;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -41,6 +42,17 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
         data_ = static_cast<const std::byte*>(p);
     }
     ::close(fd);  // the mapping stays valid
+}
+
+void MappedFile::release(std::span<const std::byte> range) const noexcept {
+    if (range.empty() || data_ == nullptr) return;
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto lo = reinterpret_cast<std::uintptr_t>(range.data());
+    const std::uintptr_t hi = lo + range.size();
+    const std::uintptr_t first = (lo + page - 1) / page * page, last = hi / page * page;
+    if (first >= last) return;
+    // Advice only: a failure leaves the pages resident, which is harmless.
+    ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept

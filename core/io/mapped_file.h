@@ -22,6 +22,11 @@ class MappedFile {
     /// The file's bytes; page-aligned start.
     std::span<const std::byte> bytes() const noexcept { return {data_, size_}; }
     const std::string& path() const noexcept { return path_; }
+    /// Drops the pages wholly inside `range` (a part of bytes()) from this process's resident
+    /// set (madvise MADV_DONTNEED): a later read faults them in again from the file, unchanged.
+    /// For a reader done with a part of a big file, so that its peak memory is not the file's
+    /// size on top of what it copied.
+    void release(std::span<const std::byte> range) const noexcept;
 
   private:
     std::string path_;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "core/base/error.h"
@@ -38,7 +39,8 @@ struct Header {
 };
 static_assert(sizeof(Header) == 64);
 
-Header check_header(std::span<const std::byte> bytes, const std::string& name) {
+Header check_header(std::span<const std::byte> bytes, const std::string& name,
+                    const std::function<void(std::span<const std::byte>)>& done = {}) {
     const auto h = core::read_header<Header>(bytes, name, kKind, kMagic, kVersion);
     if ((h.flags & ~kDense) != 0)
         throw InputError(name, fmt::format("unknown flags {:#x}", h.flags));
@@ -47,40 +49,107 @@ Header check_header(std::span<const std::byte> bytes, const std::string& name) {
         throw InputError(
             name, fmt::format("N = {} or p = {} does not fit in 32 bits", h.samples, h.features));
     }
-    core::check_payload(h, bytes, name);
+    core::check_payload(h, bytes, name, done);
     return h;
 }
 
-/// Checks what the text readers guarantee of every row: offsets rising from 0 to nnz, columns
-/// below p and strictly increasing, finite values and targets, a dense row p wide.
-void check_rows(const RawData& d, std::uint64_t nnz, const std::string& name) {
-    const auto bad = [&](std::size_t i, const std::string& what) {
-        return InputError(name, fmt::format("sample {}: {}", i + 1, what));
-    };
-    if (d.row_offsets.front() != 0 || d.row_offsets.back() != nnz) {
-        throw InputError(name, fmt::format("row offsets run from {} to {}, expected 0 to {}",
-                                           d.row_offsets.front(), d.row_offsets.back(), nnz));
+InputError bad_sample(const std::string& name, std::size_t i, const std::string& what) {
+    return InputError(name, fmt::format("sample {}: {}", i + 1, what));
+}
+
+}  // namespace
+
+MappedData::MappedData(const std::string& path) : file_(std::in_place, path), name_(path) {
+    map(file_->bytes());
+}
+
+MappedData::MappedData(std::span<const std::byte> bytes, std::string name)
+    : name_(std::move(name)) {
+    map(bytes);
+}
+
+void MappedData::release(std::span<const std::byte> range) const noexcept {
+    if (file_) file_->release(range);
+}
+
+void MappedData::map(std::span<const std::byte> bytes) {
+    // The CRC reads the whole file; what it has read leaves the resident set as it goes.
+    const Header h =
+        check_header(bytes, name_, [this](std::span<const std::byte> r) { release(r); });
+    core::SectionCursor c(bytes.subspan(sizeof h), name_, kKind);
+    features_ = static_cast<std::uint32_t>(h.features);
+    dense_ = (h.flags & kDense) != 0;
+    offsets_ = c.view<std::uint64_t>(h.samples + 1, "row offsets");
+    cols_ = c.view<std::uint32_t>(h.nnz, "column indices");
+    c.align("column indices");
+    values_ = c.view<double>(h.nnz, "values");
+    targets_ = c.view<double>(h.samples, "targets");
+    names_ = core::decode_strings(c, h.features, "feature names", name_);
+    if (c.remaining() != 0)
+        throw InputError(name_, fmt::format("{} bytes after the feature names", c.remaining()));
+    // The offsets of every row (a rank splits the samples by them); the rows' contents are
+    // checked by rows(), each by the rank that keeps it.
+    const std::uint64_t nnz = h.nnz;
+    if (offsets_.front() != 0 || offsets_.back() != nnz) {
+        throw InputError(name_, fmt::format("row offsets run from {} to {}, expected 0 to {}",
+                                            offsets_.front(), offsets_.back(), nnz));
     }
-    for (std::size_t i = 0; i < d.targets.size(); ++i) {
-        const std::uint64_t lo = d.row_offsets[i], hi = d.row_offsets[i + 1];
-        if (hi < lo || hi > nnz) throw bad(i, fmt::format("row offsets {} then {}", lo, hi));
-        if (d.dense && hi - lo != d.features)
-            throw bad(i,
-                      fmt::format("{} entries in a dense row of {} features", hi - lo, d.features));
-        if (!std::isfinite(d.targets[i])) throw bad(i, "the target is not finite");
-        for (std::uint64_t e = lo; e < hi; ++e) {
-            if (d.cols[e] >= d.features)
-                throw bad(i, fmt::format("column {} of {} features", d.cols[e] + 1, d.features));
-            if (e > lo && d.cols[e] <= d.cols[e - 1])
-                throw bad(
-                    i, fmt::format("column {} after column {}", d.cols[e] + 1, d.cols[e - 1] + 1));
-            if (!std::isfinite(d.values[e]))
-                throw bad(i, fmt::format("the value of column {} is not finite", d.cols[e] + 1));
+    for (std::size_t i = 0; i < targets_.size(); ++i) {
+        const std::uint64_t lo = offsets_[i], hi = offsets_[i + 1];
+        if (hi < lo || hi > nnz)
+            throw bad_sample(name_, i, fmt::format("row offsets {} then {}", lo, hi));
+        if (dense_ && hi - lo != features_) {
+            throw bad_sample(
+                name_, i,
+                fmt::format("{} entries in a dense row of {} features", hi - lo, features_));
         }
     }
 }
 
-}  // namespace
+RawData MappedData::rows(std::uint32_t begin, std::uint32_t end,
+                         const core::ReadLimits& limits) const {
+    ROTOR_ASSERT(begin <= end && end <= samples(), "MappedData::rows: rows out of range");
+    const std::uint64_t e0 = offsets_[begin], e1 = offsets_[end];
+    const std::uint64_t need =
+        RawData::kBytesPerEntry * (e1 - e0) + RawData::kBytesPerSample * (end - begin);
+    if (need > limits.max_bytes) limits.refuse_bytes(need, name_, 0, 0, "the samples");
+    for (std::size_t i = begin; i < end; ++i) {
+        if (!std::isfinite(targets_[i])) throw bad_sample(name_, i, "the target is not finite");
+        const std::uint64_t lo = offsets_[i], hi = offsets_[i + 1];
+        for (std::uint64_t e = lo; e < hi; ++e) {
+            if (cols_[e] >= features_) {
+                throw bad_sample(name_, i,
+                                 fmt::format("column {} of {} features", cols_[e] + 1, features_));
+            }
+            if (e > lo && cols_[e] <= cols_[e - 1]) {
+                throw bad_sample(
+                    name_, i,
+                    fmt::format("column {} after column {}", cols_[e] + 1, cols_[e - 1] + 1));
+            }
+            if (!std::isfinite(values_[e])) {
+                throw bad_sample(name_, i,
+                                 fmt::format("the value of column {} is not finite", cols_[e] + 1));
+            }
+        }
+    }
+    RawData d;
+    d.features = features_;
+    d.dense = dense_;
+    d.row_offsets.resize(end - begin + 1);
+    for (std::uint32_t i = begin; i <= end; ++i) d.row_offsets[i - begin] = offsets_[i] - e0;
+    // Each array copied, its source leaves the resident set: the peak is the copy, not the copy
+    // and the file.
+    const auto copy = [this](auto& out, auto in) {
+        out.assign(in.begin(), in.end());
+        release(std::as_bytes(in));
+    };
+    copy(d.cols, cols_.subspan(e0, e1 - e0));
+    copy(d.values, values_.subspan(e0, e1 - e0));
+    copy(d.targets, targets_.subspan(begin, end - begin));
+    d.feature_names.reserve(names_.size());
+    for (std::size_t j = 0; j < names_.size(); ++j) d.feature_names.emplace_back(names_.at(j));
+    return d;
+}
 
 bool has_data_binary_magic(std::span<const std::byte> prefix) noexcept {
     return prefix.size() >= sizeof kMagic && std::memcmp(prefix.data(), kMagic, sizeof kMagic) == 0;
@@ -116,34 +185,13 @@ void write_data_binary(const std::string& path, const RawData& data) {
 
 RawData parse_data_binary(std::span<const std::byte> bytes, const std::string& name,
                           const core::ReadLimits& limits) {
-    const Header h = check_header(bytes, name);
-    // The header's counts are any 64-bit values until the arrays are checked against the file:
-    // saturate the reading memory they claim.
-    const std::uint64_t per = RawData::kBytesPerEntry, max = UINT64_MAX;
-    const std::uint64_t rows = RawData::kBytesPerSample * h.samples;  // N < 2^32
-    const std::uint64_t need = h.nnz > (max - rows) / per ? max : per * h.nnz + rows;
-    if (need > limits.max_bytes) limits.refuse_bytes(need, name, 0, 0, "the samples");
-    core::SectionCursor c(bytes.subspan(sizeof h), name, kKind);
-    RawData d;
-    d.features = static_cast<std::uint32_t>(h.features);
-    d.dense = (h.flags & kDense) != 0;
-    d.row_offsets = c.take<std::uint64_t>(h.samples + 1, "row offsets");
-    d.cols = c.take<std::uint32_t>(h.nnz, "column indices");
-    c.align("column indices");
-    d.values = c.take<double>(h.nnz, "values");
-    d.targets = c.take<double>(h.samples, "targets");
-    const core::StringsSection names = core::decode_strings(c, h.features, "feature names", name);
-    if (c.remaining() != 0)
-        throw InputError(name, fmt::format("{} bytes after the feature names", c.remaining()));
-    d.feature_names.reserve(names.size());
-    for (std::size_t j = 0; j < names.size(); ++j) d.feature_names.emplace_back(names.at(j));
-    check_rows(d, h.nnz, name);
-    return d;
+    const MappedData data(bytes, name);
+    return data.rows(0, data.samples(), limits);
 }
 
 RawData read_data_binary(const std::string& path, const core::ReadLimits& limits) {
-    const core::MappedFile mapped(path);
-    return parse_data_binary(mapped.bytes(), path, limits);
+    const MappedData data(path);
+    return data.rows(0, data.samples(), limits);
 }
 
 }  // namespace rotor::lasso

@@ -1,12 +1,15 @@
 // `rotor lasso train | path | predict | eval` through the real binary: scikit-learn's objective
 // at its lambdas, bad input (exit 2, path:line:col, no model), predictions and metrics checked
-// against the model file, the path, the model under mpiexec equal to one process's, and a run
-// killed (SIGKILL) and resumed from its checkpoints equal to an uninterrupted one.
+// against the model file, the path, the model under mpiexec equal to one process's (from text
+// and from the binary form, which each rank copies only its samples of), and a run killed
+// (SIGKILL) and resumed from its checkpoints equal to an uninterrupted one.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -19,6 +22,7 @@
 #include "core/lasso/model_file.h"
 #include "tests/apps/kill_resume.h"
 #include "tests/apps/mf/rotor_cli_util.h"
+#include "tests/core/io/binary_file_util.h"
 #include "tests/core/io/temp_dir.h"
 
 namespace rotor::apps {
@@ -358,6 +362,65 @@ TEST_F(LassoCli, UnderMpiexecTheModelEqualsOneProcessByteForByte) {
         EXPECT_FALSE(sa.str().empty());
         EXPECT_EQ(sa.str(), sb.str()) << schedule;
     }
+}
+
+/// `cmd` through the shell; its exit code (-1 when it did not exit normally).
+int exit_code_of(const std::string& cmd) {
+    const int status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F(LassoCli, UnderMpiexecRanksCopyOnlyTheirSamplesOfTheBinaryForm) {
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    ::setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
+    const std::string text = kData + "wide.svm", bin = path("wide.bin");
+    ASSERT_EQ(run_rotor(dir_, "lasso build --data " + text + " --out " + bin).code, 0);
+    const std::string mpi =
+        std::string(ROTOR_MPIEXEC) + " -n 2 --oversubscribe " + ROTOR_BINARY_DIR "/apps/rotor";
+    const std::string train =
+        " lasso train -q --lambda 0.05 --schedule shotgun --parallel 4 "
+        "--tol 0 --overwrite --data ";
+    // 2 ranks on the binary form (each maps it and copies its half) against 1 process on the
+    // text, and a checkpoint the 2 ranks wrote resumed by 1 process from the text: the data
+    // fingerprint taken from the mapped arrays is the text's, and the model is the same bytes.
+    ASSERT_EQ(run_rotor(dir_, train + text + " --max-iterations 6 --out " + path("one.txt")).code,
+              0);
+    ASSERT_EQ(exit_code_of(mpi + train + bin + " --max-iterations 6 --out " + path("two.txt") +
+                           " > " + path("mpi.out") + " 2>&1"),
+              0)
+        << rotor::testing::read_all(path("mpi.out"));
+    EXPECT_EQ(rotor::testing::read_all(path("two.txt")), rotor::testing::read_all(path("one.txt")));
+    const std::string ck = path("ck");
+    ASSERT_EQ(exit_code_of(mpi + train + bin + " --max-iterations 3 --checkpoint-every 1 " +
+                           "--checkpoint-dir " + ck + " --out " + path("three.txt") + " > " +
+                           path("mpi.out") + " 2>&1"),
+              0)
+        << rotor::testing::read_all(path("mpi.out"));
+    const auto resumed = run_rotor(dir_, train + text + " --max-iterations 6 --resume " + ck +
+                                             " --out " + path("resumed.txt"));
+    ASSERT_EQ(resumed.code, 0) << resumed.err;
+    EXPECT_EQ(rotor::testing::read_all(path("resumed.txt")),
+              rotor::testing::read_all(path("one.txt")));
+    // A value that is not finite in the last sample (rank 1's half), behind a good CRC: rank 1
+    // finds it when it copies its rows, every rank exits 2 with its message, and no model.
+    std::string bytes = rotor::testing::read_all(bin);
+    std::uint64_t samples = 0, entries = 0;
+    std::memcpy(&samples, bytes.data() + 16, 8);
+    std::memcpy(&entries, bytes.data() + 32, 8);
+    const std::size_t last_value =
+        64 + (samples + 1) * 8 + (entries * 4 + 7) / 8 * 8 + (entries - 1) * 8;
+    const double nan = std::nan("");
+    const std::string bad =
+        dir_.write("bad.bin", rotor::testing::patched(bytes, last_value, &nan, 8));
+    EXPECT_EQ(exit_code_of(mpi + train + bad + " --out " + path("no.txt") + " > " +
+                           path("mpi.out") + " 2>&1"),
+              2);
+    const std::string err = rotor::testing::read_all(path("mpi.out"));
+    EXPECT_NE(err.find(bad + ": sample " + std::to_string(samples) + ": the value of column"),
+              std::string::npos)
+        << err;
+    EXPECT_FALSE(std::filesystem::exists(path("no.txt")));
 }
 #endif
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -13,6 +14,7 @@
 #include "core/base/error.h"
 #include "core/lasso/dense_reader.h"
 #include "core/lasso/libsvm_reader.h"
+#include "core/lasso/slice_design.h"
 #include "tests/core/io/binary_file_util.h"
 #include "tests/core/io/temp_dir.h"
 
@@ -116,13 +118,67 @@ TEST(DataBinary, RowsAreCheckedBehindAGoodCrc) {
     expect_corrupt(patched(12, &dense, 4), "sample 1: 2 entries in a dense row of 4 features");
 }
 
-TEST(DataBinary, MemoryLimitRefusesFromTheHeader) {
+TEST(DataBinary, MemoryLimitRefusesBeforeCopying) {
     TempDir dir;
     const std::string path = dir.write("good.bin", good_bytes(dir));
     // 4 entries x 12 + 3 samples x 16 = 96 bytes.
     EXPECT_NO_THROW(read_data_binary(path, core::ReadLimits::for_memory(96, "--max-memory", "96")));
     EXPECT_THROW(read_data_binary(path, core::ReadLimits::for_memory(95, "--max-memory", "95")),
                  Error);
+}
+
+TEST(DataBinary, MappedDataCopiesOnlyTheRowsAskedFor) {
+    TempDir dir;
+    const RawData text = read_libsvm(
+        dir.write("d.svm", "1 1:2 3:-1\n-2 4:0.25\n0.5 2:1\n3\n4 1:1 2:2 3:3 4:4\n-1 3:7\n"));
+    const std::string path = dir.file("d.bin");
+    write_data_binary(path, text);
+    const MappedData m(path);
+    EXPECT_EQ(m.samples(), 6u);
+    EXPECT_EQ(m.features(), 4u);
+    EXPECT_EQ(m.entries(), 9u);
+    EXPECT_FALSE(m.dense());
+    // The whole arrays where they lie, as a reader copies them.
+    EXPECT_TRUE(std::ranges::equal(m.row_offsets(), text.row_offsets));
+    EXPECT_TRUE(std::ranges::equal(m.cols(), text.cols));
+    EXPECT_TRUE(std::ranges::equal(m.values(), text.values));
+    EXPECT_TRUE(std::ranges::equal(m.targets(), text.targets));
+    // Every cut, empty slices and the sample without entries included, equals slice_rows.
+    for (std::uint32_t lo = 0; lo <= 6; ++lo) {
+        for (std::uint32_t hi = lo; hi <= 6; ++hi) {
+            SCOPED_TRACE(::testing::Message() << lo << ".." << hi);
+            expect_same(m.rows(lo, hi), slice_rows(text, lo, hi));
+        }
+    }
+    // The limit is the slice's memory: samples 5-6 hold 5 entries, 5 x 12 + 2 x 16 = 92 bytes.
+    EXPECT_NO_THROW(m.rows(4, 6, core::ReadLimits::for_memory(92, "--max-memory", "92")));
+    EXPECT_THROW(m.rows(4, 6, core::ReadLimits::for_memory(91, "--max-memory", "91")), Error);
+}
+
+TEST(DataBinary, MappedDataChecksOffsetsWholeAndRowsWhereCopied) {
+    TempDir dir;
+    const std::string good = good_bytes(dir);  // layout in RowsAreCheckedBehindAGoodCrc
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    // A bad value in sample 2 (entry 2): maps, samples 1 and 3 copy, and the row that holds it
+    // names it by its number in the file.
+    const std::string bad = dir.write("bad.bin", rotor::testing::patched(good, 112 + 16, &nan, 8));
+    const MappedData m(bad);
+    EXPECT_NO_THROW(m.rows(0, 1));
+    EXPECT_NO_THROW(m.rows(2, 3));
+    try {
+        m.rows(1, 3);
+        ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(bad + ": sample 2: the value of column 4 is not "
+                                                   "finite"),
+                  std::string::npos)
+            << e.what();
+    }
+    // Offsets past the entries are refused on mapping, whichever rows are asked for later.
+    const std::uint64_t beyond = 9;
+    const std::string off =
+        dir.write("off.bin", rotor::testing::patched(good, 64 + 16, &beyond, 8));
+    EXPECT_THROW(MappedData{off}, InputError);
 }
 
 TEST(DataBinary, MissingFileIsAnInputError) {
