@@ -1,6 +1,7 @@
 // libFuzzer target: the Lasso's binary data reader on arbitrary bytes. Each input is tried twice:
 // as is, and with its CRC-32 recomputed, so the structural checks behind the CRC are reached
-// too. Only InputError may escape, and what is returned holds what the trainer relies on.
+// too. Only InputError may escape, and what is returned holds what the trainer relies on; a
+// rank's read of half the samples (MappedData::rows) agrees with the whole read.
 #include <zlib.h>
 
 #include <cmath>
@@ -29,6 +30,24 @@ void check(std::span<const std::byte> bytes) {
                 if (d.cols[e] >= d.features || !std::isfinite(d.values[e])) __builtin_trap();
                 if (e > d.row_offsets[i] && d.cols[e] <= d.cols[e - 1]) __builtin_trap();
             }
+        }
+    } catch (const rotor::InputError&) {
+    }
+    // A rank's read: the file mapped, the samples split in two and each half copied apart. Where
+    // both halves copy, they are the whole read's samples, cut.
+    try {
+        const rotor::lasso::MappedData m(bytes, "fuzz.bin");
+        const std::uint32_t mid = m.samples() / 2;
+        const rotor::lasso::RawData lo = m.rows(0, mid), hi = m.rows(mid, m.samples());
+        if (lo.samples() + hi.samples() != m.samples() ||
+            lo.values.size() + hi.values.size() != m.entries() || lo.row_offsets.front() != 0 ||
+            hi.row_offsets.front() != 0 || hi.row_offsets.back() != hi.values.size())
+            __builtin_trap();
+        const rotor::lasso::RawData all = m.rows(0, m.samples());
+        for (std::size_t e = 0; e < hi.values.size(); ++e) {
+            if (hi.cols[e] != all.cols[lo.values.size() + e] ||
+                std::memcmp(&hi.values[e], &all.values[lo.values.size() + e], sizeof(double)) != 0)
+                __builtin_trap();
         }
     } catch (const rotor::InputError&) {
     }
