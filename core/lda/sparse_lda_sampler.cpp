@@ -190,7 +190,7 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
         for (TokenIndex t = tb; t < te && t < tb + 2 * kPrefetch; ++t)
             prefetch_line(doc_topic.header(docs[t]));
         for (TokenIndex t = tb; t < te && t < tb + kPrefetch; ++t)
-            doc_topic.prefetch_entries<kRowLines>(docs[t]);
+            doc_topic.prefetch_entries<kRowLines, true>(docs[t]);
 
         DocId prev_doc = kNoDoc;
         TopicId prev_old = kNoTopic;
@@ -207,7 +207,8 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
             // a row's header 2·kPrefetch tokens ahead, its used lines (the size is in the
             // header) kPrefetch ahead.
             if (t + 2 * kPrefetch < te) prefetch_line(doc_topic.header(docs[t + 2 * kPrefetch]));
-            if (t + kPrefetch < te) doc_topic.prefetch_entries<kRowLines>(docs[t + kPrefetch]);
+            if (t + kPrefetch < te)
+                doc_topic.prefetch_entries<kRowLines, true>(docs[t + kPrefetch]);
             TopicCount* const dh = doc_topic.header(d);
 
             // The token is taken out of the word row and totals only ("virtually"): the doc
