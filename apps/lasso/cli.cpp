@@ -157,6 +157,7 @@ RankData read_rank_data(const lasso_cli::DataFlags& flags, const comm::Communica
         if (print) {
             r.print = lasso::fingerprint(mapped->features(), mapped->row_offsets(), mapped->cols(),
                                          mapped->values(), mapped->targets());
+            mapped->release_all();  // the hash read it all: not resident beside the copy
         }
         r.slice = mapped->rows(lo, hi, limits);
         r.whole_read = false;

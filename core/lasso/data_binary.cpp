@@ -72,6 +72,10 @@ void MappedData::release(std::span<const std::byte> range) const noexcept {
     if (file_) file_->release(range);
 }
 
+void MappedData::release_all() const noexcept {
+    if (file_) file_->release(file_->bytes());
+}
+
 void MappedData::map(std::span<const std::byte> bytes) {
     // The CRC reads the whole file; what it has read leaves the resident set as it goes.
     const Header h =

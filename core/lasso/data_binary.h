@@ -52,6 +52,9 @@ class MappedData {
     /// finite values and target. Errors name the sample by its 1-based number in the file.
     /// limits.max_bytes bounds the copy's RawData::reading_bytes(), refused before copying.
     RawData rows(std::uint32_t begin, std::uint32_t end, const core::ReadLimits& limits = {}) const;
+    /// Drops every page of a mapped file from the resident set, after a pass over the whole of
+    /// it (a fingerprint): the arrays stay readable, faulted in again from the file.
+    void release_all() const noexcept;
 
   private:
     void map(std::span<const std::byte> bytes);
