@@ -25,6 +25,12 @@ bool starts_binary(const std::string& path) {
     return lasso::has_data_binary_magic(std::as_bytes(std::span(head)));
 }
 
+/// The binary form was built with its target: --target is a configuration error there.
+void refuse_target_for_binary(const std::string& target) {
+    if (!target.empty())
+        throw ConfigError("--target", "applies to csv input only (the binary form has its target)");
+}
+
 }  // namespace
 
 void DataFlags::add(CLI::App& c, const std::string& what) {
@@ -50,8 +56,8 @@ std::string DataFlags::resolved_format() const {
 lasso::RawData DataFlags::read(std::uint32_t min_features, const core::ReadLimits& limits) const {
     const std::string f = resolved_format();
     if (f == "binary") {
-        const std::optional<lasso::MappedData> mapped = map_binary();
-        lasso::RawData raw = mapped->rows(0, mapped->samples(), limits);
+        refuse_target_for_binary(target);
+        lasso::RawData raw = lasso::read_data_binary(path, limits);
         if (!raw.dense) raw.features = std::max(raw.features, min_features);  // as libsvm
         return raw;
     }
@@ -71,8 +77,7 @@ lasso::RawData DataFlags::read(std::uint32_t min_features, const core::ReadLimit
 
 std::optional<lasso::MappedData> DataFlags::map_binary() const {
     if (resolved_format() != "binary") return std::nullopt;
-    if (!target.empty())
-        throw ConfigError("--target", "applies to csv input only (the binary form has its target)");
+    refuse_target_for_binary(target);
     return std::optional<lasso::MappedData>(std::in_place, path);
 }
 
