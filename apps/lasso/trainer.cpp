@@ -33,6 +33,14 @@ constexpr std::uint64_t kPullEntries = 8;
 
 using detail::share;
 
+std::uint32_t row_tiles(std::uint32_t rows, std::uint64_t entries, std::uint32_t p,
+                        std::uint32_t tile_rows) {
+    if (tile_rows == 0 || rows <= tile_rows) return 1;
+    const std::uint64_t wanted = (std::uint64_t{rows} + tile_rows - 1) / tile_rows;
+    const std::uint64_t affordable = entries / (4 * std::uint64_t{std::max(p, 1U)});
+    return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, std::min(wanted, affordable)));
+}
+
 Trainer::Trainer(RawData slice, const TrainOptions& options, sched::Runtime& runtime,
                  comm::Communicator& comm)
     : options_(options), runtime_(runtime), comm_(comm), clocks_(runtime.threads()) {
@@ -46,24 +54,31 @@ Trainer::Trainer(RawData slice, const TrainOptions& options, sched::Runtime& run
         sq_norms_.assign(design.rows.sq_norms().begin(), design.rows.sq_norms().end());
         const std::vector<std::uint32_t> begin =
             split_by_entries(slice.row_offsets, runtime_.threads());
+        std::vector<std::uint64_t> part_entries(begin.size() - 1);
+        for (std::size_t w = 0; w + 1 < begin.size(); ++w)
+            part_entries[w] = slice.row_offsets[begin[w + 1]] - slice.row_offsets[begin[w]];
         slice = RawData{};  // standardised: the workers' parts are built from the design
+        const ColumnsView x = design.rows.columns();
         for (int w = 0; w < runtime_.threads(); ++w) {
-            auto worker =
-                std::make_unique<Worker>(Worker{w,
-                                                DesignPart(design.rows, begin[w], begin[w + 1]),
-                                                {},
-                                                {},
-                                                EvalSums(0),
-                                                {},
-                                                {},
-                                                {},
-                                                0,
-                                                {},
-                                                0});
-            worker->residuals.assign(worker->part.targets().begin(), worker->part.targets().end());
+            auto worker = std::make_unique<Worker>();
+            worker->index = w;
+            const std::uint32_t first = begin[w], end = begin[w + 1];
+            const std::uint32_t tiles =
+                row_tiles(end - first, part_entries[static_cast<std::size_t>(w)], x.columns(),
+                          options_.tile_rows);
+            for (std::uint32_t t = 0; t < tiles; ++t) {
+                // Even cuts by rows: a tile's cost is its residuals' footprint.
+                const auto cut = [&](std::uint32_t k) {
+                    return first +
+                           static_cast<std::uint32_t>(std::uint64_t{end - first} * k / tiles);
+                };
+                worker->tile_first.push_back(cut(t) - first);
+                worker->tiles.emplace_back(design.rows, cut(t), cut(t + 1));
+                const auto targets = worker->tiles.back().targets();
+                worker->residuals.insert(worker->residuals.end(), targets.begin(), targets.end());
+            }
             workers_.push_back(std::move(worker));
         }
-        const ColumnsView x = design.rows.columns();
         column_entries_.resize(x.columns());
         for (std::uint32_t j = 0; j < x.columns(); ++j) column_entries_[j] = x.count(j);
         slice_entries_ = x.nnz() + design.rows.samples();
@@ -83,6 +98,12 @@ Trainer::Trainer(RawData slice, const TrainOptions& options, sched::Runtime& run
 
 Trainer::~Trainer() = default;
 
+std::size_t Trainer::tiles() const {
+    std::size_t n = 0;
+    for (const auto& w : workers_) n += w->tiles.size();
+    return n;
+}
+
 ProblemView Trainer::problem() const {
     return {samples_, shifts_, sq_norms_, target_sum_, standardization_.y_scale};
 }
@@ -96,8 +117,7 @@ std::uint64_t Trainer::entries_of(std::span<const std::uint32_t> coords) const {
 
 void Trainer::flush_residuals() {
     if (pending_coords_.empty()) return;
-    run([&](Worker& me) { update_residuals(me.view(), pending_coords_, pending_deltas_); },
-        pending_entries_);
+    run([&](Worker& me) { me.update(pending_coords_, pending_deltas_); }, pending_entries_);
     pending_coords_.clear();
     pending_deltas_.clear();
     pending_entries_ = 0;
@@ -126,9 +146,7 @@ void Trainer::combine_range(Worker& me, std::size_t size) {
 void Trainer::push_part(Worker& me, std::span<const std::uint32_t> coords) {
     // The last pull's residual updates first (in order: a row's residual sees the same
     // operations whatever the split).
-    if (!pending_coords_.empty()) update_residuals(me.view(), pending_coords_, pending_deltas_);
-    me.sums.resize(coords.size());  // overwritten
-    push_gradients_into(me.view(), coords, me.sums);
+    me.update_and_push(pending_coords_, pending_deltas_, coords);
 }
 
 void Trainer::round(std::span<const std::uint32_t> coords) {
@@ -335,7 +353,7 @@ std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, PrioritySampler& s
             run(
                 [&](Worker& me) {
                     me.sums.assign(c.missing.size(), ExactSum{});
-                    push_pair_dots(me.view(), c.missing, me.sums, me.scratch);
+                    me.push_pairs(c.missing, me.sums);
                 },
                 entries);
             combine(total_, c.missing.size());
@@ -507,10 +525,7 @@ void Trainer::region_rounds(std::uint64_t count, const RoundDraw& draw, const Ro
                 const std::span<const std::uint32_t> now = coords[k];
                 {
                     const sched::PhaseTimer timer(clock, sched::Phase::kCompute);
-                    update_residuals(me.view(), k == 0 ? before : coords[k - 1],
-                                     deltas[(k - 1) & 1]);
-                    me.sums.resize(now.size());  // overwritten
-                    push_gradients_into(me.view(), now, me.sums);
+                    me.update_and_push(k == 0 ? before : coords[k - 1], deltas[(k - 1) & 1], now);
                     if (w == 0) serial(k);
                 }
                 if (!meet()) return;  // every push is in, and round k's buffers are ready
@@ -563,7 +578,7 @@ double Trainer::pair_dot(std::uint32_t a, std::uint32_t b) {
     ExactSum total;
     for (auto& w : workers_) {
         ExactSum part;
-        push_pair_dots(w->view(), {&pair, 1}, {&part, 1}, w->scratch);
+        w->push_pairs({&pair, 1}, {&part, 1});
         total.add(part);
     }
     pair_cache_.insert(a, b, total.value());

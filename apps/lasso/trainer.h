@@ -71,6 +71,11 @@ struct TrainOptions {
     /// Steps of a round over fewer stored entries than this run on the coordinator thread, part
     /// after part, instead of on the workers (the same bits; tests set 0 to force the workers).
     std::uint64_t inline_entries = 16384;
+    /// A worker's rows are cut into tiles of at most this many rows, walked one after another in
+    /// every step, so that the residuals a push reads at random (8 bytes a row) stay in cache
+    /// when a part has more rows than the cache holds (docs/lasso.md, "Row tiles"); 0: one tile
+    /// a worker. The same bits for any value (--tile-rows).
+    std::uint32_t tile_rows = 262144;
     /// Sweep a working set instead of every coordinate (--no-active-set turns it off): the
     /// active set (b_j ≠ 0) plus the coordinates the last evaluation's gradients select (KKT
     /// violators; after set_lambda, the strong rule), then the active set again until its
@@ -85,6 +90,14 @@ struct TrainOptions {
 /// First row of each of `parts` contiguous ranges of rows (parts + 1 entries, the last = rows),
 /// cut where the running cost (stored entries + 1 per row) passes k·total/parts.
 std::vector<std::uint32_t> split_by_entries(std::span<const std::uint64_t> row_offsets, int parts);
+
+/// How many row tiles (TrainOptions::tile_rows) a worker's `rows` rows holding `entries` stored
+/// entries of p columns are cut into: enough that none has more than tile_rows rows (0: one
+/// tile), but never so many that a tile averages fewer than 4 entries a column, since every tile
+/// costs p + 1 offsets (8 bytes each, against 12 bytes an entry): the offsets stay under a sixth
+/// of the part's bytes.
+std::uint32_t row_tiles(std::uint32_t rows, std::uint64_t entries, std::uint32_t p,
+                        std::uint32_t tile_rows);
 
 /// The exact reductions of build_slice_design over a communicator (nothing for one rank).
 Reducer comm_reducer(comm::Communicator& comm);
@@ -155,6 +168,8 @@ class Trainer {
     std::uint32_t features() const { return static_cast<std::uint32_t>(shifts_.size()); }
     std::uint32_t samples() const { return samples_; }
     std::uint64_t total_updates() const { return total_updates_; }
+    /// Row tiles over this rank's workers (TrainOptions::tile_rows). Local.
+    std::size_t tiles() const;
     const TrainOptions& options() const { return options_; }
 
   private:

@@ -39,8 +39,10 @@ Evaluation Trainer::evaluate_all() {
         [&](Worker& me) {
             me.eval.xq.resize(p);  // overwritten: no clearing
             me.eval.q_sum = me.eval.rr = me.eval.ry = ExactSum{};
-            push_columns(me.view(), me.eval.xq);
-            push_row_sums(me.view(), coefs_.offset, me.eval);
+            for (std::size_t t = 0; t < me.tiles.size(); ++t) {
+                push_columns(me.view(t), me.eval.xq, t > 0);  // the first tile overwrites
+                push_row_sums(me.view(t), coefs_.offset, me.eval);
+            }
         },
         slice_entries_);
     // The xq sums, then q_sum, rr and ry; the workers add their shares of the columns, and

@@ -4,11 +4,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "apps/lasso/trainer.h"
 #include "core/base/timer.h"
+#include "core/lasso/cd.h"
+#include "core/lasso/pair_cache.h"
 
 namespace rotor::lasso {
 namespace detail {
@@ -36,10 +39,15 @@ inline std::pair<std::size_t, std::size_t> share(std::size_t n, int w, std::size
 
 }  // namespace detail
 
-/// One worker's rows, residuals and push buffers.
+/// One worker's rows, residuals and push buffers. Its rows are cut into tiles of at most
+/// TrainOptions::tile_rows rows (one DesignPart each, over consecutive rows of `residuals`) and
+/// every step walks the tiles in order, so the residuals a step reads at random stay in cache
+/// (docs/lasso.md, "Row tiles"). Exact sums and a row's operations in the same order: the same
+/// bits for any tiling.
 struct Trainer::Worker {
     int index = 0;
-    DesignPart part;
+    std::vector<DesignPart> tiles;
+    std::vector<std::uint32_t> tile_first;  ///< tile t's first row in `residuals`
     std::vector<double> residuals;
     std::vector<ExactSum> sums;
     EvalSums eval;
@@ -50,7 +58,32 @@ struct Trainer::Worker {
     std::vector<std::uint32_t> kept;  ///< its share of a filter (Trainer::filter)
     std::uint64_t kept_entries = 0;   ///< and their stored entries
 
-    PartView view() { return part.view(residuals); }
+    /// Tile t with its residuals.
+    PartView view(std::size_t t) {
+        return tiles[t].view(std::span<double>(residuals).subspan(tile_first[t], tiles[t].rows()));
+    }
+    /// The residual update of a pull (cd.h update_residuals) over every tile.
+    void update(std::span<const std::uint32_t> coords, std::span<const double> deltas) {
+        for (std::size_t t = 0; t < tiles.size(); ++t) update_residuals(view(t), coords, deltas);
+    }
+    /// A round's push: the last pull's update (`before`, `deltas`; none when empty), then
+    /// sums[k] = x̃_jᵀq over the worker's rows for j = coords[k]. Tile after tile, each updated
+    /// just before it is pushed, while its residuals are in cache.
+    void update_and_push(std::span<const std::uint32_t> before, std::span<const double> deltas,
+                         std::span<const std::uint32_t> coords) {
+        sums.resize(coords.size());  // overwritten by the first tile
+        for (std::size_t t = 0; t < tiles.size(); ++t) {
+            if (!before.empty()) update_residuals(view(t), before, deltas);
+            if (t == 0)
+                push_gradients_into(view(t), coords, sums);
+            else
+                push_gradients(view(t), coords, sums);
+        }
+    }
+    /// sums[k] += the worker's pair dots (pair_cache.h push_pair_dots) over every tile.
+    void push_pairs(std::span<const CoordinatePair> pairs, std::span<ExactSum> out) {
+        for (std::size_t t = 0; t < tiles.size(); ++t) push_pair_dots(view(t), pairs, out, scratch);
+    }
 };
 
 // Inline: called once a column in the evaluation's loops.

@@ -142,11 +142,23 @@ DesignPart::DesignPart(const Design& design, std::uint32_t row_begin, std::uint3
     const ColumnsView x = design.columns();
     const std::uint32_t p = x.columns();
     offsets_.assign(std::size_t{p} + 1, 0);
-    for (std::uint32_t j = 0; j < p; ++j) {
+    // Each column's entries in [row_begin, row_end): counted first, so the arrays are allocated
+    // once at their size (growing them would double the peak of a large part).
+    const auto range = [&](std::uint32_t j) {
         const auto first = x.rows.begin() + static_cast<std::ptrdiff_t>(x.offsets[j]);
         const auto last = x.rows.begin() + static_cast<std::ptrdiff_t>(x.offsets[j + 1]);
         const auto lo = std::lower_bound(first, last, row_begin);
-        const auto hi = std::lower_bound(lo, last, row_end);
+        return std::pair{lo, std::lower_bound(lo, last, row_end)};
+    };
+    std::uint64_t entries = 0;
+    for (std::uint32_t j = 0; j < p; ++j) {
+        const auto [lo, hi] = range(j);
+        entries += static_cast<std::uint64_t>(hi - lo);
+    }
+    rows_.reserve(entries);
+    values_.reserve(entries);
+    for (std::uint32_t j = 0; j < p; ++j) {
+        const auto [lo, hi] = range(j);
         for (auto it = lo; it != hi; ++it) {
             rows_.push_back(*it - row_begin);
             values_.push_back(x.values[static_cast<std::size_t>(it - x.rows.begin())]);

@@ -36,14 +36,17 @@ void push_row_sums(const PartView& part, double offset, EvalSums& sums) {
     }
 }
 
-void push_columns(const PartView& part, std::span<ExactSum> xq) {
+void push_columns(const PartView& part, std::span<ExactSum> xq, bool add) {
     const ColumnsView& x = part.x;
     ROTOR_ASSERT(xq.size() == x.columns(), "one sum per column");
     for (std::uint32_t j = 0; j < x.columns(); ++j) {
         mf::ExactAccumulator acc;
         for (std::uint64_t e = x.offsets[j], end = x.offsets[j + 1]; e < end; ++e)
             acc.add(x.values[e] * part.residuals[x.rows[e]]);
-        xq[j] = acc.sum();
+        if (add)
+            xq[j].add(acc.sum());
+        else
+            xq[j] = acc.sum();
     }
 }
 

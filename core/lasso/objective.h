@@ -48,8 +48,9 @@ void push_evaluation(const PartView& part, double offset, EvalSums& sums);
 void push_row_sums(const PartView& part, double offset, EvalSums& sums);
 
 /// The column half of push_evaluation, overwriting: xq[j] = x̃_jᵀ q over the part's rows for
-/// every column j (a worker's buffer needs no clearing first). O(nnz of the part).
-void push_columns(const PartView& part, std::span<ExactSum> xq);
+/// every column j (a worker's buffer needs no clearing first); with `add`, xq[j] += it (the
+/// later tiles of a worker's rows). O(nnz of the part).
+void push_columns(const PartView& part, std::span<ExactSum> xq, bool add = false);
 
 /// Everything reported at an evaluation, in user units (see the file comment).
 struct Evaluation {

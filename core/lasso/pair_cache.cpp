@@ -59,7 +59,7 @@ void push_pair_dots(const PartView& part, std::span<const CoordinatePair> pairs,
                     std::span<ExactSum> sums, std::vector<double>& scratch) {
     ROTOR_ASSERT(sums.size() == pairs.size(), "one sum per pair");
     const ColumnsView& x = part.x;
-    if (scratch.size() != part.rows()) scratch.assign(part.rows(), 0.0);  // zero between calls
+    if (scratch.size() < part.rows()) scratch.assign(part.rows(), 0.0);  // zero between calls
     std::size_t t = 0;
     while (t < pairs.size()) {
         const std::uint32_t ja = pairs[t].a;

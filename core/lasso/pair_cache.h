@@ -68,8 +68,8 @@ CandidateDots cached_candidate_dots(std::span<const std::uint32_t> candidates,
 
 /// PUSH over one part: sums[t] += Σ over the part's rows of x̃_{i,pairs[t].a} x̃_{i,pairs[t].b}
 /// (the same terms, bit for bit, as push_candidate_dots). Consecutive pairs with the same first
-/// coordinate scatter it once. scratch: zero, sized to the part's rows (or resized), and left
-/// zeroed.
+/// coordinate scatter it once. scratch: zero, at least the part's rows long (or grown), and
+/// left zeroed.
 void push_pair_dots(const PartView& part, std::span<const CoordinatePair> pairs,
                     std::span<ExactSum> sums, std::vector<double>& scratch);
 

@@ -119,6 +119,59 @@ TEST(LassoTrainer, AnyRanksAndThreadsGiveBitwiseTheSameCoefficients) {
     }
 }
 
+// Row tiles (TrainOptions::tile_rows) change where a worker's steps walk its rows, not the
+// operations: the same bits as one tile a worker, for every schedule, ranks and threads.
+TEST(LassoTrainer, RowTilesGiveBitwiseTheSameCoefficients) {
+    const RawData sparse = testing::random_data(60, 10, 0.4, 4, 31);
+    const RawData dense = testing::correlated_data(48, 10, 4, 0.5, 32);
+    for (const RawData* data : {&sparse, &dense}) {
+        // The cut: several tiles a worker, never fewer than 4 entries a column on average.
+        EXPECT_EQ(row_tiles(1000, 1'000'000, 10, 0), 1u);
+        EXPECT_EQ(row_tiles(100, 1'000'000, 10, 100), 1u);
+        EXPECT_EQ(row_tiles(101, 1'000'000, 10, 100), 2u);
+        EXPECT_EQ(row_tiles(1000, 1'000'000, 10, 64), 16u);
+        EXPECT_EQ(row_tiles(1000, 400, 10, 64), 10u);  // 4 entries a column: 40 a tile
+        EXPECT_EQ(row_tiles(1000, 30, 10, 64), 1u);
+        comm::run_ranks(1, [&](comm::Communicator& solo) {
+            sched::Runtime runtime(1, sched::PinMode::kNone);
+            TrainOptions o = options(Schedule::kShotgun, 0.02);
+            o.tile_rows = 5;
+            const std::size_t entries = data->row_offsets.back();
+            const std::size_t tiles = Trainer(*data, o, runtime, solo).tiles();
+            EXPECT_GT(tiles, 1u) << "dense " << data->dense;
+            EXPECT_LE(tiles, entries / (4 * 10)) << "dense " << data->dense;
+            o.tile_rows = 0;
+            EXPECT_EQ(Trainer(*data, o, runtime, solo).tiles(), 1u);
+        });
+        for (const Schedule s : {Schedule::kCyclic, Schedule::kShotgun, Schedule::kStrads}) {
+            for (const bool active : {false, true}) {
+                TrainOptions o = options(s, 0.02);
+                o.active_set = active;
+                o.tile_rows = 0;
+                const LassoRun one = run_ranks(*data, o, 1, 1, 3);
+                EXPECT_GT(one.last.nonzeros, 0u);
+                o.tile_rows = 4;
+                for (int ranks = 1; ranks <= 2; ++ranks) {
+                    for (int threads = 1; threads <= 2; ++threads) {
+                        const std::string what =
+                            fmt::format("{} x {}, {}, active {}, dense {}", ranks, threads,
+                                        schedule_name(s), active, data->dense);
+                        const LassoRun tiled = run_ranks(*data, o, ranks, threads, 3);
+                        EXPECT_EQ(tiled.updates, one.updates) << what;
+                        EXPECT_TRUE(same_bits(tiled.b, one.b)) << what;
+                        EXPECT_EQ(std::bit_cast<std::uint64_t>(tiled.offset),
+                                  std::bit_cast<std::uint64_t>(one.offset))
+                            << what;
+                        EXPECT_EQ(tiled.last.objective, one.last.objective) << what;
+                        EXPECT_EQ(tiled.last.gap, one.last.gap) << what;
+                        EXPECT_EQ(tiled.lambda_max, one.lambda_max) << what;
+                    }
+                }
+            }
+        }
+    }
+}
+
 // One rank x 2 threads runs a shotgun pass's rounds in one region (one hand-off a pass); on
 // several ranks every round is its own hand-offs (the allreduce sits between them).
 TEST(LassoTrainer, ShotgunPassesOnOneRankAreOneHandOff) {
