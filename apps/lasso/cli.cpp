@@ -187,7 +187,7 @@ RankData read_rank_data(const lasso_cli::DataFlags& flags, const comm::Communica
 /// core/base/huge_pages.h): 1,359 MiB measured with 8 tiles on the 55.6M-entry set, 1,338
 /// MiB with one.
 std::uint64_t estimate_memory(const RankData& data, int ranks, int threads, bool checkpoints,
-                              std::uint32_t tile_rows) {
+                              const lasso::TrainOptions& options) {
     const std::uint64_t entries = data.entries, rows = data.samples, p = data.slice.features;
     const std::uint64_t whole = 12 * entries + 16 * rows;
     const auto r = static_cast<std::uint64_t>(ranks), t = static_cast<std::uint64_t>(threads);
@@ -195,9 +195,9 @@ std::uint64_t estimate_memory(const RankData& data, int ranks, int threads, bool
     const std::uint64_t reading = (data.whole_read ? whole : 0) + slice;
     const std::uint64_t per_feature = 176 + 48 * t + (ranks > 1 ? 64 : 0);
     const std::uint64_t state = checkpoints ? 2 * 8 * (rows + 3 * p) : 0;
-    const std::uint64_t tiles =
-        lasso::row_tiles(static_cast<std::uint32_t>(rows / (r * t) + 1), entries / (r * t),
-                         static_cast<std::uint32_t>(p), tile_rows);
+    const std::uint64_t tiles = lasso::row_tiles(static_cast<std::uint32_t>(rows / (r * t) + 1),
+                                                 entries / (r * t), static_cast<std::uint32_t>(p),
+                                                 options.tile_rows, options.tile_column_entries);
     const std::uint64_t per_tile = 8 * (p + 1) + 2 * kHugePageBytes;
     return std::max(reading, 2 * slice) + per_feature * p + state + t * (tiles - 1) * per_tile;
 }
@@ -243,7 +243,7 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
         const std::string warning =
             train::CommonTrainFlags::oversubscription_warning(threads, host_ranks);
         if (!warning.empty() && world.rank() == 0) fmt::print(stderr, "{}\n", warning);
-        s.plan = estimate_memory(data, world.size(), threads, print, f.options.tile_rows);
+        s.plan = estimate_memory(data, world.size(), threads, print, f.options);
         train::check_memory(s.plan, train::memory_limit(f.common.max_memory, host_ranks),
                             "use more ranks (mpiexec) or raise --max-memory", world.size() > 1);
         slice = std::move(data.slice);
@@ -308,12 +308,16 @@ void print_start(const FitFlags& f, const FitSetup& s, comm::Communicator& world
                  const char* what) {
     if (f.common.quiet || world.rank() != 0) return;
     fmt::print(
-        "rotor: lasso {}: {} samples x {} features; schedule {}, {} thread{}{}; lambda_max "
+        "rotor: lasso {}: {} samples x {} features; schedule {}, {} thread{}{}{}; lambda_max "
         "{:.6g}; memory plan {}{}\n",
         what, s.samples, s.features, f.schedule, s.runtime->threads(),
         s.runtime->threads() == 1 ? "" : "s",
-        world.size() > 1 ? fmt::format(" x {} ranks", world.size()) : "", s.trainer->lambda_max(),
-        train::human_bytes(s.plan), world.size() > 1 ? " per rank" : "");
+        world.size() > 1 ? fmt::format(" x {} ranks", world.size()) : "",
+        s.trainer->tiles() > static_cast<std::size_t>(s.runtime->threads())
+            ? fmt::format(" ({} row tiles{})", s.trainer->tiles(),
+                          world.size() > 1 ? " on rank 0" : "")
+            : "",
+        s.trainer->lambda_max(), train::human_bytes(s.plan), world.size() > 1 ? " per rank" : "");
     std::fflush(stdout);
     if (world.size() > 1 && s.trainer->options().schedule == lasso::Schedule::kCyclic)
         fmt::print(stderr,

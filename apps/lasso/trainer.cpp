@@ -34,10 +34,11 @@ constexpr std::uint64_t kPullEntries = 8;
 using detail::share;
 
 std::uint32_t row_tiles(std::uint32_t rows, std::uint64_t entries, std::uint32_t p,
-                        std::uint32_t tile_rows) {
+                        std::uint32_t tile_rows, std::uint32_t column_entries) {
     if (tile_rows == 0 || rows <= tile_rows) return 1;
     const std::uint64_t wanted = (std::uint64_t{rows} + tile_rows - 1) / tile_rows;
-    const std::uint64_t affordable = entries / (4 * std::uint64_t{std::max(p, 1U)});
+    const std::uint64_t affordable =
+        entries / (std::uint64_t{std::max(column_entries, 1U)} * std::max(p, 1U));
     return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, std::min(wanted, affordable)));
 }
 
@@ -65,7 +66,7 @@ Trainer::Trainer(RawData slice, const TrainOptions& options, sched::Runtime& run
             const std::uint32_t first = begin[w], end = begin[w + 1];
             const std::uint32_t tiles =
                 row_tiles(end - first, part_entries[static_cast<std::size_t>(w)], x.columns(),
-                          options_.tile_rows);
+                          options_.tile_rows, options_.tile_column_entries);
             for (std::uint32_t t = 0; t < tiles; ++t) {
                 // Even cuts by rows: a tile's cost is its residuals' footprint.
                 const auto cut = [&](std::uint32_t k) {

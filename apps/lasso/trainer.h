@@ -76,6 +76,10 @@ struct TrainOptions {
     /// when a part has more rows than the cache holds (docs/lasso.md, "Row tiles"); 0: one tile
     /// a worker. The same bits for any value (--tile-rows).
     std::uint32_t tile_rows = 262144;
+    /// ...but never so many tiles that one averages fewer stored entries a column than this: a
+    /// column costs a few misses a tile (its offsets, the first lines of its rows and values)
+    /// and a loop exit, which 512 entries amortise (tests set 1 to tile small data).
+    std::uint32_t tile_column_entries = 512;
     /// Sweep a working set instead of every coordinate (--no-active-set turns it off): the
     /// active set (b_j ≠ 0) plus the coordinates the last evaluation's gradients select (KKT
     /// violators; after set_lambda, the strong rule), then the active set again until its
@@ -93,11 +97,11 @@ std::vector<std::uint32_t> split_by_entries(std::span<const std::uint64_t> row_o
 
 /// How many row tiles (TrainOptions::tile_rows) a worker's `rows` rows holding `entries` stored
 /// entries of p columns are cut into: enough that none has more than tile_rows rows (0: one
-/// tile), but never so many that a tile averages fewer than 4 entries a column, since every tile
-/// costs p + 1 offsets (8 bytes each, against 12 bytes an entry): the offsets stay under a sixth
-/// of the part's bytes.
+/// tile), but never so many that a tile averages fewer than `column_entries` entries a column
+/// (TrainOptions::tile_column_entries). Every tile also costs p + 1 offsets (8 bytes each,
+/// against 12 bytes an entry): at 4 or more entries a column, under a sixth of the part.
 std::uint32_t row_tiles(std::uint32_t rows, std::uint64_t entries, std::uint32_t p,
-                        std::uint32_t tile_rows);
+                        std::uint32_t tile_rows, std::uint32_t column_entries);
 
 /// The exact reductions of build_slice_design over a communicator (nothing for one rank).
 Reducer comm_reducer(comm::Communicator& comm);

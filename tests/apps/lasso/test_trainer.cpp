@@ -126,20 +126,24 @@ TEST(LassoTrainer, RowTilesGiveBitwiseTheSameCoefficients) {
     const RawData dense = testing::correlated_data(48, 10, 4, 0.5, 32);
     for (const RawData* data : {&sparse, &dense}) {
         // The cut: several tiles a worker, never fewer than 4 entries a column on average.
-        EXPECT_EQ(row_tiles(1000, 1'000'000, 10, 0), 1u);
-        EXPECT_EQ(row_tiles(100, 1'000'000, 10, 100), 1u);
-        EXPECT_EQ(row_tiles(101, 1'000'000, 10, 100), 2u);
-        EXPECT_EQ(row_tiles(1000, 1'000'000, 10, 64), 16u);
-        EXPECT_EQ(row_tiles(1000, 400, 10, 64), 10u);  // 4 entries a column: 40 a tile
-        EXPECT_EQ(row_tiles(1000, 30, 10, 64), 1u);
+        EXPECT_EQ(row_tiles(1000, 1'000'000, 10, 0, 512), 1u);
+        EXPECT_EQ(row_tiles(100, 1'000'000, 10, 100, 512), 1u);
+        EXPECT_EQ(row_tiles(101, 1'000'000, 10, 100, 512), 2u);
+        EXPECT_EQ(row_tiles(1000, 1'000'000, 10, 64, 512), 16u);
+        EXPECT_EQ(row_tiles(1000, 51'200, 10, 64, 512), 10u);  // 512 entries a column a tile
+        EXPECT_EQ(row_tiles(1000, 5'119, 10, 64, 512), 1u);
+        EXPECT_EQ(row_tiles(1000, 400, 10, 64, 4), 10u);
         comm::run_ranks(1, [&](comm::Communicator& solo) {
             sched::Runtime runtime(1, sched::PinMode::kNone);
             TrainOptions o = options(Schedule::kShotgun, 0.02);
             o.tile_rows = 5;
+            o.tile_column_entries = 4;
             const std::size_t entries = data->row_offsets.back();
             const std::size_t tiles = Trainer(*data, o, runtime, solo).tiles();
             EXPECT_GT(tiles, 1u) << "dense " << data->dense;
             EXPECT_LE(tiles, entries / (4 * 10)) << "dense " << data->dense;
+            o.tile_column_entries = 512;  // the default: too few entries to cut these
+            EXPECT_EQ(Trainer(*data, o, runtime, solo).tiles(), 1u);
             o.tile_rows = 0;
             EXPECT_EQ(Trainer(*data, o, runtime, solo).tiles(), 1u);
         });
@@ -151,6 +155,7 @@ TEST(LassoTrainer, RowTilesGiveBitwiseTheSameCoefficients) {
                 const LassoRun one = run_ranks(*data, o, 1, 1, 3);
                 EXPECT_GT(one.last.nonzeros, 0u);
                 o.tile_rows = 4;
+                o.tile_column_entries = 1;
                 for (int ranks = 1; ranks <= 2; ++ranks) {
                     for (int threads = 1; threads <= 2; ++threads) {
                         const std::string what =
