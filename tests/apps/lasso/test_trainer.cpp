@@ -29,6 +29,20 @@ LassoRun run_ranks(const RawData& data, const TrainOptions& o, int ranks, int th
     return out;
 }
 
+/// The same iterations, updates, coefficients, offset, objective, gap, λ_max and scales, bit
+/// for bit.
+void expect_same_run(const LassoRun& many, const LassoRun& one, const std::string& what) {
+    EXPECT_EQ(many.iterations, one.iterations) << what;
+    EXPECT_EQ(many.updates, one.updates) << what;
+    EXPECT_TRUE(same_bits(many.b, one.b)) << what;
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(many.offset), std::bit_cast<std::uint64_t>(one.offset))
+        << what;
+    EXPECT_EQ(many.last.objective, one.last.objective) << what;
+    EXPECT_EQ(many.last.gap, one.last.gap) << what;
+    EXPECT_EQ(many.lambda_max, one.lambda_max) << what;
+    EXPECT_TRUE(same_bits(many.standardization.scales, one.standardization.scales)) << what;
+}
+
 TrainOptions options(Schedule s, double lambda) {
     TrainOptions o;
     o.schedule = s;
@@ -97,18 +111,7 @@ TEST(LassoTrainer, AnyRanksAndThreadsGiveBitwiseTheSameCoefficients) {
                     const std::string what =
                         fmt::format("{} x {}, {}{}, dense {}", ranks, threads, schedule_name(s),
                                     active ? " (active set)" : "", data->dense);
-                    const LassoRun many = run_ranks(*data, o, ranks, threads, 3);
-                    EXPECT_EQ(many.iterations, one.iterations) << what;
-                    EXPECT_EQ(many.updates, one.updates) << what;
-                    EXPECT_TRUE(same_bits(many.b, one.b)) << what;
-                    EXPECT_EQ(std::bit_cast<std::uint64_t>(many.offset),
-                              std::bit_cast<std::uint64_t>(one.offset))
-                        << what;
-                    EXPECT_EQ(many.last.objective, one.last.objective) << what;
-                    EXPECT_EQ(many.last.gap, one.last.gap) << what;
-                    EXPECT_EQ(many.lambda_max, one.lambda_max) << what;
-                    EXPECT_TRUE(same_bits(many.standardization.scales, one.standardization.scales))
-                        << what;
+                    expect_same_run(run_ranks(*data, o, ranks, threads, 3), one, what);
                     TrainOptions inlined = o;  // small steps on the coordinator: the same bits
                     inlined.inline_entries = 1000;
                     EXPECT_TRUE(same_bits(run_ranks(*data, inlined, ranks, threads, 3).b, one.b))
@@ -161,15 +164,7 @@ TEST(LassoTrainer, RowTilesGiveBitwiseTheSameCoefficients) {
                         const std::string what =
                             fmt::format("{} x {}, {}, active {}, dense {}", ranks, threads,
                                         schedule_name(s), active, data->dense);
-                        const LassoRun tiled = run_ranks(*data, o, ranks, threads, 3);
-                        EXPECT_EQ(tiled.updates, one.updates) << what;
-                        EXPECT_TRUE(same_bits(tiled.b, one.b)) << what;
-                        EXPECT_EQ(std::bit_cast<std::uint64_t>(tiled.offset),
-                                  std::bit_cast<std::uint64_t>(one.offset))
-                            << what;
-                        EXPECT_EQ(tiled.last.objective, one.last.objective) << what;
-                        EXPECT_EQ(tiled.last.gap, one.last.gap) << what;
-                        EXPECT_EQ(tiled.lambda_max, one.lambda_max) << what;
+                        expect_same_run(run_ranks(*data, o, ranks, threads, 3), one, what);
                     }
                 }
             }
