@@ -127,15 +127,16 @@ TEST(LassoTrainer, AnyRanksAndThreadsGiveBitwiseTheSameCoefficients) {
 TEST(LassoTrainer, RowTilesGiveBitwiseTheSameCoefficients) {
     const RawData sparse = testing::random_data(60, 10, 0.4, 4, 31);
     const RawData dense = testing::correlated_data(48, 10, 4, 0.5, 32);
+    // The cut: at most tile_rows rows a tile, never fewer than column_entries entries a column
+    // a tile on average.
+    EXPECT_EQ(row_tiles(1000, 1'000'000, 10, 0, 512), 1u);
+    EXPECT_EQ(row_tiles(100, 1'000'000, 10, 100, 512), 1u);
+    EXPECT_EQ(row_tiles(101, 1'000'000, 10, 100, 512), 2u);
+    EXPECT_EQ(row_tiles(1000, 1'000'000, 10, 64, 512), 16u);
+    EXPECT_EQ(row_tiles(1000, 51'200, 10, 64, 512), 10u);  // 512 entries a column a tile
+    EXPECT_EQ(row_tiles(1000, 5'119, 10, 64, 512), 1u);
+    EXPECT_EQ(row_tiles(1000, 400, 10, 64, 4), 10u);
     for (const RawData* data : {&sparse, &dense}) {
-        // The cut: several tiles a worker, never fewer than 4 entries a column on average.
-        EXPECT_EQ(row_tiles(1000, 1'000'000, 10, 0, 512), 1u);
-        EXPECT_EQ(row_tiles(100, 1'000'000, 10, 100, 512), 1u);
-        EXPECT_EQ(row_tiles(101, 1'000'000, 10, 100, 512), 2u);
-        EXPECT_EQ(row_tiles(1000, 1'000'000, 10, 64, 512), 16u);
-        EXPECT_EQ(row_tiles(1000, 51'200, 10, 64, 512), 10u);  // 512 entries a column a tile
-        EXPECT_EQ(row_tiles(1000, 5'119, 10, 64, 512), 1u);
-        EXPECT_EQ(row_tiles(1000, 400, 10, 64, 4), 10u);
         comm::run_ranks(1, [&](comm::Communicator& solo) {
             sched::Runtime runtime(1, sched::PinMode::kNone);
             TrainOptions o = options(Schedule::kShotgun, 0.02);
