@@ -73,7 +73,6 @@ Trainer::Trainer(RawData slice, const TrainOptions& options, sched::Runtime& run
                     return first +
                            static_cast<std::uint32_t>(std::uint64_t{end - first} * k / tiles);
                 };
-                worker->tile_first.push_back(cut(t) - first);
                 worker->tiles.emplace_back(design.rows, cut(t), cut(t + 1));
                 const auto targets = worker->tiles.back().targets();
                 worker->residuals.insert(worker->residuals.end(), targets.begin(), targets.end());

@@ -46,8 +46,7 @@ inline std::pair<std::size_t, std::size_t> share(std::size_t n, int w, std::size
 /// bits for any tiling.
 struct Trainer::Worker {
     int index = 0;
-    std::vector<DesignPart> tiles;
-    std::vector<std::uint32_t> tile_first;  ///< tile t's first row in `residuals`
+    std::vector<DesignPart> tiles;  ///< consecutive rows: tile t's first is row_begin() − tile 0's
     std::vector<double> residuals;
     std::vector<ExactSum> sums;
     EvalSums eval;
@@ -60,7 +59,8 @@ struct Trainer::Worker {
 
     /// Tile t with its residuals.
     PartView view(std::size_t t) {
-        return tiles[t].view(std::span<double>(residuals).subspan(tile_first[t], tiles[t].rows()));
+        const std::size_t first = tiles[t].row_begin() - tiles[0].row_begin();
+        return tiles[t].view(std::span<double>(residuals).subspan(first, tiles[t].rows()));
     }
     /// The residual update of a pull (cd.h update_residuals) over every tile.
     void update(std::span<const std::uint32_t> coords, std::span<const double> deltas) {
