@@ -41,6 +41,7 @@ DocTopicTable DocTopicTable::from_blocks(std::uint32_t num_topics, std::uint32_t
 void DocTopicTable::add_tokens(std::span<const DocId> docs, std::span<const TopicId> topics) {
     ROTOR_ASSERT(docs.size() == topics.size(), "docs and topics differ in size");
     for (std::size_t i = 0; i < docs.size(); ++i) {
+        if (topics[i] == kUnassignedTopic) continue;
         ROTOR_ASSERT(docs[i] < num_docs() && topics[i] < num_topics_, "token out of range");
         increment(docs[i], topics[i]);
     }

@@ -91,11 +91,12 @@ class DocTopicTable {
     /// Empty rows; row d gets capacity min(K, doc_lengths[d]).
     DocTopicTable(std::uint32_t num_topics, std::span<const std::uint64_t> doc_lengths);
     /// Bulk build from token assignments: lengths and counts from the blocks' (doc, topic)
-    /// pairs. Docs are global ids < num_docs.
+    /// pairs (lengths count unassigned tokens too). Docs are global ids < num_docs.
     static DocTopicTable from_blocks(std::uint32_t num_topics, std::uint32_t num_docs,
                                      std::span<const TokenBlock> blocks);
 
-    /// Adds one token per (docs[i], topics[i]) pair (bulk increment).
+    /// Adds one token per (docs[i], topics[i]) pair (bulk increment); unassigned tokens
+    /// (kUnassignedTopic) are skipped.
     void add_tokens(std::span<const DocId> docs, std::span<const TopicId> topics);
     /// Removes every count, keeping the capacities.
     void clear();

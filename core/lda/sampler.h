@@ -34,6 +34,8 @@ class Sampler {
     /// rows of the block's docs and words, and `topic_totals` (size K, this thread's private
     /// copy of n_k). `stop`, when non-null, is polled between words: once it reads true the
     /// remaining tokens are left as they are. Returns the number of tokens sampled.
+    /// SparseLdaSampler also draws unassigned tokens (kUnassignedTopic) and adds them;
+    /// MhSampler requires every token of the block's docs assigned.
     virtual std::uint64_t sample_block(TokenBlock& block, DocTopicTable& doc_topic,
                                        WordTopicTable& word_topic,
                                        std::span<TotalCount> topic_totals, Rng& rng,

@@ -217,7 +217,11 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
             bool removed = false;
             double saved_s = 0, saved_r = 0, saved_inv = 0, saved_ainv = 0, saved_coef = 0;
             double saved_group = 0, saved_super = 0, saved_rgroup = 0, saved_rsuper = 0;
+            // An unassigned token (--init sequential) is in no count: there is nothing to
+            // remove, and it is added wherever it is drawn (it cannot "keep" its topic).
             auto remove_virtually = [&] {
+                removed = true;
+                if (old == kUnassignedTopic) return;
                 saved_s = s;
                 saved_group = sgroup[old / kGroup];
                 saved_super = ssuper[old / kSuper];
@@ -230,7 +234,6 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                 saved_ainv = ainv[old];
                 saved_coef = coef[old];
                 update_topic(old, -1);
-                removed = true;
             };
 
             // Same (word, doc), same topic, and the previous token kept it: the counts without
@@ -324,9 +327,12 @@ std::uint64_t SparseLdaSampler::sample_block(TokenBlock& block, DocTopicTable& d
                 if (!removed) remove_virtually();
                 // Both positions are known from the doc bucket (the row is unchanged since):
                 // no search, the same row operations.
-                ROTOR_ASSERT(old_at < dh->topic && dh[1 + old_at].topic == old, "stale doc row");
-                const std::uint32_t moved =
-                    detail::sorted_row_decrement_at(dh + 1, dh->topic, old_at);
+                std::uint32_t moved = old_at;
+                if (old != kUnassignedTopic) {
+                    ROTOR_ASSERT(old_at < dh->topic && dh[1 + old_at].topic == old,
+                                 "stale doc row");
+                    moved = detail::sorted_row_decrement_at(dh + 1, dh->topic, old_at);
+                }
                 if (chosen_at < nq) {
                     detail::sorted_row_increment_at(dh + 1,
                                                     chosen_at == moved ? old_at : chosen_at);

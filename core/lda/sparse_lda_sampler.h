@@ -24,7 +24,9 @@ namespace rotor::lda {
 /// row and the totals only; the doc row is touched only if the token changes topic. When
 /// consecutive tokens share (word, doc) and topic, and the previous draw kept its topic, the state
 /// seen by the next token is exactly the previous one, so its buckets are reused without
-/// recomputation.
+/// recomputation. An unassigned token (kUnassignedTopic, --init sequential) has nothing to
+/// remove: it is drawn from the counts as they are and added, so a first sweep over unassigned
+/// tokens draws each given the ones drawn before it.
 ///
 /// Costs per token: O(K_d) + O(K_w) on a word-bucket hit + O(K/4096 + 128) on a smoothing hit
 /// (a search over groups of 64 topics, and over groups of 64 groups when K > 4096).

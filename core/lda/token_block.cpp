@@ -184,6 +184,7 @@ std::vector<TotalCount> count_topic_totals(std::span<const TokenBlock> blocks,
     std::vector<TotalCount> totals(num_topics, 0);
     for (const TokenBlock& blk : blocks) {
         for (TopicId z : blk.topics) {
+            if (z == kUnassignedTopic) continue;
             ROTOR_ASSERT(z < num_topics, "topic out of range");
             ++totals[z];
         }

@@ -11,6 +11,11 @@
 
 namespace rotor::lda {
 
+/// A token that has no topic yet (--init sequential, before its first draw). It is in no count
+/// table: builders and count_topic_totals skip it, and SparseLdaSampler draws it from the counts
+/// of the other assigned tokens and adds it (docs/sampler.md, "Sequential initialisation").
+inline constexpr TopicId kUnassignedTopic = ~TopicId{0};
+
 /// The tokens of one block, word-major. Token i of word j (words[j]) is at position
 /// word_offsets[j] + i; its document is docs[...] (the rank's local DocId) and its topic
 /// topics[...]. Within a word, tokens are ordered by increasing doc, so the tokens of one (word,
@@ -26,7 +31,8 @@ struct TokenBlock {
     std::vector<WordId> words;                ///< distinct words, increasing
     std::vector<TokenIndex> word_offsets{0};  ///< size words.size() + 1, into docs/topics
     std::vector<DocId> docs;                  ///< per token: its global document id
-    std::vector<TopicId> topics;              ///< per token: its current topic, < K
+    std::vector<TopicId> topics;              ///< per token: its current topic, < K, or
+                                              ///< kUnassignedTopic (--init sequential)
 
     TokenIndex num_tokens() const { return docs.size(); }
     std::size_t num_words() const { return words.size(); }
@@ -53,7 +59,7 @@ std::vector<TokenBlock> build_blocks(std::span<const std::uint64_t> doc_offsets,
 /// result does not depend on which thread initialises which block.
 void init_topics(std::span<TokenBlock> blocks, std::uint32_t num_topics, std::uint64_t seed);
 
-/// n_k recounted from the blocks' topics (size K).
+/// n_k recounted from the blocks' topics (size K); unassigned tokens are not counted.
 std::vector<TotalCount> count_topic_totals(std::span<const TokenBlock> blocks,
                                            std::uint32_t num_topics);
 

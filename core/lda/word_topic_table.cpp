@@ -87,6 +87,7 @@ void WordTopicTable::add_tokens(WordId word, std::span<const TopicId> topics,
     // Few tokens (or a dense row): increment() one at a time is as cheap.
     if (is_dense(word) || topics.size() <= kScanTokens) {
         for (TopicId k : topics) {
+            if (k == kUnassignedTopic) continue;
             ROTOR_ASSERT(k < num_topics_, "topic out of range");
             increment(word, k);
         }
@@ -100,6 +101,7 @@ void WordTopicTable::add_tokens(WordId word, std::span<const TopicId> topics,
     TopicCount* e = h + 1;
     for (std::uint32_t i = 0; i < h->topic; ++i) slot_of[e[i].topic] = i;
     for (TopicId k : topics) {
+        if (k == kUnassignedTopic) continue;
         ROTOR_ASSERT(k < num_topics_, "topic out of range");
         std::uint32_t& slot = slot_of[k];
         if (slot == kNoSlot) {

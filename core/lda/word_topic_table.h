@@ -38,7 +38,8 @@ class WordTopicTable {
     static WordTopicTable from_blocks(std::uint32_t num_topics, std::uint32_t num_words,
                                       std::span<const TokenBlock> blocks);
 
-    /// Adds one token of word `word` per topic in `topics` (bulk increment), leaving the row
+    /// Adds one token of word `word` per topic in `topics` (bulk increment; unassigned tokens,
+    /// kUnassignedTopic, are skipped), leaving the row
     /// exactly as increment() one topic at a time would (a sparse row's new topics appended in
     /// order of first appearance). O(|topics| + nonzeros): a sparse row finds its cells through
     /// `slot_of`, the caller's scratch of K entries, all kNoSlot between calls (an empty vector

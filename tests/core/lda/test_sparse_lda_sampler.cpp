@@ -132,6 +132,66 @@ TEST_P(SingleTokenChi2, DocBucketDominated) { run_single_token(Dominant::kDoc, G
 
 INSTANTIATE_TEST_SUITE_P(Topics, SingleTokenChi2, ::testing::Values(4u, 64u, 1024u));
 
+// --init sequential: an unassigned token is in no count, so its draw must follow the conditional
+// of the other tokens' counts as they are (nothing removed), and the drawn topic is added.
+void run_unassigned_token(Dominant kind, std::uint32_t K, int draws) {
+    SCOPED_TRACE(std::to_string(static_cast<int>(kind)) + " K=" + std::to_string(K));
+    const Scenario sc = make_scenario(kind, K);
+    std::vector<TokenBlock> blocks = {testing::make_block(sc.background),
+                                      testing::make_block({{0, 0, kUnassignedTopic}})};
+    DocTopicTable dt = DocTopicTable::from_blocks(K, sc.docs, blocks);
+    WordTopicTable wt = WordTopicTable::from_blocks(K, sc.vocab, blocks);
+    std::vector<TotalCount> totals = count_topic_totals(blocks, K);
+    const std::vector<TotalCount> background_totals = totals;
+    ASSERT_EQ(dt.capacity(0), std::min<TotalCount>(K, dt.row_total(0) + 1))
+        << "the doc's length counts the unassigned token";
+    const std::vector<double> exact = SparseLdaSampler::conditional(
+        testing::dense_doc_row(dt, 0), testing::dense_word_row(wt, 0), totals, sc.params, sc.vocab);
+
+    SparseLdaSampler sampler(sc.params, sc.vocab);
+    Rng rng = Rng::from({78, K, static_cast<std::uint64_t>(kind)});
+    std::vector<std::uint64_t> hist(K, 0);
+    for (int i = 0; i < draws; ++i) {
+        blocks[1].topics[0] = kUnassignedTopic;
+        ASSERT_EQ(sampler.sample_block(blocks[1], dt, wt, totals, rng, nullptr), 1u);
+        const TopicId k = blocks[1].topics[0];
+        ASSERT_LT(k, K);
+        ++hist[k];
+        // The token was added everywhere: recounts agree, then take it out again.
+        if (i < 50) {
+            ASSERT_EQ(totals, count_topic_totals(blocks, K));
+            ASSERT_EQ(dt.get(0, k), testing::recount(blocks, sc.docs, K, true)[0][k]);
+            ASSERT_EQ(wt.get(0, k), testing::recount(blocks, sc.vocab, K, false)[0][k]);
+        }
+        dt.decrement(0, k);
+        wt.decrement(0, k);
+        --totals[k];
+    }
+    EXPECT_EQ(totals, background_totals);
+    const auto [stat, df] = chi2(hist, exact);
+    EXPECT_LT(stat, chi2_threshold(df)) << "df " << df;
+    ASSERT_GT(df, 0);
+    const auto& st = sampler.stats();
+    const std::uint64_t dominant = kind == Dominant::kSmoothing ? st.smoothing
+                                   : kind == Dominant::kWord    ? st.word
+                                                                : st.doc;
+    EXPECT_GT(dominant * 2, static_cast<std::uint64_t>(draws));
+}
+
+class UnassignedTokenChi2 : public ::testing::TestWithParam<std::uint32_t> {};
+
+TEST_P(UnassignedTokenChi2, SmoothingDominated) {
+    run_unassigned_token(Dominant::kSmoothing, GetParam(), 40000);
+}
+TEST_P(UnassignedTokenChi2, WordBucketDominated) {
+    run_unassigned_token(Dominant::kWord, GetParam(), 40000);
+}
+TEST_P(UnassignedTokenChi2, DocBucketDominated) {
+    run_unassigned_token(Dominant::kDoc, GetParam(), 40000);
+}
+
+INSTANTIATE_TEST_SUITE_P(Topics, UnassignedTokenChi2, ::testing::Values(4u, 64u));
+
 // Past 4096 topics the smoothing search walks super-groups of 64 groups first: 10,000 topics
 // make two full super-groups and a partial one.
 TEST(SparseLdaSampler, SmoothingDrawAcrossSuperGroupsFollowsTheConditional) {
@@ -210,6 +270,80 @@ TEST(SparseLdaSampler, RepeatedWordDocPairFollowsTheJointOfTwoGibbsSteps) {
     }
 }
 
+TEST(SparseLdaSampler, UnassignedWordDocPairFollowsTheSequentialJoint) {
+    // Two unassigned tokens of one (word, doc), then an assigned token of the same doc: the first
+    // is drawn from the background, the second given the first, the third (a Gibbs step)
+    // given both. The second token must not reuse the first's buckets.
+    for (std::uint32_t K : {4u, 16u}) {
+        SCOPED_TRACE(K);
+        Scenario sc;
+        sc.params.num_topics = K;
+        sc.params.alpha = 0.1;
+        sc.params.beta = 0.1;
+        sc.vocab = 20;
+        sc.docs = 8;
+        const TopicId t = 1;
+        sc.background = {{0, 1, 0}, {0, 2, 0}, {0, 3, 1}, {5, 0, 0}, {6, 0, 1}};
+        Rng bg(6);
+        for (std::uint32_t i = 0; i < 3 * K; ++i) {
+            sc.background.push_back({static_cast<WordId>(1 + bg.below(19)),
+                                     static_cast<DocId>(1 + bg.below(7)),
+                                     static_cast<TopicId>(bg.below(K))});
+        }
+        const std::vector<TokenBlock> start = {
+            testing::make_block(sc.background),
+            testing::make_block({{0, 0, kUnassignedTopic}, {0, 0, kUnassignedTopic}, {3, 0, t}})};
+        const DocTopicTable dt0 = DocTopicTable::from_blocks(K, sc.docs, start);
+        const WordTopicTable wt0 = WordTopicTable::from_blocks(K, sc.vocab, start);
+        const std::vector<TotalCount> totals0 = count_topic_totals(start, K);
+        ASSERT_EQ(dt0.row_total(0), 3u) << "two background tokens and the assigned one";
+
+        // Exact joint of the three draws.
+        const std::vector<Count> nd = testing::dense_doc_row(dt0, 0);
+        const std::vector<Count> nw = testing::dense_word_row(wt0, 0);
+        const std::vector<Count> nv = testing::dense_word_row(wt0, 3);
+        auto with = [](auto v, TopicId k, int n = 1) {
+            v[k] += n;
+            return v;
+        };
+        std::vector<double> joint(K * K * K, 0.0);
+        const auto p1 = SparseLdaSampler::conditional(nd, nw, totals0, sc.params, sc.vocab);
+        for (TopicId a = 0; a < K; ++a) {
+            const auto p2 = SparseLdaSampler::conditional(with(nd, a), with(nw, a),
+                                                          with(totals0, a), sc.params, sc.vocab);
+            for (TopicId b = 0; b < K; ++b) {
+                // The third token leaves t first (its word row has it once).
+                auto d3 = with(with(with(nd, a), b), t, -1);
+                auto k3 = with(with(with(totals0, a), b), t, -1);
+                const auto p3 =
+                    SparseLdaSampler::conditional(d3, with(nv, t, -1), k3, sc.params, sc.vocab);
+                for (TopicId c = 0; c < K; ++c) joint[(a * K + b) * K + c] = p1[a] * p2[b] * p3[c];
+            }
+        }
+
+        SparseLdaSampler sampler(sc.params, sc.vocab);
+        Rng rng(98);
+        std::vector<std::uint64_t> hist(K * K * K, 0);
+        const int draws = K == 4 ? 30000 : 60000;
+        for (int i = 0; i < draws; ++i) {
+            DocTopicTable dt = dt0;
+            WordTopicTable wt = wt0;
+            std::vector<TotalCount> totals = totals0;
+            std::vector<TokenBlock> blocks = start;
+            ASSERT_EQ(sampler.sample_block(blocks[1], dt, wt, totals, rng, nullptr), 3u);
+            const auto& z = blocks[1].topics;
+            ++hist[(z[0] * K + z[1]) * K + z[2]];
+            if (i < 20) {
+                ASSERT_EQ(totals, count_topic_totals(blocks, K));
+                for (TopicId k = 0; k < K; ++k)
+                    ASSERT_EQ(dt.get(0, k), testing::recount(blocks, sc.docs, K, true)[0][k]);
+            }
+        }
+        const auto [stat, df] = chi2(hist, joint);
+        EXPECT_LT(stat, chi2_threshold(df)) << "df " << df;
+    }
+}
+
 TEST(SparseLdaSampler, StopFlagLeavesTokensAlone) {
     LdaParams p;
     p.num_topics = 8;
@@ -238,13 +372,17 @@ struct GridRun {
 };
 
 GridRun run_grid(const SyntheticCorpus& c, std::uint32_t V, const LdaParams& p, std::uint32_t L,
-                 int sweeps) {
+                 int sweeps, bool sequential = false) {
     std::vector<std::uint32_t> rows(c.num_docs()), cols(V);
     for (std::uint32_t d = 0; d < c.num_docs(); ++d) rows[d] = d % L;
     for (std::uint32_t w = 0; w < V; ++w) cols[w] = (w * 3) % L;
     GridRun g;
     g.blocks = build_blocks(c.doc_offsets, c.word_ids, rows, cols, L);
     init_topics(g.blocks, p.num_topics, 5);
+    if (sequential) {
+        for (TokenBlock& b : g.blocks)
+            std::fill(b.topics.begin(), b.topics.end(), kUnassignedTopic);
+    }
     g.dt = DocTopicTable::from_blocks(p.num_topics, c.num_docs(), g.blocks);
     g.wt = WordTopicTable::from_blocks(p.num_topics, V, g.blocks);
     g.totals = count_topic_totals(g.blocks, p.num_topics);
@@ -271,6 +409,49 @@ GridRun run_grid(const SyntheticCorpus& c, std::uint32_t V, const LdaParams& p, 
     return g;
 }
 
+// The tables against a recount of the blocks' topics, every topic assigned.
+void expect_consistent(const GridRun& g, const SyntheticCorpus& c, std::uint32_t V,
+                       std::uint32_t K) {
+    for (const TokenBlock& b : g.blocks)
+        for (TopicId z : b.topics) ASSERT_LT(z, K);
+    const auto nd = testing::recount(g.blocks, c.num_docs(), K, true);
+    const auto nw = testing::recount(g.blocks, V, K, false);
+    TotalCount doc_sum = 0, word_sum = 0;
+    for (DocId d = 0; d < c.num_docs(); ++d) {
+        const auto row = testing::dense_doc_row(g.dt, d);
+        for (TopicId k = 0; k < K; ++k) ASSERT_EQ(row[k], nd[d][k]);
+        for (Count x : row) doc_sum += x;
+        const auto r = g.dt.row(d);
+        for (std::size_t i = 0; i + 1 < r.size(); ++i) ASSERT_GE(r[i].count, r[i + 1].count);
+    }
+    for (WordId w = 0; w < V; ++w) {
+        const auto row = testing::dense_word_row(g.wt, w);
+        for (TopicId k = 0; k < K; ++k) ASSERT_EQ(row[k], nw[w][k]);
+        for (Count x : row) word_sum += x;
+    }
+    const auto N = static_cast<TotalCount>(c.num_tokens());
+    EXPECT_EQ(doc_sum, N);
+    EXPECT_EQ(word_sum, N);
+    EXPECT_EQ(g.totals, count_topic_totals(g.blocks, K));
+}
+
+TEST(SparseLdaSampler, SequentialStartAssignsEveryTokenAcrossThreadedSweeps) {
+    SyntheticSpec spec;
+    spec.num_docs = 300;
+    spec.vocab_size = 400;
+    spec.num_topics = 8;
+    spec.mean_doc_length = 40;
+    const SyntheticCorpus c = make_synthetic_corpus(spec);
+    LdaParams p;
+    p.num_topics = 24;
+    p.alpha = 0.1;
+    for (int sweeps : {1, 3}) {
+        SCOPED_TRACE(sweeps);
+        const GridRun g = run_grid(c, spec.vocab_size, p, 2, sweeps, true);
+        expect_consistent(g, c, spec.vocab_size, p.num_topics);
+    }
+}
+
 TEST(SparseLdaSampler, CountsStayConsistentAcrossThreadedSweeps) {
     SyntheticSpec spec;
     spec.num_docs = 300;
@@ -283,26 +464,7 @@ TEST(SparseLdaSampler, CountsStayConsistentAcrossThreadedSweeps) {
     p.alpha = 0.1;
     constexpr std::uint32_t L = 2;
     const GridRun g = run_grid(c, spec.vocab_size, p, L, 4);
-
-    const auto nd = testing::recount(g.blocks, c.num_docs(), p.num_topics, true);
-    const auto nw = testing::recount(g.blocks, spec.vocab_size, p.num_topics, false);
-    TotalCount doc_sum = 0, word_sum = 0;
-    for (DocId d = 0; d < c.num_docs(); ++d) {
-        const auto row = testing::dense_doc_row(g.dt, d);
-        for (TopicId k = 0; k < p.num_topics; ++k) ASSERT_EQ(row[k], nd[d][k]);
-        for (Count x : row) doc_sum += x;
-        const auto r = g.dt.row(d);
-        for (std::size_t i = 0; i + 1 < r.size(); ++i) ASSERT_GE(r[i].count, r[i + 1].count);
-    }
-    for (WordId w = 0; w < spec.vocab_size; ++w) {
-        const auto row = testing::dense_word_row(g.wt, w);
-        for (TopicId k = 0; k < p.num_topics; ++k) ASSERT_EQ(row[k], nw[w][k]);
-        for (Count x : row) word_sum += x;
-    }
-    const auto N = static_cast<TotalCount>(c.num_tokens());
-    EXPECT_EQ(doc_sum, N);
-    EXPECT_EQ(word_sum, N);
-    EXPECT_EQ(g.totals, count_topic_totals(g.blocks, p.num_topics));
+    expect_consistent(g, c, spec.vocab_size, p.num_topics);
 
     // Seeds come from (seed, sweep, block), so a second run is identical whatever the threads.
     const GridRun again = run_grid(c, spec.vocab_size, p, L, 4);
