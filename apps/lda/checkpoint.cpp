@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -139,6 +140,7 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer, const Trai
         j["mh_steps"] = options.mh_steps;
         j["init"] = init_method_name(options.init.method);
         j["init_doc_topics"] = options.init.doc_topics;
+        j["init_word_prior"] = options.init.word_prior;
         j["timer"] = dist.timer;
         j["timer_low"] = dist.timer_params.low;
         j["timer_high"] = dist.timer_params.high;
@@ -254,6 +256,12 @@ Checkpoint read_checkpoint(const std::string& given_dir, int rank, int ranks) {
             } catch (const ConfigError&) {
                 throw InputError(state_path, "unknown init");
             }
+        }
+        if (j.contains("init_word_prior")) {
+            const nlohmann::json& v = j.at("init_word_prior");
+            c.options.init.word_prior = v.is_number() ? v.get<double>() : -1.0;
+            if (!(c.options.init.word_prior > 0) || !std::isfinite(c.options.init.word_prior))
+                throw InputError(state_path, "init_word_prior must be a positive number");
         }
         if (j.contains("init_doc_topics")) {
             c.options.init.doc_topics = static_cast<std::uint32_t>(

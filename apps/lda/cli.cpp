@@ -74,6 +74,11 @@ std::string doc_topics(const lda::InitOptions& init) {
     return init.method == lda::InitMethod::kSparse ? std::to_string(init.doc_topics) : "-";
 }
 
+/// --init-word-prior as it matters: only for a sequential start ("-" otherwise).
+std::string word_prior(const lda::InitOptions& init) {
+    return init.method == lda::InitMethod::kSequential ? fmt::format("{}", init.word_prior) : "-";
+}
+
 /// The model-defining settings a resumed run cannot change, as `a` has them and as `b` does
 /// (a checkpoint's α is the one the run reached, after any --optimize-alpha).
 std::vector<train::ResumeSetting> resume_settings(const lda::TrainOptions& a,
@@ -86,7 +91,8 @@ std::vector<train::ResumeSetting> resume_settings(const lda::TrainOptions& a,
             {"--deterministic", on(a.deterministic), on(b.deterministic)},
             {"--blocks", std::to_string(a.blocks), std::to_string(b.blocks)},
             {"--init", lda::init_method_name(a.init.method), lda::init_method_name(b.init.method)},
-            {"--init-doc-topics", doc_topics(a.init), doc_topics(b.init)}};
+            {"--init-doc-topics", doc_topics(a.init), doc_topics(b.init)},
+            {"--init-word-prior", word_prior(a.init), word_prior(b.init)}};
 }
 
 void parse_alpha(const std::string& text, lda::LdaParams& p) {
@@ -419,11 +425,16 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
                   "mh: cycles of a doc and a word proposal per token")
         ->capture_default_str();
     c->add_option("--init", f->init,
-                  "First topics: random (uniform per token) or sparse (each document draws "
-                  "--init-doc-topics topics, its tokens choose among them)")
+                  "First topics: random (uniform per token), sparse (each document draws "
+                  "--init-doc-topics topics, its tokens choose among them) or sequential (the "
+                  "first sweep draws each token from the counts of those drawn before it)")
         ->capture_default_str();
     c->add_option("--init-doc-topics", f->options.init.doc_topics,
                   "Topics per document of --init sparse")
+        ->capture_default_str();
+    c->add_option("--init-word-prior", f->options.init.word_prior,
+                  "--init sequential: pseudo-counts of a word's row in the first sweep, over K "
+                  "topics (that sweep draws with beta' = max(beta, prior / K))")
         ->capture_default_str();
     f->common.iterations = f->options.iterations;
     f->common.seed = f->options.seed;

@@ -98,6 +98,8 @@ LdaModel Trainer::model_shell(std::vector<std::string> vocab, std::string corpus
     model.info.init = init_method_name(options_.init.method);
     model.info.init_doc_topics =
         options_.init.method == InitMethod::kSparse ? options_.init.doc_topics : 0;
+    model.info.init_word_prior =
+        options_.init.method == InitMethod::kSequential ? options_.init.word_prior : 0;
     model.info.corpus = std::move(corpus_path);
     model.vocab = std::move(vocab);
     model.doc_labels = all_labels_;

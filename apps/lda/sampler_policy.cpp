@@ -27,6 +27,7 @@ void SamplerPolicy::plan_iteration(double mean_doc_topics, double initial) {
 
 BlockChoice SamplerPolicy::start_block(std::uint32_t iter) {
     if (kind_ == SamplerKind::kSparse) return {false, false};
+    if (iter <= sparse_through_) return {false, index_in_use()};
     if (kind_ == SamplerKind::kMh) return {true, false};
     std::lock_guard lock(mutex_);
     if (deterministic_) return {!switched_, switched_};

@@ -43,6 +43,10 @@ class SamplerPolicy {
     /// Deterministic runs, between iterations: `mean_doc_topics` is the token-weighted mean
     /// doc-row length now, `initial` its value under uniformly random topics.
     void plan_iteration(double mean_doc_topics, double initial);
+    /// Every block of iterations 1..iter is SparseLDA's whatever the kind (--init sequential:
+    /// only SparseLDA draws unassigned tokens); a block copies its topics into the doc-token
+    /// index when MhSampler may run later. Call before the first block starts.
+    void sparse_through(std::uint32_t iter) { sparse_through_ = iter; }
     /// A block of iteration `iter` (1-based, the run's numbering) starts.
     BlockChoice start_block(std::uint32_t iter);
     /// That block ended having sampled `tokens` in `seconds` (wall).
@@ -64,6 +68,7 @@ class SamplerPolicy {
     mutable std::mutex mutex_;
     bool switched_ = false;
     std::uint32_t probed_ = 0;  // the last iteration that had its probe
+    std::uint32_t sparse_through_ = 0;
     std::map<std::uint32_t, Tally> tally_;
 };
 

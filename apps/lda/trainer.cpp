@@ -152,6 +152,7 @@ Trainer::Trainer(const core::Corpus& corpus, const TrainOptions& options,
 
     alpha_ = options_.params.topic_alphas();
     policy_ = std::make_unique<SamplerPolicy>(options_.sampler, options_.deterministic);
+    if (options_.init.method == InitMethod::kSequential) policy_->sparse_through(1);
     make_samplers();
     // Copies of the topic totals: per worker, or per block of a diagonal round.
     const std::size_t copies = options_.deterministic ? static_cast<std::size_t>(side_)
@@ -302,8 +303,14 @@ void Trainer::make_samplers() {
     const LdaParams p = options_.params.with_alphas(alpha_);
     samplers_.clear();
     mh_samplers_.clear();
+    init_samplers_.clear();
     for (int w = 0; w < runtime_.threads(); ++w) {
         samplers_.push_back(std::make_unique<SparseLdaSampler>(p, num_words_));
+        if (draws_first_topics(iterations_done_ + 1)) {
+            LdaParams q = p;
+            q.beta = first_sweep_beta(options_.init, p.beta, p.num_topics);
+            init_samplers_.push_back(std::make_unique<SparseLdaSampler>(q, num_words_));
+        }
         if (options_.sampler != SamplerKind::kSparse)
             mh_samplers_.push_back(
                 std::make_unique<MhSampler>(p, num_words_, doc_index_, options_.mh_steps));
@@ -327,7 +334,10 @@ std::uint64_t Trainer::sample_block(int worker, std::uint32_t iter, TokenBlock& 
                                     Rng& rng, const std::atomic<bool>* stop) {
     const BlockChoice choice = policy_->start_block(iter);
     Stopwatch clock;
-    Sampler& kernel = choice.mh ? *mh_samplers_[worker] : *samplers_[worker];
+    Sampler& kernel = choice.mh ? *mh_samplers_[worker]
+                      : draws_first_topics(iter) && !init_samplers_.empty()
+                          ? *init_samplers_[worker]
+                          : *samplers_[worker];
     const std::uint64_t n = kernel.sample_block(block, doc_topic_, word_topic, totals, rng, stop);
     const double seconds = clock.seconds();
     if (choice.sync_index) doc_index_.sync_block(block);

@@ -464,6 +464,12 @@ class Trainer {
     std::uint64_t sample_block(int worker, std::uint32_t iter, TokenBlock& block,
                                WordTopicTable& word_topic, std::span<TotalCount> totals, Rng& rng,
                                const std::atomic<bool>* stop);
+    /// --init sequential: iteration `iter` draws the first topics (SparseLDA with the init's
+    /// β' on every block, untimed on the ring, on its own when MhSampler follows). Depends on
+    /// the options and `iter` only: workers may call it.
+    bool draws_first_topics(std::uint32_t iter) const {
+        return options_.init.method == InitMethod::kSequential && iter == 1;
+    }
     /// Builds the doc-token index when MhSampler may run and the blocks changed since.
     void prepare_index();
     /// Token-weighted mean number of topics in a doc row (O(D)); `at_random`: its expectation
@@ -534,8 +540,10 @@ class Trainer {
     std::vector<TotalCount> totals_;
     std::vector<std::unique_ptr<Sampler>> samplers_;     // one per worker (SparseLDA)
     std::vector<std::unique_ptr<Sampler>> mh_samplers_;  // one per worker, unless --sampler sparse
-    DocTokenIndex doc_index_;                            // MhSampler's doc-major topics
-    bool index_stale_ = true;                            // the blocks changed since its build
+    // --init sequential: one per worker for the first sweep (β' = first_sweep_beta); freed after.
+    std::vector<std::unique_ptr<Sampler>> init_samplers_;
+    DocTokenIndex doc_index_;  // MhSampler's doc-major topics
+    bool index_stale_ = true;  // the blocks changed since its build
     std::unique_ptr<SamplerPolicy> policy_;
     std::vector<std::vector<TotalCount>> local_totals_;  // per worker, or per block (determ.)
     std::vector<std::vector<TotalCount>> base_totals_;   // P = 1: totals_ at each block's start

@@ -247,11 +247,19 @@ train::Record Trainer::iterate() { return iterate_span(1, {}); }
 train::Record Trainer::iterate_span(std::uint32_t sweeps,
                                     const std::function<void(train::Record&)>& on_sweep) {
     ROTOR_ASSERT(sweeps >= 1, "iterate_span needs at least one sweep");
+    if (!draws_first_topics(iterations_done_ + 1)) init_samplers_.clear();  // no worker runs
     for (std::uint32_t s = 1;; ++s) {
         train::Record m;
         if (ranks_ > 1) {
             m = iterate_ring();
         } else if (!options_.deterministic) {
+            if (draws_first_topics(iterations_done_ + 1) && sweeps > 1 && policy_->index_in_use()) {
+                // The sequential first sweep runs alone when MhSampler may sample sweep 2: its
+                // doc proposals must not read a token that another block has yet to draw.
+                train::Record first = sweep_dynamic(1, {});
+                if (on_sweep) on_sweep(first);
+                return sweep_dynamic(sweeps - 1, on_sweep);
+            }
             return sweep_dynamic(sweeps, on_sweep);
         } else {
             m.iter = ++iterations_done_;

@@ -71,7 +71,8 @@ std::uint64_t Trainer::compute(int slice, std::uint32_t iter, int phase, Round& 
     sched::DynamicLoopOptions loop;
     loop.pick_seed = {options_.seed, kRingPickStream, iter, static_cast<std::uint64_t>(rank_),
                       static_cast<std::uint64_t>(phase)};
-    loop.budget_s = timer_ ? timer_->budget() : 0.0;
+    // --init sequential: the first iteration is not timed, so that it draws every token.
+    loop.budget_s = timer_ && !draws_first_topics(iter) ? timer_->budget() : 0.0;
     if (rank_ == dist_.straggler_rank) loop.straggler_factor = dist_.straggler_factor;
     loop.record = options_.record_schedule;
     loop.origin = &since_start_;
@@ -188,8 +189,10 @@ Trainer::Reconciled Trainer::reconcile_totals(std::uint64_t sampled_here) {
     out.ratio =
         num_tokens_ ? static_cast<double>(out.sampled) / static_cast<double>(num_tokens_) : 1.0;
     out.s_error = err[0] / (err[1] * static_cast<double>(num_tokens_));
-    // Every rank feeds the same allreduced ratio, so every rank keeps the same budget.
-    if (timer_) timer_->update(std::clamp(out.ratio, 0.0, 1.0));
+    // Every rank feeds the same allreduced ratio, so every rank keeps the same budget. The
+    // untimed first iteration of --init sequential says nothing about the budget.
+    if (timer_ && !draws_first_topics(iterations_done_ + 1))
+        timer_->update(std::clamp(out.ratio, 0.0, 1.0));
     return out;
 }
 

@@ -59,6 +59,8 @@ struct ModelInfo {
     /// rotor before params.json recorded it), and --init-doc-topics of a sparse start (0 else).
     std::string init;
     std::uint32_t init_doc_topics = 0;
+    /// --init-word-prior of a sequential start (0 else, and in models before it was recorded).
+    double init_word_prior = 0;
     /// params.json's "vocabulary": whether vocab.txt holds the V words (true) or is empty
     /// (false: the corpus had none, words print as ids). Absent from models of rotor before it:
     /// then an empty vocab.txt is taken as none. save_model sets it from the model's vocab.

@@ -259,6 +259,7 @@ nlohmann::json info_to_json(const ModelInfo& i) {
     if (!i.init.empty()) {
         j["init"] = i.init;
         j["init_doc_topics"] = i.init_doc_topics;
+        if (i.init_word_prior > 0) j["init_word_prior"] = i.init_word_prior;
     }
     return j;
 }
@@ -292,6 +293,7 @@ ModelInfo info_from_json(const std::string& path, const std::string& text) {
         // Recorded since rotor wrote --init into the model; older models leave it empty.
         i.init = j.value("init", std::string{});
         i.init_doc_topics = j.value("init_doc_topics", std::uint32_t{0});
+        i.init_word_prior = j.value("init_word_prior", 0.0);
     } catch (const nlohmann::json::exception& e) {
         throw InputError(path, fmt::format("bad or missing field: {}", e.what()));
     }

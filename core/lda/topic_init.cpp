@@ -1,6 +1,7 @@
 #include "core/lda/topic_init.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "core/base/error.h"
@@ -10,16 +11,33 @@ namespace rotor::lda {
 
 void InitOptions::validate() const {
     if (doc_topics == 0) throw ConfigError("--init-doc-topics", "must be at least 1");
+    if (!(word_prior > 0) || !std::isfinite(word_prior))
+        throw ConfigError("--init-word-prior", "must be a positive number");
+}
+
+double first_sweep_beta(const InitOptions& options, double beta, std::uint32_t num_topics) {
+    if (options.method != InitMethod::kSequential) return beta;
+    return std::max(beta, options.word_prior / static_cast<double>(num_topics));
 }
 
 InitMethod parse_init_method(std::string_view name) {
     if (name == "random") return InitMethod::kRandom;
     if (name == "sparse") return InitMethod::kSparse;
-    throw ConfigError("--init", "must be random or sparse, not '" + std::string(name) + "'");
+    if (name == "sequential") return InitMethod::kSequential;
+    throw ConfigError("--init",
+                      "must be random, sparse or sequential, not '" + std::string(name) + "'");
 }
 
 std::string init_method_name(InitMethod method) {
-    return method == InitMethod::kSparse ? "sparse" : "random";
+    switch (method) {
+        case InitMethod::kSparse:
+            return "sparse";
+        case InitMethod::kSequential:
+            return "sequential";
+        case InitMethod::kRandom:
+            break;
+    }
+    return "random";
 }
 
 void init_topics_sparse(std::span<TokenBlock> blocks, std::uint32_t num_docs,
@@ -54,6 +72,9 @@ void init_topics(std::span<TokenBlock> blocks, std::uint32_t num_docs, std::uint
     options.validate();
     if (options.method == InitMethod::kSparse) {
         init_topics_sparse(blocks, num_docs, num_topics, options.doc_topics, seed);
+    } else if (options.method == InitMethod::kSequential) {
+        for (TokenBlock& blk : blocks)
+            std::fill(blk.topics.begin(), blk.topics.end(), kUnassignedTopic);
     } else {
         init_topics(blocks, num_topics, seed);
     }

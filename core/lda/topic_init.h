@@ -1,7 +1,8 @@
 // The first topics of a run: how the trainer fills the blocks' topics before the first sweep.
 // Uniform random topics (init_topics in core/lda/token_block.h) make every doc-topic row
 // min(K, n_d) wide, and the word-major SparseLDA sampler pays O(K_d) per token for that in its
-// first sweeps; the sparse initialisation here starts every document on a few topics instead.
+// first sweeps; the sparse initialisation here starts every document on a few topics instead,
+// and the sequential one leaves every token unassigned for the first sweep to draw in turn.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,9 @@ namespace rotor::lda {
 enum class InitMethod {
     kRandom,  ///< every token uniform in [0, K) (init_topics)
     kSparse,  ///< every document draws a few topics, its tokens choose among them uniformly
+    /// every token starts unassigned (kUnassignedTopic, in no count) and the first sweep draws
+    /// each from the counts of the tokens assigned before it (as Mallet starts), with SparseLDA
+    kSequential,
 };
 
 /// --init's value, with --init-doc-topics for kSparse. A plain value type.
@@ -24,11 +28,21 @@ struct InitOptions {
     InitMethod method = InitMethod::kRandom;
     /// kSparse: topics per document (c); a document uses at most min(c, K, n_d) of them.
     std::uint32_t doc_topics = 4;
-    /// Throws ConfigError("--init-doc-topics") when doc_topics is 0.
+    /// kSequential: the pseudo-counts of a word's row in the first sweep, spread evenly over
+    /// the K topics (that sweep draws with β' = max(β, word_prior / K); first_sweep_beta).
+    /// With β = 0.01 a word's first token would otherwise outweigh the prior of its row 100 to
+    /// 1 and pull every later token of the word to its topic: the start is then far ahead on
+    /// log p(w,z) but behind held out (docs/sampler.md, "Sequential initialisation").
+    double word_prior = 30;
+    /// Throws ConfigError("--init-doc-topics") when doc_topics is 0 and
+    /// ConfigError("--init-word-prior") when word_prior is not a positive number.
     void validate() const;
 };
 
-/// "random" or "sparse" to the method; throws ConfigError("--init") otherwise.
+/// β of the first sweep's draws: max(β, word_prior / K) for kSequential, β otherwise.
+double first_sweep_beta(const InitOptions& options, double beta, std::uint32_t num_topics);
+
+/// "random", "sparse" or "sequential" to the method; throws ConfigError("--init") otherwise.
 InitMethod parse_init_method(std::string_view name);
 /// The method's --init name.
 std::string init_method_name(InitMethod method);
@@ -43,7 +57,8 @@ std::string init_method_name(InitMethod method);
 void init_topics_sparse(std::span<TokenBlock> blocks, std::uint32_t num_docs,
                         std::uint32_t num_topics, std::uint32_t doc_topics, std::uint64_t seed);
 
-/// Fills the blocks' topics with `options`' method: init_topics or init_topics_sparse.
+/// Fills the blocks' topics with `options`' method: init_topics, init_topics_sparse, or
+/// kUnassignedTopic everywhere (kSequential: the first sweep draws them).
 void init_topics(std::span<TokenBlock> blocks, std::uint32_t num_docs, std::uint32_t num_topics,
                  const InitOptions& options, std::uint64_t seed);
 

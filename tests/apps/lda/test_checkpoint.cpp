@@ -392,6 +392,40 @@ TEST(Checkpoint, InitIsRecordedAndKeptOnResume) {
     EXPECT_EQ(load_model(tmp / "old").info.init_doc_topics, 0u);
 }
 
+// --init sequential and its --init-word-prior: recorded in the checkpoint and params.json, kept
+// on resume (another prior is refused by name, though the prior only shaped the first sweep).
+TEST(Checkpoint, SequentialInitAndItsWordPriorAreRecorded) {
+    TempDir tmp;
+    auto a = train_args(tmp / "half");
+    a[std::find(a.begin(), a.end(), "--iterations") - a.begin() + 1] = "4";
+    a.insert(a.end(), {"--init", "sequential", "--init-word-prior", "12.5", "--checkpoint-every",
+                       "2", "--checkpoint-dir", tmp / "ckpt"});
+    ASSERT_EQ(wait_exit(spawn(a)), 0);
+    const Checkpoint c = read_checkpoint(tmp / "ckpt");
+    EXPECT_EQ(c.options.init.method, InitMethod::kSequential);
+    EXPECT_EQ(c.options.init.word_prior, 12.5);
+    EXPECT_EQ(load_model(tmp / "half").info.init, "sequential");
+    EXPECT_EQ(load_model(tmp / "half").info.init_word_prior, 12.5);
+    const auto resume = [&](const std::string& out, std::vector<std::string> extra) {
+        std::vector<std::string> r = {kRotor, "lda", "train",    "--corpus",   kCorpus, "-q",
+                                      "-n",   "6",   "--resume", tmp / "ckpt", "--out", out};
+        r.insert(r.end(), extra.begin(), extra.end());
+        return wait_exit(spawn(r));
+    };
+    EXPECT_EQ(resume(tmp / "bad", {"--init-word-prior", "30"}), 3);
+    EXPECT_FALSE(fs::exists(tmp / "bad"));
+    ASSERT_EQ(resume(tmp / "rest", {}), 0);
+    EXPECT_EQ(load_model(tmp / "rest").info.init, "sequential");
+    EXPECT_EQ(load_model(tmp / "rest").info.init_word_prior, 12.5);
+
+    std::string text = slurp(tmp / "ckpt/state.json");
+    const std::size_t at = text.find("\"init_word_prior\": ");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, text.find('\n', at) - at, "\"init_word_prior\": -2,");
+    std::ofstream(tmp / "ckpt/state.json", std::ios::trunc) << text;
+    EXPECT_THROW(read_checkpoint(tmp / "ckpt"), InputError);
+}
+
 TEST(Checkpoint, ResumeUsesTheOldCopyWhenKilledBetweenTheRenames) {
     TempDir tmp;
     auto a = train_args(tmp / "m");

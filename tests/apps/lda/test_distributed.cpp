@@ -111,6 +111,10 @@ TEST(Distributed, LoglikWithinHalfPercentOfSingleNode) {
     comm::run_ranks(2, [](comm::Communicator& c) { case_loglik_matches_single_node(c); });
 }
 
+TEST(Distributed, SequentialInitDrawsEveryTokenUntimed) {
+    comm::run_ranks(2, [](comm::Communicator& c) { case_sequential_init_with_timer(c); });
+}
+
 TEST(Distributed, StragglerWithTimerReportsLowerRatio) {
     comm::run_ranks(2, [](comm::Communicator& c) { case_straggler_with_timer(c, false); });
 }

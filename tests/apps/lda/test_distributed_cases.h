@@ -302,6 +302,31 @@ inline void case_straggler_with_timer(comm::Communicator& comm, bool compare_ran
     expect_consistent_across_ranks(t, comm, corpus);
 }
 
+/// --init sequential with the timer on: the first iteration is untimed and draws every token
+/// (the tables exact, the budget untouched); the timed iterations after it keep them exact.
+inline void case_sequential_init_with_timer(comm::Communicator& comm) {
+    const auto corpus = small_corpus();
+    sched::Runtime rt(1, sched::PinMode::kNone);
+    DistributedOptions d;
+    d.timer = true;
+    d.timer_params.initial_s = 0.0005;  // far too short for a round of this corpus
+    d.timer_params.min_s = 0.0001;
+    d.timer_params.max_s = 0.0005;
+    d.rebalance = false;
+    auto o = dist_train_options();
+    o.init.method = InitMethod::kSequential;
+    Trainer t(corpus, o, d, rt, comm);
+    const train::Record first = t.iterate();
+    EXPECT_EQ(first.processed, corpus.num_tokens());
+    EXPECT_EQ(t.timer_budget(), 0.0005);
+    expect_consistent_across_ranks(t, comm, corpus);
+    for (int i = 0; i < 2; ++i) {
+        const train::Record m = t.iterate();
+        EXPECT_LE(m.processed, corpus.num_tokens());
+        expect_consistent_across_ranks(t, comm, corpus);
+    }
+}
+
 /// gather_model on rank 0 is the whole model: rows sum to frequencies and doc lengths, labels in
 /// corpus order, and it equals a model assembled from the recount.
 inline void case_gather_model(comm::Communicator& comm) {

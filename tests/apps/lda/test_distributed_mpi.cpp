@@ -32,6 +32,10 @@ TEST(DistributedMpi, LoglikWithinHalfPercentOfSingleNode) {
 
 TEST(DistributedMpi, GatheredModelIsWhole) { case_gather_model(*world()); }
 
+TEST(DistributedMpi, SequentialInitDrawsEveryTokenUntimed) {
+    case_sequential_init_with_timer(*world());
+}
+
 TEST(DistributedMpi, StragglerWithTimerReportsLowerRatio) {
     auto c = world();
     if (c->size() < 2) GTEST_SKIP() << "needs two ranks";

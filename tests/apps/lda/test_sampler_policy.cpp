@@ -33,6 +33,29 @@ TEST(SamplerPolicy, FixedKindsNeverSwitch) {
     EXPECT_EQ(sparse.take_label(4), "sparse");
 }
 
+// --init sequential: SparseLDA through the given iteration, copying topics into the index when
+// MhSampler runs later; the kind's own choice after it.
+TEST(SamplerPolicy, SparseThroughOverridesTheKindForTheFirstIterations) {
+    for (SamplerKind kind : {SamplerKind::kMh, SamplerKind::kAuto}) {
+        SCOPED_TRACE(std::string(sampler_name(kind)));
+        SamplerPolicy p(kind, false);
+        p.sparse_through(1);
+        for (int b = 0; b < 3; ++b) {
+            const BlockChoice c = p.start_block(1);
+            EXPECT_FALSE(c.mh);
+            EXPECT_TRUE(c.sync_index);
+            p.end_block(1, false, 5000, 1.0);
+        }
+        EXPECT_EQ(p.take_label(1), "sparse");
+        if (kind == SamplerKind::kMh) {
+            EXPECT_TRUE(p.start_block(2).mh);
+        }
+    }
+    SamplerPolicy sparse(SamplerKind::kSparse, false);
+    sparse.sparse_through(1);
+    EXPECT_FALSE(sparse.start_block(1).sync_index);
+}
+
 TEST(SamplerPolicy, AutoProbesOncePerIterationAndSwitchesWhenSparseIsCheaper) {
     SamplerPolicy p(SamplerKind::kAuto, false);
     // Iteration 1 (random start): mh only.
@@ -119,6 +142,41 @@ TEST_P(SamplerThreads, CountsStayConsistentWithMhAndAuto) {
             if (kind == SamplerKind::kAuto && i == 0) {
                 EXPECT_EQ(*label, "mh");
             }
+        }
+    }
+}
+
+// --init sequential: every token starts unassigned (empty tables); the first sweep is
+// SparseLDA's whatever the kernel and assigns every token, on its own when MhSampler follows
+// (which must not read an unassigned token); the sweeps after it keep the tables exact.
+TEST_P(SamplerThreads, SequentialInitDrawsEveryTokenInTheFirstSweep) {
+    const auto corpus = small_corpus();
+    for (SamplerKind kind : {SamplerKind::kSparse, SamplerKind::kMh, SamplerKind::kAuto}) {
+        SCOPED_TRACE(std::string(sampler_name(kind)));
+        sched::Runtime rt(GetParam(), sched::PinMode::kNone);
+        auto o = options(16, kind);
+        o.init.method = InitMethod::kSequential;
+        Trainer t(corpus, o, rt);
+        for (const TokenBlock& b : t.blocks())
+            for (TopicId z : b.topics) ASSERT_EQ(z, kUnassignedTopic);
+        for (TotalCount n : t.topic_totals()) ASSERT_EQ(n, 0u);
+        std::vector<std::string> labels;
+        const train::Record last = t.iterate_span(4, [&](train::Record& m) {
+            EXPECT_EQ(m.processed, corpus.num_tokens());
+            if (const std::string* l = m.label("sampler")) labels.push_back(*l);
+        });
+        if (const std::string* l = last.label("sampler")) labels.push_back(*l);
+        EXPECT_EQ(last.iter, 4u);
+        expect_consistent(t, corpus);
+        if (kind == SamplerKind::kSparse) continue;
+        ASSERT_EQ(labels.size(), 4u);
+        EXPECT_EQ(labels[0], "sparse");
+        if (kind == SamplerKind::kMh) {
+            EXPECT_EQ(labels[1], "mh");
+        }
+        for (int i = 0; i < 2; ++i) {
+            t.iterate();
+            expect_consistent(t, corpus);
         }
     }
 }

@@ -205,6 +205,45 @@ TEST(Trainer, SparseInitIsConsistentNarrowAndThreadIndependent) {
     EXPECT_NE(random.gather_model({}, "synthetic").word_topic.counts, counts[0]);
 }
 
+// --init sequential, deterministic: the same model at 1 and 3 threads, not the random start's,
+// nor the one of another word prior (the first sweep draws with β'). A resume continues exactly.
+TEST(Trainer, SequentialInitIsThreadIndependentAndStartsAhead) {
+    const auto corpus = small_corpus(5);
+    auto o = options(12, true);
+    o.init.method = InitMethod::kSequential;
+    std::vector<std::vector<Count>> counts;
+    for (int threads : {1, 3}) {
+        sched::Runtime rt(threads, sched::PinMode::kNone);
+        Trainer t(corpus, o, rt);
+        for (int i = 0; i < 3; ++i) t.iterate();
+        expect_consistent(t, corpus);
+        counts.push_back(t.gather_model({}, "synthetic").word_topic.counts);
+    }
+    EXPECT_EQ(counts[1], counts[0]);
+    sched::Runtime rt(2, sched::PinMode::kNone);
+    Trainer random(corpus, options(12, true), rt);
+    Trainer sequential(corpus, o, rt);
+    for (int i = 0; i < 3; ++i) random.iterate();
+    EXPECT_NE(random.gather_model({}, "synthetic").word_topic.counts, counts[0]);
+    auto flat = o;
+    flat.init.word_prior = 0.12;  // β' = max(0.01, 0.12 / 12) = β
+    Trainer other_prior(corpus, flat, rt);
+    for (int i = 0; i < 3; ++i) other_prior.iterate();
+    EXPECT_NE(other_prior.gather_model({}, "synthetic").word_topic.counts, counts[0]);
+    sequential.iterate();
+
+    const LocalDocs saved = sequential.local_state();
+    Trainer resumed(corpus, o, rt);
+    resumed.restore(corpus, saved.docs, saved.topics, sequential.iterations_done(), 1.0, "test");
+    expect_consistent(resumed, corpus);
+    for (int i = 0; i < 2; ++i) {
+        sequential.iterate();
+        resumed.iterate();
+    }
+    EXPECT_EQ(resumed.gather_model({}, "c").word_topic.counts,
+              sequential.gather_model({}, "c").word_topic.counts);
+}
+
 // log p(w|z) and log p(w,z) against a brute-force sum of std::lgamma over every cell.
 TEST(Trainer, LikelihoodMatchesBruteForce) {
     const auto corpus = small_corpus(7, 120, 200);

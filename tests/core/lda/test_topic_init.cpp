@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 #include <vector>
 
 #include "core/base/error.h"
+#include "core/lda/doc_topic_table.h"
 #include "core/lda/synthetic_corpus.h"
+#include "core/lda/word_topic_table.h"
 
 namespace rotor::lda {
 namespace {
@@ -101,12 +104,50 @@ TEST(InitTopics, RandomThroughTheOptionsIsUniformInit) {
     for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].topics, b[i].topics);
 }
 
+// Sequential: every token unassigned, so the tables built from the blocks are empty (and the
+// doc rows still get their capacity from the docs' lengths).
+TEST(InitTopics, SequentialLeavesEveryTokenUnassigned) {
+    const SyntheticCorpus c = corpus();
+    auto blocks = grid(c, 150, 2);
+    init_topics(blocks, c.num_docs(), 7, InitOptions{InitMethod::kSequential, 4}, 42);
+    std::uint64_t tokens = 0;
+    for (const TokenBlock& b : blocks) {
+        for (TopicId z : b.topics) EXPECT_EQ(z, kUnassignedTopic);
+        tokens += b.num_tokens();
+    }
+    EXPECT_EQ(tokens, c.num_tokens());
+    EXPECT_EQ(count_topic_totals(blocks, 7), std::vector<TotalCount>(7, 0));
+    const DocTopicTable dt = DocTopicTable::from_blocks(7, c.num_docs(), blocks);
+    const WordTopicTable wt = WordTopicTable::from_blocks(7, 150, blocks);
+    for (DocId d = 0; d < c.num_docs(); ++d) {
+        EXPECT_EQ(dt.row_total(d), 0u);
+        EXPECT_EQ(dt.capacity(d),
+                  std::min<std::uint64_t>(7, c.doc_offsets[d + 1] - c.doc_offsets[d]));
+    }
+    for (WordId w = 0; w < 150; ++w)
+        for (TopicId k = 0; k < 7; ++k) EXPECT_EQ(wt.get(w, k), 0u);
+}
+
 TEST(InitTopics, OptionsAreParsedAndChecked) {
     EXPECT_EQ(parse_init_method("random"), InitMethod::kRandom);
     EXPECT_EQ(parse_init_method("sparse"), InitMethod::kSparse);
-    EXPECT_EQ(init_method_name(InitMethod::kSparse), "sparse");
+    EXPECT_EQ(parse_init_method("sequential"), InitMethod::kSequential);
+    for (InitMethod m : {InitMethod::kRandom, InitMethod::kSparse, InitMethod::kSequential})
+        EXPECT_EQ(parse_init_method(init_method_name(m)), m);
     EXPECT_THROW(parse_init_method("dense"), ConfigError);
     EXPECT_THROW((InitOptions{InitMethod::kSparse, 0}.validate()), ConfigError);
+    for (double prior : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
+        InitOptions o{InitMethod::kSequential, 4};
+        o.word_prior = prior;
+        EXPECT_THROW(o.validate(), ConfigError) << prior;
+    }
+    // The first sweep's β: the word prior spread over K, never below β; other starts keep β.
+    InitOptions seq{InitMethod::kSequential, 4};
+    EXPECT_DOUBLE_EQ(first_sweep_beta(seq, 0.01, 100), 0.3);
+    EXPECT_DOUBLE_EQ(first_sweep_beta(seq, 0.01, 10000), 0.01);
+    seq.word_prior = 5;
+    EXPECT_DOUBLE_EQ(first_sweep_beta(seq, 0.01, 1000), 0.01 > 0.005 ? 0.01 : 0.005);
+    EXPECT_DOUBLE_EQ(first_sweep_beta(InitOptions{}, 0.01, 100), 0.01);
     const SyntheticCorpus c = corpus();
     auto blocks = grid(c, 150, 1);
     EXPECT_THROW(init_topics_sparse(blocks, c.num_docs(), 5, 0, 1), ConfigError);
