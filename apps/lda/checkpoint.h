@@ -15,8 +15,9 @@
 //                    sorted by word id, a word's tokens in their order in the blocks
 //                    (Trainer::local_state). Documents are listed, not implied by the grid,
 //                    because rebalancing moves them, and so that any number of ranks can resume.
-//   state.json       format "rotor-lda-checkpoint", format_version 3: options (with --init and
-//                    --init-doc-topics since they were recorded; older ones read as random), α,
+//   state.json       format "rotor-lda-checkpoint", format_version 3: options (with --init,
+//                    --init-doc-topics and --init-word-prior since they were recorded; older
+//                    ones read as random), α,
 //                    iterations done, P, columns per slice, timer settings and budget, corpus
 //                    fingerprint, and per part its file, size and FNV-1a hash
 // The framing is train::write_checkpoint_dir's (train/checkpoint_dir.h): parts written whole,

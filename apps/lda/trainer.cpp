@@ -53,6 +53,11 @@ void TrainOptions::validate() const {
     if (blocks > 4096) throw ConfigError("--blocks", "at most 4096 blocks per side");
     if (mh_steps == 0 || mh_steps > MhSampler::kMaxCycles)
         throw ConfigError("--mh-steps", fmt::format("must be in [1, {}]", MhSampler::kMaxCycles));
+    // With no sweep every token would stay unassigned: no model to write.
+    if (init.method == InitMethod::kSequential && iterations == 0)
+        throw ConfigError("--iterations",
+                          "must be at least 1 with --init sequential (its first sweep draws the "
+                          "topics)");
 }
 
 void DistributedOptions::validate(int ranks) const {

@@ -90,7 +90,7 @@ class SamplerPolicy;
 /// What a training run does. Plain struct; validate() throws ConfigError naming the flag.
 struct TrainOptions {
     LdaParams params;                ///< K, α, β
-    std::uint32_t iterations = 100;  ///< Gibbs sweeps (--iterations), >= 0
+    std::uint32_t iterations = 100;  ///< Gibbs sweeps (--iterations), >= 0 (>= 1 sequential)
     std::uint64_t seed = 1;          ///< every random choice derives from it (--seed)
     int blocks = 0;  ///< grid side L (--blocks); 0: ⌈√2·P⌉, or 16 if deterministic
     bool deterministic = false;     ///< diagonal sweeps: same model at any thread count

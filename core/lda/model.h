@@ -55,8 +55,9 @@ struct ModelInfo {
     std::uint32_t iterations = 0;  ///< Gibbs sweeps done
     std::uint64_t seed = 0;        ///< the run's seed
     std::string corpus;            ///< path of the training corpus, for provenance
-    /// How the first topics were drawn: --init's name, "random" or "sparse" (empty: a model of
-    /// rotor before params.json recorded it), and --init-doc-topics of a sparse start (0 else).
+    /// How the first topics were drawn: --init's name, "random", "sparse" or "sequential" (empty: a
+    /// model of rotor before params.json recorded it), and --init-doc-topics of a sparse start (0
+    /// else).
     std::string init;
     std::uint32_t init_doc_topics = 0;
     /// --init-word-prior of a sequential start (0 else, and in models before it was recorded).

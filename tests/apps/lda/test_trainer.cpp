@@ -311,6 +311,13 @@ TEST(Trainer, RejectsBadOptions) {
     o = options(4);
     o.blocks = -1;
     EXPECT_THROW(Trainer(corpus, o, rt), ConfigError);
+    o = options(4);
+    o.init.method = InitMethod::kSequential;
+    o.iterations = 0;  // no sweep: every token would stay unassigned
+    EXPECT_THROW(Trainer(corpus, o, rt), ConfigError);
+    o.init.word_prior = 0;
+    o.iterations = 1;
+    EXPECT_THROW(Trainer(corpus, o, rt), ConfigError);
     const core::Corpus empty = core::Corpus::from_docs({{}, {}}, 3);
     EXPECT_THROW(Trainer(empty, options(4), rt), ConfigError);
 }
