@@ -57,8 +57,8 @@ struct TrainFlags {
     std::string sampler;  ///< --sampler, parsed into options.sampler
     bool sampler_given = false;
     bool mh_steps_given = false;
-    std::string init = "random";     ///< --init, parsed into options.init.method
-    std::vector<std::string> given;  ///< the model-defining flags given on the command line
+    std::string init = "sequential";  ///< --init, parsed into options.init.method
+    std::vector<std::string> given;   ///< the model-defining flags given on the command line
 };
 
 /// α as --alpha takes it: one value when every α_k is equal, else the K values.
@@ -150,9 +150,10 @@ void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
     const auto given = [&f](const std::string& flag) {
         return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
     };
-    // A checkpoint of rotor before --init was recorded started random unless the flags say.
+    // A checkpoint of rotor before --init was recorded started random (then the only start)
+    // unless the flags say.
     lda::TrainOptions recorded = c.options;
-    if (!c.init_recorded) recorded.init = f.options.init;
+    if (!c.init_recorded) recorded.init = given("--init") ? f.options.init : lda::InitOptions{};
     train::refuse_resume_conflicts(resume_settings(f.options, recorded), given, f.common.resume);
     const std::uint32_t target =
         f.common.iterations_set ? f.options.iterations : c.options.iterations;
@@ -425,9 +426,9 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
                   "mh: cycles of a doc and a word proposal per token")
         ->capture_default_str();
     c->add_option("--init", f->init,
-                  "First topics: random (uniform per token), sparse (each document draws "
-                  "--init-doc-topics topics, its tokens choose among them) or sequential (the "
-                  "first sweep draws each token from the counts of those drawn before it)")
+                  "First topics: sequential (the first sweep draws each token from the counts of "
+                  "those drawn before it), random (uniform per token) or sparse (each document "
+                  "draws --init-doc-topics topics, its tokens choose among them)")
         ->capture_default_str();
     c->add_option("--init-doc-topics", f->options.init.doc_topics,
                   "Topics per document of --init sparse")
