@@ -204,28 +204,36 @@ TEST(SparseLdaSampler, GroupedWordBucketDrawFollowsTheConditional) {
     run_single_token(Dominant::kWord, 10000, 100000);
 }
 
+// Doc 0 short and word 0 rare (20 words, 8 docs, α = β = 0.1), so that where one token of
+// (word 0, doc 0) goes changes the next one's conditional a lot: the `fixed` tokens, then 3K
+// random tokens outside doc 0 and word 0 drawn from `seed`.
+Scenario short_doc_scenario(std::uint32_t K, std::vector<Tok> fixed, std::uint64_t seed) {
+    Scenario sc;
+    sc.params.num_topics = K;
+    sc.params.alpha = 0.1;
+    sc.params.beta = 0.1;
+    sc.vocab = 20;
+    sc.docs = 8;
+    sc.background = std::move(fixed);
+    Rng bg(seed);
+    for (std::uint32_t i = 0; i < 3 * K; ++i) {
+        sc.background.push_back({static_cast<WordId>(1 + bg.below(19)),
+                                 static_cast<DocId>(1 + bg.below(7)),
+                                 static_cast<TopicId>(bg.below(K))});
+    }
+    return sc;
+}
+
 // Two tokens of the same (word, doc) start in the same topic t: after the first is resampled,
 // the second sees either the very state of the first draw (the reuse path) or a changed one.
 // The pair (z1, z2) must follow p(z1 | rest, z2 = t) * p(z2 | rest, z1).
 TEST(SparseLdaSampler, RepeatedWordDocPairFollowsTheJointOfTwoGibbsSteps) {
     for (std::uint32_t K : {4u, 16u}) {
         SCOPED_TRACE(K);
-        // A short doc and a rare word, so that where the first token goes changes the second
-        // token's conditional a lot; the doc and word lean to t, so the first often stays.
-        Scenario sc;
-        sc.params.num_topics = K;
-        sc.params.alpha = 0.1;
-        sc.params.beta = 0.1;
-        sc.vocab = 20;
-        sc.docs = 8;
+        // The doc and word lean to t, so the first token often stays.
         const TopicId t = 0;
-        sc.background = {{0, 1, t}, {0, 2, t}, {0, 3, 1}, {5, 0, t}, {6, 0, 1}};
-        Rng bg(5);
-        for (std::uint32_t i = 0; i < 3 * K; ++i) {
-            sc.background.push_back({static_cast<WordId>(1 + bg.below(19)),
-                                     static_cast<DocId>(1 + bg.below(7)),
-                                     static_cast<TopicId>(bg.below(K))});
-        }
+        const Scenario sc =
+            short_doc_scenario(K, {{0, 1, t}, {0, 2, t}, {0, 3, 1}, {5, 0, t}, {6, 0, 1}}, 5);
         const std::vector<TokenBlock> start = {testing::make_block(sc.background),
                                                testing::make_block({{0, 0, t}, {0, 0, t}})};
         const DocTopicTable dt0 = DocTopicTable::from_blocks(K, sc.docs, start);
@@ -276,20 +284,9 @@ TEST(SparseLdaSampler, UnassignedWordDocPairFollowsTheSequentialJoint) {
     // given both. The second token must not reuse the first's buckets.
     for (std::uint32_t K : {4u, 16u}) {
         SCOPED_TRACE(K);
-        Scenario sc;
-        sc.params.num_topics = K;
-        sc.params.alpha = 0.1;
-        sc.params.beta = 0.1;
-        sc.vocab = 20;
-        sc.docs = 8;
         const TopicId t = 1;
-        sc.background = {{0, 1, 0}, {0, 2, 0}, {0, 3, 1}, {5, 0, 0}, {6, 0, 1}};
-        Rng bg(6);
-        for (std::uint32_t i = 0; i < 3 * K; ++i) {
-            sc.background.push_back({static_cast<WordId>(1 + bg.below(19)),
-                                     static_cast<DocId>(1 + bg.below(7)),
-                                     static_cast<TopicId>(bg.below(K))});
-        }
+        const Scenario sc =
+            short_doc_scenario(K, {{0, 1, 0}, {0, 2, 0}, {0, 3, 1}, {5, 0, 0}, {6, 0, 1}}, 6);
         const std::vector<TokenBlock> start = {
             testing::make_block(sc.background),
             testing::make_block({{0, 0, kUnassignedTopic}, {0, 0, kUnassignedTopic}, {3, 0, t}})};
@@ -409,6 +406,22 @@ GridRun run_grid(const SyntheticCorpus& c, std::uint32_t V, const LdaParams& p, 
     return g;
 }
 
+// The corpus and parameters of the threaded-sweep tests.
+SyntheticSpec grid_spec() {
+    SyntheticSpec spec;
+    spec.num_docs = 300;
+    spec.vocab_size = 400;
+    spec.num_topics = 8;
+    spec.mean_doc_length = 40;
+    return spec;
+}
+LdaParams grid_params() {
+    LdaParams p;
+    p.num_topics = 24;
+    p.alpha = 0.1;
+    return p;
+}
+
 // The tables against a recount of the blocks' topics, every topic assigned.
 void expect_consistent(const GridRun& g, const SyntheticCorpus& c, std::uint32_t V,
                        std::uint32_t K) {
@@ -436,15 +449,9 @@ void expect_consistent(const GridRun& g, const SyntheticCorpus& c, std::uint32_t
 }
 
 TEST(SparseLdaSampler, SequentialStartAssignsEveryTokenAcrossThreadedSweeps) {
-    SyntheticSpec spec;
-    spec.num_docs = 300;
-    spec.vocab_size = 400;
-    spec.num_topics = 8;
-    spec.mean_doc_length = 40;
+    const SyntheticSpec spec = grid_spec();
     const SyntheticCorpus c = make_synthetic_corpus(spec);
-    LdaParams p;
-    p.num_topics = 24;
-    p.alpha = 0.1;
+    const LdaParams p = grid_params();
     for (int sweeps : {1, 3}) {
         SCOPED_TRACE(sweeps);
         const GridRun g = run_grid(c, spec.vocab_size, p, 2, sweeps, true);
@@ -453,15 +460,9 @@ TEST(SparseLdaSampler, SequentialStartAssignsEveryTokenAcrossThreadedSweeps) {
 }
 
 TEST(SparseLdaSampler, CountsStayConsistentAcrossThreadedSweeps) {
-    SyntheticSpec spec;
-    spec.num_docs = 300;
-    spec.vocab_size = 400;
-    spec.num_topics = 8;
-    spec.mean_doc_length = 40;
+    const SyntheticSpec spec = grid_spec();
     const SyntheticCorpus c = make_synthetic_corpus(spec);
-    LdaParams p;
-    p.num_topics = 24;
-    p.alpha = 0.1;
+    const LdaParams p = grid_params();
     constexpr std::uint32_t L = 2;
     const GridRun g = run_grid(c, spec.vocab_size, p, L, 4);
     expect_consistent(g, c, spec.vocab_size, p.num_topics);
