@@ -80,6 +80,18 @@ Scenario make_scenario(Dominant kind, std::uint32_t K) {
     return s;
 }
 
+// The draws fit `exact` (χ²), and the state exercised the bucket it was built for.
+void expect_fit_in_bucket(const std::vector<std::uint64_t>& hist, const std::vector<double>& exact,
+                          const SparseLdaSampler::Stats& st, Dominant kind, int draws) {
+    const auto [stat, df] = chi2(hist, exact);
+    EXPECT_LT(stat, chi2_threshold(df)) << "df " << df;
+    EXPECT_GT(df, 0);
+    const std::uint64_t dominant = kind == Dominant::kSmoothing ? st.smoothing
+                                   : kind == Dominant::kWord    ? st.word
+                                                                : st.doc;
+    EXPECT_GT(dominant * 2, static_cast<std::uint64_t>(draws));
+}
+
 // Removes one (doc, word, topic) token from dense copies.
 void run_single_token(Dominant kind, std::uint32_t K, int draws) {
     SCOPED_TRACE(std::to_string(static_cast<int>(kind)) + " K=" + std::to_string(K));
@@ -106,16 +118,7 @@ void run_single_token(Dominant kind, std::uint32_t K, int draws) {
         ASSERT_EQ(sampler.sample_block(blocks[1], dt, wt, totals, rng, nullptr), 1u);
         ++hist[blocks[1].topics[0]];
     }
-    const auto [stat, df] = chi2(hist, exact);
-    EXPECT_LT(stat, chi2_threshold(df)) << "df " << df;
-    ASSERT_GT(df, 0);
-
-    // The state exercised the bucket it was built for.
-    const auto& st = sampler.stats();
-    const std::uint64_t dominant = kind == Dominant::kSmoothing ? st.smoothing
-                                   : kind == Dominant::kWord    ? st.word
-                                                                : st.doc;
-    EXPECT_GT(dominant * 2, static_cast<std::uint64_t>(draws));
+    expect_fit_in_bucket(hist, exact, sampler.stats(), kind, draws);
     // Nothing but the one token moved: the tables still hold the background exactly.
     EXPECT_EQ(totals, count_topic_totals(blocks, K));
 }
@@ -168,14 +171,7 @@ void run_unassigned_token(Dominant kind, std::uint32_t K, int draws) {
         --totals[k];
     }
     EXPECT_EQ(totals, background_totals);
-    const auto [stat, df] = chi2(hist, exact);
-    EXPECT_LT(stat, chi2_threshold(df)) << "df " << df;
-    ASSERT_GT(df, 0);
-    const auto& st = sampler.stats();
-    const std::uint64_t dominant = kind == Dominant::kSmoothing ? st.smoothing
-                                   : kind == Dominant::kWord    ? st.word
-                                                                : st.doc;
-    EXPECT_GT(dominant * 2, static_cast<std::uint64_t>(draws));
+    expect_fit_in_bucket(hist, exact, sampler.stats(), kind, draws);
 }
 
 class UnassignedTokenChi2 : public ::testing::TestWithParam<std::uint32_t> {};
