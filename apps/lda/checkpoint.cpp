@@ -260,8 +260,8 @@ Checkpoint read_checkpoint(const std::string& given_dir, int rank, int ranks) {
         if (j.contains("init_word_prior")) {
             const nlohmann::json& v = j.at("init_word_prior");
             c.options.init.word_prior = v.is_number() ? v.get<double>() : -1.0;
-            if (!(c.options.init.word_prior > 0) || !std::isfinite(c.options.init.word_prior))
-                throw InputError(state_path, "init_word_prior must be a positive number");
+            if (!(c.options.init.word_prior >= 0) || !std::isfinite(c.options.init.word_prior))
+                throw InputError(state_path, "init_word_prior must be 0 (automatic) or positive");
         }
         if (j.contains("init_doc_topics")) {
             c.options.init.doc_topics = static_cast<std::uint32_t>(

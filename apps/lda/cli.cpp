@@ -435,7 +435,8 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
         ->capture_default_str();
     c->add_option("--init-word-prior", f->options.init.word_prior,
                   "--init sequential: pseudo-counts of a word's row in the first sweep, over K "
-                  "topics (that sweep draws with beta' = max(beta, prior / K))")
+                  "topics (that sweep draws with beta' = max(beta, prior / K)); 0: min(30, the "
+                  "corpus' mean document length)")
         ->capture_default_str();
     f->common.iterations = f->options.iterations;
     f->common.seed = f->options.seed;

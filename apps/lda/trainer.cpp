@@ -131,6 +131,11 @@ Trainer::Trainer(const core::Corpus& corpus, const TrainOptions& options,
         throw ConfigError("--deterministic", "is not supported with more than one rank");
     if (corpus.num_words() == 0 || corpus.num_tokens() == 0)
         throw ConfigError("--corpus", "the corpus has no tokens to train on");
+    if (options_.init.method == InitMethod::kSequential && options_.init.word_prior == 0) {
+        // The same on every rank: the whole corpus' mean document length.
+        options_.init.word_prior = auto_word_prior(static_cast<double>(corpus.num_tokens()) /
+                                                   static_cast<double>(corpus.num_docs()));
+    }
     const int threads = runtime_.threads();
     const std::uint32_t k_count = options_.params.num_topics;
     choose_grid(threads);
@@ -493,20 +498,29 @@ void Trainer::train(train::Reporter& reporter, const train::Hooks& hooks,
     const std::uint32_t last =
         last_iteration > 0 ? last_iteration : iterations_done_ + options_.iterations;
     last_iteration_ = last;
+    // How the topics start (a resumed run's started long ago).
+    const InitOptions& init = options_.init;
+    const std::string start =
+        iterations_done_ > 0 ? ""
+        : init.method == InitMethod::kSequential
+            ? fmt::format(", sequential start (word prior {:.3g})", init.word_prior)
+        : init.method == InitMethod::kSparse
+            ? fmt::format(", sparse start ({} topics a document)", init.doc_topics)
+            : ", random start";
     if (ranks_ == 1) {
         reporter.on_start(fmt::format(
-            "{}, {}, {}; K = {}, alpha = {:g}, beta = {:g}; {}, {}x{} blocks{}; {}",
+            "{}, {}, {}; K = {}, alpha = {:g}, beta = {:g}{}; {}, {}x{} blocks{}; {}",
             plural(num_tokens_, "token"), plural(num_docs_, "doc"), plural(num_words_, "word"),
             options_.params.num_topics, options_.params.resolved_alpha(), options_.params.beta,
-            plural(static_cast<std::uint64_t>(runtime_.threads()), "thread"), side_, side_,
+            start, plural(static_cast<std::uint64_t>(runtime_.threads()), "thread"), side_, side_,
             options_.deterministic ? ", deterministic" : "", runtime_.status()));
     } else if (rank_ == 0) {
         reporter.on_start(fmt::format(
-            "{} tokens, {} docs, {} words; K = {}, alpha = {:g}, beta = {:g}; {} ranks x {} "
+            "{} tokens, {} docs, {} words; K = {}, alpha = {:g}, beta = {:g}{}; {} ranks x {} "
             "threads, {} slices, {}x{} blocks per rank; timer {}{}; {}",
             num_tokens_, num_docs_, num_words_, options_.params.num_topics,
-            options_.params.resolved_alpha(), options_.params.beta, ranks_, runtime_.threads(),
-            num_slices(), side_, side_,
+            options_.params.resolved_alpha(), options_.params.beta, start, ranks_,
+            runtime_.threads(), num_slices(), side_, side_,
             timer_ ? fmt::format("on ({:g} s, [{:g}, {:g}])", timer_->budget(),
                                  dist_.timer_params.low, dist_.timer_params.high)
                    : "off",

@@ -11,12 +11,15 @@ namespace rotor::lda {
 
 void InitOptions::validate() const {
     if (doc_topics == 0) throw ConfigError("--init-doc-topics", "must be at least 1");
-    if (!(word_prior > 0) || !std::isfinite(word_prior))
-        throw ConfigError("--init-word-prior", "must be a positive number");
+    if (!(word_prior >= 0) || !std::isfinite(word_prior))
+        throw ConfigError("--init-word-prior", "must be 0 (automatic) or a positive number");
 }
+
+double auto_word_prior(double mean_doc_length) { return std::clamp(mean_doc_length, 1.0, 30.0); }
 
 double first_sweep_beta(const InitOptions& options, double beta, std::uint32_t num_topics) {
     if (options.method != InitMethod::kSequential) return beta;
+    ROTOR_ASSERT(options.word_prior > 0, "the word prior must be resolved (auto_word_prior)");
     return std::max(beta, options.word_prior / static_cast<double>(num_topics));
 }
 

@@ -29,17 +29,25 @@ struct InitOptions {
     /// kSparse: topics per document (c); a document uses at most min(c, K, n_d) of them.
     std::uint32_t doc_topics = 4;
     /// kSequential: the pseudo-counts of a word's row in the first sweep, spread evenly over
-    /// the K topics (that sweep draws with β' = max(β, word_prior / K); first_sweep_beta).
-    /// With β = 0.01 a word's first token would otherwise outweigh the prior of its row 100 to
-    /// 1 and pull every later token of the word to its topic: the start is then far ahead on
-    /// log p(w,z) but behind held out (docs/sampler.md, "Sequential initialisation").
-    double word_prior = 30;
+    /// the K topics (that sweep draws with β' = max(β, word_prior / K); first_sweep_beta);
+    /// 0 is automatic, auto_word_prior of the corpus. With β = 0.01 a word's first token would
+    /// otherwise outweigh the prior of its row 100 to 1 and pull every later token of the word
+    /// to its topic: the start is then far ahead on log p(w,z) but behind held out
+    /// (docs/sampler.md, "Sequential initialisation").
+    double word_prior = 0;
     /// Throws ConfigError("--init-doc-topics") when doc_topics is 0 and
-    /// ConfigError("--init-word-prior") when word_prior is not a positive number.
+    /// ConfigError("--init-word-prior") when word_prior is negative or not finite.
     void validate() const;
 };
 
-/// β of the first sweep's draws: max(β, word_prior / K) for kSequential, β otherwise.
+/// The automatic --init-word-prior: min(30, the corpus' mean document length in tokens), at
+/// least 1. Long documents give each draw a context that a strong word prior lets decide;
+/// short ones give little, and there a weaker prior keeps the start's head start at no cost
+/// held out (docs/sampler.md).
+double auto_word_prior(double mean_doc_length);
+
+/// β of the first sweep's draws: max(β, word_prior / K) for kSequential (word_prior resolved:
+/// > 0), β otherwise.
 double first_sweep_beta(const InitOptions& options, double beta, std::uint32_t num_topics);
 
 /// "random", "sparse" or "sequential" to the method; throws ConfigError("--init") otherwise.

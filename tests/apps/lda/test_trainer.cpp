@@ -221,6 +221,11 @@ TEST(Trainer, SequentialInitIsThreadIndependentAndStartsAhead) {
     }
     EXPECT_EQ(counts[1], counts[0]);
     sched::Runtime rt(2, sched::PinMode::kNone);
+    // word_prior 0: the automatic prior of the corpus, recorded with the model.
+    Trainer automatic(corpus, o, rt);
+    automatic.iterate();
+    EXPECT_EQ(automatic.gather_model({}, "c").info.init_word_prior,
+              auto_word_prior(static_cast<double>(corpus.num_tokens()) / corpus.num_docs()));
     Trainer random(corpus, options(12, true), rt);
     Trainer sequential(corpus, o, rt);
     for (int i = 0; i < 3; ++i) random.iterate();
@@ -315,7 +320,7 @@ TEST(Trainer, RejectsBadOptions) {
     o.init.method = InitMethod::kSequential;
     o.iterations = 0;  // no sweep: every token would stay unassigned
     EXPECT_THROW(Trainer(corpus, o, rt), ConfigError);
-    o.init.word_prior = 0;
+    o.init.word_prior = -1;
     o.iterations = 1;
     EXPECT_THROW(Trainer(corpus, o, rt), ConfigError);
     const core::Corpus empty = core::Corpus::from_docs({{}, {}}, 3);

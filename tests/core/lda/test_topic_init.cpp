@@ -136,13 +136,19 @@ TEST(InitTopics, OptionsAreParsedAndChecked) {
         EXPECT_EQ(parse_init_method(init_method_name(m)), m);
     EXPECT_THROW(parse_init_method("dense"), ConfigError);
     EXPECT_THROW((InitOptions{InitMethod::kSparse, 0}.validate()), ConfigError);
-    for (double prior : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
+    for (double prior : {-1.0, std::nan(""), HUGE_VAL}) {
         InitOptions o{InitMethod::kSequential, 4};
         o.word_prior = prior;
         EXPECT_THROW(o.validate(), ConfigError) << prior;
     }
+    EXPECT_NO_THROW((InitOptions{InitMethod::kSequential, 4}.validate()));  // 0: automatic
+    // The automatic prior: the mean document length, within [1, 30].
+    EXPECT_DOUBLE_EQ(auto_word_prior(7.9), 7.9);
+    EXPECT_DOUBLE_EQ(auto_word_prior(227), 30);
+    EXPECT_DOUBLE_EQ(auto_word_prior(0.5), 1);
     // The first sweep's β: the word prior spread over K, never below β; other starts keep β.
     InitOptions seq{InitMethod::kSequential, 4};
+    seq.word_prior = 30;
     EXPECT_DOUBLE_EQ(first_sweep_beta(seq, 0.01, 100), 0.3);
     EXPECT_DOUBLE_EQ(first_sweep_beta(seq, 0.01, 10000), 0.01);
     seq.word_prior = 5;
