@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/base/rng.h"
 #include "core/base/types.h"
 #include "core/lda/doc_topic_table.h"
 #include "core/lda/inference.h"
@@ -54,6 +55,19 @@ inline TokenBlock make_block(std::vector<Tok> toks) {
     }
     if (!b.words.empty()) b.word_offsets.push_back(b.docs.size());
     return b;
+}
+
+/// The background of the joint tests of two tokens of (word 0, doc 0) over 20 words and 8 docs:
+/// `fixed`, then 3K tokens of words 1-19 in docs 1-7 with uniform topics drawn from Rng(seed), so
+/// that doc 0 stays short and word 0 rare (where one token goes changes the next one's
+/// conditional a lot).
+inline std::vector<Tok> short_doc_background(std::uint32_t K, std::vector<Tok> fixed,
+                                             std::uint64_t seed) {
+    Rng r(seed);
+    for (std::uint32_t i = 0; i < 3 * K; ++i)
+        fixed.push_back({static_cast<WordId>(1 + r.below(19)), static_cast<DocId>(1 + r.below(7)),
+                         static_cast<TopicId>(r.below(K))});
+    return fixed;
 }
 
 /// Dense recount n[row][k] from the blocks, by doc (by_doc) or by word.

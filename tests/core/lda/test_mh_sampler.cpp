@@ -174,13 +174,9 @@ TEST(MhSampler, TwoTokensOfOneWordAndDocFollowTheExactJoint) {
         g.params.beta = 0.1;
         g.vocab = 20;
         g.docs = 8;
-        std::vector<Tok> bg;
-        if (!isolated) bg = {{0, 1, 0}, {0, 2, 0}, {0, 3, 1}, {5, 0, 0}, {6, 0, 1}};
-        Rng r(5);
-        for (std::uint32_t i = 0; i < 3 * K; ++i)
-            bg.push_back({static_cast<WordId>(1 + r.below(19)), static_cast<DocId>(1 + r.below(7)),
-                          static_cast<TopicId>(r.below(K))});
-        make_grid(g, {{0, 0, 0}, {0, 0, 0}}, bg);
+        std::vector<Tok> fixed;
+        if (!isolated) fixed = {{0, 1, 0}, {0, 2, 0}, {0, 3, 1}, {5, 0, 0}, {6, 0, 1}};
+        make_grid(g, {{0, 0, 0}, {0, 0, 0}}, testing::short_doc_background(K, fixed, 5));
         std::vector<Count> nd = testing::dense_doc_row(g.dt, 0),
                            nw = testing::dense_word_row(g.wt, 0);
         std::vector<TotalCount> nk = g.totals;

@@ -200,9 +200,7 @@ TEST(SparseLdaSampler, GroupedWordBucketDrawFollowsTheConditional) {
     run_single_token(Dominant::kWord, 10000, 100000);
 }
 
-// Doc 0 short and word 0 rare (20 words, 8 docs, α = β = 0.1), so that where one token of
-// (word 0, doc 0) goes changes the next one's conditional a lot: the `fixed` tokens, then 3K
-// random tokens outside doc 0 and word 0 drawn from `seed`.
+// Doc 0 short and word 0 rare (20 words, 8 docs, α = β = 0.1; testing::short_doc_background).
 Scenario short_doc_scenario(std::uint32_t K, std::vector<Tok> fixed, std::uint64_t seed) {
     Scenario sc;
     sc.params.num_topics = K;
@@ -210,13 +208,7 @@ Scenario short_doc_scenario(std::uint32_t K, std::vector<Tok> fixed, std::uint64
     sc.params.beta = 0.1;
     sc.vocab = 20;
     sc.docs = 8;
-    sc.background = std::move(fixed);
-    Rng bg(seed);
-    for (std::uint32_t i = 0; i < 3 * K; ++i) {
-        sc.background.push_back({static_cast<WordId>(1 + bg.below(19)),
-                                 static_cast<DocId>(1 + bg.below(7)),
-                                 static_cast<TopicId>(bg.below(K))});
-    }
+    sc.background = testing::short_doc_background(K, std::move(fixed), seed);
     return sc;
 }
 
