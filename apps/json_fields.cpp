@@ -5,12 +5,12 @@
 #include <fmt/format.h>
 
 #include "core/base/error.h"
-#include "train/checkpoint_dir.h"
+#include "core/io/whole_file.h"
 
 namespace rotor::apps {
 
 nlohmann::json read_json_file(const std::string& path) {
-    const std::string text = train::read_file(path);
+    const std::string text = core::read_json_text(path);
     try {
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {

@@ -6,6 +6,7 @@
 #include "comm/wire.h"
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/manifest.h"
 #include "train/checkpoint_dir.h"
 
 namespace rotor::apps {
@@ -32,6 +33,7 @@ void write_state_checkpoint(const std::string& dir, comm::Communicator& comm,
             for (const auto& [key, value] : head.items()) j[key] = value;
             j["ranks"] = ranks;
             j[input_key] = input;
+            j["manifest"] = std::string(core::kManifestName);
             auto& pj = j["parts"] = nlohmann::ordered_json::array();
             for (const auto& p : parts)
                 pj.push_back({{"file", p.file}, {"bytes", p.bytes}, {"fnv1a", p.fnv1a}});
@@ -43,11 +45,19 @@ StateCheckpointFiles read_state_checkpoint(const std::string& given_dir,
                                            const StateCheckpointFormat& f) {
     // Killed between the two renames that replace a checkpoint: the whole previous one is .old.
     const std::string dir = core::existing_or_old(given_dir, "state.json");
+    // Every file against the MANIFEST first; part 0's bytes are checked as it is read, against
+    // state.json (which this verified), rather than read twice.
+    const bool verified = core::verify_manifest(
+        dir, [](std::string_view file) { return file == train::part_name(0); });
     StateCheckpointFiles c;
     c.path = dir + "/state.json";
     const std::string& path = c.path;
     c.manifest = read_json_file(path);
     const nlohmann::json& j = c.manifest;
+    const bool claimed = j.is_object() && j.contains("manifest");
+    if (claimed && json_string(j, "manifest", path) != core::kManifestName)
+        throw InputError(path, fmt::format("\"manifest\" must be \"{}\"", core::kManifestName));
+    core::require_manifest(dir, verified, claimed, path);
     if (json_string(j, "format", path) != f.format)
         throw InputError(path,
                          fmt::format("not {} checkpoint (format is not \"{}\")", f.name, f.format));

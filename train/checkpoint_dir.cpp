@@ -18,6 +18,9 @@
 #include "comm/wire.h"
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/checksum.h"
+#include "core/io/manifest.h"
+#include "core/io/whole_file.h"
 
 namespace rotor::train {
 namespace {
@@ -26,16 +29,19 @@ namespace {
 struct PartSum {
     std::uint64_t bytes = 0;
     std::uint64_t fnv1a = 0;
+    std::uint32_t crc32 = 0;
 };
 
 void wire_encode(comm::WireWriter& w, const PartSum& p) {
     w.put(p.bytes);
     w.put(p.fnv1a);
+    w.put(p.crc32);
 }
 
 void wire_decode(comm::WireReader& r, PartSum& p) {
     r.get(p.bytes);
     r.get(p.fnv1a);
+    r.get(p.crc32);
 }
 
 }  // namespace
@@ -52,6 +58,8 @@ std::uint64_t fnv1a(std::span<const std::byte> bytes, std::uint64_t h) noexcept 
 
 void PartWriter::write(std::span<const std::byte> bytes) {
     hash_ = fnv1a(bytes, hash_);
+    crc_ = core::crc32(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                       crc_);
     file_.write(bytes);
 }
 
@@ -78,30 +86,29 @@ void write_checkpoint_dir(
         write_part(w);
         mine.bytes = f.size();
         mine.fnv1a = w.hash();
+        mine.crc32 = w.crc32();
         f.commit();
     });
 
-    // 3. Every part is whole (the gather completes after every rank's commit): rank 0 writes the
-    // manifest last and moves the directory into place.
+    // 3. Every part is whole (the gather completes after every rank's commit): rank 0 writes
+    // state.json, then the MANIFEST of every file (the parts as their ranks hashed them), and
+    // moves the directory into place.
     const std::vector<PartSum> sums = comm::gather(comm, mine, 0, "checkpoint part info");
     comm::run_agreed(comm, [&] {
         if (rank != 0) return;
         std::vector<PartInfo> parts;
-        for (std::size_t q = 0; q < sums.size(); ++q)
+        std::vector<core::ManifestEntry> entries;
+        for (std::size_t q = 0; q < sums.size(); ++q) {
             parts.push_back({part_name(static_cast<int>(q)), sums[q].bytes, sums[q].fnv1a});
+            entries.push_back({parts.back().file, sums[q].bytes, sums[q].crc32});
+        }
         core::write_file_atomically(out->file("state.json"), manifest(parts));
+        core::write_manifest(out->temp_path(), entries);
         out->commit();
     });
 }
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, "cannot open: " + std::string(std::strerror(errno)));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw InputError(path, "cannot read: " + std::string(std::strerror(errno)));
-    return ss.str();
-}
+std::string read_file(const std::string& path) { return core::read_whole_file(path); }
 
 std::string read_checked_part(const std::string& dir, const PartInfo& expected, int rank) {
     const std::string path = (std::filesystem::path(dir) / expected.file).string();

@@ -1,9 +1,10 @@
-// Checkpoint framing for any model: a directory holding one part per rank and a manifest, built
-// under a temporary name and moved into place only once every part and the manifest are whole,
-// with every failure agreed across ranks, so that a checkpoint is either the previous one or the
-// new one, never a mix (docs/formats.md, "Checkpoints"). The model says what a part holds and
-// what the manifest says; the framing decides where and when they are written, and verifies
-// every part's size and FNV-1a checksum against the manifest when it is read back.
+// Checkpoint framing for any model: a directory holding one part per rank, state.json (the
+// model's manifest of the run: its state and each part's size and FNV-1a) and a MANIFEST of every
+// file (core/io/manifest.h), built under a temporary name and moved into place only once all are
+// whole, with every failure agreed across ranks, so that a checkpoint is either the previous one
+// or the new one, never a mix (docs/formats.md, "Checkpoints"). The model says what a part holds
+// and what state.json says; the framing decides where and when they are written, and verifies
+// every part's size and FNV-1a checksum against state.json when it is read back.
 #pragma once
 
 #include <cstddef>
@@ -47,17 +48,21 @@ class PartWriter {
         write(std::as_bytes(std::span<const T>(&value, 1)));
     }
     std::uint64_t hash() const noexcept { return hash_; }
+    /// zlib's CRC-32 of what went through, for the directory's MANIFEST (core/io/manifest.h).
+    std::uint32_t crc32() const noexcept { return crc_; }
 
   private:
     core::AtomicFile& file_;
     std::uint64_t hash_ = 0xcbf29ce484222325ULL;
+    std::uint32_t crc_ = 0;
 };
 
 /// Collective over `comm`: writes checkpoint directory `dir`. Rank 0 creates it under a
 /// temporary name (core::AtomicDirectory) and broadcasts the name; every rank writes its part
 /// with `write_part` (an AtomicFile: temporary name, fsync, rename); rank 0 gathers the parts'
 /// sizes and checksums (after every part is whole), writes `manifest(parts)` (the text of
-/// state.json) last and renames the directory into place, replacing the previous checkpoint. A
+/// state.json), then the directory's MANIFEST (core::write_manifest: every file's size and CRC-32)
+/// last, and renames the directory into place, replacing the previous checkpoint. A
 /// failure on any rank (disk full, no shared filesystem) makes every rank throw the same
 /// comm::AgreedError and leaves `dir` as it was. Under MPI `dir` must be on a filesystem every
 /// rank sees.

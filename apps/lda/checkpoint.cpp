@@ -22,6 +22,8 @@
 #include "core/base/checked.h"
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/manifest.h"
+#include "core/io/whole_file.h"
 #include "train/checkpoint_dir.h"
 
 namespace rotor::lda {
@@ -152,6 +154,7 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer, const Trai
         j["rebalance_tolerance"] = dist.rebalance_tolerance;
         j["corpus"] = corpus_json(corpus);
         j["parts"] = std::move(list);
+        j["manifest"] = std::string(core::kManifestName);
         return j.dump(2) + "\n";
     };
     train::write_checkpoint_dir(dir, trainer.comm(), part, manifest);
@@ -213,9 +216,17 @@ Checkpoint read_checkpoint(const std::string& given_dir, int rank, int ranks) {
     // `<dir>.old.<pid>.<n>`.
     const std::string dir = core::existing_or_old(given_dir, "state.json");
     const std::string state_path = (fs::path(dir) / "state.json").string();
+    // Every file against the MANIFEST first; the parts' bytes are checked as they are read,
+    // against state.json (which this verified), rather than read twice.
+    const bool verified =
+        core::verify_manifest(dir, [](std::string_view file) { return file.starts_with("part-"); });
     Checkpoint c;
     try {
-        const auto j = nlohmann::json::parse(train::read_file(state_path));
+        const auto j = nlohmann::json::parse(core::read_json_text(state_path));
+        const bool claimed = j.contains("manifest");
+        if (claimed && j.at("manifest").get<std::string>() != core::kManifestName)
+            throw InputError(state_path, "\"manifest\" must be \"MANIFEST\"");
+        core::require_manifest(dir, verified, claimed, state_path);
         const std::string format = j.at("format").get<std::string>();
         if (format != kFormat && format != kDistributedFormat)
             throw InputError(state_path, "not a rotor LDA checkpoint");

@@ -15,6 +15,8 @@
 #include "core/io/atomic_file.h"
 #include "core/io/checksum.h"
 #include "core/io/line_reader.h"
+#include "core/io/manifest.h"
+#include "core/io/whole_file.h"
 #include "core/lda/lda_params.h"
 #include "core/lda/model.h"
 
@@ -264,7 +266,10 @@ nlohmann::json info_to_json(const ModelInfo& i) {
     return j;
 }
 
-ModelInfo info_from_json(const std::string& path, const std::string& text) {
+/// params.json's fields; `manifest` is set to whether it says the directory has a MANIFEST
+/// (`"manifest": "MANIFEST"`, absent in models of rotor before it).
+ModelInfo info_from_json(const std::string& path, const std::string& text, bool& manifest) {
+    core::check_json_text(text, path);
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);
@@ -294,6 +299,10 @@ ModelInfo info_from_json(const std::string& path, const std::string& text) {
         i.init = j.value("init", std::string{});
         i.init_doc_topics = j.value("init_doc_topics", std::uint32_t{0});
         i.init_word_prior = j.value("init_word_prior", 0.0);
+        // Recorded since rotor wrote a MANIFEST into the model.
+        manifest = j.contains("manifest");
+        if (manifest && j.at("manifest").get<std::string>() != core::kManifestName)
+            throw InputError(path, fmt::format("\"manifest\" must be \"{}\"", core::kManifestName));
     } catch (const nlohmann::json::exception& e) {
         throw InputError(path, fmt::format("bad or missing field: {}", e.what()));
     }
@@ -376,14 +385,21 @@ void save_model(const LdaModel& m, const std::string& dir, std::size_t top) {
     if (!m.doc_names.empty()) core::save_doc_names(m.doc_names, out.file("docs.txt"));
     ModelInfo info = m.info;
     info.vocabulary = !m.vocab.empty();
-    core::write_file_atomically(out.file("params.json"), info_to_json(info).dump(2) + "\n");
+    nlohmann::json params = info_to_json(info);
+    params["manifest"] = std::string(core::kManifestName);
+    core::write_file_atomically(out.file("params.json"), params.dump(2) + "\n");
+    core::write_manifest(out.temp_path());  // last: it lists every file above
     out.commit();
 }
 
 LdaModel load_model(const std::string& dir) {
     LdaModel m;
+    // Every file against the manifest first, so that a damaged file is named as such.
+    const bool verified = core::verify_manifest(dir);
     const std::string params_path = join(dir, "params.json");
-    m.info = info_from_json(params_path, read_whole(params_path));
+    bool claimed = false;
+    m.info = info_from_json(params_path, read_whole(params_path), claimed);
+    core::require_manifest(dir, verified, claimed, params_path);
     const std::string vocab_path = join(dir, "vocab.txt");
     m.vocab = load_vocab(vocab_path, m.info);
     const std::string wt_path = join(dir, "word_topic.bin");

@@ -6,8 +6,11 @@
 
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/byte_source.h"
+#include "core/io/checksum.h"
 #include "core/io/line_reader.h"
 #include "core/io/parse.h"
+#include "core/io/whole_file.h"
 #include "core/lasso/number.h"
 #include "core/logreg/examples.h"
 
@@ -16,7 +19,9 @@ namespace {
 
 using core::LineReader;
 
-constexpr std::string_view kMagic = "rotor-logreg-model 1";
+constexpr std::string_view kMagic = "rotor-logreg-model 2";
+/// Models of rotor before the crc32 line: read, unchecked.
+constexpr std::string_view kMagicV1 = "rotor-logreg-model 1";
 
 /// The next line, which must exist.
 std::string_view next_line(LineReader& r, const char* what) {
@@ -86,12 +91,20 @@ void write_model(const std::string& path, const Model& m) {
     for (std::size_t i = 0; i < m.keys.size(); ++i) {
         text += fmt::format("{}\t{:.17g}\n", m.keys[i], m.weights[i]);
     }
-    core::write_file_atomically(path, text);
+    core::write_file_atomically(path, text + core::crc32_line(text, ' '));
 }
 
-Model read_model(const std::string& path) {
-    LineReader r(path);
-    if (next_line(r, "header") != kMagic) r.fail(1, fmt::format("not a \"{}\" file", kMagic));
+Model read_model(const std::string& path) { return parse_model(core::read_whole_file(path), path); }
+
+Model parse_model(const std::string& text, const std::string& path) {
+    // Version 2 ends with the CRC-32 of every byte before its last line, checked first: any
+    // flipped bit, truncation or appended byte is refused as such. (One flipped bit cannot turn
+    // the magic's 2 into 1.)
+    const bool checked = text.starts_with(std::string(kMagic) + "\n");
+    const std::string_view body = checked ? core::checked_body(text, path, ' ') : text;
+    LineReader r(core::memory_byte_source(path, body));
+    const std::string_view magic = next_line(r, "header");
+    if (magic != kMagic && magic != kMagicV1) r.fail(1, fmt::format("not a \"{}\" file", kMagic));
     Model m;
     m.lambda = number(r, field(r, "lambda"), 8);
     const std::string_view hashed = field(r, "hashed");

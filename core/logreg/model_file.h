@@ -1,6 +1,6 @@
 // The model file of `rotor logreg train` (docs/logreg.md, "Model file"): text, one field a line,
 // then the nonzero weights, so other tools can read it:
-//     rotor-logreg-model 1
+//     rotor-logreg-model 2
 //     lambda <λ>
 //     hashed <0|1>            (1: keys are hash_feature() of string features)
 //     iterations <n>
@@ -8,7 +8,9 @@
 //     intercept <b>          (0 without one)
 //     weights <count>
 //     <key>\t<w_k>            (count lines, keys strictly increasing, w_k != 0)
-// Numbers are written with 17 significant digits, so a model reads back bitwise.
+//     crc32 <8 hex digits>    (CRC-32 of every byte above: core::crc32_line)
+// Version 1 (rotor before the crc32 line) is read too, unchecked. Numbers are written with 17
+// significant digits, so a model reads back bitwise.
 #pragma once
 
 #include <cstdint>
@@ -37,5 +39,7 @@ void write_model(const std::string& path, const Model& m);
 
 /// Reads a model file. Throws InputError `path:line:col: what` on anything malformed.
 Model read_model(const std::string& path);
+/// Reads a model from the text of a model file named `path` (for the errors).
+Model parse_model(const std::string& text, const std::string& path);
 
 }  // namespace rotor::logreg

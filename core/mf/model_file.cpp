@@ -21,6 +21,8 @@
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
 #include "core/io/checksum.h"
+#include "core/io/manifest.h"
+#include "core/io/whole_file.h"
 
 namespace rotor::mf {
 namespace {
@@ -198,8 +200,10 @@ void write_model(const std::string& dir, const Model& model) {
         {"seed", model.seed},
         {"train", model.train_path},
         {"seen_ratings", seen ? nlohmann::ordered_json(model.seen_items.size()) : nullptr},
-        {"crc32", crcs}};
+        {"crc32", crcs},
+        {"manifest", std::string(core::kManifestName)}};
     core::write_file_atomically(out.file(kParams), params.dump(2) + "\n");
+    core::write_manifest(out.temp_path());  // last: it lists every file above
     out.commit();
 }
 
@@ -269,6 +273,7 @@ class Params {
     /// Strict: trailing bytes are a syntax error (nlohmann's default), and so is a key given
     /// twice in one object (nlohmann would keep the last silently).
     void parse(const std::string& text) {
+        core::check_json_text(text, path_);
         std::vector<std::set<std::string>> open;
         std::string duplicate;
         const auto callback = [&](int, nlohmann::json::parse_event_t event,
@@ -303,6 +308,7 @@ struct Layout {
     bool seen = false;
     std::uint64_t seen_ratings = 0;
     std::uint32_t crc_w = 0, crc_h = 0, crc_bias = 0, crc_seen = 0;
+    bool manifest = false;  ///< "manifest": written with a MANIFEST (absent in older models)
 };
 
 std::uint32_t get_crc(Params& p, const nlohmann::json& crcs, const char* file) {
@@ -356,6 +362,9 @@ Layout read_params(Params& p, Model& m) {
     if (crcs.size() != expected)
         throw InputError(
             p.path(), fmt::format("\"crc32\" lists {} files, expected {}", crcs.size(), expected));
+    l.manifest = p.root().contains("manifest");
+    if (l.manifest && p.get_string("manifest") != core::kManifestName)
+        p.fail("manifest", fmt::format("\"{}\"", core::kManifestName));
     p.refuse_unknown();
     return l;
 }
@@ -450,9 +459,12 @@ void read_seen(const std::string& path, const Layout& l, Model& m) {
 
 Model read_model(const std::string& dir) {
     Model m;
+    // Every file against the manifest first, so that a damaged file is named as such.
+    const bool verified = core::verify_manifest(dir);
     const std::string params_path = join(dir, kParams);
     Params p(params_path, read_whole(params_path));
     const Layout l = read_params(p, m);
+    core::require_manifest(dir, verified, l.manifest, params_path);
     m.w = read_factors(join(dir, kW), l.n, l.k, l.crc_w, "W");
     m.h = read_factors(join(dir, kH), l.m, l.k, l.crc_h, "H");
     if (m.params.bias) {

@@ -21,7 +21,9 @@
 #include "apps/lda/checkpoint.h"
 #include "core/base/error.h"
 #include "core/base/rng.h"
+#include "core/io/manifest.h"
 #include "core/lda/model.h"
+#include "tests/core/io/manifest_test_util.h"
 
 extern char** environ;
 
@@ -176,7 +178,7 @@ TEST(Checkpoint, CorruptCheckpointIsAnInputError) {
         FAIL() << "a truncated checkpoint was accepted";
     } catch (const InputError& e) {
         EXPECT_NE(std::string(e.what()).find("part-00000.bin"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("not whole"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
     }
     {
         // The same size, one topic changed: the checksum refuses it.
@@ -215,8 +217,11 @@ void edit_state(const std::string& ckpt, const std::string& key, const std::stri
     std::ofstream(path, std::ios::trunc) << text;
 }
 
-/// read_checkpoint(ckpt) must throw an InputError naming state.json and holding `what`.
+/// read_checkpoint(ckpt) must throw an InputError naming state.json and holding `what`: the
+/// manifest's first, then (sealed anew, as after an edit on purpose) the field's own.
 void expect_state_refused(const std::string& ckpt, const std::string& what) {
+    rotor::testing::expect_manifest_refuses_then_reseal(ckpt, ckpt + "/state.json",
+                                                        [&] { read_checkpoint(ckpt); });
     try {
         read_checkpoint(ckpt);
         FAIL() << "accepted; expected: " << what;
@@ -232,7 +237,10 @@ TEST(Checkpoint, StateFieldsAreRangeCheckedNeverWrapped) {
     a.insert(a.end(), {"--checkpoint-every", "5", "--checkpoint-dir", tmp / "ckpt"});
     ASSERT_EQ(wait_exit(spawn(a)), 0);
     const std::string good = slurp(tmp / "ckpt/state.json");
-    const auto restore = [&] { std::ofstream(tmp / "ckpt/state.json", std::ios::trunc) << good; };
+    const auto restore = [&] {
+        std::ofstream(tmp / "ckpt/state.json", std::ios::trunc) << good;
+        core::write_manifest(tmp / "ckpt");
+    };
     edit_state(tmp / "ckpt", "columns_per_slice", "10000000000");
     expect_state_refused(tmp / "ckpt", "\"columns_per_slice\" must be an integer in 0..4096");
     restore();
@@ -384,6 +392,7 @@ TEST(Checkpoint, InitIsRecordedAndKeptOnResume) {
         text.erase(begin, text.find('\n', at) - begin);
     }
     std::ofstream(tmp / "ckpt/state.json", std::ios::trunc) << text;
+    core::write_manifest(tmp / "ckpt");  // as after an edit on purpose (`rotor seal`)
     const Checkpoint old = read_checkpoint(tmp / "ckpt");
     EXPECT_FALSE(old.init_recorded);
     EXPECT_EQ(old.options.init.method, InitMethod::kRandom);
@@ -423,6 +432,7 @@ TEST(Checkpoint, SequentialInitAndItsWordPriorAreRecorded) {
     ASSERT_NE(at, std::string::npos);
     text.replace(at, text.find('\n', at) - at, "\"init_word_prior\": -2,");
     std::ofstream(tmp / "ckpt/state.json", std::ios::trunc) << text;
+    core::write_manifest(tmp / "ckpt");  // the field's own check, not the manifest's
     EXPECT_THROW(read_checkpoint(tmp / "ckpt"), InputError);
 }
 

@@ -11,7 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
+#include "core/io/manifest.h"
 #include "core/lda/model.h"
+#include "tests/core/io/manifest_test_util.h"
 #include "tests/core/io/temp_dir.h"
 
 namespace rotor::lda {
@@ -48,6 +50,7 @@ void overwrite(const std::string& path, const std::string& bytes) {
 
 /// Expects load_model(dir) to throw an InputError whose message holds `path` and `what`.
 void expect_refused(const std::string& dir, const std::string& path, const std::string& what) {
+    rotor::testing::expect_manifest_refuses_then_reseal(dir, path, [&] { load_model(dir); });
     try {
         load_model(dir);
         FAIL() << "loaded; expected: " << what;
@@ -166,6 +169,7 @@ TEST(ModelIo, AVersion1FileWithoutChecksumIsStillRead) {
         std::memcpy(old.data() + 8, &v1, sizeof v1);
         overwrite(path, old);
     }
+    core::write_manifest(dir.file("m"));  // as the older rotor wrote it, sealed since
     EXPECT_EQ(load_model(dir.file("m")).word_topic.counts, small_model().word_topic.counts);
 }
 
@@ -214,6 +218,7 @@ TEST(ModelIo, AnEmptyOrBadVocabularyIsRefused) {
     overwrite(path,
               "\xEF\xBB\xBF"
               "apple\nbanana\ncherry\n");  // a BOM is dropped
+    core::write_manifest(dir.file("m"));
     EXPECT_EQ(load_model(dir.file("m")).vocab[0], "apple");
 }
 

@@ -56,7 +56,9 @@ void expect_bad(const std::string& text, const std::string& where, const std::st
 TEST(LogregModelFile, MalformedFilesNamePathLineAndColumn) {
     const std::string head =
         "rotor-logreg-model 1\nlambda 1\nhashed 0\niterations 3\nobjective 2\nintercept 0\n";
-    expect_bad("rotor-lasso-model 1\n", "1:1", "not a \"rotor-logreg-model 1\" file");
+    expect_bad("rotor-lasso-model 1\n", "1:1", "not a \"rotor-logreg-model 2\" file");
+    // Version 2 ends with its crc32 line; version 1 (below) has none.
+    expect_bad("rotor-logreg-model 2\nlambda 1\n", "2:1", "the last line is not the crc32 line");
     expect_bad("rotor-logreg-model 1\nlambda x\n", "2:8", "\"x\" is not a finite number");
     expect_bad("rotor-logreg-model 1\nlambda 1\nhashed 2\n", "3:8", "hashed is 0 or 1");
     expect_bad(head + "weights 2\n1\t0.5\n", "8:1", "missing weight lines");

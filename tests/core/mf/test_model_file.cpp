@@ -15,6 +15,7 @@
 
 #include "core/base/error.h"
 #include "core/base/rng.h"
+#include "core/io/manifest.h"
 #include "tests/core/io/temp_dir.h"
 
 namespace rotor::mf {
@@ -83,9 +84,18 @@ class ModelFile : public ::testing::Test {
         write_model(dir_, small_model());
     }
     std::string file(const char* name) const { return dir_ + "/" + name; }
+    /// Replaces file `name` and seals the model anew (as after an edit on purpose, `rotor
+    /// seal`), so that what a test expects next is the reader's own check of the file; the
+    /// manifest's are tests/apps/test_sealed_files.cpp's.
     void rewrite(const char* name, const std::string& bytes) const {
         std::filesystem::remove(file(name));
         tmp_.write(std::string("model/") + name, bytes);
+        core::write_manifest(dir_);
+    }
+    /// Deletes file `name` and seals the model anew.
+    void remove_file(const char* name) const {
+        std::filesystem::remove(file(name));
+        core::write_manifest(dir_);
     }
     nlohmann::ordered_json params() const {
         return nlohmann::ordered_json::parse(read_all(file("params.json")));
@@ -150,13 +160,13 @@ TEST_F(ModelFile, TruncatedOrMissingFileIsNamed) {
         const std::string good = read_all(file(f));
         rewrite(f, good.substr(0, good.size() - 1));
         expect_refused(f, "truncated");
-        std::filesystem::remove(file(f));
+        remove_file(f);
         expect_refused(f, "cannot open");
         rewrite(f, good);
     }
     for (const char* f : {"params.json", "users.txt", "items.txt"}) {
         const std::string good = read_all(file(f));
-        std::filesystem::remove(file(f));
+        remove_file(f);
         expect_refused(f, "cannot open");
         rewrite(f, good);
     }
