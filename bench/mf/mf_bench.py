@@ -254,9 +254,11 @@ def run_libmf(args, tag: str, threads: int, train: Path, test: Path | None) -> d
     if os.waitstatus_to_exitcode(status) != 0:
         raise RunError(f"failed: {' '.join(cmd)}\n{''.join(l for _, l in lines)[-3000:]}")
     (d / "model.txt").unlink(missing_ok=True)
+    records = libmf_records(lines)
+    (d / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     return {"tool": "libmf", "solver": "libmf", "threads": threads, "ranks": 1,
             "rank": args.rank, "wall_s": wall, "peak_rss_bytes": usage.ru_maxrss * 1024,
-            "records": libmf_records(lines), "cmd": cmd}
+            "records": records, "cmd": cmd}
 
 
 def parse_needs(text: str, phrase: str = "needs about") -> int | None:
@@ -482,7 +484,7 @@ def plot_rmse_time(args, runs: dict, path: Path) -> None:
         recs = [r for r in median_run(rs)["records"] if r.get("test_rmse") is not None]
         if not recs:
             continue
-        style = {"als": "k-", "libmf": "r-" if rs[0]["threads"] > 1 else "r--"}.get(
+        style = {"als": "k-", "libmf": "m-" if rs[0]["threads"] > 1 else "m--"}.get(
             rs[0]["tool"], "-" if rs[0]["threads"] > 1 else "--")
         ax.plot([r["time_s"] for r in recs], [r["test_rmse"] for r in recs], style, marker=".",
                 label=name)
