@@ -6,14 +6,18 @@ from __future__ import annotations
 import inspect
 import json
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 try:  # scikit-learn is optional: clone(), pipelines and check_estimator need it.
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
-    from sklearn.exceptions import NotFittedError
+    from sklearn.exceptions import DataConversionWarning, NotFittedError
 except ImportError:  # pragma: no cover - exercised only without scikit-learn
+
+    class DataConversionWarning(UserWarning):
+        """y of another shape than expected, converted."""
 
     class NotFittedError(ValueError, AttributeError):
         """An estimator used before fit."""
@@ -145,7 +149,7 @@ def as_csr(X, name="X", *, counts=False, min_samples=1, min_features=1):
     ValueError naming `name` and the row for a wrong shape, too few samples or features, a
     value that is not finite, or (counts) a count that is not a non-negative integer."""
     if sp.issparse(X):
-        if np.iscomplexobj(X.data):
+        if np.issubdtype(X.dtype, np.complexfloating):
             raise ValueError(f"{name}: Complex data not supported")
         if not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_):
             raise TypeError(f"{name}: dtype {X.dtype} is not numeric")
@@ -162,8 +166,8 @@ def as_csr(X, name="X", *, counts=False, min_samples=1, min_features=1):
         if A.dtype.kind in "OUS":
             try:
                 A = A.astype(np.float64)
-            except (TypeError, ValueError):
-                raise TypeError(f"{name}: dtype {A.dtype} is not numeric") from None
+            except (TypeError, ValueError) as e:
+                raise TypeError(f"{name}: dtype {A.dtype} is not numeric ({e})") from None
         if A.ndim != 2:
             raise ValueError(
                 f"{name}: Expected 2D array, got {A.ndim}D array instead. Reshape your data "
@@ -211,6 +215,12 @@ def as_targets(y, n, name="y"):
     if np.iscomplexobj(a):
         raise ValueError(f"{name}: Complex data not supported")
     if a.ndim == 2 and a.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the shape "
+            "of y to (n_samples,), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=3,
+        )
         a = a.ravel()
     if a.ndim != 1:
         raise ValueError(f"{name}: expected a 1-d array, got shape {a.shape}")

@@ -249,6 +249,9 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         labels = as_targets(y, M.shape[0])
         if labels.dtype.kind == "f":
             finite_targets(labels)
+            if np.any(labels != np.floor(labels)):
+                raise ValueError("y: Unknown label type: 'continuous' (LogisticRegression needs "
+                                 "two classes)")
         classes = np.unique(labels)
         if len(classes) != 2:
             raise ValueError(f"y: LogisticRegression is binary: {len(classes)} classes given "
@@ -287,6 +290,7 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X):
+        check_fitted(self, "coef_")
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def save(self, path):

@@ -76,38 +76,36 @@ def sotu(tmp_path_factory, sotu_vocab):
 
 
 def _run_script(name, out, *args):
-    subprocess.run([sys.executable, str(REPO / "tools" / "data" / name), "--out", str(out),
-                    *args], check=True, capture_output=True)
+    subprocess.run([sys.executable, str(REPO / "tools" / "data" / name), "--corpus", str(SOTU),
+                    "--out", str(out), *args], check=True, capture_output=True)
 
 
 def read_svm(path: Path, features: int | None = None):
-    """A LIBSVM file as (CSR matrix with column j = feature j + 1, targets)."""
-    y, rows, cols, vals = [], [], [], []
-    for i, line in enumerate(path.read_text().splitlines()):
-        parts = line.split()
-        y.append(float(parts[0]))
-        for item in parts[1:]:
-            k, v = item.split(":")
-            rows.append(i)
-            cols.append(int(k) - 1)
-            vals.append(float(v))
-    p = features or (max(cols) + 1)
-    return sp.csr_matrix((vals, (rows, cols)), shape=(len(y), p)), np.array(y)
+    """A LIBSVM file as (CSR matrix with column j = feature j + 1, targets); with `features`,
+    the features beyond them are left out."""
+    from sklearn.datasets import load_svmlight_file  # noqa: PLC0415
+
+    X, y = load_svmlight_file(str(path), zero_based=False)
+    X = sp.csr_matrix(X)
+    if features:
+        X = X[:, :features] if X.shape[1] >= features else sp.csr_matrix(
+            (X.data, X.indices, X.indptr), shape=(X.shape[0], features))
+    return X, y
 
 
 @pytest.fixture(scope="session")
 def sotu_year(tmp_path_factory):
-    """make_sotu_year.py, 600 samples a split: words -> the year of the address."""
+    """make_sotu_year.py: words -> the year of the address (9,585 + 1,065 samples)."""
     d = tmp_path_factory.mktemp("sotu-year")
-    _run_script("make_sotu_year.py", d, "--max-docs", "600")
+    _run_script("make_sotu_year.py", d)
     return d / "sotu-year.train.svm", d / "sotu-year.test.svm"
 
 
 @pytest.fixture(scope="session")
 def sotu_party(tmp_path_factory):
-    """make_sotu_party.py, 600 examples a split: Republican (+1) vs Democratic (-1)."""
+    """make_sotu_party.py: Republican (+1) vs Democratic (-1) (8,294 + 907 examples)."""
     d = tmp_path_factory.mktemp("sotu-party")
-    _run_script("make_sotu_party.py", d, "--max-docs", "600")
+    _run_script("make_sotu_party.py", d)
     return d / "sotu-party.train.svm", d / "sotu-party.test.svm"
 
 
