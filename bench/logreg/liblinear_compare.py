@@ -67,8 +67,9 @@ def liblinear_weights(model: Path) -> dict[int, float]:
 
 def rotor_weights(model: Path) -> dict[int, float]:
     lines = model.read_text().splitlines()
-    start = next(i for i, l in enumerate(lines) if l.startswith("weights ")) + 1
-    return {int(k): float(v) for k, v in (l.split("\t") for l in lines[start:])}
+    at = next(i for i, l in enumerate(lines) if l.startswith("weights "))
+    count = int(lines[at].split()[1])  # then the weight lines; version 2 ends with a crc32 line
+    return {int(k): float(v) for k, v in (l.split("\t") for l in lines[at + 1:at + 1 + count])}
 
 
 def timed(cmd: list[str]) -> float:
