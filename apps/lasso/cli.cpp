@@ -267,28 +267,13 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
 
 /// Iterates until the stopping rule holds or max_iterations; evaluates every eval_every
 /// iterations and at the last; `lambda` is added to every record when given.
-train::Record fit(Trainer& t, const lasso::TrainOptions& o, train::Reporter* reporter,
-                  std::optional<double> lambda, comm::Communicator& world,
-                  const std::function<void()>& after_iteration = {}) {
-    train::Record r;
-    Stopwatch clock;
-    double monitoring = 0;
-    while (!t.converged() && t.iterations_done() < o.max_iterations) {
-        r = t.iterate();
-        r.time_s = clock.seconds() - monitoring;
-        const bool last = t.iterations_done() == o.max_iterations;
-        if (last || (o.eval_every > 0 && r.iter % o.eval_every == 0)) {
-            Stopwatch eval;
-            comm::run_agreed(world, [&] { t.evaluate_record(r); });  // divergence: agreed
-            monitoring += eval.seconds();
-        }
-        r.set("eval_s", monitoring);  // evaluations so far (time_s leaves them out)
-        if (lambda) r.set("lambda", *lambda);
-        if (reporter != nullptr) reporter->on_iteration(r, o.max_iterations);
-        if (after_iteration) after_iteration();
-    }
-    if (!r.has("objective")) comm::run_agreed(world, [&] { t.evaluate_record(r); });
-    return r;
+train::Record fit(Trainer& t, train::Reporter* reporter, std::optional<double> lambda,
+                  comm::Communicator& world, const std::function<void()>& after_iteration = {}) {
+    // Divergence is agreed: every rank throws the same.
+    const auto evaluate = [&](train::Record& r) {
+        comm::run_agreed(world, [&] { t.evaluate_record(r); });
+    };
+    return lasso::fit(t, reporter, evaluate, lambda, after_iteration);
 }
 
 lasso::Model model_of(const Trainer& t, const FitFlags& f, const FitSetup& s) {
@@ -338,7 +323,7 @@ void run_train(FitFlags& f, comm::Communicator& world) {
     if (s.metrics) tee.add(*s.metrics);
     const std::uint32_t every = f.common.checkpoint_every;
     const std::string dir = f.common.resolved_checkpoint_dir();
-    fit(t, f.options, &tee, std::nullopt, world, [&] {
+    fit(t, &tee, std::nullopt, world, [&] {
         // The last iteration too (converged or not), so a finished run can be continued.
         const std::uint32_t i = t.iterations_done();
         if (every > 0 && (i % every == 0 || i == f.options.max_iterations || t.converged()))
@@ -408,7 +393,7 @@ void run_path(FitFlags& f, comm::Communicator& world) {
         const double lambda = t.lambda_max() * std::pow(f.eps, frac);
         t.set_lambda(lambda);
         Stopwatch clock;
-        fit(t, f.options, s.metrics.get(), lambda, world);
+        fit(t, s.metrics.get(), lambda, world);
         PathPoint p{lambda, t.last_evaluation(), t.iterations_done(), clock.seconds(),
                     model_of(t, f, s)};
         if (talk) {

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,7 @@
 #include "sched/runtime.h"
 #include "sched/worker_clock.h"
 #include "train/record.h"
+#include "train/reporter.h"
 
 namespace rotor::lasso {
 
@@ -344,5 +346,16 @@ class Trainer {
 
 /// updates_processed, updates_per_s; headline objective.
 train::RecordSchema record_schema();
+
+/// The iterations of `rotor lasso train` (and of the Python package's Lasso.fit): iterate()
+/// until t.converged() or t.options().max_iterations, evaluating every eval_every iterations and
+/// at the last through `evaluate` (t.evaluate_record, which the CLI agrees across ranks); time_s
+/// leaves the evaluations out and eval_s counts them; `lambda`, when given, is added to every
+/// record. Each record goes to `reporter` (may be null), then `after_iteration` runs (may be
+/// empty). Returns the last record, evaluated. Collective like iterate().
+train::Record fit(Trainer& t, train::Reporter* reporter,
+                  const std::function<void(train::Record&)>& evaluate,
+                  std::optional<double> lambda = std::nullopt,
+                  const std::function<void()>& after_iteration = {});
 
 }  // namespace rotor::lasso

@@ -255,3 +255,32 @@ void Trainer::set_lambda(double lambda) {
 }
 
 }  // namespace rotor::lasso
+
+namespace rotor::lasso {
+
+train::Record fit(Trainer& t, train::Reporter* reporter,
+                  const std::function<void(train::Record&)>& evaluate, std::optional<double> lambda,
+                  const std::function<void()>& after_iteration) {
+    const TrainOptions& o = t.options();
+    train::Record r;
+    Stopwatch clock;
+    double monitoring = 0;
+    while (!t.converged() && t.iterations_done() < o.max_iterations) {
+        r = t.iterate();
+        r.time_s = clock.seconds() - monitoring;
+        const bool last = t.iterations_done() == o.max_iterations;
+        if (last || (o.eval_every > 0 && r.iter % o.eval_every == 0)) {
+            Stopwatch eval;
+            evaluate(r);
+            monitoring += eval.seconds();
+        }
+        r.set("eval_s", monitoring);  // evaluations so far (time_s leaves them out)
+        if (lambda) r.set("lambda", *lambda);
+        if (reporter != nullptr) reporter->on_iteration(r, o.max_iterations);
+        if (after_iteration) after_iteration();
+    }
+    if (!r.has("objective")) evaluate(r);
+    return r;
+}
+
+}  // namespace rotor::lasso
