@@ -1,5 +1,8 @@
 // The trainer's options, names and free helpers (apps/lasso/trainer.h).
+#include <algorithm>
 #include <cmath>
+
+#include <fmt/format.h>
 
 #include "apps/lasso/trainer.h"
 #include "core/base/error.h"
@@ -65,6 +68,20 @@ std::vector<std::uint32_t> split_by_entries(std::span<const std::uint64_t> row_o
         begin[q] = lo;
     }
     return begin;
+}
+
+ThreadChoice choose_threads(std::uint64_t rank_entries, std::uint32_t features,
+                            const TrainOptions& options, int cores) {
+    cores = std::max(cores, 1);
+    const std::uint64_t per_round =
+        (options.schedule == Schedule::kCyclic ? 1 : std::uint64_t{options.strads.parallel}) *
+        (rank_entries / std::max<std::uint64_t>(features, 1));
+    if (cores == 1) return {1, "one core"};
+    if (per_round < options.inline_entries)
+        return {1, fmt::format("a round reads ~{} stored entries, under the {} worth a second "
+                               "thread; --threads N to choose",
+                               per_round, options.inline_entries)};
+    return {cores, fmt::format("a round reads ~{} stored entries: every core", per_round)};
 }
 
 Reducer comm_reducer(comm::Communicator& comm) {

@@ -257,6 +257,68 @@ TEST(LassoTrainer, ParallelSchedulesWithActiveSetsReachTheOptimumInFewerUpdates)
     }
 }
 
+// Issue 37, item 5. On the shared-factor design (every pair of columns at 0.155) shotgun's rounds
+// of 16 and 64 diverge, and strads' did too (the pairs pass ρ = 0.3). Now shotgun goes back to
+// its last evaluation, halves L and goes on, and strads keeps no round that could raise the
+// objective (the row-sum bound): both reach cyclic's optimum, bitwise alike on any ranks x
+// threads, rollbacks included.
+TEST(LassoTrainer, DivergingRoundsAreUndoneAndTheRunReachesTheOptimum) {
+    const RawData data = testing::shared_factor_data(80, 160, 6, 51);
+    TrainOptions cyc = options(Schedule::kCyclic, 0);
+    cyc.lambda = 0.05 * run_ranks(data, cyc, 1, 1, 1).lambda_max;
+    cyc.tol = 1e-13;
+    const LassoRun opt = run_ranks(data, cyc, 1, 1, 2000);
+    ASSERT_TRUE(opt.converged);
+    for (const Schedule s : {Schedule::kShotgun, Schedule::kStrads}) {
+        for (const std::uint32_t l : {16U, 64U}) {
+            const std::string what = fmt::format("{}, L = {}", schedule_name(s), l);
+            TrainOptions o = cyc;
+            o.schedule = s;
+            o.strads.parallel = l;
+            o.strads.candidates = 2 * l;
+            o.strads.rho = 0.3;
+            o.tol = 1e-10;
+            const LassoRun one = run_ranks(data, o, 1, 1, 3000);
+            ASSERT_TRUE(one.converged) << what;
+            EXPECT_NEAR(one.last.objective, opt.last.objective, 1e-6 * opt.last.objective) << what;
+            for (std::size_t i = 1; i < one.objectives.size(); ++i)
+                EXPECT_LE(one.objectives[i], one.objectives[i - 1] * (1 + 1e-12)) << what << i;
+            if (s == Schedule::kShotgun) {
+                EXPECT_GT(one.rollbacks, 0u) << what;
+                EXPECT_LT(one.parallel, l) << what;
+            } else {
+                EXPECT_EQ(one.rollbacks, 0u) << what;
+                EXPECT_EQ(one.parallel, l) << what;
+            }
+            const LassoRun many = run_ranks(data, o, 2, 2, 3000);
+            expect_same_run(many, one, what + ", 2 x 2");
+            EXPECT_EQ(many.rollbacks, one.rollbacks) << what;
+        }
+    }
+}
+
+// Issue 37, item 6: without --threads, a rank takes one thread when a round reads too few
+// stored entries to hand to workers (cyclic on text: one short column), every core otherwise.
+TEST(LassoTrainer, DefaultThreadsFollowTheCostOfARound) {
+    TrainOptions o;  // cyclic, inline_entries 16384
+    // debian-size's training set: 56,983 x 21,728, 1.30M entries: ~59 a cyclic round.
+    ThreadChoice c = choose_threads(1'296'000, 21'728, o, 2);
+    EXPECT_EQ(c.threads, 1);
+    EXPECT_NE(c.reason.find("~59 stored entries"), std::string::npos) << c.reason;
+    // Tall dense columns: a cyclic round of 20,000 entries goes to the workers.
+    EXPECT_EQ(choose_threads(20'000 * 50, 50, o, 2).threads, 2);
+    // Shotgun at L = 4096 on 10^6 features of 8.9M entries: ~32,000 a round.
+    o.schedule = Schedule::kShotgun;
+    o.strads.parallel = 4096;
+    c = choose_threads(8'900'000, 1'000'000, o, 2);
+    EXPECT_EQ(c.threads, 2);
+    EXPECT_NE(c.reason.find("every core"), std::string::npos) << c.reason;
+    EXPECT_EQ(choose_threads(8'900'000, 1'000'000, o, 4).threads, 4);
+    EXPECT_EQ(choose_threads(8'900'000, 1'000'000, o, 1).threads, 1);
+    o.strads.parallel = 1024;  // ~8,000 a round: one thread
+    EXPECT_EQ(choose_threads(8'900'000, 1'000'000, o, 2).threads, 1);
+}
+
 TEST(LassoTrainer, LambdaMaxGivesZeroAndBelowItDoesNot) {
     const RawData data = testing::random_data(40, 10, 0.5, 3, 41);
     TrainOptions o = options(Schedule::kCyclic, 0);
