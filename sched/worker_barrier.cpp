@@ -12,7 +12,8 @@ namespace {
 /// so 2^10 pauses were 10 µs there and nearly every meeting of a Lasso round slept (258 sleeps in
 /// ~250 meetings an iteration). No yields in between: on a machine shared with other work, each
 /// yield can hand the core to another process for a whole time slice, while a sleeper is woken
-/// by its partner's arrival (docs/BENCHMARKS.md, Lasso, "One region a pass").
+/// by its partner's arrival (the benchmark log,
+/// `git show b26f669:docs/BENCHMARKS.md`, Lasso, "One region a pass").
 constexpr auto kSpinFor = std::chrono::microseconds(100);
 
 inline void pause() noexcept {
