@@ -213,6 +213,24 @@ std::uint64_t estimate_memory(const RankData& data, int ranks, int threads, bool
            t * (tiles - 1) * per_tile;
 }
 
+/// The load other processes put on this host's cores: the 1-minute load average (/proc/loadavg;
+/// 0 where there is none), rank 0's on every rank (so they choose alike).
+double other_load(comm::Communicator& world) {
+    double load = 0;
+    if (world.rank() == 0) {
+        if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+            if (std::fscanf(f, "%lf", &load) != 1) load = 0;
+            std::fclose(f);
+        }
+    }
+    if (world.size() > 1) {
+        std::vector<double> v{load};  // rank 0's; the others add 0
+        world.allreduce_sum(v);
+        load = v[0];
+    }
+    return load;
+}
+
 /// Before any work: the outputs may be written (train::CommonTrainFlags::check_outputs): the
 /// model file of `train`, or the path file and the --models directory of `path`.
 void check_outputs(const FitFlags& f) {
@@ -228,6 +246,7 @@ void check_outputs(const FitFlags& f) {
 
 void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_per_iteration) {
     const int host_ranks = train::ranks_on_this_host(world);
+    const double load = other_load(world);  // a collective: before any step that may throw
     lasso::RawData slice;
     comm::run_agreed(world, [&] {
         if (world.rank() == 0) check_outputs(f);
@@ -256,7 +275,7 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
             // by stored entries, so every rank chooses alike).
             const lasso::ThreadChoice c =
                 lasso::choose_threads(data.entries / static_cast<std::uint64_t>(world.size()),
-                                      data.slice.features, f.options, threads);
+                                      data.slice.features, f.options, threads, load);
             threads = c.threads;
             s.threads_reason = c.reason;
         }

@@ -109,14 +109,19 @@ struct ThreadChoice {
     int threads = 1;
     std::string reason;
 };
-/// Chooses a rank's threads from the cost of a round (docs/lasso.md, "The default thread
-/// count"): a round reads about (its coordinates) x (the rank's stored entries / p) entries;
-/// below options.inline_entries the trainer runs it on one thread anyway (a hand-off costs
-/// more), and a second worker would only cut every column in two (its fixed misses paid twice)
-/// for a faster evaluation: one thread. Otherwise every one of `cores` (at least 1).
+/// A round must read at least this many stored entries for a second thread to pay: four times
+/// the hand-off threshold (TrainOptions::inline_entries), as measured in docs/lasso.md ("The
+/// default thread count").
+inline constexpr std::uint64_t kThreadRoundEntries = 65536;
+/// Chooses a rank's threads (docs/lasso.md, "The default thread count"). A round reads about
+/// (its coordinates: 1 for cyclic, L otherwise) x (the rank's stored entries / p) entries; below
+/// kThreadRoundEntries a second worker only cuts every column in two (its fixed misses paid
+/// twice) and adds a meeting a round: one thread. Otherwise as many of `cores` as other
+/// processes leave free (`busy`: their load, e.g. the 1-minute load average; a worker that
+/// meets a descheduled partner at every round waits a time slice), at least 1.
 /// `rank_entries`: the stored entries of the rank's samples.
 ThreadChoice choose_threads(std::uint64_t rank_entries, std::uint32_t features,
-                            const TrainOptions& options, int cores);
+                            const TrainOptions& options, int cores, double busy);
 
 /// The exact reductions of build_slice_design over a communicator (nothing for one rank).
 Reducer comm_reducer(comm::Communicator& comm);

@@ -298,25 +298,30 @@ TEST(LassoTrainer, DivergingRoundsAreUndoneAndTheRunReachesTheOptimum) {
 }
 
 // Issue 37, item 6: without --threads, a rank takes one thread when a round reads too few
-// stored entries to hand to workers (cyclic on text: one short column), every core otherwise.
-TEST(LassoTrainer, DefaultThreadsFollowTheCostOfARound) {
-    TrainOptions o;  // cyclic, inline_entries 16384
-    // debian-size's training set: 56,983 x 21,728, 1.30M entries: ~59 a cyclic round.
-    ThreadChoice c = choose_threads(1'296'000, 21'728, o, 2);
+// stored entries for a second to pay (cyclic on text: one short column) or when other processes
+// keep the cores busy, else the free cores.
+TEST(LassoTrainer, DefaultThreadsFollowTheCostOfARoundAndTheFreeCores) {
+    TrainOptions o;  // cyclic
+    // debian-size's training set: 56,983 x 21,728, 866,812 entries: ~39 a cyclic round.
+    ThreadChoice c = choose_threads(866'812, 21'728, o, 2, 0.0);
     EXPECT_EQ(c.threads, 1);
-    EXPECT_NE(c.reason.find("~59 stored entries"), std::string::npos) << c.reason;
-    // Tall dense columns: a cyclic round of 20,000 entries goes to the workers.
-    EXPECT_EQ(choose_threads(20'000 * 50, 50, o, 2).threads, 2);
-    // Shotgun at L = 4096 on 10^6 features of 8.9M entries: ~32,000 a round.
+    EXPECT_NE(c.reason.find("~39 stored entries, under the 65536"), std::string::npos) << c.reason;
+    // Tall dense columns: a cyclic round of 100,000 entries.
+    EXPECT_EQ(choose_threads(100'000 * 50, 50, o, 2, 0.0).threads, 2);
+    // Shotgun at L = 4096 on debian-size: ~160,000 entries a round; one when the machine is busy.
     o.schedule = Schedule::kShotgun;
     o.strads.parallel = 4096;
-    c = choose_threads(8'900'000, 1'000'000, o, 2);
+    c = choose_threads(866'812, 21'728, o, 2, 0.2);
     EXPECT_EQ(c.threads, 2);
-    EXPECT_NE(c.reason.find("every core"), std::string::npos) << c.reason;
-    EXPECT_EQ(choose_threads(8'900'000, 1'000'000, o, 4).threads, 4);
-    EXPECT_EQ(choose_threads(8'900'000, 1'000'000, o, 1).threads, 1);
-    o.strads.parallel = 1024;  // ~8,000 a round: one thread
-    EXPECT_EQ(choose_threads(8'900'000, 1'000'000, o, 2).threads, 1);
+    EXPECT_NE(c.reason.find("2 of 2 cores free"), std::string::npos) << c.reason;
+    c = choose_threads(866'812, 21'728, o, 2, 1.0);
+    EXPECT_EQ(c.threads, 1);
+    EXPECT_NE(c.reason.find("the load average is 1.0 on 2 cores"), std::string::npos) << c.reason;
+    EXPECT_EQ(choose_threads(866'812, 21'728, o, 8, 3.0).threads, 5);
+    EXPECT_EQ(choose_threads(866'812, 21'728, o, 8, 40.0).threads, 1);
+    EXPECT_EQ(choose_threads(866'812, 21'728, o, 1, 0.0).threads, 1);
+    o.strads.parallel = 1024;  // ~40,000 a round: one thread
+    EXPECT_EQ(choose_threads(866'812, 21'728, o, 2, 0.0).threads, 1);
 }
 
 TEST(LassoTrainer, LambdaMaxGivesZeroAndBelowItDoesNot) {
