@@ -297,6 +297,44 @@ TEST(LassoTrainer, DivergingRoundsAreUndoneAndTheRunReachesTheOptimum) {
     }
 }
 
+// A state gathered after rollbacks (the lowered L, the rollbacks) and restored on 2 threads
+// continues as the uninterrupted run on 1, bit for bit (checkpoints, --resume).
+TEST(LassoTrainer, AStateAfterRollbacksContinuesBitwise) {
+    const RawData data = testing::shared_factor_data(80, 160, 6, 51);
+    TrainOptions o = options(Schedule::kShotgun, 0);
+    o.lambda = 0.05 * run_ranks(data, o, 1, 1, 1).lambda_max;
+    o.strads.parallel = 64;
+    o.tol = 1e-10;
+    const LassoRun whole = run_ranks(data, o, 1, 1, 3000);
+    ASSERT_TRUE(whole.converged);
+    ASSERT_GT(whole.rollbacks, 0u);
+    comm::run_ranks(1, [&](comm::Communicator& solo) {
+        TrainerState state;
+        {
+            sched::Runtime runtime(1, sched::PinMode::kNone);
+            Trainer t(data, o, runtime, solo);
+            while (t.rollbacks() == 0) {
+                train::Record r = t.iterate();
+                t.evaluate_record(r);
+            }
+            state = t.gather_state();
+        }
+        EXPECT_EQ(state.rollbacks, 1u);
+        EXPECT_EQ(state.parallel, 32u);
+        sched::Runtime runtime(2, sched::PinMode::kNone);
+        Trainer t(data, o, runtime, solo);
+        t.restore(state, 0);
+        EXPECT_EQ(t.parallel(), 32u);
+        while (!t.converged()) {
+            train::Record r = t.iterate();
+            t.evaluate_record(r);
+        }
+        EXPECT_EQ(t.rollbacks(), whole.rollbacks);
+        EXPECT_EQ(t.total_updates(), whole.updates);
+        EXPECT_TRUE(same_bits({t.coefficients().b.begin(), t.coefficients().b.end()}, whole.b));
+    });
+}
+
 // Issue 37, item 6: without --threads, a rank takes one thread when a round reads too few
 // stored entries for a second to pay (cyclic on text: one short column) or when other processes
 // keep the cores busy, else the free cores.
