@@ -30,6 +30,7 @@
 #include "train/memory_plan.h"
 #include "train/reporter.h"
 #include "train/resume.h"
+#include "train/run_outputs.h"
 
 namespace rotor::apps {
 namespace {
@@ -289,8 +290,10 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
         s.first_row = data.first_row;
         s.runtime.emplace(threads, f.common.pin_mode());
         if (world.rank() == 0 && !f.common.metrics.empty() && metrics_per_iteration)
-            s.metrics = std::make_unique<train::JsonLinesReporter>(f.common.metrics,
-                                                                   lasso::record_schema());
+            s.metrics = std::make_unique<train::JsonLinesReporter>(  // resumed: kept up to it
+                f.common.metrics, lasso::record_schema(),
+                s.resume ? std::optional<std::uint64_t>(s.resume->state.iterations_done)
+                         : std::nullopt);
     });
     comm::run_agreed(world, [&] {
         s.trainer = std::make_unique<Trainer>(std::move(slice), f.options, *s.runtime, world);
@@ -387,7 +390,9 @@ void run_train(FitFlags& f, comm::Communicator& world) {
     comm::run_agreed(world, [&] {
         if (world.rank() != 0) return;
         lasso::write_model(f.common.out, model_of(t, f, s));
-        if (s.metrics) s.metrics->commit();
+        train::write_run_outputs(f.common.out, {[&] {  // the model first, then what records it
+                                     if (s.metrics) s.metrics->commit();
+                                 }});
     });
     if (f.common.quiet || world.rank() != 0) return;
     const lasso::Evaluation& e = t.last_evaluation();
@@ -471,7 +476,9 @@ void run_path(FitFlags& f, comm::Communicator& world) {
                 lasso::write_model(fmt::format("{}/model-{:03}.txt", f.models, k), points[k].model);
         }
         core::write_file_atomically(f.common.out, path_text(f, s, points));
-        if (s.metrics) s.metrics->commit();
+        train::write_run_outputs(f.common.out, {[&] {
+                                     if (s.metrics) s.metrics->commit();
+                                 }});
     });
     if (talk) fmt::print("rotor: path of {} lambdas written to {}\n", points.size(), f.common.out);
 }

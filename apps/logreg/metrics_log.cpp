@@ -1,12 +1,8 @@
 #include "apps/logreg/metrics_log.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 
 #include <fmt/format.h>
-
-#include "core/base/error.h"
 
 namespace rotor::logreg {
 
@@ -24,21 +20,6 @@ std::string metrics_json(const MetricsRecord& r) {
         }
     }
     return out + "}";
-}
-
-MetricsLog::MetricsLog(const std::string& path, bool append)
-    : path_(path), file_(std::fopen(path.c_str(), append ? "a" : "w")) {
-    if (file_ == nullptr) throw SystemError::from_errno(path, errno);
-}
-
-MetricsLog::~MetricsLog() {
-    if (file_ != nullptr) std::fclose(file_);
-}
-
-void MetricsLog::write(const MetricsRecord& r) {
-    const std::string line = metrics_json(r) + "\n";
-    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0)
-        throw SystemError::from_errno(path_, errno);
 }
 
 }  // namespace rotor::logreg

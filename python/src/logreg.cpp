@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include "apps/logreg/evaluation.h"
+#include "apps/logreg/metrics_log.h"
 #include "apps/logreg/trainer.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/kv.h"
@@ -75,13 +75,17 @@ logreg::Examples examples_of(const Array<std::int64_t>& indptr, const Array<std:
     return ex;
 }
 
+/// A record with the keys of `rotor logreg train --metrics` (apps/logreg/metrics_log.h).
 std::string record_json(const logreg::Evaluation& e, std::uint64_t iteration, double time_s,
                         double eval_s) {
-    return fmt::format(
-        "{{\"iteration\":{},\"time_s\":{},\"eval_s\":{},\"objective\":{:.17g},\"loss\":{:.17g},"
-        "\"penalty\":{:.17g},\"nonzeros\":{},\"kkt_violation\":{:.17g}}}",
-        iteration, time_s, eval_s, e.objective, e.loss, e.objective - e.loss, e.nonzeros,
-        e.kkt_violation);
+    return logreg::metrics_json({{"iter", static_cast<double>(iteration)},
+                                 {"time_s", time_s},
+                                 {"eval_s", eval_s},
+                                 {"objective", e.objective},
+                                 {"loss", e.loss},
+                                 {"penalty", e.objective - e.loss},
+                                 {"nonzeros", static_cast<double>(e.nonzeros)},
+                                 {"kkt_violation", e.kkt_violation}});
 }
 
 py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indices,
