@@ -4,7 +4,21 @@
 
 #include <fmt/format.h>
 
+#include "apps/logreg/evaluation.h"
+
 namespace rotor::logreg {
+
+MetricsRecord evaluation_record(const Evaluation& e, std::uint64_t iteration, double time_s,
+                                double eval_s) {
+    return {{"iter", static_cast<double>(iteration)},
+            {"time_s", time_s},
+            {"eval_s", eval_s},
+            {"objective", e.objective},
+            {"loss", e.loss},
+            {"penalty", e.objective - e.loss},
+            {"nonzeros", static_cast<double>(e.nonzeros)},
+            {"kkt_violation", e.kkt_violation}};
+}
 
 std::string metrics_json(const MetricsRecord& r) {
     std::string out = "{";

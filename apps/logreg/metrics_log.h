@@ -4,14 +4,24 @@
 // (tools/plot_metrics reads them all).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace rotor::logreg {
 
+struct Evaluation;
+
 /// One record: keys in order, numbers (non-finite ones are written as null).
 using MetricsRecord = std::vector<std::pair<std::string, double>>;
+
+/// The keys every record begins with: iter, time_s (training seconds), eval_s (evaluation
+/// seconds), objective, loss, penalty, nonzeros, kkt_violation, from evaluation `e` after
+/// `iteration` iterations. `rotor logreg train` adds its own after them; the Python package's
+/// LogisticRegression records these.
+MetricsRecord evaluation_record(const Evaluation& e, std::uint64_t iteration, double time_s,
+                                double eval_s);
 
 /// The record as one JSON object (no newline); integral values without a fraction.
 std::string metrics_json(const MetricsRecord& r);

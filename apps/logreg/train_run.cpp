@@ -329,16 +329,9 @@ void prepare(TrainFlags& f, comm::Communicator& world, TrainSetup& s, bool itera
 /// One record of the metrics file.
 MetricsRecord record_of(const Evaluation& e, std::uint64_t iteration, double time_s, double eval_s,
                         double examples_per_s, double previous) {
-    MetricsRecord r{{"iter", static_cast<double>(iteration)},
-                    {"time_s", time_s},
-                    {"eval_s", eval_s},
-                    {"objective", e.objective},
-                    {"loss", e.loss},
-                    {"penalty", e.objective - e.loss},
-                    {"nonzeros", static_cast<double>(e.nonzeros)},
-                    {"kkt_violation", e.kkt_violation},
-                    {"relative_change", std::fabs(previous - e.objective) / std::fabs(e.objective)},
-                    {"examples_per_s", examples_per_s}};
+    MetricsRecord r = evaluation_record(e, iteration, time_s, eval_s);
+    r.emplace_back("relative_change", std::fabs(previous - e.objective) / std::fabs(e.objective));
+    r.emplace_back("examples_per_s", examples_per_s);
     if (e.test) {
         r.emplace_back("test_logloss", e.test->logloss);
         r.emplace_back("test_auc", e.test->auc);

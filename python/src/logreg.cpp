@@ -75,19 +75,6 @@ logreg::Examples examples_of(const Array<std::int64_t>& indptr, const Array<std:
     return ex;
 }
 
-/// A record with the keys of `rotor logreg train --metrics` (apps/logreg/metrics_log.h).
-std::string record_json(const logreg::Evaluation& e, std::uint64_t iteration, double time_s,
-                        double eval_s) {
-    return logreg::metrics_json({{"iter", static_cast<double>(iteration)},
-                                 {"time_s", time_s},
-                                 {"eval_s", eval_s},
-                                 {"objective", e.objective},
-                                 {"loss", e.loss},
-                                 {"penalty", e.objective - e.loss},
-                                 {"nonzeros", static_cast<double>(e.nonzeros)},
-                                 {"kkt_violation", e.kkt_violation}});
-}
-
 py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indices,
               const Array<double>& values, const Array<std::int64_t>& labels, const py::dict& p) {
     py::tuple result;
@@ -147,7 +134,8 @@ py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indi
                     Stopwatch eval;
                     last = logreg::evaluate(world, &part, r, o.prox, nullptr, true);
                     eval_s += eval.seconds();
-                    lines.push_back(record_json(*last, done, time_s, eval_s));
+                    lines.push_back(logreg::metrics_json(
+                        logreg::evaluation_record(*last, done, time_s, eval_s)));
                     converged = tol > 0 && last->kkt_violation <= tol * o.prox.lambda;
                     check();
                 }
