@@ -324,9 +324,9 @@ class Trainer {
     CoordinateStats share_gradients(const CoordinateStats& mine, std::size_t first,
                                     std::size_t last);
     ProblemView problem() const;
-    /// Shotgun, strads: remembers the state (b, last changes, offset, residuals, gradients) and
-    /// `e`, its evaluation, as the point a rollback returns to. Cyclic: nothing (it cannot
-    /// diverge). Nothing may be pending.
+    /// Shotgun, strads: remembers the state (b, last changes, offset, residuals; not the
+    /// gradients) and `e`, its evaluation, as the point a rollback returns to. Cyclic: nothing
+    /// (it cannot diverge). Nothing may be pending.
     void save_state(const Evaluation& e);
     /// Returns to the saved state (the sampler rebuilt from its changes) and halves L.
     void roll_back();
