@@ -7,6 +7,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #if defined(__linux__)
 #include <linux/futex.h>
@@ -48,7 +49,18 @@ struct ThreadState {
     double cpu_s = 0;   ///< CPU seconds inside tasks in the current window
     std::uint64_t bench_team = 0;
     Clock::time_point bench_until{};
+    Clock::duration bench_for{};  ///< the last time aside: doubled when stepping aside again soon
 };
+
+/// How long a thread steps aside now: Team::kBenchFor, or twice its last time (up to
+/// Team::kBenchMax) when it stepped aside again within a second of coming back.
+Clock::duration next_bench(const ThreadState& s, std::uint64_t team, Clock::time_point now) {
+    const bool again = s.bench_team == team && s.bench_for.count() > 0 &&
+                       now < s.bench_until + std::chrono::seconds(1);
+    const Clock::duration base = Team::kBenchFor;
+    if (!again) return base;
+    return std::min<Clock::duration>(2 * s.bench_for, Team::kBenchMax);
+}
 thread_local ThreadState tls_state;
 
 /// A window shorter than this says nothing about the core (a time slice is a few ms).
@@ -159,6 +171,7 @@ struct CallState {
     std::mutex error_mutex;
     std::exception_ptr error;
     std::uint64_t error_ticket = ~std::uint64_t{0};
+    std::shared_ptr<detail::TeamAside> shared;  ///< the team's record of workers aside
 
     void fail(std::uint64_t ticket, std::exception_ptr e) {
         {
@@ -244,8 +257,11 @@ void take_shares(CallState& c, int task) {
             const double wall = seconds_between(start, Clock::now()) - blocked_s + s.wall_s;
             const double cpu = thread_cpu_s() - cpu0 + s.cpu_s;
             if (wall >= kWindowS && cpu < kMinRunShare * wall) {
+                const Clock::time_point now = Clock::now();
+                s.bench_for = next_bench(s, c.team, now);
                 s.bench_team = c.team;
-                s.bench_until = Clock::now() + Team::kBenchFor;
+                s.bench_until = now + s.bench_for;
+                c.shared->aside(s.bench_until);
             }
         }
     }
@@ -253,15 +269,54 @@ void take_shares(CallState& c, int task) {
     if (!left) c.active.fetch_sub(1, std::memory_order_acq_rel);
     // Carry this task's running time into the thread's window (restarted once long enough).
     ThreadState& s = tls_state;
-    if (s.wall_s >= 4 * kWindowS) s = ThreadState{0, 0, s.bench_team, s.bench_until};
+    if (s.wall_s >= 4 * kWindowS) {
+        s.wall_s = 0;
+        s.cpu_s = 0;
+    }
     s.wall_s += seconds_between(start, Clock::now()) - blocked_s;
     s.cpu_s += thread_cpu_s() - cpu0;
 }
 
 }  // namespace
 
+namespace detail {
+
+TeamAside::TeamAside(int slots) : slots_(static_cast<std::size_t>(slots)) {}
+
+void TeamAside::aside(std::chrono::steady_clock::time_point until) noexcept {
+    const std::uint64_t me = std::hash<std::thread::id>{}(std::this_thread::get_id()) | 1;
+    const std::int64_t until_ns = until.time_since_epoch().count();
+    const std::int64_t now_ns = Clock::now().time_since_epoch().count();
+    for (Slot& s : slots_) {
+        if (s.thread.load(std::memory_order_acquire) == me) {
+            s.until.store(until_ns, std::memory_order_release);
+            return;
+        }
+    }
+    for (Slot& s : slots_) {  // a free or expired slot
+        std::uint64_t held = s.thread.load(std::memory_order_acquire);
+        if ((held == 0 || s.until.load(std::memory_order_acquire) < now_ns) &&
+            s.thread.compare_exchange_strong(held, me, std::memory_order_acq_rel)) {
+            s.until.store(until_ns, std::memory_order_release);
+            return;
+        }
+    }
+}
+
+int TeamAside::count(std::chrono::steady_clock::time_point now) const noexcept {
+    const std::int64_t now_ns = now.time_since_epoch().count();
+    int n = 0;
+    for (const Slot& s : slots_) n += s.until.load(std::memory_order_acquire) > now_ns ? 1 : 0;
+    return n;
+}
+
+}  // namespace detail
+
 Team::Team(Runtime& runtime)
-    : runtime_(runtime), size_(runtime.threads()), id_(next_team_id.fetch_add(1)) {}
+    : runtime_(runtime),
+      size_(runtime.threads()),
+      id_(next_team_id.fetch_add(1)),
+      aside_(std::make_shared<detail::TeamAside>(size_)) {}
 
 TeamRun Team::run_steps(std::size_t steps, const StepBody& body) {
     return call(steps, body, false);
@@ -277,14 +332,23 @@ TeamRun Team::call(std::size_t steps, const StepBody& body, bool caller_takes_sh
     TeamRun out;
     out.wait_s.assign(static_cast<std::size_t>(size_), 0.0);
     if (steps == 0) return out;
-    auto state = std::make_shared<CallState>(body, steps, size_, id_, caller_takes_shares);
-    runtime_.launch_workers([state](int task) {
-        state->active.fetch_add(1, std::memory_order_acq_rel);
-        take_shares(*state, task);
-    });
+    // Alone: every worker but one is aside, so the caller runs the shares itself, with no
+    // hand-off, until one comes back (then the workers are tried again).
+    const bool solo = size_ > 1 && aside_->count(Clock::now()) + 1 >= size_;
+    auto state = std::make_shared<CallState>(body, steps, size_, id_, caller_takes_shares || solo);
+    state->shared = aside_;
+    if (!solo) {
+        runtime_.launch_workers([state](int task) {
+            state->active.fetch_add(1, std::memory_order_acq_rel);
+            take_shares(*state, task);
+        });
+    }
     CallState& c = *state;
     double blocked_s = 0;
-    if (caller_takes_shares) {
+    if (solo) {
+        take_shares(c, -1);
+        out.solo = true;
+    } else if (caller_takes_shares) {
         take_shares(c, -1);
         // The last step's completion, waited for on `completed` so that the worker finishing it
         // sees a blocked teammate (and may step aside) as in run_steps.

@@ -15,23 +15,47 @@
 // waiting for it, it looks at its own CPU time: if it ran for less than half of the time it was
 // not waiting, another process holds its core, and it steps aside for kBenchFor (it takes no
 // more shares: the teammates on free cores take them, and its core is left to the other
-// process). The last worker of a call never steps aside, and the caller finishes whatever the
-// workers leave. So a team whose threads outnumber the free cores runs at about the speed of
-// one thread instead of waiting at every step for a descheduled teammate.
+// process); stepping aside again soon after coming back doubles the time, up to kBenchMax. The
+// last worker of a call never steps aside. When all workers but one stepped aside in a call,
+// the calling thread runs the next calls alone (no hand-off) for as long. So a team whose
+// threads outnumber the free cores runs at about the speed of one thread instead of waiting at
+// every step for a descheduled teammate, and tries its workers again now and then.
 //
 // Which worker runs which share varies from run to run: a share's work must depend only on the
 // share and the step, never on the thread. Models keep per-share state (partial sums, clocks)
 // indexed by the share, and get the same bits for any assignment.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "sched/runtime.h"
 
 namespace rotor::sched {
+
+namespace detail {
+/// Which threads stand aside from a team, and until when: one slot per worker, keyed by thread.
+/// Thread-safe; shared by a Team and its calls' tasks (which may outlive a call).
+class TeamAside {
+  public:
+    explicit TeamAside(int slots);
+    /// The calling thread stands aside until `until`.
+    void aside(std::chrono::steady_clock::time_point until) noexcept;
+    /// Threads standing aside at `now`.
+    int count(std::chrono::steady_clock::time_point now) const noexcept;
+
+  private:
+    struct Slot {
+        std::atomic<std::uint64_t> thread{0};  ///< a hash of the thread's id, 0: free
+        std::atomic<std::int64_t> until{0};    ///< steady_clock ticks
+    };
+    std::vector<Slot> slots_;
+};
+}  // namespace detail
 
 /// What one Team call did.
 struct TeamRun {
@@ -41,6 +65,7 @@ struct TeamRun {
     std::uint64_t sleeps = 0;     ///< waits that outlasted the spin and blocked
     std::uint64_t benched = 0;    ///< workers that stepped aside during the call (or were aside)
     std::uint64_t by_caller = 0;  ///< shares the calling thread ran
+    bool solo = false;            ///< the calling thread ran every share (workers aside)
 };
 
 /// P = runtime.threads() workers; borrows the runtime (which must outlive the team). Calls come
@@ -50,8 +75,10 @@ class Team {
   public:
     /// How long a waiter spins before it blocks.
     static constexpr std::chrono::microseconds kSpinFor{100};
-    /// How long a worker that found its core taken stays aside (see the file comment).
+    /// How long a worker that found its core taken stays aside (see the file comment); twice as
+    /// long each time it steps aside again within a second of coming back, up to kBenchMax.
     static constexpr std::chrono::milliseconds kBenchFor{100};
+    static constexpr std::chrono::milliseconds kBenchMax{3200};
 
     /// The work of one share of one step. Called concurrently for the shares of one step; every
     /// call of step s returns, and its writes are visible, before any call of step s + 1 begins.
@@ -66,10 +93,10 @@ class Team {
     int size() const noexcept { return size_; }
     Runtime& runtime() noexcept { return runtime_; }
 
-    /// Runs steps 0..steps-1 of body in ONE run_workers call (one hand-off for the whole
-    /// sequence: for steps of a few microseconds, e.g. CCD++'s). The calling thread only waits,
-    /// and finishes the shares the workers leave. If shares threw, rethrows the exception of the
-    /// lowest (step, share) that threw.
+    /// Runs steps 0..steps-1 of body with ONE hand-off to the workers for the whole sequence
+    /// (for steps of a few microseconds, e.g. CCD++'s); the calling thread waits (or runs every
+    /// share itself while all workers but one stand aside). If shares threw, rethrows the
+    /// exception of the lowest (step, share) that threw.
     TeamRun run_steps(std::size_t steps, const StepBody& body);
     /// One step: body(share) for every share; the calling thread takes shares too, so that a
     /// short step needs no worker to wake up first.
@@ -87,6 +114,7 @@ class Team {
     std::uint64_t id_;  ///< process-unique: which team a worker's stepping aside belongs to
     std::uint64_t sleeps_ = 0;
     std::uint64_t benched_ = 0;
+    std::shared_ptr<detail::TeamAside> aside_;  ///< shared with the calls' tasks
 };
 
 }  // namespace rotor::sched

@@ -48,20 +48,20 @@ def prepare(rotor, data):
 
 def commands(data, out):
     """Each model's training command (the README tour's, made a few seconds long)."""
-    common = ["--out", out, "--overwrite", "-q"]
-    return {
-        "mf-ccd": ["mf", "train", "--train", f"{data}/ml-train.csv", "--solver", "ccd"] + common,
-        "mf-sgd": ["mf", "train", "--train", f"{data}/ml-train.csv", "--solver", "sgd"] + common,
-        "lasso": ["lasso", "train", "--data", f"{data}/sy/sotu-year.train.svm", "--lambda", "1.2"]
-        + common,
+    os.makedirs(out, exist_ok=True)
+    cmds = {
+        "mf-ccd": ["mf", "train", "--train", f"{data}/ml-train.csv", "--solver", "ccd"],
+        "mf-sgd": ["mf", "train", "--train", f"{data}/ml-train.csv", "--solver", "sgd"],
+        "lasso": ["lasso", "train", "--data", f"{data}/sy/sotu-year.train.svm", "--lambda", "1.2"],
         "lasso-shotgun": ["lasso", "train", "--data", f"{data}/sy/sotu-year.train.svm",
-                          "--lambda", "0.3", "--schedule", "shotgun"] + common,
+                          "--lambda", "0.3", "--schedule", "shotgun"],
         "logreg": ["logreg", "train", "--data", f"{data}/sp/sotu-party.train.svm", "--lambda", "1",
                    "--blocks", "256", "--curvature", "local", "--max-step", "1",
-                   "--iterations", "4096"] + common,
+                   "--iterations", "4096"],
         "lda": ["lda", "train", "--corpus", f"{data}/sotu.rcorpus", "--topics", "50",
-                "--iterations", "60"] + common,
+                "--iterations", "20"],
     }
+    return {m: c + ["--out", os.path.join(out, m), "--overwrite", "-q"] for m, c in cmds.items()}
 
 
 def load():
@@ -79,7 +79,7 @@ def main():
     args = ap.parse_args()
     rotor = os.path.abspath(args.rotor)
     prepare(rotor, args.data)
-    cmds = commands(args.data, os.path.join(args.data, "model"))
+    cmds = commands(args.data, os.path.join(args.data, "models"))
     models = args.models.split(",")
     for m in models:
         if m not in cmds:
