@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Two rotor binaries side by side: LDA training throughput of a baseline and a candidate build.
 
-Made to check that a refactoring costs no speed (docs/BENCHMARKS.md, "Engine refactor: speed
-against the previous main"): the same `rotor lda train` command, same corpus, K, seed and
+Made to check that a refactoring costs no speed (docs/BENCHMARKS.md, "Comparing two builds
+of rotor"): the same `rotor lda train` command, same corpus, K, seed and
 iterations, runs with each binary in turn, A B A B ... (baseline first), so that a noisy machine
 hurts both alike. Configurations (--configs, all by default):
 

@@ -11,8 +11,8 @@ and whether every model file is byte-identical.
 
 The defaults (shotgun, L = 4096, 10 iterations) are a converging run on the 10^6-feature set
 (F after 10 iterations within 3e-7, relative, of F after 60). Sessions 9-11 timed `--args '-L 8192'
---max-iterations 5`, which diverges at iteration 6 on that set (docs/BENCHMARKS.md, "Session
-11"): pass those to compare with their tables.
+--max-iterations 5`, which diverges at iteration 6 on that set (the benchmark log,
+`git show b26f669:docs/BENCHMARKS.md`, "Session 11"): pass those to compare with their tables.
 
 Standard library only (and scaling.py beside it).
 """

@@ -13,7 +13,13 @@ gives medians over the repetitions:
 - per solver, 2 ranks x 1 thread (mpiexec -n 2 --oversubscribe) against 1 rank x 2 threads:
   epoch time of 1x2 / epoch time of 2x1 (target >= 0.9); skipped without mpiexec (--no-mpi);
 - peak RSS of every process (its largest resident set, from wait4) against rotor's memory plan;
-- rmse_time.png: test RMSE against time, both solvers at 1 and 2 threads, and the ALS peer.
+- rmse_time.png: test RMSE against time, both solvers at 1 and 2 threads, and the ALS peer;
+- with --libmf DIR: LIBMF's mf-train (built from github.com/cjlin1/libmf outside the repository)
+  at every thread count, K and lambda as rotor's (its -l2, rotor's default 0.1 when --lambda is
+  not given), on the same split converted to its format (integer ids, string ids numbered);
+  its time to iteration i is the arrival of its i-th progress line minus that of its first,
+  plus one median epoch for the first (the lines are flushed as printed; its per-iteration
+  validation RMSE is inside its time, rotor's evaluations are not).
 
 --big: ratings/s at K = 16, 128, 1024 on a 10^7-rating synthetic matrix
 (tools/data/make_synthetic_ratings.py --preset 1e7, generated into --workdir when --big-train
@@ -146,6 +152,115 @@ def run_als(args, tag: str, train: Path, test: Path | None) -> dict:
             "records": read_jsonl(d / "metrics.jsonl"), "cmd": cmd}
 
 
+def libmf_data(args, train: Path, test: Path | None) -> tuple[Path, Path | None]:
+    """train and test in LIBMF's text format ("user item rating" a line) under --out/data.
+
+    Reads rotor's ratings files (CSV with or without a header, or whitespace-separated): integer
+    ids are kept as they are, other ids are numbered in order of first appearance (train, then
+    test), one numbering for users and one for items shared by both files.
+    """
+    d = args.out / "data"
+    d.mkdir(parents=True, exist_ok=True)
+    ids: tuple[dict, dict] = ({}, {})
+    numeric = all(_integer_ids(path) for path in (train, test) if path is not None)
+    outs = []
+    for path, name in ((train, "train"), (test, "test")):
+        if path is None:
+            outs.append(None)
+            continue
+        out = d / f"libmf-{name}.txt"
+        with open(path) as src, open(out, "w") as dst:
+            for n, line in enumerate(src, 1):
+                fields = line.replace(",", " ").split()
+                if not fields or line.lstrip().startswith("#"):
+                    continue
+                try:
+                    value = float(fields[2])
+                except (IndexError, ValueError):
+                    if n == 1:
+                        continue  # the header
+                    raise SystemExit(f"mf_bench.py: {path}:{n}: not 'user item rating': {line!r}")
+                if numeric:
+                    u, i = int(fields[0]), int(fields[1])
+                else:
+                    u = ids[0].setdefault(fields[0], len(ids[0]))
+                    i = ids[1].setdefault(fields[1], len(ids[1]))
+                dst.write(f"{u} {i} {value!r}\n")
+        outs.append(out)
+    return outs[0], outs[1]
+
+
+def _integer_ids(path: Path) -> bool:
+    """Whether every rating line of `path` has non-negative integer user and item ids."""
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            fields = line.replace(",", " ").split()
+            if len(fields) < 3 or line.lstrip().startswith("#"):
+                continue
+            try:
+                float(fields[2])
+            except ValueError:
+                if n == 1:
+                    continue
+            if not (fields[0].isdigit() and fields[1].isdigit()):
+                return False
+    return True
+
+
+def libmf_records(lines: list[tuple[float, str]]) -> list[dict]:
+    """Metrics records from mf-train's progress lines, each with its arrival time (monotonic s).
+
+    A line "iter tr_rmse [va_rmse] obj" gives iteration iter + 1; time_s is its arrival minus the
+    first line's, plus one median epoch (the first line's own epoch is not observable).
+    """
+    rows = []
+    for t, line in lines:
+        fields = line.split()
+        if len(fields) >= 3 and fields[0].isdigit():
+            rows.append((t, int(fields[0]), [float(x) for x in fields[1:]]))
+    if not rows:
+        return []
+    gaps = [b[0] - a[0] for a, b in zip(rows, rows[1:])]
+    first = statistics.median(gaps) if gaps else 0.0
+    records = []
+    for k, (t, it, vals) in enumerate(rows):
+        rec = {"iteration": it + 1, "time_s": t - rows[0][0] + first,
+               "iteration_s": gaps[k - 1] if k else first, "train_rmse": vals[0]}
+        if len(vals) >= 3:  # tr, va, obj
+            rec["test_rmse"] = vals[1]
+        records.append(rec)
+    return records
+
+
+def run_libmf(args, tag: str, threads: int, train: Path, test: Path | None) -> dict:
+    d = args.out / "runs" / tag
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    cmd = [str(args.libmf / "mf-train"), "-k", str(args.rank), "-l2",
+           repr(args.lam if args.lam is not None else 0.1), "-t", str(args.iterations), "-s",
+           str(threads)]
+    if test is not None:
+        cmd += ["-p", str(test)]
+    cmd += [str(train), str(d / "model.txt")]
+    lines = []
+    with open(d / "log.txt", "w") as log_file:
+        t0 = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for line in proc.stdout:
+            lines.append((time.monotonic(), line))
+            log_file.write(line)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RunError(f"failed: {' '.join(cmd)}\n{''.join(l for _, l in lines)[-3000:]}")
+    (d / "model.txt").unlink(missing_ok=True)
+    records = libmf_records(lines)
+    (d / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return {"tool": "libmf", "solver": "libmf", "threads": threads, "ranks": 1,
+            "rank": args.rank, "wall_s": wall, "peak_rss_bytes": usage.ru_maxrss * 1024,
+            "records": records, "cmd": cmd}
+
+
 def parse_needs(text: str, phrase: str = "needs about") -> int | None:
     """Bytes of the first "<phrase> X UNIT" in rotor's output, or None."""
     m = re.search(re.escape(phrase) + r" ([0-9.]+) ?(B|KiB|MiB|GiB|TiB)\b", text)
@@ -220,6 +335,8 @@ def median_run(runs: list[dict]) -> dict:
 def config_name(run: dict) -> str:
     if run["tool"] == "als":
         return "ALS (numpy)"
+    if run["tool"] == "libmf":
+        return f"LIBMF {run['threads']}T"
     ranks = f"{run['ranks']} ranks x " if run["ranks"] > 1 else ""
     return f"rotor {run['solver']} {ranks}{run['threads']}T"
 
@@ -252,8 +369,13 @@ def ladder_configs(args) -> list[tuple[str, int, int]]:
 
 def ladder_mode(args) -> dict:
     train, test = prepare_split(args)
+    libmf_train, libmf_test = libmf_data(args, train, test) if args.libmf else (None, None)
     runs: dict[str, list[dict]] = {}
     for rep in range(args.repeats):
+        for threads in args.threads if args.libmf else ():
+            run = run_libmf(args, f"libmf-t{threads}-{rep}", threads, libmf_train, libmf_test)
+            runs.setdefault(config_name(run), []).append(run)
+            log(args, f"libmf-t{threads}-{rep}: {run['wall_s']:.2f} s")
         for solver, threads, ranks in ladder_configs(args):
             tag = f"{solver}-r{ranks}-t{threads}-{rep}"
             run = run_rotor(args, solver, threads, ranks, tag, args.rank, train, test,
@@ -291,6 +413,7 @@ def summarize_ladder(args, runs: dict, plans: dict) -> dict:
                                            if x.get("test_rmse") is not None), default=None)
                                       for r in rs]),
             "final_time_s": median([x["time_s"] for x in last]),
+            "wall_s": median([r["wall_s"] for r in rs]),
             "effective_ratio": median([median([x.get("effective_ratio") for x in r["records"]])
                                        for r in rs]),
             "peak_rss_bytes": median([r["peak_rss_bytes"] for r in rs]),
@@ -322,12 +445,12 @@ def write_ladder_report(args, res: dict) -> None:
              "Time (s) to reach each test RMSE (— : not reached by most runs):", ""]
     targets = [f"{t:.3f}" for t in res["targets"]]
     lines.append("| configuration | " + " | ".join(f"≤ {t}" for t in targets) +
-                 " | final RMSE | best RMSE | epoch s |")
-    lines.append("|---|" + "---|" * (len(targets) + 3))
+                 " | final RMSE | best RMSE | epoch s | process wall s |")
+    lines.append("|---|" + "---|" * (len(targets) + 4))
     for name, c in res["configs"].items():
         cells = [fmt(c["time_to"][t][0], "{:.3g}") for t in targets]
         tail = [fmt(c["final_test_rmse"], "{:.4f}"), fmt(c["best_test_rmse"], "{:.4f}"),
-                fmt(c["epoch_s"], "{:.4g}")]
+                fmt(c["epoch_s"], "{:.4g}"), fmt(c.get("wall_s"), "{:.3g}")]
         lines.append(f"| {name} | " + " | ".join(cells + tail) + " |")
     lines += ["", "Scaling (targets: speedup ≥ 1.9, effective ratio ≥ 0.98, 2x1 / 1x2 ≥ 0.9):",
               "",
@@ -361,7 +484,8 @@ def plot_rmse_time(args, runs: dict, path: Path) -> None:
         recs = [r for r in median_run(rs)["records"] if r.get("test_rmse") is not None]
         if not recs:
             continue
-        style = "k-" if rs[0]["tool"] == "als" else ("-" if rs[0]["threads"] > 1 else "--")
+        style = {"als": "k-", "libmf": "m-" if rs[0]["threads"] > 1 else "m--"}.get(
+            rs[0]["tool"], "-" if rs[0]["threads"] > 1 else "--")
         ax.plot([r["time_s"] for r in recs], [r["test_rmse"] for r in recs], style, marker=".",
                 label=name)
     for t in args.plot_targets:
@@ -464,6 +588,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--targets", type=float_list, default=list(DEFAULT_TARGETS))
     p.add_argument("--plot-targets", type=float_list, default=[0.88])
     p.add_argument("--no-als", dest="als", action="store_false")
+    p.add_argument("--libmf", type=Path, help="a directory with LIBMF's mf-train: run it too")
     p.add_argument("--no-mpi", dest="mpi", action="store_false")
     p.add_argument("--rotor-arg", action="append", default=[],
                    help="one more argument for every rotor run (repeatable)")

@@ -191,6 +191,33 @@ class MfBenchTest(unittest.TestCase):
         with self.assertRaises(SystemExit):
             bench.find_rotor("/nonexistent/rotor")
 
+    def test_libmf_progress_lines_and_data(self):
+        # mf-train's header and three iterations, arriving at 10.0, 10.5, 11.5 and 12.0 s.
+        lines = [(10.0, "iter      tr_rmse      va_rmse          obj\n"),
+                 (10.0, "   0       1.0000       1.2000   3.0000e+05\n"),
+                 (10.5, "   1       0.9000       1.1000   2.0000e+05\n"),
+                 (11.5, "   2       0.8000       1.0500   1.5000e+05\n"),
+                 (12.0, "   3       0.7000       1.0400   1.2000e+05\n")]
+        recs = bench.libmf_records(lines)
+        self.assertEqual([r["iteration"] for r in recs], [1, 2, 3, 4])
+        # The first epoch is not observable: one median gap (0.5 s) stands for it.
+        self.assertEqual([r["time_s"] for r in recs], [0.5, 1.0, 2.0, 2.5])
+        self.assertEqual([r["test_rmse"] for r in recs], [1.2, 1.1, 1.05, 1.04])
+        self.assertEqual(bench.time_to(recs, 1.06), 2.0)
+        self.assertNotIn("test_rmse", bench.libmf_records([(1.0, "0 1.0 5e+05\n")])[0])
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            (tmp / "num.csv").write_text("userId,movieId,rating\n3,70,2.5\n1,5,4.0\n")
+            (tmp / "str.csv").write_text("user,item,rating\nu1,i9,3.0\nu2,i9,1.5\n")
+            (tmp / "str-test.csv").write_text("user,item,rating\nu2,i7,2.0\n")
+            args = bench.parse_args(["--out", str(tmp / "out")])
+            train, test = bench.libmf_data(args, tmp / "num.csv", None)
+            self.assertIsNone(test)
+            self.assertEqual(train.read_text(), "3 70 2.5\n1 5 4.0\n")  # integer ids kept
+            train, test = bench.libmf_data(args, tmp / "str.csv", tmp / "str-test.csv")
+            self.assertEqual(train.read_text(), "0 0 3.0\n1 0 1.5\n")  # one numbering for both
+            self.assertEqual(test.read_text(), "1 1 2.0\n")
+
 
 @unittest.skipIf(np is None, "numpy, scipy, matplotlib missing (run with /usr/bin/python3)")
 class LambdaSweepTest(unittest.TestCase):

@@ -1,0 +1,91 @@
+#include "common.h"
+
+#include <Python.h>
+
+#include <cstdio>
+#include <new>
+#include <string_view>
+#include <thread>
+
+#include "core/base/error.h"
+
+namespace rotor::python {
+
+void SignalCheck::operator()() const {
+    if (std::this_thread::get_id() != owner_) return;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw Interrupted{};
+}
+
+Records::Records(train::RecordSchema schema, bool verbose)
+    : schema_(schema), verbose_(verbose), terminal_(stdout, std::move(schema)) {}
+
+void Records::on_start(std::string_view summary) {
+    if (verbose_) terminal_.on_start(summary);
+}
+
+void Records::on_iteration(const train::Record& r, std::uint32_t last_iteration) {
+    std::string line = train::record_json(r, schema_);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    lines_.push_back(std::move(line));
+    if (verbose_) {
+        terminal_.on_iteration(r, last_iteration);
+        std::fflush(stdout);
+    }
+}
+
+py::list Records::lines() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    py::list out;
+    for (const std::string& l : lines_) out.append(py::str(l));
+    return out;
+}
+
+std::string Records::summary() const { return verbose_ ? terminal_.summary() : std::string(); }
+
+int resolve_threads(int n_jobs) {
+    const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    if (n_jobs >= 1) return n_jobs;
+    if (n_jobs == 0) return cores;
+    if (n_jobs < 0 && cores + 1 + n_jobs >= 1) return cores + 1 + n_jobs;
+    throw py::value_error(
+        "n_jobs: must be a positive number of threads, or -1 for every core "
+        "(-2 for all but one, ...)");
+}
+
+sched::PinMode pin_mode(bool pin) { return pin ? sched::PinMode::kPu : sched::PinMode::kNone; }
+
+namespace {
+
+/// `message` with a leading flag of `names` replaced by its parameter.
+std::string rename_flag(const ConfigError& e, ParamNames names) {
+    std::string message = e.what();
+    for (const auto& [flag, param] : names) {
+        if (e.key() == flag) return std::string(param) + message.substr(e.key().size());
+    }
+    return message;
+}
+
+}  // namespace
+
+void translate_errors(const std::function<void()>& body, ParamNames names) {
+    try {
+        body();
+    } catch (const Interrupted&) {
+        throw py::error_already_set();  // the KeyboardInterrupt of the signal handler
+    } catch (const InputError& e) {
+        throw py::value_error(e.what());
+    } catch (const ConfigError& e) {
+        // The memory plan refuses a run with ConfigError("--max-memory").
+        if (e.key() == "--max-memory") {
+            PyErr_SetString(PyExc_MemoryError, rename_flag(e, names).c_str());
+            throw py::error_already_set();
+        }
+        throw py::value_error(rename_flag(e, names));
+    } catch (const SystemError& e) {
+        PyErr_SetString(PyExc_OSError, e.what());
+        throw py::error_already_set();
+    }
+}
+
+}  // namespace rotor::python

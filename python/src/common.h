@@ -1,0 +1,103 @@
+// What every model's binding shares (docs/python.md, "How it is built"): numpy arrays as spans,
+// the GIL released around training with Python's signal handlers run from the progress hook,
+// the metrics records collected as JSON lines, and rotor's errors mapped to Python's.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "sched/runtime.h"
+#include "train/record.h"
+#include "train/reporter.h"
+
+namespace rotor::python {
+
+namespace py = pybind11;
+
+/// C-contiguous arrays, converted (copied) by numpy only when the dtype or layout differs.
+template <class T>
+using Array = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+/// A read-only view of `a`'s elements; valid while `a` lives.
+template <class T>
+std::span<const T> view(const Array<T>& a) {
+    return {a.data(), static_cast<std::size_t>(a.size())};
+}
+
+/// A new 1-d numpy array holding a copy of `v`.
+template <class T>
+py::array_t<T> to_numpy(std::span<const T> v) {
+    py::array_t<T> out(static_cast<py::ssize_t>(v.size()));
+    std::copy(v.begin(), v.end(), out.mutable_data());
+    return out;
+}
+template <class T>
+py::array_t<T> to_numpy(const std::vector<T>& v) {
+    return to_numpy(std::span<const T>(v));
+}
+
+/// Thrown on the training thread when Python's signal handlers raised (Ctrl-C): the Python error
+/// stays set, and the binding re-raises it once training has unwound.
+struct Interrupted {};
+
+/// Runs Python's signal handlers when called on the thread that started training (the handlers
+/// run only on Python's main thread, and only with the GIL); elsewhere it does nothing. Throws
+/// Interrupted when a handler raised (KeyboardInterrupt). Called from the iteration hooks with
+/// the GIL released.
+class SignalCheck {
+  public:
+    SignalCheck() : owner_(std::this_thread::get_id()) {}
+    void operator()() const;
+
+  private:
+    std::thread::id owner_;
+};
+
+/// The records of a run as JSON lines (train::record_json: the keys of the command line's
+/// --metrics file), and with `verbose` the command line's progress lines on stdout. Records may
+/// arrive from a worker thread (one at a time).
+class Records final : public train::Reporter {
+  public:
+    Records(train::RecordSchema schema, bool verbose);
+    void on_start(std::string_view summary) override;
+    void on_iteration(const train::Record& r, std::uint32_t last_iteration) override;
+    /// The JSON lines so far, as a Python list of str (with the GIL).
+    py::list lines() const;
+    /// The progress reporter's closing line ("" when not verbose).
+    std::string summary() const;
+
+  private:
+    train::RecordSchema schema_;
+    bool verbose_;
+    train::TerminalReporter terminal_;
+    mutable std::mutex mutex_;
+    std::vector<std::string> lines_;
+};
+
+/// The worker threads for `n_jobs`: n >= 1 as given, -1 or None (0 here) every core, -2 all but
+/// one, ... (scikit-learn's convention). ValueError naming n_jobs otherwise.
+int resolve_threads(int n_jobs);
+
+/// How `key` names a flag of the command line and the parameter it is in Python.
+using ParamNames = std::initializer_list<std::pair<const char*, const char*>>;
+
+/// Runs `body` and maps rotor's errors to Python's (ValueError for input and configuration,
+/// MemoryError for the memory plan, OSError for the system, KeyboardInterrupt kept), a
+/// ConfigError's flag renamed to its parameter by `names` ("--topics: must be >= 1" becomes
+/// "n_components: must be >= 1").
+void translate_errors(const std::function<void()>& body, ParamNames names);
+
+/// sched::PinMode::kPu (pin each worker to a core, as the command line does) or kNone.
+sched::PinMode pin_mode(bool pin);
+
+}  // namespace rotor::python

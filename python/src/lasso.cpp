@@ -1,0 +1,184 @@
+// rotor.Lasso's native half: RawData from a CSR design matrix, lasso::Trainer (the trainer of
+// `rotor lasso train`, one process) iterated to the stopping rule, the model as arrays,
+// write_model/read_model.
+#include <string>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "apps/lasso/trainer.h"
+#include "comm/inprocess_communicator.h"
+#include "common.h"
+#include "core/base/error.h"
+#include "core/base/timer.h"
+#include "core/lasso/model_file.h"
+
+namespace rotor::python {
+namespace {
+
+constexpr ParamNames kNames = {{"--lambda", "alpha"},
+                               {"--schedule", "schedule"},
+                               {"--parallel", "parallel"},
+                               {"--candidates", "candidates"},
+                               {"--rho", "rho"},
+                               {"--eta", "eta"},
+                               {"--tol", "tol"},
+                               {"--stop", "stop"},
+                               {"--max-iterations", "max_iter"},
+                               {"--tile-rows", "tile_rows"},
+                               {"--threads", "n_jobs"}};
+
+py::dict state_of(const lasso::Model& m) {
+    py::dict s;
+    s["features"] = m.features;
+    s["samples"] = m.samples;
+    s["lambda"] = m.lambda;
+    s["schedule"] = m.schedule;
+    s["iterations"] = m.iterations;
+    s["objective"] = m.objective;
+    s["relative_gap"] = m.relative_gap;
+    s["standardize"] = m.standardize;
+    s["intercept_fitted"] = m.standardization.intercept;
+    s["y_mean"] = m.standardization.y_mean;
+    s["y_scale"] = m.standardization.y_scale;
+    s["means"] = to_numpy(m.standardization.means);
+    s["scales"] = to_numpy(m.standardization.scales);
+    s["beta"] = to_numpy(m.beta);
+    s["intercept"] = m.intercept;
+    s["feature_names"] = m.feature_names;
+    return s;
+}
+
+template <class T>
+std::vector<T> vector_of(const py::handle& h) {
+    const auto a = h.cast<Array<T>>();
+    return std::vector<T>(a.data(), a.data() + a.size());
+}
+
+lasso::Model model_of(const py::dict& s) {
+    lasso::Model m;
+    m.features = s["features"].cast<std::uint32_t>();
+    m.samples = s["samples"].cast<std::uint64_t>();
+    m.lambda = s["lambda"].cast<double>();
+    m.schedule = s["schedule"].cast<std::string>();
+    m.iterations = s["iterations"].cast<std::uint32_t>();
+    m.objective = s["objective"].cast<double>();
+    m.relative_gap = s["relative_gap"].cast<double>();
+    m.standardize = s["standardize"].cast<bool>();
+    m.standardization.intercept = s["intercept_fitted"].cast<bool>();
+    m.standardization.y_mean = s["y_mean"].cast<double>();
+    m.standardization.y_scale = s["y_scale"].cast<double>();
+    m.standardization.means = vector_of<double>(s["means"]);
+    m.standardization.scales = vector_of<double>(s["scales"]);
+    m.beta = vector_of<double>(s["beta"]);
+    m.intercept = s["intercept"].cast<double>();
+    m.feature_names = s["feature_names"].cast<std::vector<std::string>>();
+    m.check("model state");
+    return m;
+}
+
+/// The samples of a CSR matrix (indices sorted within rows, checked in Python) and targets.
+lasso::RawData raw_of(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indices,
+                      const Array<double>& values, std::uint32_t features, const Array<double>& y) {
+    lasso::RawData raw;
+    raw.features = features;
+    const auto off = view(indptr);
+    raw.row_offsets.assign(off.begin(), off.end());
+    raw.cols.assign(indices.data(), indices.data() + indices.size());
+    raw.values.assign(values.data(), values.data() + values.size());
+    raw.targets.assign(y.data(), y.data() + y.size());
+    return raw;
+}
+
+py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indices,
+              const Array<double>& values, std::uint32_t features, const Array<double>& y,
+              const py::dict& p) {
+    py::tuple result;
+    translate_errors(
+        [&] {
+            lasso::TrainOptions o;
+            o.lambda = p["alpha"].cast<double>();
+            o.schedule = lasso::parse_schedule(p["schedule"].cast<std::string>());
+            o.strads.parallel = p["parallel"].cast<std::uint32_t>();
+            o.strads.candidates = p["candidates"].cast<std::uint32_t>();
+            o.strads.rho = p["rho"].cast<double>();
+            o.strads.eta = p["eta"].cast<double>();
+            o.tol = p["tol"].cast<double>();
+            o.stop = lasso::parse_stop_rule(p["stop"].cast<std::string>());
+            o.max_iterations = p["max_iter"].cast<std::uint32_t>();
+            o.standardize.intercept = p["fit_intercept"].cast<bool>();
+            o.standardize.standardize = p["standardize"].cast<bool>();
+            o.active_set = p["active_set"].cast<bool>();
+            o.seed = p["random_state"].cast<std::uint64_t>();
+            o.eval_every = p["evaluate_every"].cast<std::uint32_t>();
+            const int threads = resolve_threads(p["n_jobs"].cast<int>());
+            const bool pin = p["pin"].cast<bool>();
+            const bool verbose = p["verbose"].cast<bool>();
+            o.validate();
+            lasso::RawData raw = raw_of(indptr, indices, values, features, y);
+            const std::uint64_t samples = raw.samples();
+            Records records(lasso::record_schema(), verbose);
+            lasso::Model model;
+            bool converged = false;
+            double lambda_max = 0;
+            {
+                py::gil_scoped_release release;
+                const SignalCheck check;
+                sched::Runtime runtime(threads, pin_mode(pin));
+                comm::InProcessGroup one(1);
+                lasso::Trainer t(std::move(raw), o, runtime, one.at(0));
+                // `rotor lasso train`'s loop: iterate until the stopping rule holds, evaluating
+                // every eval_every iterations and at the last.
+                train::Record r;
+                Stopwatch clock;
+                double monitoring = 0;
+                while (!t.converged() && t.iterations_done() < o.max_iterations) {
+                    r = t.iterate();
+                    r.time_s = clock.seconds() - monitoring;
+                    const bool last = t.iterations_done() == o.max_iterations;
+                    if (last || (o.eval_every > 0 && r.iter % o.eval_every == 0)) {
+                        Stopwatch eval;
+                        t.evaluate_record(r);
+                        monitoring += eval.seconds();
+                    }
+                    r.set("eval_s", monitoring);
+                    records.on_iteration(r, o.max_iterations);
+                    check();
+                }
+                if (!r.has("objective")) t.evaluate_record(r);
+                model = lasso::Model::from_standardized(t.coefficients().b, t.standardization());
+                model.samples = samples;
+                model.lambda = o.lambda;
+                model.schedule = std::string(lasso::schedule_name(o.schedule));
+                model.iterations = t.iterations_done();
+                model.objective = t.last_evaluation().objective;
+                model.relative_gap = t.last_evaluation().relative_gap;
+                model.standardize = o.standardize.standardize;
+                converged = t.converged();
+                lambda_max = t.lambda_max();
+            }
+            result = py::make_tuple(state_of(model), records.lines(), converged, lambda_max);
+        },
+        kNames);
+    return result;
+}
+
+void save(const py::dict& state, const std::string& path) {
+    translate_errors([&] { lasso::write_model(path, model_of(state)); }, {});
+}
+
+py::dict load(const std::string& path) {
+    py::dict s;
+    translate_errors([&] { s = state_of(lasso::read_model(path)); }, {});
+    return s;
+}
+
+}  // namespace
+
+void add_lasso(py::module_& m) {
+    m.def("lasso_fit", &fit);
+    m.def("lasso_save", &save);
+    m.def("lasso_load", &load);
+}
+
+}  // namespace rotor::python

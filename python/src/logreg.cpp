@@ -1,0 +1,205 @@
+// rotor.LogisticRegression's native half: Examples from a CSR matrix and ±1 labels, the delayed
+// block proximal gradient of `rotor logreg train` (train_delayed over a one-rank key-value
+// layout: the rank is its own server and worker) run in segments between evaluations, and
+// write_model/read_model.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include "apps/logreg/evaluation.h"
+#include "apps/logreg/trainer.h"
+#include "comm/inprocess_communicator.h"
+#include "comm/kv.h"
+#include "common.h"
+#include "core/base/error.h"
+#include "core/base/timer.h"
+#include "core/logreg/examples.h"
+#include "core/logreg/model_file.h"
+#include "core/logreg/shard.h"
+
+namespace rotor::python {
+namespace {
+
+constexpr ParamNames kNames = {{"--lambda", "C"},       {"--blocks", "blocks"},
+                               {"--eta", "eta"},        {"--max-step", "max_step"},
+                               {"--threads", "n_jobs"}, {"--iterations", "max_iter"}};
+
+py::dict state_of(const logreg::Model& m) {
+    py::dict s;
+    s["lambda"] = m.lambda;
+    s["hashed"] = m.hashed;
+    s["iterations"] = m.iterations;
+    s["objective"] = m.objective;
+    s["intercept"] = m.intercept;
+    s["keys"] = to_numpy(m.keys);
+    s["weights"] = to_numpy(m.weights);
+    return s;
+}
+
+logreg::Model model_of(const py::dict& s) {
+    logreg::Model m;
+    m.lambda = s["lambda"].cast<double>();
+    m.hashed = s["hashed"].cast<bool>();
+    m.iterations = s["iterations"].cast<std::uint64_t>();
+    m.objective = s["objective"].cast<double>();
+    m.intercept = s["intercept"].cast<double>();
+    const auto keys = s["keys"].cast<Array<std::uint64_t>>();
+    const auto weights = s["weights"].cast<Array<double>>();
+    m.keys.assign(keys.data(), keys.data() + keys.size());
+    m.weights.assign(weights.data(), weights.data() + weights.size());
+    if (m.keys.size() != m.weights.size() || !std::is_sorted(m.keys.begin(), m.keys.end()))
+        throw InputError("model state", "keys and weights do not match");
+    return m;
+}
+
+/// Example i: the stored entries of CSR row i as keys column + 1 (LIBSVM's 1-based feature
+/// numbers, so that a model reads the same data as a file), label ±1 (checked in Python).
+logreg::Examples examples_of(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indices,
+                             const Array<double>& values, const Array<std::int64_t>& labels) {
+    logreg::Examples ex;
+    const auto off = view(indptr);
+    const auto col = view(indices);
+    const auto val = view(values);
+    const auto lab = view(labels);
+    std::vector<std::uint64_t> keys;
+    for (std::size_t i = 0; i + 1 < off.size(); ++i) {
+        const auto b = static_cast<std::size_t>(off[i]), e = static_cast<std::size_t>(off[i + 1]);
+        keys.clear();
+        for (std::size_t j = b; j < e; ++j) keys.push_back(static_cast<std::uint64_t>(col[j]) + 1);
+        ex.add(static_cast<int>(lab[i]), keys, val.subspan(b, e - b));
+    }
+    return ex;
+}
+
+std::string record_json(const logreg::Evaluation& e, std::uint64_t iteration, double time_s,
+                        double eval_s) {
+    return fmt::format(
+        "{{\"iteration\":{},\"time_s\":{},\"eval_s\":{},\"objective\":{:.17g},\"loss\":{:.17g},"
+        "\"penalty\":{:.17g},\"nonzeros\":{},\"kkt_violation\":{:.17g}}}",
+        iteration, time_s, eval_s, e.objective, e.loss, e.objective - e.loss, e.nonzeros,
+        e.kkt_violation);
+}
+
+py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indices,
+              const Array<double>& values, const Array<std::int64_t>& labels, const py::dict& p) {
+    py::tuple result;
+    translate_errors(
+        [&] {
+            logreg::DelayedOptions o;
+            o.prox.lambda = 1.0 / p["C"].cast<double>();
+            if (!(o.prox.lambda > 0) || !std::isfinite(o.prox.lambda))
+                throw ConfigError("--lambda", "must be a positive finite number");
+            o.prox.blocks = p["blocks"].cast<std::uint32_t>();
+            o.prox.seed = p["random_state"].cast<std::uint64_t>();
+            o.prox.eta = p["eta"].cast<double>();
+            o.prox.curvature = p["curvature"].cast<std::string>() == "local"
+                                   ? logreg::Curvature::kLocal
+                                   : logreg::Curvature::kBound;
+            o.prox.max_step = p["max_step"].cast<double>();
+            o.threads = resolve_threads(p["n_jobs"].cast<int>());
+            o.filters.seed = o.prox.seed;
+            const std::uint64_t iterations = p["max_iter"].cast<std::uint64_t>();
+            const std::uint64_t every = p["evaluate_every"].cast<std::uint64_t>();
+            const double tol = p["tol"].cast<double>();
+            const bool intercept = p["fit_intercept"].cast<bool>();
+            if (o.prox.blocks < 1) throw ConfigError("--blocks", "must be >= 1");
+            if (!(o.prox.eta > 0 && o.prox.eta <= 1))
+                throw ConfigError("--eta", "must be in (0, 1]");
+            if (!(o.prox.max_step >= 0)) throw ConfigError("--max-step", "must be >= 0");
+            if (iterations < 1) throw ConfigError("--iterations", "must be >= 1");
+            const logreg::Examples ex = examples_of(indptr, indices, values, labels);
+            std::vector<std::string> lines;
+            logreg::Model model;
+            bool converged = false;
+            {
+                py::gil_scoped_release release;
+                const SignalCheck check;
+                logreg::Shard part(ex, intercept);
+                comm::InProcessGroup one(1);
+                comm::Communicator& world = one.at(0);
+                const comm::KvLayout layout = comm::KvLayout::even({0}, {0});
+                logreg::DelayedStart start;
+                logreg::DelayedResult r;
+                std::uint64_t done = 0;
+                double time_s = 0, eval_s = 0;
+                std::optional<logreg::Evaluation> last;
+                // `rotor logreg train`'s segments: run to the next evaluation, evaluate (the KKT
+                // violation decides tol), continue from where the segment ended.
+                while (done < iterations && !converged) {
+                    logreg::DelayedOptions seg = o;
+                    seg.first = done;
+                    seg.iterations =
+                        every == 0 ? iterations : std::min(iterations, (done / every + 1) * every);
+                    Stopwatch clock;
+                    r = logreg::train_delayed(world, layout, &part, seg, start);
+                    time_s += clock.seconds();
+                    done = seg.iterations;
+                    start.server_weights = r.server_weights;
+                    start.worker_weights = r.worker_weights;
+                    Stopwatch eval;
+                    last = logreg::evaluate(world, &part, r, o.prox, nullptr, true);
+                    eval_s += eval.seconds();
+                    lines.push_back(record_json(*last, done, time_s, eval_s));
+                    converged = tol > 0 && last->kkt_violation <= tol * o.prox.lambda;
+                    check();
+                }
+                model = std::move(last->model);
+                model.iterations = done;
+            }
+            py::list metrics;
+            for (const std::string& l : lines) metrics.append(py::str(l));
+            result = py::make_tuple(state_of(model), metrics, converged);
+        },
+        kNames);
+    return result;
+}
+
+/// x_iᵀw + intercept of each CSR row (keys column + 1).
+py::array_t<double> decision(const py::dict& state, const Array<std::int64_t>& indptr,
+                             const Array<std::int64_t>& indices, const Array<double>& values) {
+    py::array_t<double> out(indptr.size() - 1);
+    translate_errors(
+        [&] {
+            const logreg::Model m = model_of(state);
+            const auto off = view(indptr);
+            const auto col = view(indices);
+            const auto val = view(values);
+            std::vector<std::uint64_t> keys;
+            double* y = out.mutable_data();
+            for (std::size_t i = 0; i + 1 < off.size(); ++i) {
+                const auto b = static_cast<std::size_t>(off[i]);
+                const auto e = static_cast<std::size_t>(off[i + 1]);
+                keys.clear();
+                for (std::size_t j = b; j < e; ++j)
+                    keys.push_back(static_cast<std::uint64_t>(col[j]) + 1);
+                y[i] = m.margin(keys, val.subspan(b, e - b));
+            }
+        },
+        {});
+    return out;
+}
+
+void save(const py::dict& state, const std::string& path) {
+    translate_errors([&] { logreg::write_model(path, model_of(state)); }, {});
+}
+
+py::dict load(const std::string& path) {
+    py::dict s;
+    translate_errors([&] { s = state_of(logreg::read_model(path)); }, {});
+    return s;
+}
+
+}  // namespace
+
+void add_logreg(py::module_& m) {
+    m.def("logreg_fit", &fit);
+    m.def("logreg_decision", &decision);
+    m.def("logreg_save", &save);
+    m.def("logreg_load", &load);
+}
+
+}  // namespace rotor::python

@@ -1,0 +1,120 @@
+"""rotor.Lasso on sotu-year and rotor.LogisticRegression on sotu-party (make_sotu_year.py,
+make_sotu_party.py): the command line's models bit for bit, sparse and dense inputs, errors,
+model files and pickling."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import rotor
+from conftest import read_svm
+
+
+@pytest.fixture(scope="module")
+def year(sotu_year):
+    train, test = sotu_year
+    X, y = read_svm(train)
+    Xt, yt = read_svm(test, X.shape[1])
+    return X, y, Xt, yt
+
+
+@pytest.fixture(scope="module")
+def party(sotu_party):
+    train, test = sotu_party
+    X, y = read_svm(train)
+    Xt, yt = read_svm(test, X.shape[1])
+    return X, y, Xt, yt
+
+
+def test_lasso_is_the_command_lines_model_bit_for_bit(sotu_year, year, cli, tmp_path):
+    X, y, _, _ = year
+    cli("lasso", "train", "--data", sotu_year[0], "--lambda", 1.2, "--threads", 1, "--out",
+        tmp_path / "cli.txt", "--quiet")
+    theirs = rotor.Lasso.load(tmp_path / "cli.txt")
+    ours = rotor.Lasso(alpha=1.2, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(ours.coef_[: theirs.coef_.size], theirs.coef_)
+    assert ours.intercept_ == theirs.intercept_
+    assert ours.converged_ and ours.n_iter_ == theirs.n_iter_
+    assert 0 < np.count_nonzero(ours.coef_) < X.shape[1]
+
+
+def test_lasso_sparse_and_dense_agree_and_predict(year, cli, tmp_path, sotu_year):
+    X, y, Xt, yt = year
+    a = rotor.Lasso(alpha=1.2).fit(X[::8], y[::8])
+    b = rotor.Lasso(alpha=1.2).fit(X[::8].toarray(), list(y[::8]))
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    a = rotor.Lasso(alpha=1.2).fit(X, y)
+    assert a.score(Xt, yt) > 0.3  # R² on held-out speeches
+    a.save(tmp_path / "m.txt")
+    out = cli("lasso", "eval", "--model", tmp_path / "m.txt", "--data", sotu_year[1]).stdout
+    assert "rmse" in out.lower()
+    assert [m["iter"] for m in a.metrics_] == list(range(1, a.n_iter_ + 1))
+
+
+def test_logreg_is_the_command_lines_model_bit_for_bit(sotu_party, party, cli, tmp_path):
+    X, y, Xt, yt = party
+    cli("logreg", "train", "--data", sotu_party[0], "--lambda", 2, "--blocks", 8,
+        "--iterations", 64, "--out", tmp_path / "cli.txt", "--quiet")
+    ours = rotor.LogisticRegression(C=0.5, blocks=8, max_iter=64, n_jobs=1).fit(X, y)
+    theirs = rotor.LogisticRegression.load(tmp_path / "cli.txt", n_features=X.shape[1])
+    np.testing.assert_array_equal(ours.coef_, theirs.coef_)
+    assert ours.intercept_[0] == theirs.intercept_[0]
+    assert ours.score(Xt, yt) > 0.6
+    proba = ours.predict_proba(Xt)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert list(ours.classes_) == [-1.0, 1.0]
+    ours.save(tmp_path / "py.txt")
+    out = cli("logreg", "eval", "--model", tmp_path / "py.txt", "--data", sotu_party[1]).stdout
+    assert "auc" in out.lower()
+
+
+def test_logreg_sparse_and_dense_agree(party):
+    X, y, _, _ = party
+    X = X[::20]
+    y = np.where(y[::20] > 0, "rep", "dem")
+    a = rotor.LogisticRegression(blocks=4, max_iter=16).fit(X, y)
+    b = rotor.LogisticRegression(blocks=4, max_iter=16).fit(X.toarray(), y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert set(a.predict(X)) <= {"rep", "dem"}
+
+
+@pytest.mark.parametrize("Model", [rotor.Lasso, rotor.LogisticRegression])
+def test_bad_inputs(Model):
+    X = np.array([[1.0, 0], [0, 1], [1, 1], [0, 0]])
+    y = np.array([1.0, -1, 1, -1])
+    m = Model()
+    with pytest.raises(ValueError, match="X: row 2, column 1: value NaN is not finite"):
+        m.fit(np.array([[1.0, 0], [0, 1], [1, np.nan], [0, 0]]), y)
+    with pytest.raises(ValueError, match="y: 3 values for X's 4 rows"):
+        m.fit(X, y[:3])
+    with pytest.raises(ValueError, match="y: row 1: value NaN"):
+        m.fit(X, np.array([1.0, np.nan, 1, -1]))
+    with pytest.raises(ValueError, match="0 sample"):
+        m.fit(np.zeros((0, 2)), [])
+    with pytest.raises(TypeError, match="X: dtype"):
+        m.fit(np.array([["a", "b"]] * 4, dtype=object), y)
+    assert not hasattr(m, "coef_")
+    m.fit(X, y)
+    with pytest.raises(ValueError, match="X has 3 features"):
+        m.predict(np.ones((1, 3)))
+
+
+def test_logreg_needs_two_classes_and_a_positive_c():
+    X = np.eye(3)
+    with pytest.raises(ValueError, match="3 classes given"):
+        rotor.LogisticRegression().fit(X, [0, 1, 2])
+    with pytest.raises(ValueError, match="C: must be > 0"):
+        rotor.LogisticRegression(C=0).fit(X, [0, 1, 1])
+    with pytest.raises(ValueError, match="penalty: must be one of l1"):
+        rotor.LogisticRegression(penalty="l2").fit(X, [0, 1, 1])
+
+
+@pytest.mark.parametrize("Model", [rotor.Lasso, rotor.LogisticRegression])
+def test_pickle_round_trip(Model, party):
+    X, y, Xt, _ = party
+    m = Model().fit(X[::40], y[::40])
+    back = pickle.loads(pickle.dumps(m))
+    np.testing.assert_array_equal(back.predict(Xt[:30]), m.predict(Xt[:30]))
