@@ -49,18 +49,8 @@ struct ThreadState {
     double cpu_s = 0;   ///< CPU seconds inside tasks in the current window
     std::uint64_t bench_team = 0;
     Clock::time_point bench_until{};
-    Clock::duration bench_for{};  ///< the last time aside: doubled when stepping aside again soon
 };
 
-/// How long a thread steps aside now: Team::kBenchFor, or twice its last time (up to
-/// Team::kBenchMax) when it stepped aside again within a second of coming back.
-Clock::duration next_bench(const ThreadState& s, std::uint64_t team, Clock::time_point now) {
-    const bool again = s.bench_team == team && s.bench_for.count() > 0 &&
-                       now < s.bench_until + std::chrono::seconds(1);
-    const Clock::duration base = Team::kBenchFor;
-    if (!again) return base;
-    return std::min<Clock::duration>(2 * s.bench_for, Team::kBenchMax);
-}
 thread_local ThreadState tls_state;
 
 /// A window shorter than this says nothing about the core (a time slice is a few ms).
@@ -257,11 +247,8 @@ void take_shares(CallState& c, int task) {
             const double wall = seconds_between(start, Clock::now()) - blocked_s + s.wall_s;
             const double cpu = thread_cpu_s() - cpu0 + s.cpu_s;
             if (wall >= kWindowS && cpu < kMinRunShare * wall) {
-                const Clock::time_point now = Clock::now();
-                s.bench_for = next_bench(s, c.team, now);
                 s.bench_team = c.team;
-                s.bench_until = now + s.bench_for;
-                c.shared->aside(s.bench_until);
+                s.bench_until = c.shared->aside(Clock::now());
             }
         }
     }
@@ -283,14 +270,26 @@ namespace detail {
 
 TeamAside::TeamAside(int slots) : slots_(static_cast<std::size_t>(slots)) {}
 
-void TeamAside::aside(std::chrono::steady_clock::time_point until) noexcept {
+std::chrono::steady_clock::time_point TeamAside::aside(
+    std::chrono::steady_clock::time_point now) noexcept {
     const std::uint64_t me = std::hash<std::thread::id>{}(std::this_thread::get_id()) | 1;
-    const std::int64_t until_ns = until.time_since_epoch().count();
-    const std::int64_t now_ns = Clock::now().time_since_epoch().count();
+    const std::int64_t now_ns = now.time_since_epoch().count();
+    // The team's last stepping aside: doubled when this one comes within a second of its end.
+    std::int64_t length = Clock::duration(Team::kBenchFor).count();
+    {
+        std::lock_guard lock(mutex_);
+        if (last_length_ > 0 &&
+            now_ns < last_until_ + Clock::duration(std::chrono::seconds(1)).count())
+            length = std::min(2 * last_length_, Clock::duration(Team::kBenchMax).count());
+        last_length_ = length;
+        last_until_ = std::max(last_until_, now_ns + length);
+    }
+    const std::int64_t until_ns = now_ns + length;
+    const auto until = Clock::time_point(Clock::duration(until_ns));
     for (Slot& s : slots_) {
         if (s.thread.load(std::memory_order_acquire) == me) {
             s.until.store(until_ns, std::memory_order_release);
-            return;
+            return until;
         }
     }
     for (Slot& s : slots_) {  // a free or expired slot
@@ -298,9 +297,10 @@ void TeamAside::aside(std::chrono::steady_clock::time_point until) noexcept {
         if ((held == 0 || s.until.load(std::memory_order_acquire) < now_ns) &&
             s.thread.compare_exchange_strong(held, me, std::memory_order_acq_rel)) {
             s.until.store(until_ns, std::memory_order_release);
-            return;
+            return until;
         }
     }
+    return until;
 }
 
 int TeamAside::count(std::chrono::steady_clock::time_point now) const noexcept {

@@ -8,16 +8,16 @@
 // caller of run() waiting for its shares): spin on the word with a pause instruction for at most
 // kSpinFor, then block in the kernel (futex) until the last share of the step wakes it. It never
 // yields: on a machine shared with other work a yield hands the core to another process for a
-// whole time slice (docs/BENCHMARKS.md, "One region a pass"; MF-CCD's old barrier spent 34.6 s
-// against 3.3 s for one thread that way).
+// whole time slice (the benchmark log, `git show b26f669:docs/BENCHMARKS.md`, Lasso, "One region
+// a pass"; MF-CCD's old barrier spent 34.6 s against 3.3 s for one thread that way).
 //
 // Stepping aside. When a worker finishes the last share of a step while a teammate was blocked
 // waiting for it, it looks at its own CPU time: if it ran for less than half of the time it was
 // not waiting, another process holds its core, and it steps aside for kBenchFor (it takes no
 // more shares: the teammates on free cores take them, and its core is left to the other
-// process); stepping aside again soon after coming back doubles the time, up to kBenchMax. The
-// last worker of a call never steps aside. When all workers but one stepped aside in a call,
-// the calling thread runs the next calls alone (no hand-off) for as long. So a team whose
+// process). A worker of the team stepping aside within a second of the last one's end doubles
+// the time, up to kBenchMax. The last worker of a call never steps aside. While all workers but
+// one stand aside, the calling thread runs the calls alone (no hand-off). So a team whose
 // threads outnumber the free cores runs at about the speed of one thread instead of waiting at
 // every step for a descheduled teammate, and tries its workers again now and then.
 //
@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "sched/runtime.h"
@@ -43,8 +44,10 @@ namespace detail {
 class TeamAside {
   public:
     explicit TeamAside(int slots);
-    /// The calling thread stands aside until `until`.
-    void aside(std::chrono::steady_clock::time_point until) noexcept;
+    /// The calling thread stands aside from `now`; returns until when: Team::kBenchFor, or
+    /// twice the team's last time (up to Team::kBenchMax) when the last one ended less than a
+    /// second before `now` (or has not ended).
+    std::chrono::steady_clock::time_point aside(std::chrono::steady_clock::time_point now) noexcept;
     /// Threads standing aside at `now`.
     int count(std::chrono::steady_clock::time_point now) const noexcept;
 
@@ -54,6 +57,9 @@ class TeamAside {
         std::atomic<std::int64_t> until{0};    ///< steady_clock ticks
     };
     std::vector<Slot> slots_;
+    std::mutex mutex_;              ///< guards the two below
+    std::int64_t last_length_ = 0;  ///< the last stepping aside's length, steady_clock ticks
+    std::int64_t last_until_ = 0;   ///< the latest end of one
 };
 }  // namespace detail
 
