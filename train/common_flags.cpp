@@ -49,7 +49,7 @@ std::string CommonTrainFlags::resolved_checkpoint_dir() const {
 }
 
 void CommonTrainFlags::check_outputs(core::OutputKind kind, std::string_view marker) const {
-    core::check_output(out, kind, marker, overwrite, "--out");
+    core::check_output(out, kind, marker, overwrite || !resume.empty(), "--out");
     if (!metrics.empty()) core::check_output_parent(metrics, "--metrics");
     if (!trace.empty()) core::check_output_parent(trace, "--trace");
     const std::string checkpoints = resolved_checkpoint_dir();

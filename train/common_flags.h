@@ -49,8 +49,9 @@ struct CommonTrainFlags {
     std::string resolved_checkpoint_dir() const;
     /// Before any work (on the rank that writes): --out may be written, a model of this `kind`
     /// recognised by `marker` (core::check_output: new, an empty directory, or an earlier model
-    /// with --overwrite), and the directories --metrics, --trace and the checkpoints go into
-    /// exist. Throws ConfigError naming the flag.
+    /// with --overwrite, or with --resume: a resumed run continues the run that wrote its --out,
+    /// and writes it in place), and the directories --metrics, --trace and the checkpoints go
+    /// into exist. Throws ConfigError naming the flag.
     void check_outputs(core::OutputKind kind, std::string_view marker) const;
 };
 

@@ -1,15 +1,10 @@
 #include "train/reporter.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <utility>
 
 #include <fmt/format.h>
-
-#include "core/base/error.h"
-#include "core/io/atomic_file.h"
 
 namespace rotor::train {
 
@@ -101,37 +96,18 @@ std::string TerminalReporter::summary() const {
     return s;
 }
 
-JsonLinesReporter::JsonLinesReporter(const std::string& path, RecordSchema schema)
-    : path_(path), schema_(std::move(schema)) {
-    core::remove_stale_temporaries(path_);  // what rotor before per-iteration records left
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw SystemError::from_errno("cannot create " + path_, errno);
-}
-
-JsonLinesReporter::~JsonLinesReporter() {
-    if (fd_ >= 0) ::close(fd_);
-}
+JsonLinesReporter::JsonLinesReporter(const std::string& path, RecordSchema schema,
+                                     std::optional<std::uint64_t> resume_at)
+    : file_(path, resume_at), schema_(std::move(schema)) {}
 
 void JsonLinesReporter::on_iteration(const Record& r, std::uint32_t) {
-    const std::string line = record_json(r, schema_) + "\n";
-    std::size_t done = 0;
-    while (done < line.size()) {
-        const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw SystemError::from_errno("cannot write " + path_, errno);
-        done += static_cast<std::size_t>(n);
+    if (file_.resumed_time_s() == 0) {
+        file_.append(r.iter, record_json(r, schema_));
+        return;
     }
-}
-
-void JsonLinesReporter::commit() {
-    if (fd_ < 0) return;
-    const int fd = std::exchange(fd_, -1);
-    if (::fsync(fd) != 0) {
-        const int err = errno;
-        ::close(fd);
-        throw SystemError::from_errno("fsync " + path_, err);
-    }
-    if (::close(fd) != 0) throw SystemError::from_errno("close " + path_, errno);
+    Record shifted = r;  // training seconds across resumes
+    shifted.time_s += file_.resumed_time_s();
+    file_.append(r.iter, record_json(shifted, schema_));
 }
 
 }  // namespace rotor::train

@@ -5,13 +5,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <deque>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "core/io/atomic_file.h"
+#include "train/metrics_file.h"
 #include "train/record.h"
 
 namespace rotor::train {
@@ -67,23 +68,22 @@ class TerminalReporter final : public Reporter {
     std::deque<std::pair<std::uint64_t, double>> recent_;  ///< (processed, seconds) per iteration
 };
 
-/// Appends one record per iteration to a JSON-lines file, written and flushed to the OS at
-/// every iteration: a killed run keeps the records of the iterations it finished (a log may be
-/// partial; the model may not). The file is created (truncated) by the constructor, after the
-/// stale temporaries beside it are removed; commit() fsyncs and closes it. Write errors throw
-/// SystemError naming the file. Not thread-safe.
+/// Writes one record per iteration to the metrics file (train::MetricsFile): appended and on
+/// disk at every iteration, so a killed run keeps the records of the iterations it finished; a
+/// resumed run (`resume_at`: the checkpoint's iterations) keeps those up to the checkpoint and
+/// appends, its `time_s` continuing from the last one kept. A write error does not stop training:
+/// commit(), called after the model is committed, throws it (SystemError naming the file). Not
+/// thread-safe.
 class JsonLinesReporter final : public Reporter {
   public:
-    JsonLinesReporter(const std::string& path, RecordSchema schema);
-    JsonLinesReporter(const JsonLinesReporter&) = delete;
-    JsonLinesReporter& operator=(const JsonLinesReporter&) = delete;
-    ~JsonLinesReporter() override;
+    JsonLinesReporter(const std::string& path, RecordSchema schema,
+                      std::optional<std::uint64_t> resume_at = std::nullopt);
     void on_iteration(const Record& r, std::uint32_t last_iteration) override;
-    void commit();
+    /// MetricsFile::commit().
+    void commit() { file_.commit(); }
 
   private:
-    std::string path_;
-    int fd_ = -1;
+    MetricsFile file_;
     RecordSchema schema_;
 };
 

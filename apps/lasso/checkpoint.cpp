@@ -19,7 +19,8 @@ namespace {
 constexpr char kFormat[] = "rotor-lasso-checkpoint";
 constexpr int kVersion = 1;
 constexpr std::uint32_t kPartMagic = 0x434C'5352;  // "RSLC"
-constexpr std::uint32_t kPartVersion = 1;
+/// Version 2 adds the L in use and the rollbacks (shotgun, strads); version 1 is still read.
+constexpr std::uint32_t kPartVersion = 2;
 constexpr apps::StateCheckpointFormat kCheckpoint{kFormat, kVersion, "a Lasso", kPartMagic,
                                                   kPartVersion};
 
@@ -107,13 +108,17 @@ std::vector<std::byte> encode_state(const TrainerState& s) {
     w.put(s.converged);
     put_evaluation(w, s.last);
     for (const auto* v : {&s.b, &s.last_delta, &s.gradient, &s.residuals}) w.put(*v);
+    w.put(s.parallel);
+    w.put(s.rollbacks);
     return w.take();
 }
 
 TrainerState decode_state(std::span<const std::byte> bytes, const std::string& name) {
     comm::WireReader r(bytes, name, 0);
     r.expect_u32(kPartMagic, "magic");
-    r.expect_u32(kPartVersion, "version");
+    const auto version = r.get<std::uint32_t>();
+    if (version != 1 && version != kPartVersion)
+        r.fail(fmt::format("version {}, not {} (or 1)", version, kPartVersion));
     if (r.get<std::uint8_t>() != 1) r.fail("part 0 does not hold the state");
     TrainerState s;
     r.get(s.iterations_done);
@@ -126,6 +131,10 @@ TrainerState decode_state(std::span<const std::byte> bytes, const std::string& n
     r.get(s.converged);
     s.last = get_evaluation(r);
     for (auto* v : {&s.b, &s.last_delta, &s.gradient, &s.residuals}) r.get(*v);
+    if (version >= 2) {
+        r.get(s.parallel);
+        r.get(s.rollbacks);
+    }
     r.finish();
     return s;
 }

@@ -30,6 +30,7 @@
 #include "train/memory_plan.h"
 #include "train/reporter.h"
 #include "train/resume.h"
+#include "train/run_outputs.h"
 
 namespace rotor::apps {
 namespace {
@@ -53,6 +54,7 @@ struct FitFlags {
     /// The model-defining flags given on the command line (with --resume they must agree with
     /// the checkpoint).
     std::vector<std::string> given;
+    const CLI::Option* candidates = nullptr;  ///< --candidates, to tell whether it was given
     // path only
     bool path = false;
     std::uint32_t n_lambdas = 20;
@@ -70,7 +72,8 @@ struct FitSetup {
     std::unique_ptr<Trainer> trainer;
     std::unique_ptr<train::JsonLinesReporter> metrics;  // rank 0 only
     std::uint32_t first_row = 0;                        // this rank's first sample
-    lasso::DataFingerprint print;                       // with checkpoints or --resume
+    std::string threads_reason;    // why this many threads, when --threads was not given
+    lasso::DataFingerprint print;  // with checkpoints or --resume
     std::optional<lasso::Checkpoint> resume;
 };
 
@@ -125,6 +128,10 @@ void apply_flags(FitFlags& f) {
     o.active_set = !f.no_active_set;
     o.seed = f.common.seed;
     o.eval_every = f.common.eval_every;
+    // strads draws twice the coordinates it keeps by default (L' = 32, L = 16): a larger
+    // --parallel without --candidates keeps that ratio instead of being refused.
+    if (f.candidates != nullptr && f.candidates->count() == 0)
+        o.strads.candidates = std::max(o.strads.candidates, 2 * o.strads.parallel);
 }
 
 /// This rank's samples, and what the checks and the memory plan need of the whole data.
@@ -199,7 +206,30 @@ std::uint64_t estimate_memory(const RankData& data, int ranks, int threads, bool
                                                  entries / (r * t), static_cast<std::uint32_t>(p),
                                                  options.tile_rows, options.tile_column_entries);
     const std::uint64_t per_tile = 8 * (p + 1) + 2 * kHugePageBytes;
-    return std::max(reading, 2 * slice) + per_feature * p + state + t * (tiles - 1) * per_tile;
+    // shotgun and strads keep the state of the last accepted evaluation to roll back to: the
+    // rank's residuals, b and the last changes.
+    const std::uint64_t saved =
+        options.schedule == lasso::Schedule::kCyclic ? 0 : 8 * (rows / r + 1) + 16 * p;
+    return std::max(reading, 2 * slice) + per_feature * p + state + saved +
+           t * (tiles - 1) * per_tile;
+}
+
+/// The load other processes put on this host's cores: the 1-minute load average (/proc/loadavg;
+/// 0 where there is none), rank 0's on every rank (so they choose alike).
+double other_load(comm::Communicator& world) {
+    double load = 0;
+    if (world.rank() == 0) {
+        if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+            if (std::fscanf(f, "%lf", &load) != 1) load = 0;
+            std::fclose(f);
+        }
+    }
+    if (world.size() > 1) {
+        std::vector<double> v{load};  // rank 0's; the others add 0
+        world.allreduce_sum(v);
+        load = v[0];
+    }
+    return load;
 }
 
 /// Before any work: the outputs may be written (train::CommonTrainFlags::check_outputs): the
@@ -217,6 +247,7 @@ void check_outputs(const FitFlags& f) {
 
 void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_per_iteration) {
     const int host_ranks = train::ranks_on_this_host(world);
+    const double load = other_load(world);  // a collective: before any step that may throw
     lasso::RawData slice;
     comm::run_agreed(world, [&] {
         if (world.rank() == 0) check_outputs(f);
@@ -239,7 +270,16 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
         s.samples = data.samples;
         s.features = data.slice.features;
         s.names = data.slice.feature_names;
-        const int threads = f.common.resolved_threads(host_ranks);
+        int threads = f.common.resolved_threads(host_ranks);  // validates --threads too
+        if (f.common.threads == 0) {
+            // Not given: from the cost of a round on this rank (the ranks' slices are balanced
+            // by stored entries, so every rank chooses alike).
+            const lasso::ThreadChoice c =
+                lasso::choose_threads(data.entries / static_cast<std::uint64_t>(world.size()),
+                                      data.slice.features, f.options, threads, load);
+            threads = c.threads;
+            s.threads_reason = c.reason;
+        }
         const std::string warning =
             train::CommonTrainFlags::oversubscription_warning(threads, host_ranks);
         if (!warning.empty() && world.rank() == 0) fmt::print(stderr, "{}\n", warning);
@@ -250,8 +290,10 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
         s.first_row = data.first_row;
         s.runtime.emplace(threads, f.common.pin_mode());
         if (world.rank() == 0 && !f.common.metrics.empty() && metrics_per_iteration)
-            s.metrics = std::make_unique<train::JsonLinesReporter>(f.common.metrics,
-                                                                   lasso::record_schema());
+            s.metrics = std::make_unique<train::JsonLinesReporter>(  // resumed: kept up to it
+                f.common.metrics, lasso::record_schema(),
+                s.resume ? std::optional<std::uint64_t>(s.resume->state.iterations_done)
+                         : std::nullopt);
     });
     comm::run_agreed(world, [&] {
         s.trainer = std::make_unique<Trainer>(std::move(slice), f.options, *s.runtime, world);
@@ -267,28 +309,13 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
 
 /// Iterates until the stopping rule holds or max_iterations; evaluates every eval_every
 /// iterations and at the last; `lambda` is added to every record when given.
-train::Record fit(Trainer& t, const lasso::TrainOptions& o, train::Reporter* reporter,
-                  std::optional<double> lambda, comm::Communicator& world,
-                  const std::function<void()>& after_iteration = {}) {
-    train::Record r;
-    Stopwatch clock;
-    double monitoring = 0;
-    while (!t.converged() && t.iterations_done() < o.max_iterations) {
-        r = t.iterate();
-        r.time_s = clock.seconds() - monitoring;
-        const bool last = t.iterations_done() == o.max_iterations;
-        if (last || (o.eval_every > 0 && r.iter % o.eval_every == 0)) {
-            Stopwatch eval;
-            comm::run_agreed(world, [&] { t.evaluate_record(r); });  // divergence: agreed
-            monitoring += eval.seconds();
-        }
-        r.set("eval_s", monitoring);  // evaluations so far (time_s leaves them out)
-        if (lambda) r.set("lambda", *lambda);
-        if (reporter != nullptr) reporter->on_iteration(r, o.max_iterations);
-        if (after_iteration) after_iteration();
-    }
-    if (!r.has("objective")) comm::run_agreed(world, [&] { t.evaluate_record(r); });
-    return r;
+train::Record fit(Trainer& t, train::Reporter* reporter, std::optional<double> lambda,
+                  comm::Communicator& world, const std::function<void()>& after_iteration = {}) {
+    // Divergence is agreed: every rank throws the same.
+    const auto evaluate = [&](train::Record& r) {
+        comm::run_agreed(world, [&] { t.evaluate_record(r); });
+    };
+    return lasso::fit(t, reporter, evaluate, lambda, after_iteration);
 }
 
 lasso::Model model_of(const Trainer& t, const FitFlags& f, const FitSetup& s) {
@@ -308,10 +335,11 @@ void print_start(const FitFlags& f, const FitSetup& s, comm::Communicator& world
                  const char* what) {
     if (f.common.quiet || world.rank() != 0) return;
     fmt::print(
-        "rotor: lasso {}: {} samples x {} features; schedule {}, {} thread{}{}{}; lambda_max "
+        "rotor: lasso {}: {} samples x {} features; schedule {}, {} thread{}{}{}{}; lambda_max "
         "{:.6g}; memory plan {}{}\n",
         what, s.samples, s.features, f.schedule, s.runtime->threads(),
         s.runtime->threads() == 1 ? "" : "s",
+        s.threads_reason.empty() ? "" : fmt::format(" (automatic: {})", s.threads_reason),
         world.size() > 1 ? fmt::format(" x {} ranks", world.size()) : "",
         s.trainer->tiles() > static_cast<std::size_t>(s.runtime->threads())
             ? fmt::format(" ({} row tiles{})", s.trainer->tiles(),
@@ -338,7 +366,7 @@ void run_train(FitFlags& f, comm::Communicator& world) {
     if (s.metrics) tee.add(*s.metrics);
     const std::uint32_t every = f.common.checkpoint_every;
     const std::string dir = f.common.resolved_checkpoint_dir();
-    fit(t, f.options, &tee, std::nullopt, world, [&] {
+    fit(t, &tee, std::nullopt, world, [&] {
         // The last iteration too (converged or not), so a finished run can be continued.
         const std::uint32_t i = t.iterations_done();
         if (every > 0 && (i % every == 0 || i == f.options.max_iterations || t.converged()))
@@ -347,7 +375,9 @@ void run_train(FitFlags& f, comm::Communicator& world) {
     comm::run_agreed(world, [&] {
         if (world.rank() != 0) return;
         lasso::write_model(f.common.out, model_of(t, f, s));
-        if (s.metrics) s.metrics->commit();
+        train::write_run_outputs(f.common.out, {[&] {  // the model first, then what records it
+                                     if (s.metrics) s.metrics->commit();
+                                 }});
     });
     if (f.common.quiet || world.rank() != 0) return;
     const lasso::Evaluation& e = t.last_evaluation();
@@ -356,6 +386,11 @@ void run_train(FitFlags& f, comm::Communicator& world) {
         "kkt {:.3g}, {} nonzeros\n",
         t.converged() ? "converged" : "stopped at --max-iterations", t.iterations_done(),
         t.total_updates(), e.objective, e.relative_gap, e.kkt_violation, e.nonzeros);
+    if (t.rollbacks() > 0)
+        fmt::print(
+            "rotor: the parallel updates diverged {} time{}: each time the run went back to its "
+            "last evaluation and halved --parallel, from {} to {} (docs/lasso.md)\n",
+            t.rollbacks(), t.rollbacks() == 1 ? "" : "s", f.options.strads.parallel, t.parallel());
     const std::string summary = terminal.summary();
     fmt::print("rotor: model written to {}{}\n", f.common.out,
                summary.empty() ? "" : " (" + summary + ")");
@@ -408,7 +443,7 @@ void run_path(FitFlags& f, comm::Communicator& world) {
         const double lambda = t.lambda_max() * std::pow(f.eps, frac);
         t.set_lambda(lambda);
         Stopwatch clock;
-        fit(t, f.options, s.metrics.get(), lambda, world);
+        fit(t, s.metrics.get(), lambda, world);
         PathPoint p{lambda, t.last_evaluation(), t.iterations_done(), clock.seconds(),
                     model_of(t, f, s)};
         if (talk) {
@@ -426,7 +461,9 @@ void run_path(FitFlags& f, comm::Communicator& world) {
                 lasso::write_model(fmt::format("{}/model-{:03}.txt", f.models, k), points[k].model);
         }
         core::write_file_atomically(f.common.out, path_text(f, s, points));
-        if (s.metrics) s.metrics->commit();
+        train::write_run_outputs(f.common.out, {[&] {
+                                     if (s.metrics) s.metrics->commit();
+                                 }});
     });
     if (talk) fmt::print("rotor: path of {} lambdas written to {}\n", points.size(), f.common.out);
 }
@@ -442,8 +479,10 @@ void add_fit_flags(CLI::App& c, FitFlags& f) {
         ->capture_default_str();
     c.add_option("--parallel,-L", o.strads.parallel, "shotgun, strads: coordinates per round (L)")
         ->capture_default_str();
-    c.add_option("--candidates", o.strads.candidates, "strads: candidates drawn per round (L')")
-        ->capture_default_str();
+    f.candidates = c.add_option("--candidates", o.strads.candidates,
+                                "strads: candidates drawn per round (L'; default also at "
+                                "least 2L)")
+                       ->capture_default_str();
     c.add_option("--rho", o.strads.rho,
                  "strads: keep a candidate only if |correlation| < rho with every kept one")
         ->capture_default_str();
@@ -466,7 +505,9 @@ void add_fit_flags(CLI::App& c, FitFlags& f) {
     c.add_flag("--no-intercept", f.no_intercept, "Fit no intercept (nothing is centred)");
     c.add_flag("--no-standardize", f.no_standardize,
                "Penalise the raw coefficients (glmnet standardize = FALSE)");
-    c.add_option("--threads,-t", f.common.threads, "Worker threads (0: every core; per rank)")
+    c.add_option("--threads,-t", f.common.threads,
+                 "Worker threads per rank (0: chosen from the cost of a round, said on the start "
+                 "line; docs/lasso.md)")
         ->capture_default_str();
     c.add_option("--tile-rows", o.tile_rows,
                  "Cut each worker's samples into tiles of at most this many rows, walked one "

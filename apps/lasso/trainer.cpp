@@ -47,7 +47,8 @@ Trainer::Trainer(RawData slice, const TrainOptions& options, sched::Runtime& run
       runtime_(runtime),
       team_(runtime),
       comm_(comm),
-      clocks_(runtime.threads()) {
+      clocks_(runtime.threads()),
+      strads_(options.strads) {
     options_.validate();
     {
         SliceDesign design = build_slice_design(slice, options_.standardize, comm_reducer(comm_));
@@ -90,13 +91,15 @@ Trainer::Trainer(RawData slice, const TrainOptions& options, sched::Runtime& run
     if (options_.schedule == Schedule::kStrads)
         sampler_ = std::make_unique<PrioritySampler>(coefs_.last_delta, options_.strads.eta);
     // λ_max from the gradients at b = 0 (q = ỹ).
-    evaluate_all();
+    const Evaluation at_zero = evaluate_all();
     double m = 0;
     for (const double g : gradient_) m = std::max(m, std::fabs(g));
     lambda_max_ = standardization_.y_scale * m;
     gradient_lambda_ = m;  // b = 0 is the solution at λ_max: the strong rule's λ_old
     gradient_fresh_ = true;
     inner_tol_ = options_.tol;
+    last_ = at_zero;
+    save_state(at_zero);  // b = 0: where a first rollback returns to
 }
 
 Trainer::~Trainer() = default;
@@ -336,7 +339,7 @@ void Trainer::iterate_cyclic() {
 std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, PrioritySampler& sampler,
                                                     std::span<const std::uint32_t> set,
                                                     std::uint32_t& rejected) {
-    std::vector<std::uint32_t> candidates = sampler.draw(rng, options_.strads.candidates);
+    std::vector<std::uint32_t> candidates = sampler.draw(rng, strads_.candidates);
     if (!set.empty()) {
         for (std::uint32_t& c : candidates) c = set[c];
     }
@@ -344,7 +347,7 @@ std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, PrioritySampler& s
     if (comm_.size() == 1) {
         // Every row is here: only the pairs the greedy scan reaches, each the exact total over
         // the parts, on this thread (a pair is a dot of two short columns).
-        s = select_uncorrelated(problem(), candidates, options_.strads,
+        s = select_uncorrelated(problem(), candidates, strads_,
                                 [&](std::uint32_t a, std::uint32_t b) { return pair_dot(a, b); });
     } else {
         // Every pair the cache lacks, pushed by the workers and reduced over the ranks.
@@ -374,12 +377,13 @@ std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, PrioritySampler& s
                                             candidates.begin());
         };
         s = select_uncorrelated(
-            problem(), candidates, options_.strads, [&](std::uint32_t a, std::uint32_t b) {
+            problem(), candidates, strads_, [&](std::uint32_t a, std::uint32_t b) {
                 const std::size_t pa = position(a), pb = position(b);
                 return c.dots[pair_index(std::min(pa, pb), std::max(pa, pb), candidates.size())];
             });
     }
     rejected += s.rejected;
+    bounded_ += s.bounded;
     return std::move(s.kept);
 }
 
@@ -387,7 +391,7 @@ double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint64_t 
                               std::uint32_t& rejected, std::uint64_t& rounds) {
     const auto n = static_cast<std::uint32_t>(set.size());
     const bool all = n == features();  // the identity: the draws are the coordinates
-    const std::uint32_t l = std::max<std::uint32_t>(1, std::min(options_.strads.parallel, n));
+    const std::uint32_t l = std::max<std::uint32_t>(1, std::min(strads_.parallel, n));
     const std::uint64_t count = n == 0 ? 0 : (std::uint64_t{n} + l - 1) / l;
     std::unique_ptr<PrioritySampler> local;  // strads over a subset: its priorities
     if (sampler_ && !all) {
@@ -445,10 +449,13 @@ double Trainer::parallel_pass(std::span<const std::uint32_t> set, std::uint64_t 
         }
         return largest;
     }
-    for (std::uint64_t k = 0; k < count; ++k) {
+    // Rounds until the pass has made |set| updates: ceil(|set| / L) rounds of L for shotgun;
+    // strads' rounds keep up to L (at least the first candidate), so it may take more.
+    for (std::uint64_t made = 0; made < n;) {
         const std::vector<std::uint32_t> coords = schedule();
         round(coords);
         done(coords, pending_deltas_);
+        made += coords.size();
     }
     return largest;
 }
@@ -583,6 +590,7 @@ train::Record Trainer::iterate() {
     comm_s_ = 0;
     changed_ = 0;
     std::uint32_t rejected = 0;
+    bounded_ = 0;
     std::uint64_t rounds = 0;
     if (options_.schedule == Schedule::kCyclic) {
         iterate_cyclic();
@@ -604,6 +612,7 @@ train::Record Trainer::iterate() {
     if (comm_.size() > 1) r.set("comm_s", comm_s_);
     if (options_.schedule == Schedule::kStrads) {
         r.set("rejected", rejected);
+        r.set("bounded", bounded_);
         const double looked = double(pair_cache_.hits() + pair_cache_.misses());
         r.set("pair_cache_hit_rate", looked > 0 ? double(pair_cache_.hits()) / looked : 0.0);
     }

@@ -25,7 +25,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -40,6 +42,7 @@
 #include "sched/team.h"
 #include "sched/worker_clock.h"
 #include "train/record.h"
+#include "train/reporter.h"
 
 namespace rotor::lasso {
 
@@ -104,6 +107,25 @@ std::vector<std::uint32_t> split_by_entries(std::span<const std::uint64_t> row_o
 std::uint32_t row_tiles(std::uint32_t rows, std::uint64_t entries, std::uint32_t p,
                         std::uint32_t tile_rows, std::uint32_t column_entries);
 
+/// The worker threads of a rank when --threads is not given, and why (for the start line).
+struct ThreadChoice {
+    int threads = 1;
+    std::string reason;
+};
+/// A round must read at least this many stored entries for a second thread to pay: four times
+/// the hand-off threshold (TrainOptions::inline_entries), as measured in docs/lasso.md ("The
+/// default thread count").
+inline constexpr std::uint64_t kThreadRoundEntries = 65536;
+/// Chooses a rank's threads (docs/lasso.md, "The default thread count"). A round reads about
+/// (its coordinates: 1 for cyclic, L otherwise) x (the rank's stored entries / p) entries; below
+/// kThreadRoundEntries a second worker only cuts every column in two (its fixed misses paid
+/// twice) and adds a meeting a round: one thread. Otherwise as many of `cores` as other
+/// processes leave free (`busy`: their load, e.g. the 1-minute load average; a worker that
+/// meets a descheduled partner at every round waits a time slice), at least 1.
+/// `rank_entries`: the stored entries of the rank's samples.
+ThreadChoice choose_threads(std::uint64_t rank_entries, std::uint32_t features,
+                            const TrainOptions& options, int cores, double busy);
+
 /// The exact reductions of build_slice_design over a communicator (nothing for one rank).
 Reducer comm_reducer(comm::Communicator& comm);
 
@@ -122,6 +144,10 @@ struct TrainerState {
     std::uint64_t total_updates = 0;
     Evaluation last;
     bool converged = false;
+    /// Shotgun, strads: the L in use (lowered by rollbacks; 0: TrainOptions' L) and the
+    /// rollbacks so far.
+    std::uint32_t parallel = 0;
+    std::uint32_t rollbacks = 0;
 };
 
 /// One rank of a training run. Every method is collective (every rank calls it at the same
@@ -148,9 +174,17 @@ class Trainer {
     train::Record iterate();
     /// Adds objective, objective_paper, gap, relative_gap, kkt, nonzeros, l1_norm (and on several
     /// ranks eval_comm_s, seconds in the evaluation's collectives); remembers
-    /// whether the stopping rule holds (converged()). ConfigError (the same on every rank) when
-    /// the objective is no longer finite: parallel updates diverged.
+    /// whether the stopping rule holds (converged()). Shotgun and strads: when the objective
+    /// rose above the last accepted evaluation's (or is not finite), the parallel updates
+    /// diverged: the trainer returns to the state of that evaluation, halves L and goes on, and
+    /// the record holds that evaluation, `rollback` = 1 and `parallel`, the new L (docs/lasso.md,
+    /// "Parallel updates that cannot diverge"). ConfigError (the same on every rank) only if it
+    /// rises at L = 1 or with cyclic (no parallel updates: not expected).
     void evaluate_record(train::Record& r);
+    /// Shotgun, strads: the L the rounds use now (TrainOptions' L, halved by every rollback),
+    /// and the rollbacks so far. Local.
+    std::uint32_t parallel() const { return strads_.parallel; }
+    std::uint32_t rollbacks() const { return rollbacks_; }
     /// The last evaluation, and whether it met the stopping rule. Local.
     const Evaluation& last_evaluation() const { return last_; }
     bool converged() const { return converged_; }
@@ -241,9 +275,11 @@ class Trainer {
     /// coordinates until their largest change settles (as iterate_cyclic) or the iteration has
     /// made p updates.
     void iterate_parallel(std::uint32_t& rejected, std::uint64_t& rounds);
-    /// ceil(|set| / L) shotgun/strads rounds drawing from `set` (ascending coordinates; all p:
-    /// the draws are the coordinates, and strads draws from sampler_, else from a sampler of the
-    /// set's priorities); `rounds` counts them (the Rng streams). Returns max d_j δ_j².
+    /// Shotgun/strads rounds drawing from `set` (ascending coordinates; all p: the draws are the
+    /// coordinates, and strads draws from sampler_, else from a sampler of the set's
+    /// priorities) until they made |set| updates: ceil(|set| / L) rounds for shotgun, more for
+    /// strads when its check keeps fewer than L; `rounds` counts them (the Rng streams).
+    /// Returns max d_j δ_j².
     /// `set_entries`: the set's stored entries on this rank.
     double parallel_pass(std::span<const std::uint32_t> set, std::uint64_t set_entries,
                          std::uint32_t& rejected, std::uint64_t& rounds);
@@ -291,6 +327,12 @@ class Trainer {
     CoordinateStats share_gradients(const CoordinateStats& mine, std::size_t first,
                                     std::size_t last);
     ProblemView problem() const;
+    /// Shotgun, strads: remembers the state (b, last changes, offset, residuals; not the
+    /// gradients) and `e`, its evaluation, as the point a rollback returns to. Cyclic: nothing
+    /// (it cannot diverge). Nothing may be pending.
+    void save_state(const Evaluation& e);
+    /// Returns to the saved state (the sampler rebuilt from its changes) and halves L.
+    void roll_back();
 
     TrainOptions options_;
     sched::Runtime& runtime_;
@@ -342,9 +384,35 @@ class Trainer {
     double eval_comm_s_ = 0;
     Evaluation last_;
     bool converged_ = false;
+    /// The schedules' parameters in use: options_.strads with L lowered by rollbacks.
+    StradsParams strads_;
+    std::uint32_t rollbacks_ = 0;
+    std::uint32_t bounded_ = 0;  ///< strads: candidates only the row-sum bound rejected (iteration)
+    /// Shotgun, strads: the state at the last accepted evaluation (save_state); the residuals
+    /// are each worker's (Worker::saved_residuals). Not the gradients: after a rollback the
+    /// next iteration starts from every coordinate.
+    struct Saved {
+        HugeVector<double> b, last_delta;
+        double offset = 0;
+        double gradient_lambda = 0;
+        double inner_tol = 0;
+        Evaluation eval;
+    };
+    Saved saved_;
 };
 
 /// updates_processed, updates_per_s; headline objective.
 train::RecordSchema record_schema();
+
+/// The iterations of `rotor lasso train` (and of the Python package's Lasso.fit): iterate()
+/// until t.converged() or t.options().max_iterations, evaluating every eval_every iterations and
+/// at the last through `evaluate` (t.evaluate_record, which the CLI agrees across ranks); time_s
+/// leaves the evaluations out and eval_s counts them; `lambda`, when given, is added to every
+/// record. Each record goes to `reporter` (may be null), then `after_iteration` runs (may be
+/// empty). Returns the last record, evaluated. Collective like iterate().
+train::Record fit(Trainer& t, train::Reporter* reporter,
+                  const std::function<void(train::Record&)>& evaluate,
+                  std::optional<double> lambda = std::nullopt,
+                  const std::function<void()>& after_iteration = {});
 
 }  // namespace rotor::lasso

@@ -12,6 +12,13 @@
 #include "core/base/error.h"
 
 namespace rotor::lasso {
+namespace {
+
+/// An evaluation above the saved one by more than this share of it is a rise (divergence): F is
+/// computed from exact sums and rounded residuals, a few units of the last place at most.
+constexpr double kRiseTolerance = 1e-12;
+
+}  // namespace
 
 using detail::share;
 
@@ -161,6 +168,22 @@ void Trainer::evaluate_record(train::Record& r) {
     if (comm_.size() > 1) r.set("eval_comm_s", eval_comm_s_);
     gradient_lambda_ = options_.lambda / standardization_.y_scale;
     gradient_fresh_ = true;
+    const bool parallel_rounds = options_.schedule != Schedule::kCyclic;
+    // Rounds whose parallel updates cannot raise f (strads' bound, kRowSumBound, or L = 1) leave
+    // F at most where it was, up to the rounding of the evaluation's last digits: a rise beyond
+    // that means the updates of some round were too correlated.
+    const bool rose =
+        !std::isfinite(last_.objective) ||
+        last_.objective > saved_.eval.objective + kRiseTolerance * std::fabs(saved_.eval.objective);
+    bool rolled_back = false;
+    if (parallel_rounds && rose && strads_.parallel > 1) {
+        roll_back();  // last_ = the saved evaluation, L halved
+        rolled_back = true;
+    } else if (!std::isfinite(last_.objective)) {
+        throw ConfigError(
+            options_.schedule == Schedule::kCyclic ? "--lambda" : "--parallel",
+            fmt::format("the objective is not finite at iteration {}", iterations_done_));
+    }
     r.set("objective", last_.objective);
     r.set("objective_paper", last_.objective_paper);
     r.set("gap", last_.gap);
@@ -168,18 +191,55 @@ void Trainer::evaluate_record(train::Record& r) {
     r.set("kkt", last_.kkt_violation);
     r.set("nonzeros", last_.nonzeros);
     r.set("l1_norm", last_.l1_norm);
-    if (!std::isfinite(last_.objective))
-        throw ConfigError(options_.schedule == Schedule::kCyclic ? "--lambda" : "--parallel",
-                          fmt::format("the objective diverged by iteration {}: coordinates "
-                                      "updated in one round were too correlated; lower "
-                                      "--parallel (or --rho), or use --schedule cyclic",
-                                      iterations_done_));
+    if (parallel_rounds) {
+        r.set("parallel", strads_.parallel);
+        r.set("rollback", rolled_back ? 1 : 0);
+    }
+    if (rolled_back) return;  // the saved state did not meet the rule; its inner tolerance back
     const double measure = options_.stop == StopRule::kGap
                                ? last_.relative_gap
                                : last_.kkt_violation / standardization_.y_scale;
     converged_ = measure < options_.tol;
     // The active sweeps stopped too early for the stopping rule: settle them further next time.
     if (!converged_) inner_tol_ *= 0.1;
+    save_state(last_);
+}
+
+void Trainer::save_state(const Evaluation& e) {
+    if (options_.schedule == Schedule::kCyclic) return;
+    ROTOR_ASSERT(pending_coords_.empty(), "save_state with residual updates pending");
+    saved_.b.assign(coefs_.b.begin(), coefs_.b.end());
+    saved_.last_delta.assign(coefs_.last_delta.begin(), coefs_.last_delta.end());
+    saved_.offset = coefs_.offset;
+    saved_.gradient_lambda = gradient_lambda_;
+    saved_.inner_tol = inner_tol_;
+    saved_.eval = e;
+    run([&](Worker& me) { me.saved_residuals.assign(me.residuals.begin(), me.residuals.end()); },
+        slice_entries_);
+}
+
+void Trainer::roll_back() {
+    // Every rank decides alike (the evaluation is replicated), and the state returns to bits
+    // every rank holds: the run stays the same bits on any ranks x threads.
+    flush_residuals();
+    coefs_.b.assign(saved_.b.begin(), saved_.b.end());
+    coefs_.last_delta.assign(saved_.last_delta.begin(), saved_.last_delta.end());
+    coefs_.offset = saved_.offset;
+    run(
+        [&](Worker& me) {
+            me.residuals.assign(me.saved_residuals.begin(), me.saved_residuals.end());
+        },
+        slice_entries_);
+    if (sampler_) sampler_ = std::make_unique<PrioritySampler>(coefs_.last_delta, strads_.eta);
+    // The gradients of the diverged evaluation are not the saved state's: the next iteration
+    // sweeps (or draws from) every coordinate.
+    gradient_lambda_ = saved_.gradient_lambda;
+    gradient_fresh_ = false;
+    inner_tol_ = saved_.inner_tol;
+    last_ = saved_.eval;
+    converged_ = false;
+    strads_.parallel = std::max<std::uint32_t>(1, strads_.parallel / 2);
+    ++rollbacks_;
 }
 
 TrainerState Trainer::gather_state() {
@@ -196,7 +256,9 @@ TrainerState Trainer::gather_state() {
                    rounds_done_,
                    total_updates_,
                    last_,
-                   converged_};
+                   converged_,
+                   strads_.parallel,
+                   rollbacks_};
     std::vector<double> mine;
     for (const auto& w : workers_)
         mine.insert(mine.end(), w->residuals.begin(), w->residuals.end());
@@ -244,14 +306,50 @@ void Trainer::restore(const TrainerState& state, std::uint32_t first_row) {
     total_updates_ = state.total_updates;
     last_ = state.last;
     converged_ = state.converged;
+    strads_.parallel = state.parallel > 0 ? state.parallel : options_.strads.parallel;
+    rollbacks_ = state.rollbacks;
+    // The checkpoint was written after an accepted evaluation (state.last) or a rollback to it.
+    save_state(last_);
 }
 
 void Trainer::set_lambda(double lambda) {
+    // A fit ends on an evaluation, so the saved state is the current one; its objective at the
+    // new λ: F changes by (λ_new − λ_old) ‖β_std‖₁.
+    saved_.eval.objective += (lambda - options_.lambda) * saved_.eval.l1_norm;
     options_.lambda = lambda;
     options_.validate();
     iterations_done_ = 0;
     converged_ = false;
     inner_tol_ = options_.tol;
+}
+
+}  // namespace rotor::lasso
+
+namespace rotor::lasso {
+
+train::Record fit(Trainer& t, train::Reporter* reporter,
+                  const std::function<void(train::Record&)>& evaluate, std::optional<double> lambda,
+                  const std::function<void()>& after_iteration) {
+    const TrainOptions& o = t.options();
+    train::Record r;
+    Stopwatch clock;
+    double monitoring = 0;
+    while (!t.converged() && t.iterations_done() < o.max_iterations) {
+        r = t.iterate();
+        r.time_s = clock.seconds() - monitoring;
+        const bool last = t.iterations_done() == o.max_iterations;
+        if (last || (o.eval_every > 0 && r.iter % o.eval_every == 0)) {
+            Stopwatch eval;
+            evaluate(r);
+            monitoring += eval.seconds();
+        }
+        r.set("eval_s", monitoring);  // evaluations so far (time_s leaves them out)
+        if (lambda) r.set("lambda", *lambda);
+        if (reporter != nullptr) reporter->on_iteration(r, o.max_iterations);
+        if (after_iteration) after_iteration();
+    }
+    if (!r.has("objective")) evaluate(r);
+    return r;
 }
 
 }  // namespace rotor::lasso

@@ -48,6 +48,7 @@ struct Trainer::Worker {
     int index = 0;
     std::vector<DesignPart> tiles;  ///< consecutive rows: tile t's first is row_begin() − tile 0's
     std::vector<double> residuals;
+    std::vector<double> saved_residuals;  ///< shotgun, strads: at the last accepted evaluation
     std::vector<ExactSum> sums;
     EvalSums eval;
     std::vector<double> scratch;

@@ -1,5 +1,8 @@
 // The trainer's options, names and free helpers (apps/lasso/trainer.h).
+#include <algorithm>
 #include <cmath>
+
+#include <fmt/format.h>
 
 #include "apps/lasso/trainer.h"
 #include "core/base/error.h"
@@ -65,6 +68,27 @@ std::vector<std::uint32_t> split_by_entries(std::span<const std::uint64_t> row_o
         begin[q] = lo;
     }
     return begin;
+}
+
+ThreadChoice choose_threads(std::uint64_t rank_entries, std::uint32_t features,
+                            const TrainOptions& options, int cores, double busy) {
+    cores = std::max(cores, 1);
+    const std::uint64_t per_round =
+        (options.schedule == Schedule::kCyclic ? 1 : std::uint64_t{options.strads.parallel}) *
+        (rank_entries / std::max<std::uint64_t>(features, 1));
+    if (cores == 1) return {1, "one core"};
+    if (per_round < kThreadRoundEntries)
+        return {1, fmt::format("a round reads ~{} stored entries, under the {} a second thread "
+                               "needs to pay, --threads N overrides",
+                               per_round, kThreadRoundEntries)};
+    const double free = cores - std::max(busy, 0.0);
+    const int threads = std::clamp(static_cast<int>(std::lround(free)), 1, cores);
+    if (threads == 1)
+        return {1, fmt::format("a round reads ~{} stored entries, but the load average is "
+                               "{:.1f} on {} cores, --threads N overrides",
+                               per_round, busy, cores)};
+    return {threads, fmt::format("a round reads ~{} stored entries; {} of {} cores free", per_round,
+                                 threads, cores)};
 }
 
 Reducer comm_reducer(comm::Communicator& comm) {

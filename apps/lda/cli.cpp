@@ -36,6 +36,7 @@
 #include "train/memory_plan.h"
 #include "train/reporter.h"
 #include "train/resume.h"
+#include "train/run_outputs.h"
 #include "train/trace.h"
 
 namespace rotor::apps {
@@ -272,9 +273,10 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         if (!warning.empty() && world.rank() == 0) fmt::print(stderr, "{}\n", warning);
         plan_memory(f, *s.loaded, world.size(), host_ranks, threads);
         s.runtime.emplace(threads, f.common.pin_mode());
-        if (world.rank() == 0 && !f.common.metrics.empty())
-            s.metrics =
-                std::make_unique<train::JsonLinesReporter>(f.common.metrics, lda::record_schema());
+        if (world.rank() == 0 && !f.common.metrics.empty())  // resumed: kept up to the checkpoint
+            s.metrics = std::make_unique<train::JsonLinesReporter>(
+                f.common.metrics, lda::record_schema(),
+                s.resume ? std::optional<std::uint64_t>(s.resume->iterations_done) : std::nullopt);
     });
 }
 
@@ -369,15 +371,26 @@ void finish_train(TrainFlags& f, TrainSetup& s, lda::Trainer& trainer, comm::Com
     comm::run_agreed(world, [&] {
         if (world.rank() != 0) return;
         lda::save_model(model, f.common.out);
-        if (!f.doc_topics.empty()) lda::write_doc_topics(model, f.doc_topics);
-        if (s.metrics) s.metrics->commit();
-        if (f.common.trace.empty()) return;
-        if (world.size() == 1) {
-            train::write_chrome_trace(f.common.trace, timeline[0], s.runtime->threads(),
-                                      "rotor lda train");
-        } else {
-            train::write_chrome_trace_ranks(f.common.trace, timeline, s.runtime->threads());
-        }
+        // What records the run never costs the model: all tried, failures named after it.
+        train::write_run_outputs(f.common.out,
+                                 {[&] {
+                                      if (!f.doc_topics.empty())
+                                          lda::write_doc_topics(model, f.doc_topics);
+                                  },
+                                  [&] {
+                                      if (s.metrics) s.metrics->commit();
+                                  },
+                                  [&] {
+                                      if (f.common.trace.empty()) return;
+                                      if (world.size() == 1) {
+                                          train::write_chrome_trace(f.common.trace, timeline[0],
+                                                                    s.runtime->threads(),
+                                                                    "rotor lda train");
+                                      } else {
+                                          train::write_chrome_trace_ranks(f.common.trace, timeline,
+                                                                          s.runtime->threads());
+                                      }
+                                  }});
     });
     if (!f.common.quiet && world.rank() == 0)
         fmt::print("rotor: model written to {}{}\n", f.common.out,

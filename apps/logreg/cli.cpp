@@ -126,8 +126,10 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
                   "Trust region: clamp each step's change of a weight (0: none; use with local)")
         ->capture_default_str();
     // Filters of pushes and pulls (docs/logreg.md, "Filters").
-    c->add_option("--filters", f->filters,
-                  "Filters stacked in this order: kkt, sigmod, skip, keycache, zstd (comma list)");
+    c->add_option(
+        "--filters", f->filters,
+        "Filters stacked in this order: kkt, sigmod, skip, keycache, zstd (comma list; all: "
+        "every one, in that order; none)");
     c->add_option("--kkt-delta", o.filters.kkt_delta,
                   "kkt: skip w_k = 0 with |last gradient| <= lambda - delta")
         ->capture_default_str();

@@ -43,6 +43,7 @@ bool FilterOptions::has(const std::string& name) const {
 std::vector<std::string> parse_filters(const std::string& list) {
     std::vector<std::string> out;
     if (list.empty() || list == "none") return out;
+    if (list == "all") return {kNames.begin(), kNames.end()};  // in the documented order
     std::size_t at = 0;
     while (at <= list.size()) {
         const std::size_t comma = std::min(list.find(',', at), list.size());
@@ -50,7 +51,8 @@ std::vector<std::string> parse_filters(const std::string& list) {
         if (std::find(kNames.begin(), kNames.end(), name) == kNames.end()) {
             throw ConfigError(
                 "--filters",
-                fmt::format("unknown filter '{}' (kkt, sigmod, skip, keycache, zstd)", name));
+                fmt::format("unknown filter '{}' (kkt, sigmod, skip, keycache, zstd; or all, none)",
+                            name));
         }
         if (std::find(out.begin(), out.end(), name) != out.end()) {
             throw ConfigError("--filters", fmt::format("'{}' given twice", name));

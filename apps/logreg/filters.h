@@ -30,7 +30,8 @@ struct FilterOptions {
     bool lossy_pulls() const { return has("sigmod"); }
 };
 
-/// Splits "a,b,c" into names; throws ConfigError("--filters") on an unknown or repeated name.
+/// Splits "a,b,c" into names ("all": every filter, in the documented order; "none" or "": no
+/// filter); throws ConfigError("--filters") on an unknown or repeated name.
 std::vector<std::string> parse_filters(const std::string& list);
 
 /// The stack of one rank. `screen` (a worker's, or null on a pure server) is read by the KKT

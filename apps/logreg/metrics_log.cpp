@@ -1,14 +1,24 @@
 #include "apps/logreg/metrics_log.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 
 #include <fmt/format.h>
 
-#include "core/base/error.h"
+#include "apps/logreg/evaluation.h"
 
 namespace rotor::logreg {
+
+MetricsRecord evaluation_record(const Evaluation& e, std::uint64_t iteration, double time_s,
+                                double eval_s) {
+    return {{"iter", static_cast<double>(iteration)},
+            {"time_s", time_s},
+            {"eval_s", eval_s},
+            {"objective", e.objective},
+            {"loss", e.loss},
+            {"penalty", e.objective - e.loss},
+            {"nonzeros", static_cast<double>(e.nonzeros)},
+            {"kkt_violation", e.kkt_violation}};
+}
 
 std::string metrics_json(const MetricsRecord& r) {
     std::string out = "{";
@@ -24,21 +34,6 @@ std::string metrics_json(const MetricsRecord& r) {
         }
     }
     return out + "}";
-}
-
-MetricsLog::MetricsLog(const std::string& path, bool append)
-    : path_(path), file_(std::fopen(path.c_str(), append ? "a" : "w")) {
-    if (file_ == nullptr) throw SystemError::from_errno(path, errno);
-}
-
-MetricsLog::~MetricsLog() {
-    if (file_ != nullptr) std::fclose(file_);
-}
-
-void MetricsLog::write(const MetricsRecord& r) {
-    const std::string line = metrics_json(r) + "\n";
-    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0)
-        throw SystemError::from_errno(path_, errno);
 }
 
 }  // namespace rotor::logreg

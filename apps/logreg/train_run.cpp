@@ -23,7 +23,9 @@
 #include "train/checkpoint_dir.h"
 #include "train/common_flags.h"
 #include "train/memory_plan.h"
+#include "train/metrics_file.h"
 #include "train/resume.h"
+#include "train/run_outputs.h"
 
 namespace rotor::logreg {
 namespace {
@@ -42,7 +44,7 @@ struct TrainSetup {
     DataFingerprint print;
     std::uint64_t plan = 0;
     std::optional<Checkpoint> resume;
-    std::unique_ptr<MetricsLog> metrics;  // rank 0
+    std::unique_ptr<train::MetricsFile> metrics;  // rank 0
     DelayedStart start;
     std::uint64_t done = 0;
     double time_s = 0;
@@ -162,9 +164,11 @@ std::string checkpoint_dir(const TrainFlags& f) {
 }
 
 /// Before any work: --out may be written (core::check_output: new, or an earlier model with
-/// --overwrite), and the directories of --metrics, --stats and the checkpoints exist.
+/// --overwrite, or in place by a resumed run, which continues the run that wrote it), and the
+/// directories of --metrics, --stats and the checkpoints exist.
 void check_outputs(const TrainFlags& f) {
-    core::check_output(f.out, core::OutputKind::kFile, kModelMarker, f.overwrite, "--out");
+    core::check_output(f.out, core::OutputKind::kFile, kModelMarker,
+                       f.overwrite || !f.resume.empty(), "--out");
     if (!f.metrics.empty()) core::check_output_parent(f.metrics, "--metrics");
     if (!f.stats.empty()) core::check_output_parent(f.stats, "--stats");
     if (f.checkpoint_every > 0)
@@ -309,8 +313,9 @@ void restore_phase(const TrainFlags& f, comm::Communicator& world, TrainSetup& s
             s.test.emplace(read_examples(f.test, ro));
         }
     }
-    if (!f.metrics.empty())
-        s.metrics = std::make_unique<MetricsLog>(f.metrics, s.resume.has_value());
+    if (!f.metrics.empty())  // a resumed run keeps the records up to its checkpoint
+        s.metrics = std::make_unique<train::MetricsFile>(
+            f.metrics, s.resume ? std::optional<std::uint64_t>(s.done) : std::nullopt);
 }
 
 void prepare(TrainFlags& f, comm::Communicator& world, TrainSetup& s, bool iterations_given) {
@@ -324,16 +329,9 @@ void prepare(TrainFlags& f, comm::Communicator& world, TrainSetup& s, bool itera
 /// One record of the metrics file.
 MetricsRecord record_of(const Evaluation& e, std::uint64_t iteration, double time_s, double eval_s,
                         double examples_per_s, double previous) {
-    MetricsRecord r{{"iteration", static_cast<double>(iteration)},
-                    {"time_s", time_s},
-                    {"eval_s", eval_s},
-                    {"objective", e.objective},
-                    {"loss", e.loss},
-                    {"penalty", e.objective - e.loss},
-                    {"nonzeros", static_cast<double>(e.nonzeros)},
-                    {"kkt_violation", e.kkt_violation},
-                    {"relative_change", std::fabs(previous - e.objective) / std::fabs(e.objective)},
-                    {"examples_per_s", examples_per_s}};
+    MetricsRecord r = evaluation_record(e, iteration, time_s, eval_s);
+    r.emplace_back("relative_change", std::fabs(previous - e.objective) / std::fabs(e.objective));
+    r.emplace_back("examples_per_s", examples_per_s);
     if (e.test) {
         r.emplace_back("test_logloss", e.test->logloss);
         r.emplace_back("test_auc", e.test->auc);
@@ -442,7 +440,7 @@ Evaluation evaluate_and_report(const TrainFlags& f, comm::Communicator& world, T
         MetricsRecord record = record_of(e, p.done, p.time_s, p.eval_s, rate, p.previous);
         record.emplace_back("server_bytes", static_cast<double>(traffic.server_bytes));
         record.emplace_back("worker_bytes", static_cast<double>(traffic.worker_bytes));
-        if (s.metrics) s.metrics->write(record);
+        if (s.metrics) s.metrics->append(p.done, metrics_json(record));
         if (!f.quiet) print_progress(e, p.done, f.options.iterations, p.time_s);
         stop = f.tol > 0 && e.kkt_violation <= f.tol * f.options.prox.lambda ? 1 : 0;
     }
@@ -525,7 +523,14 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
         m.hashed = f.hash_features;
         m.iterations = p.done;
         write_model(f.out, m);
-        if (!f.stats.empty()) core::write_file_atomically(f.stats, traffic_json(traffic));
+        train::write_run_outputs(f.out, {[&] {
+                                             if (!f.stats.empty())
+                                                 core::write_file_atomically(f.stats,
+                                                                             traffic_json(traffic));
+                                         },
+                                         [&] {
+                                             if (s.metrics) s.metrics->commit();
+                                         }});
         if (!talk) return;
         fmt::print(
             "rotor: {}objective {:.10g}, {} nonzero weights and {}, {:.3f} s; model "

@@ -25,6 +25,7 @@
 #include "train/memory_plan.h"
 #include "train/reporter.h"
 #include "train/resume.h"
+#include "train/run_outputs.h"
 #include "train/trace.h"
 
 namespace rotor::apps {
@@ -166,9 +167,11 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
                             "use a smaller --rank, more ranks, or raise --max-memory",
                             world.size() > 1);
         s.runtime.emplace(threads, f.common.pin_mode());
-        if (world.rank() == 0 && !f.common.metrics.empty())
+        if (world.rank() == 0 && !f.common.metrics.empty())  // resumed: kept up to the checkpoint
             s.metrics = std::make_unique<train::JsonLinesReporter>(
-                f.common.metrics, mf::record_schema(s.test_ratings.has_value()));
+                f.common.metrics, mf::record_schema(s.test_ratings.has_value()),
+                s.resume ? std::optional<std::uint64_t>(s.resume->state.iterations_done)
+                         : std::nullopt);
     });
 }
 
@@ -219,14 +222,22 @@ void finish_train(TrainFlags& f, TrainSetup& s, mf::Trainer& trainer, comm::Comm
         model.seen_items.assign(t.ratings.user_items().begin(), t.ratings.user_items().end());
         model.train_path = train::absolute_path(f.train);
         mf::write_model(f.common.out, model);
-        if (s.metrics) s.metrics->commit();
-        if (f.common.trace.empty()) return;
-        if (world.size() == 1) {
-            train::write_chrome_trace(f.common.trace, timeline.at(0), s.runtime->threads(),
-                                      "rotor mf train");
-        } else {
-            train::write_chrome_trace_ranks(f.common.trace, timeline, s.runtime->threads());
-        }
+        // What records the run never costs the model: all tried, failures named after it.
+        train::write_run_outputs(f.common.out,
+                                 {[&] {
+                                      if (s.metrics) s.metrics->commit();
+                                  },
+                                  [&] {
+                                      if (f.common.trace.empty()) return;
+                                      if (world.size() == 1) {
+                                          train::write_chrome_trace(f.common.trace, timeline.at(0),
+                                                                    s.runtime->threads(),
+                                                                    "rotor mf train");
+                                      } else {
+                                          train::write_chrome_trace_ranks(f.common.trace, timeline,
+                                                                          s.runtime->threads());
+                                      }
+                                  }});
     });
     if (!f.common.quiet && world.rank() == 0)
         fmt::print("rotor: model written to {}{}\n", f.common.out,

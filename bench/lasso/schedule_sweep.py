@@ -4,8 +4,9 @@
 For one data set and lambda (a fraction of lambda_max, which rotor prints), runs `rotor lasso
 train` for each configuration (name=flags; --configs), --repeats times, and prints a Markdown
 table: iterations, coordinate updates, seconds (training + convergence checks, the median run),
-the final relative gap, and whether it converged or diverged. Used to choose strads' defaults
-(docs/lasso.md, "STRADS defaults").
+of them the convergence checks', the final relative gap, the rollbacks of diverged iterations
+with the L they left (docs/lasso.md, "Parallel updates that cannot diverge"), and whether it
+converged or diverged. Used to choose strads' defaults (docs/lasso.md, "STRADS defaults").
 
     schedule_sweep.py --rotor build/ci/apps/rotor --data FILE [--target age] --lambda-frac 0.05
         [--tol 1e-6] [--max-iterations 500] [--repeats 3]
@@ -41,9 +42,12 @@ def run(a, lam: float, flags: list[str], work: Path):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return None
-    last = json.loads(metrics.read_text().splitlines()[-1])
+    records = [json.loads(line) for line in metrics.read_text().splitlines()]
+    last = records[-1]
+    rollbacks = sum(1 for x in records if x.get("rollback") == 1)
     return (last["iter"], int(last["updates_total"]), last["time_s"] + last.get("eval_s", 0),
-            last["relative_gap"], last.get("rejected"), last.get("objective"))
+            last["relative_gap"], last.get("rejected"), last.get("objective"),
+            (rollbacks, last.get("parallel")), last.get("eval_s", 0))
 
 
 def main() -> None:
@@ -62,20 +66,23 @@ def main() -> None:
     lam = a.lambda_frac * lambda_max(a)
     print(f"{a.data}: lambda = {a.lambda_frac} lambda_max = {lam:.6g}, tol {a.tol:g}, "
           f"{a.threads} thread(s), median of {a.repeats}")
-    print("| config | flags | iterations | updates | s | relative gap | outcome |")
-    print("|---|---|---|---|---|---|---|")
+    print("| config | flags | iterations | updates | s | of which checks | relative gap | "
+          "rollbacks (L at the end) | outcome |")
+    print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for config in a.configs:
             name, _, flags = config.partition("=")
             runs = [run(a, lam, flags.split(), Path(tmp)) for _ in range(a.repeats)]
             if any(r is None for r in runs):
-                print(f"| {name} | `{flags}` | – | – | – | – | diverged |")
+                print(f"| {name} | `{flags}` | – | – | – | – | – | – | diverged |")
                 continue
-            it, updates, _, gap, _, _ = runs[0]
+            it, updates, _, gap, _, _, (rollbacks, parallel), _ = runs[0]
             secs = statistics.median(r[2] for r in runs)
+            checks = statistics.median(r[7] for r in runs)
             outcome = "converged" if gap < a.tol else "not converged"
-            print(f"| {name} | `{flags}` | {it} | {updates:,} | {secs:.3f} | {gap:.2g} | "
-                  f"{outcome} |", flush=True)
+            rolled = f"{rollbacks} ({parallel})" if parallel is not None else "–"
+            print(f"| {name} | `{flags}` | {it} | {updates:,} | {secs:.3f} | {checks:.3f} | "
+                  f"{gap:.2g} | {rolled} | {outcome} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[2]  # found from the script, not the working directory
+
 
 def model_objective(path: Path) -> float:
     for line in path.read_text().splitlines():
@@ -44,17 +46,17 @@ def train(args, extra: list[str], out: Path, mpi: bool) -> None:
 
 def time_to(records: list[dict], target: float) -> tuple[float, int] | None:
     """Seconds and iterations at which the objective first reaches target (interpolated)."""
-    before = {"time_s": 0.0, "iteration": 0, "objective": None}
+    before = {"time_s": 0.0, "iter": 0, "objective": None}
     for r in records:
         if r["objective"] is None:  # not finite: the run diverged
             return None
         if r["objective"] <= target:
             if before["objective"] is None:
-                return r["time_s"], r["iteration"]
+                return r["time_s"], r["iter"]
             a, b = before["objective"] - target, before["objective"] - r["objective"]
             f = a / b if b > 0 else 1.0
             t = before["time_s"] + f * (r["time_s"] - before["time_s"])
-            return t, round(before["iteration"] + f * (r["iteration"] - before["iteration"]))
+            return t, round(before["iter"] + f * (r["iter"] - before["iter"]))
         before = r
     return None
 
@@ -100,7 +102,7 @@ def main() -> None:
     ap.add_argument("--eval-every", type=int, default=50)
     ap.add_argument("--iterations", type=int, default=3000)
     ap.add_argument("--reference-iterations", type=int, default=8000)
-    ap.add_argument("--png", type=Path, default=Path("docs/img/logreg-tau.png"))
+    ap.add_argument("--png", type=Path, default=REPO / "docs" / "img" / "logreg-tau.png")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--keep", type=Path, help="keep the metrics files here")
     args = ap.parse_args()

@@ -101,7 +101,7 @@ void AtomicFile::write(std::string_view bytes) {
         const ssize_t r = ::write(fd_, p, left);
         if (r < 0) {
             if (errno == EINTR) continue;
-            throw SystemError::from_errno("write " + temp_path_, errno);
+            throw SystemError::from_errno("cannot write " + path_, errno);  // the name given
         }
         p += r;
         left -= static_cast<std::size_t>(r);
@@ -119,7 +119,7 @@ void AtomicFile::flush() {
         const ssize_t r = ::write(fd_, p, left);
         if (r < 0) {
             if (errno == EINTR) continue;
-            throw SystemError::from_errno("write " + temp_path_, errno);
+            throw SystemError::from_errno("cannot write " + path_, errno);  // the name given
         }
         p += r;
         left -= static_cast<std::size_t>(r);

@@ -81,23 +81,10 @@ void push_pair_dots(const PartView& part, std::span<const CoordinatePair> pairs,
 Selection select_uncorrelated(const ProblemView& problem, std::span<const std::uint32_t> candidates,
                               const StradsParams& params,
                               const std::function<double(std::uint32_t, std::uint32_t)>& dot) {
-    Selection s;
-    for (std::size_t b = 0; b < candidates.size() && s.kept.size() < params.parallel; ++b) {
-        const std::uint32_t jb = candidates[b];
-        bool ok = true;
-        for (const std::uint32_t ja : s.kept) {
-            if (!(std::fabs(correlation(problem, ja, jb, dot(ja, jb))) < params.rho)) {
-                ok = false;
-                break;
-            }
-        }
-        if (ok) {
-            s.kept.push_back(jb);
-        } else {
-            ++s.rejected;
-        }
-    }
-    return s;
+    return select_greedy(candidates, params, [&](std::size_t a, std::size_t b) {
+        const std::uint32_t ja = candidates[a], jb = candidates[b];
+        return correlation(problem, ja, jb, dot(ja, jb));
+    });
 }
 
 }  // namespace rotor::lasso

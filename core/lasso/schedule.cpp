@@ -137,30 +137,46 @@ double correlation(const ProblemView& problem, std::uint32_t a, std::uint32_t b,
     return (dot - n * problem.shifts[a] * problem.shifts[b]) / (n * std::sqrt(da * db));
 }
 
+Selection select_greedy(std::span<const std::uint32_t> candidates, const StradsParams& params,
+                        const std::function<double(std::size_t, std::size_t)>& corr) {
+    Selection s;
+    std::vector<std::size_t> kept_at;  // positions in candidates of the kept ones
+    std::vector<double> row_sum;       // Σ |corr| of each kept one with the others kept
+    std::vector<double> c;             // |corr| of the candidate with each kept one
+    for (std::size_t b = 0; b < candidates.size() && s.kept.size() < params.parallel; ++b) {
+        // Stops at the first conflict: with ρ, or a row (a kept one's, or the candidate's own
+        // so far) reaching the bound. Once the kept rows are near it, that is the first pair.
+        c.clear();
+        double sum = 0;
+        bool conflict = false, bounded = false;
+        for (std::size_t i = 0; i < kept_at.size() && !conflict && !bounded; ++i) {
+            const double v = std::fabs(corr(kept_at[i], b));
+            conflict = !(v < params.rho);
+            sum += v;
+            bounded = !(row_sum[i] + v < kRowSumBound) || !(sum < kRowSumBound);
+            c.push_back(v);
+        }
+        if (conflict || bounded) {
+            ++s.rejected;
+            if (!conflict) ++s.bounded;
+            continue;
+        }
+        for (std::size_t i = 0; i < c.size(); ++i) row_sum[i] += c[i];
+        row_sum.push_back(sum);
+        kept_at.push_back(b);
+        s.kept.push_back(candidates[b]);
+    }
+    return s;
+}
+
 Selection select_uncorrelated(const ProblemView& problem, std::span<const std::uint32_t> candidates,
                               std::span<const ExactSum> total, const StradsParams& params) {
     const std::size_t m = candidates.size();
     ROTOR_ASSERT(total.size() == pair_count(m), "one total per pair of candidates");
-    Selection s;
-    std::vector<std::size_t> kept_at;  // positions in candidates of the kept ones
-    for (std::size_t b = 0; b < m && s.kept.size() < params.parallel; ++b) {
-        bool ok = true;
-        for (const std::size_t a : kept_at) {
-            const double c = correlation(problem, candidates[a], candidates[b],
-                                         total[pair_index(a, b, m)].value());
-            if (!(std::fabs(c) < params.rho)) {
-                ok = false;
-                break;
-            }
-        }
-        if (ok) {
-            kept_at.push_back(b);
-            s.kept.push_back(candidates[b]);
-        } else {
-            ++s.rejected;
-        }
-    }
-    return s;
+    return select_greedy(candidates, params, [&](std::size_t a, std::size_t b) {
+        return correlation(problem, candidates[a], candidates[b],
+                           total[pair_index(a, b, m)].value());
+    });
 }
 
 Selection schedule_strads(Rng& rng, PrioritySampler& sampler, std::span<const PartView> parts,

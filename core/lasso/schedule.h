@@ -8,7 +8,8 @@
 //   - strads (Lee et al., NIPS 2014, §3.2, "dynamic schedule"): L' candidates drawn without
 //     replacement with p(j) ∝ δb_j² + η (δb_j: the coordinate's last change), then, in draw
 //     order, a candidate is kept when |corr(z_j, z_k)| < ρ for every coordinate k kept before
-//     it, until L are kept; run with parallel_round().
+//     it (and, rotor's addition, while every kept row of the round's correlation matrix sums
+//     below 1 in absolute value: kRowSumBound), until L are kept; run with parallel_round().
 //
 // The correlation check needs z_jᵀz_k for candidate pairs. Like the gradients, it is a push/pull
 // over parts of the samples: each part pushes the partial x̃_jᵀx̃_k of its rows for every pair of
@@ -19,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -94,10 +96,27 @@ double correlation(const ProblemView& problem, std::uint32_t a, std::uint32_t b,
 struct Selection {
     std::vector<std::uint32_t> kept;  ///< the coordinates to update, in draw order
     std::uint32_t rejected = 0;       ///< candidates examined and rejected by the check
+    std::uint32_t bounded = 0;        ///< of them, those only the row-sum bound rejected
 };
 
-/// PULL of the correlation check: greedily in draw order, keeps a candidate whose |corr| with
-/// every kept one is < rho, until `parallel` are kept. total: the exact sums of every part.
+/// The bound on a kept coordinate's row of the round's correlation matrix M (unit diagonal):
+/// Σ_{k kept, k ≠ j} |M_jk| < kRowSumBound for every kept j, so λ_max(M) < 1 + kRowSumBound = 2
+/// (Gershgorin) and the round's parallel update cannot increase the objective:
+/// f(b + δ) − f(b) ≤ −½ δᵀD^½(2I − M)D^½δ < 0 (docs/lasso.md, "Parallel updates that cannot
+/// diverge"). rotor's addition to STRADS' pairwise check, which alone lets many mildly
+/// correlated columns into one round.
+inline constexpr double kRowSumBound = 1.0;
+
+/// The greedy scan of the STRADS check: in draw order, a candidate is kept when |corr| < rho
+/// with every kept one and the kept rows' sums of |corr| (the candidate's own included) stay
+/// below kRowSumBound, until `parallel` are kept. corr(a, b): the correlation of the candidates
+/// at positions a < b, asked only for the pairs the scan reaches (kept a, candidate b, in kept
+/// order up to the first conflict with rho or the bound).
+Selection select_greedy(std::span<const std::uint32_t> candidates, const StradsParams& params,
+                        const std::function<double(std::size_t, std::size_t)>& corr);
+
+/// PULL of the correlation check: select_greedy with the correlations of the pulled pair dots.
+/// total: the exact sums of every part.
 Selection select_uncorrelated(const ProblemView& problem, std::span<const std::uint32_t> candidates,
                               std::span<const ExactSum> total, const StradsParams& params);
 

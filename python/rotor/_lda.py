@@ -196,13 +196,16 @@ class LDA(TransformerMixin, BaseEstimator):
 
     # -- documents ----------------------------------------------------------------------------
 
-    def _documents(self, X, vocabulary=None, fitted=False):
+    def _documents(self, X, vocabulary=None, fitted=False, model=None):
         """(kind, indptr, indices, values, V, vocabulary, rows): the documents of X as the
         native side takes them; rows maps each native document to its row of X (None: the same
-        rows)."""
+        rows). `fitted`: read X with the model's words, `model` = (vocabulary, V) or the fitted
+        estimator's."""
         empty = np.zeros(0, dtype=np.float64)
+        model_vocab, model_features = model or (getattr(self, "vocabulary_", None),
+                                                getattr(self, "n_features_in_", None))
         if _is_text(X):
-            fixed = self.vocabulary_ if fitted else None
+            fixed = model_vocab if fitted else None
             if fitted and fixed is None:
                 raise ValueError("X: raw text needs a model with a vocabulary")
             offsets, ids, words, rows = _rotor.lda_tokenize(list(X), self._text_params(), fixed)
@@ -210,10 +213,10 @@ class LDA(TransformerMixin, BaseEstimator):
             return "tokens", offsets, ids, empty, len(words), words, (rows, len(X))
         if _is_token_lists(X):
             if fitted:
-                if self.vocabulary_ is None:
+                if model_vocab is None:
                     raise ValueError("X: token lists need a model with a vocabulary")
-                index = {w: i for i, w in enumerate(self.vocabulary_)}
-                words = self.vocabulary_
+                index = {w: i for i, w in enumerate(model_vocab)}
+                words = model_vocab
             else:
                 # The vocabulary in corpus build's order: decreasing frequency, ties by word.
                 freq = collections.Counter(t for d in X for t in d)
@@ -230,9 +233,9 @@ class LDA(TransformerMixin, BaseEstimator):
             raise ValueError("X: Found array with 0 sample(s) (shape=(0,)) while a minimum of 1 "
                              "is required.")
         M = as_csr(X, "X", counts=True)
-        if fitted and M.shape[1] != self.n_features_in_:
+        if fitted and M.shape[1] != model_features:
             raise ValueError(
-                f"X has {M.shape[1]} features, but LDA is expecting {self.n_features_in_} "
+                f"X has {M.shape[1]} features, but LDA is expecting {model_features} "
                 "features as input."
             )
         if vocabulary is not None:
@@ -269,11 +272,7 @@ class LDA(TransformerMixin, BaseEstimator):
         if _is_text(X) or _is_token_lists(X):
             if kind != "tokens" or not words:
                 raise ValueError("X_heldout: text needs training documents given as text")
-            self.vocabulary_, self.n_features_in_ = words, V
-            try:
-                h = self._documents(X, fitted=True)
-            finally:
-                del self.vocabulary_, self.n_features_in_
+            h = self._documents(X, fitted=True, model=(words, V))
             return h[0], h[1], h[2], h[3]
         M = as_csr(X, "X_heldout", counts=True)
         if M.shape[1] != V:

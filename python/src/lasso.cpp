@@ -10,7 +10,6 @@
 #include "comm/inprocess_communicator.h"
 #include "common.h"
 #include "core/base/error.h"
-#include "core/base/timer.h"
 #include "core/lasso/model_file.h"
 
 namespace rotor::python {
@@ -127,25 +126,9 @@ py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indi
                 sched::Runtime runtime(threads, pin_mode(pin));
                 comm::InProcessGroup one(1);
                 lasso::Trainer t(std::move(raw), o, runtime, one.at(0));
-                // `rotor lasso train`'s loop: iterate until the stopping rule holds, evaluating
-                // every eval_every iterations and at the last.
-                train::Record r;
-                Stopwatch clock;
-                double monitoring = 0;
-                while (!t.converged() && t.iterations_done() < o.max_iterations) {
-                    r = t.iterate();
-                    r.time_s = clock.seconds() - monitoring;
-                    const bool last = t.iterations_done() == o.max_iterations;
-                    if (last || (o.eval_every > 0 && r.iter % o.eval_every == 0)) {
-                        Stopwatch eval;
-                        t.evaluate_record(r);
-                        monitoring += eval.seconds();
-                    }
-                    r.set("eval_s", monitoring);
-                    records.on_iteration(r, o.max_iterations);
-                    check();
-                }
-                if (!r.has("objective")) t.evaluate_record(r);
+                lasso::fit(
+                    t, &records, [&t](train::Record& r) { t.evaluate_record(r); }, std::nullopt,
+                    check);
                 model = lasso::Model::from_standardized(t.coefficients().b, t.standardization());
                 model.samples = samples;
                 model.lambda = o.lambda;

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include "apps/logreg/evaluation.h"
+#include "apps/logreg/metrics_log.h"
 #include "apps/logreg/trainer.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/kv.h"
@@ -75,15 +75,6 @@ logreg::Examples examples_of(const Array<std::int64_t>& indptr, const Array<std:
     return ex;
 }
 
-std::string record_json(const logreg::Evaluation& e, std::uint64_t iteration, double time_s,
-                        double eval_s) {
-    return fmt::format(
-        "{{\"iteration\":{},\"time_s\":{},\"eval_s\":{},\"objective\":{:.17g},\"loss\":{:.17g},"
-        "\"penalty\":{:.17g},\"nonzeros\":{},\"kkt_violation\":{:.17g}}}",
-        iteration, time_s, eval_s, e.objective, e.loss, e.objective - e.loss, e.nonzeros,
-        e.kkt_violation);
-}
-
 py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indices,
               const Array<double>& values, const Array<std::int64_t>& labels, const py::dict& p) {
     py::tuple result;
@@ -143,7 +134,8 @@ py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indi
                     Stopwatch eval;
                     last = logreg::evaluate(world, &part, r, o.prox, nullptr, true);
                     eval_s += eval.seconds();
-                    lines.push_back(record_json(*last, done, time_s, eval_s));
+                    lines.push_back(logreg::metrics_json(
+                        logreg::evaluation_record(*last, done, time_s, eval_s)));
                     converged = tol > 0 && last->kkt_violation <= tol * o.prox.lambda;
                     check();
                 }

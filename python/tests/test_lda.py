@@ -252,3 +252,22 @@ def test_ctrl_c_stops_training_cleanly(sotu):
     assert not hasattr(lda, "components_")
     # The engine is left in order: the next fit runs.
     assert rotor.LDA(3, **SMALL).fit(X[:50]).components_.sum() == X[:50].sum()
+
+
+def test_heldout_perplexity_is_the_command_lines(sotu, cli, tmp_path):
+    X, d = sotu
+    held = X[1400:]
+    train = X[:1400]
+    write_docword(train, tmp_path / "train.txt")
+    write_docword(held, tmp_path / "held.txt")
+    cli("lda", "train", "--corpus", tmp_path / "train.txt", "--heldout", tmp_path / "held.txt",
+        "--topics", 6, "--iterations", 8, "--eval-every", 4, "--deterministic", "--seed", 7,
+        "--out", tmp_path / "m", "--metrics", tmp_path / "metrics.jsonl", "--quiet")
+    file = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    lda = rotor.LDA(6, max_iter=8, evaluate_every=4, deterministic=True, random_state=7)
+    lda.fit(train, X_heldout=held)
+    ours = [m["heldout_perplexity"] for m in lda.metrics_ if "heldout_perplexity" in m]
+    theirs = [m["heldout_perplexity"] for m in file if "heldout_perplexity" in m]
+    assert len(ours) == 2 and ours == theirs
+    with pytest.raises(ValueError, match="X_heldout: 3 columns"):
+        lda.fit(train, X_heldout=np.ones((2, 3)))

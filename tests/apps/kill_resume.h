@@ -12,9 +12,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/base/rng.h"
@@ -73,6 +78,8 @@ struct KillResumePlan {
     double span_share = 0.5;
     int kills = 3;
     std::uint64_t seed = 7;
+    /// Called after each kill that left a checkpoint (e.g. to look at what the killed run left).
+    std::function<void()> after_kill;
 };
 
 /// What happened.
@@ -114,6 +121,7 @@ inline KillResumeOutcome kill_and_resume(const KillResumePlan& plan) {
         if (code == 128 + SIGKILL) {
             if (have_checkpoint()) {
                 ++out.kills;
+                if (plan.after_kill) plan.after_kill();
             } else {
                 scale *= 1.5;
             }
@@ -130,6 +138,74 @@ inline KillResumeOutcome kill_and_resume(const KillResumePlan& plan) {
         scale /= 2;
     }
     return out;
+}
+
+/// The value of `"key":` in one line of JSON, as written ("" when absent).
+inline std::string json_value(const std::string& line, const std::string& key) {
+    const std::size_t at = line.find("\"" + key + "\":");
+    if (at == std::string::npos) return "";
+    const std::size_t from = at + key.size() + 3;
+    return line.substr(from, line.find_first_of(",}", from) - from);
+}
+
+/// The whole lines of a --metrics file with their `iter` (a line that is not a record fails the
+/// test; a last line without its newline, which a kill may leave, is not read).
+inline std::vector<std::pair<std::uint64_t, std::string>> metrics_lines(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string all = text.str();
+    std::vector<std::pair<std::uint64_t, std::string>> out;
+    for (std::size_t at = 0, end; (end = all.find('\n', at)) != std::string::npos; at = end + 1) {
+        const std::string line = all.substr(at, end - at);
+        const std::string iter = json_value(line, "iter");
+        const bool record = line.size() > 2 && line.front() == '{' && line.back() == '}' &&
+                            !iter.empty() && iter.find_first_not_of("0123456789") == iter.npos;
+        EXPECT_TRUE(record) << path << ": not a record: " << line;
+        if (record) out.emplace_back(std::stoull(iter), line);
+    }
+    return out;
+}
+
+/// The iterations done by the checkpoint in `dir` (its state.json, or the `.old` copy a kill
+/// between two renames leaves).
+inline std::uint64_t checkpoint_iterations(const std::string& dir) {
+    std::ifstream in(core::existing_or_old(dir, "state.json") + "/state.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string s = text.str();
+    const std::size_t at = s.find("\"iterations_done\":");
+    EXPECT_NE(at, std::string::npos) << dir;
+    return at == std::string::npos ? 0 : std::stoull(s.substr(at + 18));
+}
+
+/// What a run killed after a checkpoint left in its --metrics file: a record of every `step`-th
+/// iteration (step: the evaluation cadence of a model that records only evaluations), in order,
+/// from the first through at least the checkpoint's iteration.
+inline void expect_records_through_checkpoint(const std::string& metrics,
+                                              const std::string& checkpoint,
+                                              std::uint64_t step = 1) {
+    const auto lines = metrics_lines(metrics);
+    for (std::size_t i = 0; i < lines.size(); ++i)
+        ASSERT_EQ(lines[i].first, (i + 1) * step) << metrics << " line " << i + 1;
+    const std::uint64_t done = checkpoint_iterations(checkpoint);
+    const std::uint64_t last = lines.empty() ? 0 : lines.back().first;
+    EXPECT_GE(last, done - done % step)
+        << metrics << ": the killed run left records up to iteration " << last
+        << ", its checkpoint is at " << done;
+}
+
+/// The resumed run's metrics hold the uninterrupted run's records: the same iterations, one
+/// record each, and the same values of `key` (the model's figure: the runs are deterministic).
+inline void expect_same_records(const std::string& straight, const std::string& resumed,
+                                const std::string& key) {
+    const auto a = metrics_lines(straight), b = metrics_lines(resumed);
+    ASSERT_EQ(a.size(), b.size()) << straight << " against " << resumed;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].first, b[i].first) << "record " << i + 1;
+        EXPECT_EQ(json_value(a[i].second, key), json_value(b[i].second, key))
+            << key << " of record " << i + 1;
+    }
 }
 
 }  // namespace rotor::testing

@@ -23,6 +23,9 @@ from pathlib import Path
 
 from docword_svm import targets_of, write_splits
 
+# The repository from this script's own path: the default corpus is found from any directory.
+REPO = Path(__file__).resolve().parents[2]
+
 LABELS = {"Republican": "+1", "Democratic": "-1"}
 
 
@@ -35,7 +38,8 @@ def label(row: dict[str, str], era: int) -> str | None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", type=Path, default=Path("data/sotu-para"))
+    ap.add_argument("--corpus", type=Path, default=REPO / "data" / "sotu-para",
+                    help="the sotu-para corpus (default: the repository's data/sotu-para)")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--era", type=int, default=0,
                     help="label by year >= ERA instead of by party (0: by party)")

@@ -135,3 +135,22 @@ class Pictures(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+    def test_objective_and_rmse_records_of_the_other_models_are_plotted(self):
+        # Logistic regression's records were keyed `iteration` (refused: "no 'iter'"); every
+        # model's now begin with iter and time_s, and their figures have plots of their own.
+        tool = load_tool("plot_metrics")
+        with tempfile.TemporaryDirectory() as d:
+            lr, mf = os.path.join(d, "lr.jsonl"), os.path.join(d, "mf.jsonl")
+            with open(lr, "w", encoding="utf-8") as f:
+                for i in (10, 20, 30):
+                    f.write(json.dumps({"iter": i, "time_s": 0.1 * i, "objective": 50.0 - i})
+                            + "\n")
+            with open(mf, "w", encoding="utf-8") as f:
+                for i in (1, 2, 3):
+                    f.write(json.dumps({"iter": i, "time_s": 0.2 * i, "train_rmse": 1.0 / i})
+                            + "\n")
+            out = os.path.join(d, "plots")
+            self.assertEqual(tool.main([lr, mf, "--out", out]), 0)
+            self.assertEqual(sorted(os.listdir(out)),
+                             ["metrics_objective_iter.png", "metrics_objective_time.png",
+                              "metrics_rmse.png"])

@@ -23,6 +23,8 @@ struct LassoRun {
     bool converged = false;
     double lambda_max = 0;
     Standardization standardization;
+    std::uint32_t rollbacks = 0;  ///< shotgun, strads: diverged evaluations undone
+    std::uint32_t parallel = 0;   ///< the L in use at the end
 };
 
 /// Trains on this rank's slice of `all` (split_by_entries over comm's ranks) with `threads`
@@ -48,6 +50,8 @@ inline LassoRun run_lasso(comm::Communicator& comm, const RawData& all, const Tr
     run.updates = t.total_updates();
     run.converged = t.converged();
     run.standardization = t.standardization();
+    run.rollbacks = t.rollbacks();
+    run.parallel = t.parallel();
     return run;
 }
 

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -151,6 +152,38 @@ TEST_F(LassoCli, OutputsAndResumeFollowTheUsersIntent) {
     EXPECT_EQ(r.code, 3) << r.err;
     EXPECT_NE(r.err.find("--max-iterations: is 2 but"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("already has 3 iterations"), std::string::npos) << r.err;
+    // A resumed run continues the run that wrote its --out: it writes it in place without
+    // --overwrite (which it needed); a file that is not rotor's is still never replaced.
+    r = run_rotor(dir_, train + "-q --max-iterations 4 --tol 0 --resume " +
+                            path("m.txt.checkpoint") + " --out " + path("m.txt"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(rotor::testing::read_all(path("m.txt")), rotor::testing::read_all(path("m4.txt")));
+    r = run_rotor(dir_, train + "-q --max-iterations 4 --tol 0 --resume " +
+                            path("m.txt.checkpoint") + " --out " + notes);
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_EQ(rotor::testing::read_all(notes), "my notes\n");
+}
+
+// One rule for every output (docs/reliability.md): the file size limited (as a full disk) while
+// the metrics are written, the model is written whole and the run ends with exit 4 naming the
+// metrics file and the model (it failed the run and left no model); the file keeps its whole
+// records.
+TEST_F(LassoCli, AFullDiskForTheMetricsKeepsTheModelAndNamesTheFile) {
+    const std::string cmd = "sh -c \"trap '' XFSZ; ulimit -f 64; exec " ROTOR_BINARY_DIR
+                            "/apps/rotor lasso train -q --data " +
+                            kData + "sparse.svm --lambda 0.0001 --stop kkt --threads 1 --tol 0" +
+                            " --max-iterations 150 --metrics " + path("m.jsonl") + " --out " +
+                            path("m.txt") + "\" 2>" + path("err.txt");
+    const int status = std::system(cmd.c_str());
+    const std::string err = rotor::testing::read_all(path("err.txt"));
+    EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 4) << err;
+    EXPECT_NE(err.find("rotor: error: cannot write " + path("m.jsonl")), std::string::npos) << err;
+    EXPECT_NE(err.find("; the model was written to " + path("m.txt")), std::string::npos) << err;
+    EXPECT_EQ(lasso::read_model(path("m.txt")).iterations, 150U);
+    const auto records = rotor::testing::metrics_lines(path("m.jsonl"));
+    ASSERT_GT(records.size(), 0u);
+    EXPECT_LT(records.size(), 150u);
+    for (std::size_t i = 0; i < records.size(); ++i) EXPECT_EQ(records[i].first, i + 1);
 }
 
 // More threads than processors: said once, as lda and mf train do (it was silent).
@@ -163,16 +196,45 @@ TEST_F(LassoCli, ThreadsBeyondTheProcessorsAreWarnedOnce) {
     EXPECT_EQ(r.err.find("rotor: warning:"), r.err.rfind("rotor: warning:")) << r.err;
 }
 
-TEST_F(LassoCli, DivergenceIsAnErrorNotAModel) {
-    // diabetes' columns are correlated: 8 parallel updates with no correlation check diverge.
-    const auto r =
-        run_rotor(dir_, "lasso train --data " + kData +
-                            "diabetes.csv --lambda 0.1 "
-                            "--schedule shotgun --parallel 8 --max-iterations 2000 --out " +
-                            path("never.txt"));
-    EXPECT_EQ(r.code, 3) << r.err;
-    EXPECT_NE(r.err.find("diverged"), std::string::npos) << r.err;
-    EXPECT_FALSE(std::filesystem::exists(path("never.txt")));
+// diabetes' columns are correlated (s1 and s2 at 0.90): 8 or more parallel updates with no
+// correlation check diverge. They used to stop the run ("the objective diverged ... lower
+// --parallel"); now the run goes back to its last evaluation, halves --parallel, says so, and
+// reaches scikit-learn's objective (the fixture's, 0.01 λ_max) at L = 4, 16 and 64 on 1 and 2
+// threads, shotgun and strads alike.
+TEST_F(LassoCli, DivergingRoundsAreUndoneAndTheRunReachesScikitLearn) {
+    const Reference ref = references()[2];
+    ASSERT_EQ(ref.data, "diabetes.csv");
+    char lambda[64];
+    std::snprintf(lambda, sizeof lambda, "%.17g", ref.lambda);
+    for (const std::string schedule : {"shotgun", "strads"}) {
+        for (const std::string l : {"4", "16", "64"}) {
+            for (const std::string threads : {"1", "2"}) {
+                const std::string what = schedule + " -L " + l + " --threads " + threads;
+                const auto r = run_rotor(
+                    dir_, "lasso train --data " + kData + "diabetes.csv --lambda " + lambda +
+                              " --schedule " + schedule + " --parallel " + l + " --threads " +
+                              threads + " --tol 1e-10 --max-iterations 5000 --metrics " +
+                              path("m.jsonl") + " --out " + path("m.txt") + " --overwrite");
+                ASSERT_EQ(r.code, 0) << what << r.err;
+                const lasso::Model m = lasso::read_model(path("m.txt"));
+                EXPECT_NEAR(m.objective, ref.objective, 1e-6 * ref.objective) << what;
+                EXPECT_EQ(m.nonzeros(), ref.nonzeros) << what;
+                const bool rolled =
+                    r.out.find("rotor: the parallel updates diverged") != std::string::npos;
+                // Shotgun at L >= 8 (min(L, 10 features)) rolls back; strads' rounds never need
+                // to; L = 4 with shotgun may.
+                if (schedule == "shotgun" && l != "4") {
+                    EXPECT_TRUE(rolled) << what << r.out;
+                }
+                if (schedule == "strads") {
+                    EXPECT_FALSE(rolled) << what << r.out;
+                }
+                std::ifstream in(path("m.jsonl"));
+                std::string all((std::istreambuf_iterator<char>(in)), {});
+                EXPECT_EQ(all.find("\"rollback\":1") != std::string::npos, rolled) << what;
+            }
+        }
+    }
 }
 
 TEST_F(LassoCli, PredictAndEvalAgreeWithTheModel) {
@@ -301,25 +363,31 @@ TEST_F(LassoCli, KilledAndResumedRunEqualsUninterruptedRun) {
     for (const std::string flags : {"--lambda 0.01 --max-iterations 60 --no-active-set",
                                     "--lambda 0.003 --max-iterations 400"}) {
         SCOPED_TRACE(flags);
-        std::vector<std::string> base = {rotor, "lasso", "train", "--data", path("big.svm"),
-                                         "--schedule", "strads", "--tol", "0", "--threads", "2",
-                                         "-q",
-                                         // a run killed after writing its model leaves it
-                                         "--overwrite"};
+        // No --overwrite: a resumed run writes its --out in place (a killed run may have).
+        std::vector<std::string> base = {rotor,        "lasso",  "train", "--data", path("big.svm"),
+                                         "--schedule", "strads", "--tol", "0",      "--threads",
+                                         "2",          "-q"};
         std::istringstream words(flags);
         for (std::string w; words >> w;) base.push_back(w);
         auto straight = base;
-        straight.insert(straight.end(), {"--out", path("straight.txt")});
+        straight.insert(straight.end(), {"--out", path("straight.txt"), "--overwrite", "--metrics",
+                                         path("straight.jsonl")});
         rotor::testing::KillResumePlan plan;
         plan.run_ms = rotor::testing::timed_run_ms(straight);
         ASSERT_GT(plan.run_ms, 0);
         plan.checkpoint = path("ck");
         rotor::testing::remove_with_leftovers(plan.checkpoint);
+        rotor::testing::remove_with_leftovers(path("resumed.jsonl"));
         plan.args = base;
-        plan.args.insert(plan.args.end(), {"--checkpoint-every", "1", "--checkpoint-dir",
-                                           plan.checkpoint, "--out", path("resumed.txt")});
-        plan.outputs = {path("resumed.txt")};
+        plan.args.insert(plan.args.end(),
+                         {"--checkpoint-every", "1", "--checkpoint-dir", plan.checkpoint, "--out",
+                          path("resumed.txt"), "--metrics", path("resumed.jsonl")});
+        plan.outputs = {path("resumed.txt"), path("resumed.jsonl")};
         plan.span_share = 0.6;
+        plan.after_kill = [&] {
+            rotor::testing::expect_records_through_checkpoint(path("resumed.jsonl"),
+                                                              plan.checkpoint);
+        };
         const auto outcome = rotor::testing::kill_and_resume(plan);
         ASSERT_EQ(outcome.kills, 3)
             << "the run was too fast to be interrupted: the test proves nothing";
@@ -327,6 +395,9 @@ TEST_F(LassoCli, KilledAndResumedRunEqualsUninterruptedRun) {
         EXPECT_GE(outcome.resumed, 1);
         EXPECT_EQ(rotor::testing::read_all(path("straight.txt")),
                   rotor::testing::read_all(path("resumed.txt")));
+        // One record per iteration, the killed runs' and the resumed ones', as the straight run's.
+        rotor::testing::expect_same_records(path("straight.jsonl"), path("resumed.jsonl"),
+                                            "objective");
         std::filesystem::remove(path("resumed.txt"));
     }
     const std::string ck = path("ck");

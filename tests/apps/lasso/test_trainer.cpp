@@ -257,6 +257,111 @@ TEST(LassoTrainer, ParallelSchedulesWithActiveSetsReachTheOptimumInFewerUpdates)
     }
 }
 
+// Issue 37, item 5. On the shared-factor design (every pair of columns at 0.155) shotgun's rounds
+// of 16 and 64 diverge, and strads' did too (the pairs pass ρ = 0.3). Now shotgun goes back to
+// its last evaluation, halves L and goes on, and strads keeps no round that could raise the
+// objective (the row-sum bound): both reach cyclic's optimum, bitwise alike on any ranks x
+// threads, rollbacks included.
+TEST(LassoTrainer, DivergingRoundsAreUndoneAndTheRunReachesTheOptimum) {
+    const RawData data = testing::shared_factor_data(80, 160, 6, 51);
+    TrainOptions cyc = options(Schedule::kCyclic, 0);
+    cyc.lambda = 0.05 * run_ranks(data, cyc, 1, 1, 1).lambda_max;
+    cyc.tol = 1e-13;
+    const LassoRun opt = run_ranks(data, cyc, 1, 1, 2000);
+    ASSERT_TRUE(opt.converged);
+    for (const Schedule s : {Schedule::kShotgun, Schedule::kStrads}) {
+        for (const std::uint32_t l : {16U, 64U}) {
+            const std::string what = fmt::format("{}, L = {}", schedule_name(s), l);
+            TrainOptions o = cyc;
+            o.schedule = s;
+            o.strads.parallel = l;
+            o.strads.candidates = 2 * l;
+            o.strads.rho = 0.3;
+            o.tol = 1e-10;
+            const LassoRun one = run_ranks(data, o, 1, 1, 3000);
+            ASSERT_TRUE(one.converged) << what;
+            EXPECT_NEAR(one.last.objective, opt.last.objective, 1e-6 * opt.last.objective) << what;
+            for (std::size_t i = 1; i < one.objectives.size(); ++i)
+                EXPECT_LE(one.objectives[i], one.objectives[i - 1] * (1 + 1e-12)) << what << i;
+            if (s == Schedule::kShotgun) {
+                EXPECT_GT(one.rollbacks, 0u) << what;
+                EXPECT_LT(one.parallel, l) << what;
+            } else {
+                EXPECT_EQ(one.rollbacks, 0u) << what;
+                EXPECT_EQ(one.parallel, l) << what;
+            }
+            const LassoRun many = run_ranks(data, o, 2, 2, 3000);
+            expect_same_run(many, one, what + ", 2 x 2");
+            EXPECT_EQ(many.rollbacks, one.rollbacks) << what;
+        }
+    }
+}
+
+// A state gathered after rollbacks (the lowered L, the rollbacks) and restored on 2 threads
+// continues as the uninterrupted run on 1, bit for bit (checkpoints, --resume).
+TEST(LassoTrainer, AStateAfterRollbacksContinuesBitwise) {
+    const RawData data = testing::shared_factor_data(80, 160, 6, 51);
+    TrainOptions o = options(Schedule::kShotgun, 0);
+    o.lambda = 0.05 * run_ranks(data, o, 1, 1, 1).lambda_max;
+    o.strads.parallel = 64;
+    o.tol = 1e-10;
+    const LassoRun whole = run_ranks(data, o, 1, 1, 3000);
+    ASSERT_TRUE(whole.converged);
+    ASSERT_GT(whole.rollbacks, 0u);
+    comm::run_ranks(1, [&](comm::Communicator& solo) {
+        TrainerState state;
+        {
+            sched::Runtime runtime(1, sched::PinMode::kNone);
+            Trainer t(data, o, runtime, solo);
+            while (t.rollbacks() == 0) {
+                train::Record r = t.iterate();
+                t.evaluate_record(r);
+            }
+            state = t.gather_state();
+        }
+        EXPECT_EQ(state.rollbacks, 1u);
+        EXPECT_EQ(state.parallel, 32u);
+        sched::Runtime runtime(2, sched::PinMode::kNone);
+        Trainer t(data, o, runtime, solo);
+        t.restore(state, 0);
+        EXPECT_EQ(t.parallel(), 32u);
+        while (!t.converged()) {
+            train::Record r = t.iterate();
+            t.evaluate_record(r);
+        }
+        EXPECT_EQ(t.rollbacks(), whole.rollbacks);
+        EXPECT_EQ(t.total_updates(), whole.updates);
+        EXPECT_TRUE(same_bits({t.coefficients().b.begin(), t.coefficients().b.end()}, whole.b));
+    });
+}
+
+// Issue 37, item 6: without --threads, a rank takes one thread when a round reads too few
+// stored entries for a second to pay (cyclic on text: one short column) or when other processes
+// keep the cores busy, else the free cores.
+TEST(LassoTrainer, DefaultThreadsFollowTheCostOfARoundAndTheFreeCores) {
+    TrainOptions o;  // cyclic
+    // debian-size's training set: 56,983 x 21,728, 866,812 entries: ~39 a cyclic round.
+    ThreadChoice c = choose_threads(866'812, 21'728, o, 2, 0.0);
+    EXPECT_EQ(c.threads, 1);
+    EXPECT_NE(c.reason.find("~39 stored entries, under the 65536"), std::string::npos) << c.reason;
+    // Tall dense columns: a cyclic round of 100,000 entries.
+    EXPECT_EQ(choose_threads(100'000 * 50, 50, o, 2, 0.0).threads, 2);
+    // Shotgun at L = 4096 on debian-size: ~160,000 entries a round; one when the machine is busy.
+    o.schedule = Schedule::kShotgun;
+    o.strads.parallel = 4096;
+    c = choose_threads(866'812, 21'728, o, 2, 0.2);
+    EXPECT_EQ(c.threads, 2);
+    EXPECT_NE(c.reason.find("2 of 2 cores free"), std::string::npos) << c.reason;
+    c = choose_threads(866'812, 21'728, o, 2, 1.0);
+    EXPECT_EQ(c.threads, 1);
+    EXPECT_NE(c.reason.find("the load average is 1.0 on 2 cores"), std::string::npos) << c.reason;
+    EXPECT_EQ(choose_threads(866'812, 21'728, o, 8, 3.0).threads, 5);
+    EXPECT_EQ(choose_threads(866'812, 21'728, o, 8, 40.0).threads, 1);
+    EXPECT_EQ(choose_threads(866'812, 21'728, o, 1, 0.0).threads, 1);
+    o.strads.parallel = 1024;  // ~40,000 a round: one thread
+    EXPECT_EQ(choose_threads(866'812, 21'728, o, 2, 0.0).threads, 1);
+}
+
 TEST(LassoTrainer, LambdaMaxGivesZeroAndBelowItDoesNot) {
     const RawData data = testing::random_data(40, 10, 0.5, 3, 41);
     TrainOptions o = options(Schedule::kCyclic, 0);

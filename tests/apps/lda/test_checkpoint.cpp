@@ -22,8 +22,7 @@
 #include "core/base/error.h"
 #include "core/base/rng.h"
 #include "core/lda/model.h"
-
-extern char** environ;
+#include "tests/apps/kill_resume.h"  // also declares environ
 
 namespace rotor::lda {
 namespace {
@@ -89,7 +88,8 @@ TEST(Checkpoint, KilledAndResumedRunEqualsUninterruptedRun) {
     // duration scales the kill delays, so that kills land inside the run on a fast machine as
     // on a loaded one.
     auto straight = train_args(tmp / "straight");
-    straight.insert(straight.end(), {"--checkpoint-every", "1", "--checkpoint-dir", tmp / "c0"});
+    straight.insert(straight.end(), {"--checkpoint-every", "1", "--checkpoint-dir", tmp / "c0",
+                                     "--metrics", tmp / "straight.jsonl"});
     const auto t0 = std::chrono::steady_clock::now();
     ASSERT_EQ(wait_exit(spawn(straight)), 0);
     const double run_ms =
@@ -97,8 +97,12 @@ TEST(Checkpoint, KilledAndResumedRunEqualsUninterruptedRun) {
 
     const std::string ckpt = tmp / "ckpt";
     auto args = train_args(tmp / "resumed");
-    // --overwrite: a run killed after its model was written leaves that model to replace.
-    args.insert(args.end(), {"--checkpoint-every", "1", "--checkpoint-dir", ckpt, "--overwrite"});
+    // No --overwrite: a run killed after its model was written leaves that model, and the
+    // resumed run writes it in place. The metrics of the killed runs stay, the resumed runs
+    // append to them.
+    const std::string metrics = tmp / "resumed.jsonl";
+    args.insert(args.end(),
+                {"--checkpoint-every", "1", "--checkpoint-dir", ckpt, "--metrics", metrics});
     Rng rng(2024);
     int kills = 0, resumes = 0;
     double scale = 1.0;  // shrinks when a run ends before its kill (a faster machine than timed)
@@ -122,12 +126,16 @@ TEST(Checkpoint, KilledAndResumedRunEqualsUninterruptedRun) {
         const int code = wait_exit(pid);
         if (code == 128 + SIGKILL) {
             ++kills;
+            // What the killed run made is on disk: a record of every iteration it finished.
+            if (fs::exists(ckpt + "/state.json"))
+                rotor::testing::expect_records_through_checkpoint(metrics, ckpt);
             continue;
         }
         ASSERT_EQ(code, 0);
         // It finished before the kill: start over from nothing with shorter delays.
         fs::remove_all(ckpt);
         fs::remove_all(tmp / "resumed");
+        fs::remove(metrics);
         kills = resumes = 0;
         scale /= 2;
     }
@@ -135,6 +143,9 @@ TEST(Checkpoint, KilledAndResumedRunEqualsUninterruptedRun) {
     EXPECT_GE(resumes, 1);
     for (const char* f : {"word_topic.bin", "doc_topic.bin", "params.json", "topics.txt"})
         EXPECT_EQ(slurp(tmp / "straight/" + f), slurp(tmp / "resumed/" + f)) << f;
+    // One record per iteration, those of the killed runs and of the resumed ones, as the
+    // uninterrupted run's (the last with its log-likelihood).
+    rotor::testing::expect_same_records(tmp / "straight.jsonl", metrics, "loglik");
     // No temporary or half-moved directory is left behind.
     for (const auto& e : fs::directory_iterator(tmp / ""))
         EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
@@ -290,6 +301,12 @@ TEST(Checkpoint, AFinishedRunIsCheckpointedAndContinuesToTheLongerRun) {
     ASSERT_EQ(wait_exit(spawn(train_args(tmp / "straight"))), 0);
     for (const char* f : {"word_topic.bin", "doc_topic.bin", "params.json"})
         EXPECT_EQ(slurp(tmp / "m40/" + f), slurp(tmp / "straight/" + f)) << f;
+    // Into its own --out: a resumed run continues the run that wrote it, and writes it in place
+    // without --overwrite (it was refused: "exists ...: give --overwrite").
+    more.back() = tmp / "m20";
+    ASSERT_EQ(wait_exit(spawn(more)), 0);
+    for (const char* f : {"word_topic.bin", "doc_topic.bin", "params.json"})
+        EXPECT_EQ(slurp(tmp / "m20/" + f), slurp(tmp / "straight/" + f)) << f;
 }
 
 // --eval-every is monitoring, not the model: a resumed run follows the one given (the

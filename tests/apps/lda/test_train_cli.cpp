@@ -207,6 +207,33 @@ TEST_F(TrainCli, AModelIsWrittenWholeOrNotAtAll) {
     EXPECT_TRUE(fs::exists(path("photos/cat.jpg")));
 }
 
+// One rule for every output (docs/reliability.md): what records a run never costs its model. The
+// file size limited (as a full disk) while the metrics and the trace are written: the model is
+// written whole, the metrics file keeps its whole records, and the run ends with exit 4 naming
+// both files and the model (a full metrics file failed the run and left no model).
+TEST_F(TrainCli, AFullDiskForTheMetricsAndTraceKeepsTheModelAndNamesThem) {
+    const Outcome full = run_shell(
+        "sh -c \"trap '' XFSZ; ulimit -f 64; exec " + kRotor + " lda train --corpus " + kTrain +
+        " --topics 3 -n 150 --eval-every 0 --threads 1 -q --metrics " + path("m.jsonl") +
+        " --trace " + path("t.json") + " --out " + path("model") + "\"");
+    EXPECT_EQ(full.code, 4) << full.out;
+    EXPECT_NE(full.out.find("rotor: error: cannot write " + path("m.jsonl")), std::string::npos)
+        << full.out;
+    EXPECT_NE(full.out.find("cannot write " + path("t.json") + ": File too large"),
+              std::string::npos)
+        << full.out;
+    EXPECT_NE(full.out.find("; the model was written to " + path("model")), std::string::npos)
+        << full.out;
+    EXPECT_EQ(run("lda topics --model " + path("model")).code, 0);
+    std::ifstream metrics(path("m.jsonl"));
+    int records = 0;
+    for (std::string line; std::getline(metrics, line);)
+        EXPECT_EQ(nlohmann::json::parse(line).at("iter").get<int>(), ++records);
+    EXPECT_GT(records, 0);
+    EXPECT_LT(records, 150);
+    EXPECT_FALSE(fs::exists(path("t.json")));
+}
+
 TEST_F(TrainCli, BadCorpusNamesFileAndLineAndWritesNothing) {
     {
         std::ofstream bad(path("docword.txt"));

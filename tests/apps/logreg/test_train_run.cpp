@@ -2,6 +2,7 @@
 // metrics file, evaluations that leave τ = 0 bitwise, --tol, checkpoints resumed bitwise after
 // kill -9, conflicting flags refused by name, --max-memory, --simulate-straggler, the binary
 // form, and parts read by each rank giving the model of one process.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -75,7 +76,7 @@ TEST_F(LogregTrainRun, MetricsEveryEvaluationAndTheModelUnchangedByThem) {
     EXPECT_EQ(read_text(path("m.txt")), read_text(path("plain.txt")));  // τ = 0: segments bitwise
     const auto recs = records(path("m.jsonl"));
     ASSERT_EQ(recs.size(), 7u);  // 12, 24, ..., 72 and 80
-    EXPECT_EQ(recs.back()["iteration"], 80);
+    EXPECT_EQ(recs.back()["iter"], 80);
     double previous = 1e300;
     for (const auto& j : recs) {
         for (const char* k :
@@ -121,6 +122,52 @@ TEST_F(LogregTrainRun, OutputsAndResumeFollowTheUsersIntent) {
                             " --out " + path("m10.txt"));
     EXPECT_EQ(r.code, 3) << r.err;
     EXPECT_NE(r.err.find("already has 20 iterations"), std::string::npos) << r.err;
+    // A resumed run continues the run that wrote its --out: it writes it in place without
+    // --overwrite (which it needed); a file that is not rotor's is still never replaced.
+    r = run_rotor(dir_, "logreg train --data " + data_ + " --iterations 30 -q --resume " + ck +
+                            " --out " + path("m.txt"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(read_text(path("m.txt")), read_text(path("m30.txt")));
+    r = run_rotor(dir_, "logreg train --data " + data_ + " --iterations 30 -q --resume " + ck +
+                            " --out " + notes);
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_EQ(read_text(notes), "my notes\n");
+}
+
+// --filters all stacks every filter in the documented order (it was refused: "unknown filter
+// 'all'"), the same as naming them.
+TEST_F(LogregTrainRun, FiltersAllStacksEveryFilter) {
+    const auto r = train(" --filters all --stats " + path("s.json") + " --out " + path("all.txt"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto stats = nlohmann::json::parse(read_text(path("s.json")));
+    std::vector<std::string> names;
+    for (const auto& f : stats.at("filters")) names.push_back(f.at("name"));
+    EXPECT_EQ(names, (std::vector<std::string>{"kkt", "sigmod", "skip", "keycache", "zstd"}));
+    ASSERT_EQ(train(" --filters kkt,sigmod,skip,keycache,zstd --out " + path("named.txt")).code, 0);
+    EXPECT_EQ(read_text(path("all.txt")), read_text(path("named.txt")));
+}
+
+// One rule for every output (docs/reliability.md): the file size limited (as a full disk) while
+// the metrics are written, the model and --stats are written whole and the run ends with exit 4
+// naming the metrics file and the model (it failed the run and left no model); the file keeps
+// its whole records.
+TEST_F(LogregTrainRun, AFullDiskForTheMetricsKeepsTheModelAndNamesTheFile) {
+    const std::string cmd = "sh -c \"trap '' XFSZ; ulimit -f 64; exec " ROTOR_BINARY_DIR
+                            "/apps/rotor logreg train --data " +
+                            data_ + flags_ + " --iterations 300 --eval-every 1 --metrics " +
+                            path("m.jsonl") + " --stats " + path("s.json") + " --out " +
+                            path("m.txt") + "\" 2>" + path("err.txt");
+    const int status = std::system(cmd.c_str());
+    const std::string err = read_text(path("err.txt"));
+    EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 4) << err;
+    EXPECT_NE(err.find("rotor: error: cannot write " + path("m.jsonl")), std::string::npos) << err;
+    EXPECT_NE(err.find("; the model was written to " + path("m.txt")), std::string::npos) << err;
+    EXPECT_EQ(logreg::read_model(path("m.txt")).iterations, 300U);
+    EXPECT_TRUE(fs::exists(path("s.json")));
+    const auto records = rotor::testing::metrics_lines(path("m.jsonl"));
+    ASSERT_GT(records.size(), 0u);
+    EXPECT_LT(records.size(), 300u);
+    for (std::size_t i = 0; i < records.size(); ++i) EXPECT_EQ(records[i].first, i + 1);
 }
 
 // More threads than processors: said once, as lda and mf train do (it was silent).
@@ -137,12 +184,16 @@ TEST_F(LogregTrainRun, TolStopsEarlyAtAnEvaluation) {
     ASSERT_EQ(r.code, 0) << r.err;
     const auto recs = records(path("t.jsonl"));
     ASSERT_FALSE(recs.empty());
-    EXPECT_LT(recs.back()["iteration"].get<int>(), 4000);
+    EXPECT_LT(recs.back()["iter"].get<int>(), 4000);
     EXPECT_LE(recs.back()["kkt_violation"].get<double>(), 0.05 * 0.5);
     EXPECT_GT(recs.end()[-2]["kkt_violation"].get<double>(), 0.05 * 0.5);
-    EXPECT_EQ(logreg::read_model(path("t.txt")).iterations, recs.back()["iteration"].get<int>());
+    EXPECT_EQ(logreg::read_model(path("t.txt")).iterations, recs.back()["iter"].get<int>());
 }
 
+// kill -9 at random moments, resumed each time: the model of the uninterrupted run, byte for
+// byte, and its metrics: the records a killed run made are on disk, and the resumed runs append
+// (those past the checkpoint dropped), so the file holds one record per evaluation. A resumed run
+// writes its --out in place, without --overwrite.
 TEST_F(LogregTrainRun, KilledAndResumedRunEqualsUninterruptedRun) {
     const std::vector<std::string> base = {ROTOR_BINARY_DIR "/apps/rotor",
                                            "logreg",
@@ -157,26 +208,32 @@ TEST_F(LogregTrainRun, KilledAndResumedRunEqualsUninterruptedRun) {
                                            "3000",
                                            "--curvature",
                                            "local",
+                                           "--eval-every",
+                                           "50",
                                            "-q"};
     auto straight = base;
-    straight.insert(straight.end(), {"--out", path("straight.txt")});
+    straight.insert(straight.end(),
+                    {"--out", path("straight.txt"), "--metrics", path("straight.jsonl")});
     rotor::testing::KillResumePlan plan;
     plan.run_ms = rotor::testing::timed_run_ms(straight);
     ASSERT_GT(plan.run_ms, 0);
     const std::string ck = path("ck");
     plan.args = base;
     plan.args.insert(plan.args.end(), {"--checkpoint-every", "50", "--checkpoint-dir", ck, "--out",
-                                       path("resumed.txt"),
-                                       "--overwrite"});  // a killed run may have written its model
+                                       path("resumed.txt"), "--metrics", path("resumed.jsonl")});
     plan.checkpoint = ck;
-    plan.outputs = {path("resumed.txt")};
+    plan.outputs = {path("resumed.txt"), path("resumed.jsonl")};
     plan.min_share = 0.2;
     plan.span_share = 0.5;
+    plan.after_kill = [&] {
+        rotor::testing::expect_records_through_checkpoint(path("resumed.jsonl"), ck, 50);
+    };
     const auto outcome = rotor::testing::kill_and_resume(plan);
     ASSERT_EQ(outcome.kills, 3)
         << "the run was too fast to be interrupted: the test proves nothing";
     ASSERT_EQ(outcome.last_exit, 0);
     EXPECT_EQ(read_text(path("resumed.txt")), read_text(path("straight.txt")));
+    rotor::testing::expect_same_records(path("straight.jsonl"), path("resumed.jsonl"), "objective");
 }
 
 TEST_F(LogregTrainRun, ResumeRefusesConflictingFlagsByNameAndOtherData) {

@@ -166,6 +166,16 @@ TEST_F(MfTrainCli, OutputsAndResumeFollowTheUsersIntent) {
     r = run(args + "-n 1 --resume " + path("m.checkpoint") + " --out " + path("m1"));
     EXPECT_EQ(r.code, 3) << r.out;
     EXPECT_NE(r.out.find("already has 2 iterations"), std::string::npos) << r.out;
+    // A resumed run continues the run that wrote its --out: it writes it in place without
+    // --overwrite (which it needed); a directory that is not rotor's is still never replaced.
+    r = run(args + "-q -n 3 --resume " + path("m.checkpoint") + " --out " + path("m"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    expect_same_model(path("m"), path("m3"));
+    fs::create_directories(path("photos"));
+    std::ofstream(path("photos/cat.jpg")) << "meow";
+    r = run(args + "-q -n 3 --resume " + path("m.checkpoint") + " --out " + path("photos"));
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_TRUE(fs::exists(path("photos/cat.jpg")));
 }
 
 TEST_F(MfTrainCli, ResumedRunEqualsUninterruptedRun) {
@@ -216,30 +226,58 @@ TEST_F(MfTrainCli, ResumeRefusesOtherRatingsAndBrokenCheckpoints) {
     EXPECT_FALSE(fs::exists(path("m3")) || fs::exists(path("m4")));
 }
 
+// One rule for every output (docs/reliability.md): the file size limited (as a full disk) while
+// the metrics are written, the model is written whole and the run ends with exit 4 naming the
+// metrics file and the model (it failed the run and left no model); the file keeps its whole
+// records. (64 KiB: the model's largest file, seen.bin, takes 40 KB; 300 records, 126 KB.)
+TEST_F(MfTrainCli, AFullDiskForTheMetricsKeepsTheModelAndNamesTheFile) {
+    const Outcome full =
+        run_command("sh -c \"trap '' XFSZ; ulimit -f 128; exec " + kRotor + " mf train --train " +
+                    path("train.csv") + " --rank 2 --iterations 300 --threads 1 -q --metrics " +
+                    path("m.jsonl") + " --out " + path("model") + "\"");
+    EXPECT_EQ(full.code, 4) << full.out;
+    EXPECT_NE(full.out.find("rotor: error: cannot write " + path("m.jsonl")), std::string::npos)
+        << full.out;
+    EXPECT_NE(full.out.find("; the model was written to " + path("model")), std::string::npos)
+        << full.out;
+    EXPECT_EQ(run("mf eval --model " + path("model") + " --test " + path("test.csv")).code, 0);
+    const auto records = read_metrics(path("m.jsonl"));
+    ASSERT_GT(records.size(), 0u);
+    EXPECT_LT(records.size(), 300u);
+    for (std::size_t i = 0; i < records.size(); ++i) EXPECT_EQ(records[i].at("iter"), i + 1);
+}
+
 TEST_F(MfTrainCli, KilledAndResumedCcdRunEqualsUninterruptedRun) {
     const std::vector<std::string> base = {
         kRotor,   "mf", "train",        "--train", path("train.csv"), "--solver", "ccd",
         "--rank", "16", "--iterations", "40",      "--threads",       "2",        "--eval-every",
-        "0",      "-q"};
+        "1",      "-q"};
     auto straight = base;
-    straight.insert(straight.end(), {"--out", path("straight")});
+    straight.insert(straight.end(),
+                    {"--out", path("straight"), "--metrics", path("straight.jsonl")});
     rotor::testing::KillResumePlan plan;
     plan.run_ms = rotor::testing::timed_run_ms(straight);
     ASSERT_GT(plan.run_ms, 0);
     const std::string ck = path("ck");
     plan.args = base;
-    plan.args.insert(plan.args.end(),
-                     {"--checkpoint-every", "1", "--checkpoint-dir", ck, "--out", path("resumed"),
-                      "--overwrite"});  // a killed run may have written its model
+    // No --overwrite: a resumed run writes its --out in place (a killed run may have written it).
+    plan.args.insert(plan.args.end(), {"--checkpoint-every", "1", "--checkpoint-dir", ck, "--out",
+                                       path("resumed"), "--metrics", path("resumed.jsonl")});
     plan.checkpoint = ck;
-    plan.outputs = {path("resumed")};
+    plan.outputs = {path("resumed"), path("resumed.jsonl")};
     plan.min_share = 0.1;
     plan.span_share = 0.5;
+    plan.after_kill = [&] {
+        rotor::testing::expect_records_through_checkpoint(path("resumed.jsonl"), ck);
+    };
     const auto outcome = rotor::testing::kill_and_resume(plan);
     ASSERT_EQ(outcome.kills, 3)
         << "the run was too fast to be interrupted: the test proves nothing";
     ASSERT_EQ(outcome.last_exit, 0);
     expect_same_model(path("straight"), path("resumed"));
+    // The killed runs' records and the resumed ones': one per iteration, as the straight run's.
+    rotor::testing::expect_same_records(path("straight.jsonl"), path("resumed.jsonl"),
+                                        "train_rmse");
 }
 
 #ifdef ROTOR_MPIEXEC

@@ -2,6 +2,7 @@
 // coefficients), and the dense standardised matrix Z implied by a Design.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -60,6 +61,35 @@ inline RawData correlated_data(std::uint32_t n, std::uint32_t p, std::uint32_t g
             cols[j] = j;
             vals[j] = f[j / group] + s * (2 * rng.uniform() - 1);
             y += (j % 3 == 0 ? 1.0 : 0.0) * vals[j];
+        }
+        d.add_sample(y, cols, vals);
+    }
+    return d;
+}
+
+/// The design of issue 37 (item 5): x_ij = 0.7 z_ij + 0.3 z_i0 with z standard normal (Box–
+/// Muller), so every pair of columns correlates at 0.09 / 0.58 ≈ 0.155, under STRADS' ρ = 0.3,
+/// while L columns updated at once have λ_max = 1 + 0.155 (L − 1): parallel updates of 8 or
+/// more diverge. y = the first `planted` columns with weights ±1..2, plus noise 0.5 z. Dense.
+inline RawData shared_factor_data(std::uint32_t n, std::uint32_t p, std::uint32_t planted,
+                                  std::uint64_t seed) {
+    Rng rng(seed);
+    const auto normal = [&rng] {
+        const double u = 1 - rng.uniform();  // (0, 1]
+        return std::sqrt(-2 * std::log(u)) * std::cos(6.283185307179586 * rng.uniform());
+    };
+    RawData d;
+    d.features = p;
+    d.dense = true;
+    std::vector<std::uint32_t> cols(p);
+    std::vector<double> vals(p);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        const double shared = normal();
+        double y = 0.5 * normal();
+        for (std::uint32_t j = 0; j < p; ++j) {
+            cols[j] = j;
+            vals[j] = 0.7 * normal() + 0.3 * shared;
+            if (j < planted) y += (1 + double(j % 2)) * (j % 3 == 0 ? -1 : 1) * vals[j];
         }
         d.add_sample(y, cols, vals);
     }

@@ -89,7 +89,7 @@ TEST(StradsParams, ValidateNamesTheFlag) {
 // densely), every rejected candidate conflicts with a kept one drawn before it, and 1 and 3 parts
 // select the same coordinates.
 TEST(CorrelationCheck, NeverAdmitsAPairAtOrAboveRho) {
-    int kept_pairs = 0, rejections = 0;
+    int kept_pairs = 0, rejections = 0, bounded = 0;
     for (std::uint64_t seed = 0; seed < 40; ++seed) {
         Rng rng(seed);
         const std::uint32_t p = 12 + static_cast<std::uint32_t>(rng.below(20));
@@ -125,19 +125,57 @@ TEST(CorrelationCheck, NeverAdmitsAPairAtOrAboveRho) {
                 ++kept_pairs;
             }
         }
-        // Replay the greedy scan: a rejected candidate conflicts with an earlier kept one.
+        // Every kept row of the round's correlation matrix sums below kRowSumBound: λ_max < 2.
+        for (const std::uint32_t a : s.kept) {
+            double row = 0;
+            for (const std::uint32_t b : s.kept) row += a == b ? 0 : std::fabs(corr(a, b));
+            EXPECT_LT(row, kRowSumBound + 1e-12) << "seed " << seed;
+        }
+        // Replay the greedy scan: a rejected candidate conflicts with an earlier kept one, or
+        // would take a kept row (its own included) to the bound.
         std::vector<std::uint32_t> kept;
         for (std::uint32_t c : cand) {
             if (kept.size() == params.parallel) break;
             bool conflict = false;
-            for (std::uint32_t k : kept) conflict |= std::fabs(corr(c, k)) >= params.rho - 1e-12;
+            double own = 0;
+            for (std::uint32_t k : kept) {
+                conflict |= std::fabs(corr(c, k)) >= params.rho - 1e-12;
+                own += std::fabs(corr(c, k));
+                double row = std::fabs(corr(c, k));
+                for (std::uint32_t o : kept) row += o == k ? 0 : std::fabs(corr(k, o));
+                conflict |= row >= kRowSumBound - 1e-12;
+            }
+            conflict |= own >= kRowSumBound - 1e-12;
             if (!conflict) kept.push_back(c);
         }
         EXPECT_EQ(kept, s.kept) << "seed " << seed;
         rejections += static_cast<int>(s.rejected);
+        bounded += static_cast<int>(s.bounded);
     }
     EXPECT_GT(kept_pairs, 100);  // the property was exercised
     EXPECT_GT(rejections, 50);
+    EXPECT_GT(bounded, 5);  // and the row-sum bound
+}
+
+// Many mildly correlated columns pass the pairwise check (0.155 < ρ = 0.3) but not together: L
+// of them updated at once have λ_max(M) = 1 + 0.155 (L − 1), above 2 for L ≥ 8, where parallel
+// updates diverge. The row-sum bound keeps 7 (6 × 0.155 = 0.93 < 1).
+TEST(CorrelationCheck, KeepsNoRoundWhoseCorrelationsCouldDiverge) {
+    const std::vector<std::uint32_t> cand = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    StradsParams params;
+    params.parallel = 16;
+    params.candidates = 16;
+    params.rho = 0.3;
+    const Selection s = select_greedy(cand, params, [](std::size_t, std::size_t) { return 0.155; });
+    EXPECT_EQ(s.kept, (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5, 6}));
+    EXPECT_EQ(s.rejected, 9u);
+    EXPECT_EQ(s.bounded, 9u);
+    // Negative correlations count alike; uncorrelated columns all fit.
+    EXPECT_EQ(
+        select_greedy(cand, params, [](std::size_t, std::size_t) { return -0.155; }).kept.size(),
+        7u);
+    EXPECT_EQ(select_greedy(cand, params, [](std::size_t, std::size_t) { return 0.0; }).kept.size(),
+              16u);
 }
 
 /// A scheduler's run from b = 0: the objective after each round, the coordinates updated and
@@ -183,6 +221,29 @@ Trace run_schedule(const Design& d, std::uint32_t parts, Kind kind, const Strads
     }
     out.residuals = s.all_residuals();
     return out;
+}
+
+// The row-sum bound makes every STRADS round a descent step: on the shared-factor design
+// (every pair at 0.155, under ρ), rounds of up to 16 and 64 kept once raised the objective and
+// diverged; now no round raises it, and strads reaches cyclic's optimum.
+TEST(Strads, NoRoundRaisesTheObjectiveOnASharedFactorDesign) {
+    const Design d = build_design(testing::shared_factor_data(100, 60, 6, 43));
+    const ProblemView pv = ProblemView::of(d);
+    const double lambda = 0.05 * lambda_max(Split(d, 1).views, pv);
+    StradsParams cyc;
+    cyc.parallel = 60;
+    const double opt = run_schedule(d, 1, Kind::kCyclic, cyc, lambda, 2000, 1).objective.back();
+    for (const std::uint32_t l : {16U, 64U}) {
+        StradsParams par;
+        par.parallel = l;
+        par.candidates = 2 * l;
+        const Trace t = run_schedule(d, 2, Kind::kStrads, par, lambda, 3000, 1, opt * (1 + 1e-6));
+        for (std::size_t r = 1; r < t.objective.size(); ++r)
+            ASSERT_LE(t.objective[r], t.objective[r - 1] * (1 + 1e-13))
+                << "L " << l << " round " << r;
+        EXPECT_LE(t.objective.back(), opt * (1 + 1e-6)) << "L " << l;
+        EXPECT_GT(t.rejected, 0u);
+    }
 }
 
 TEST(Strads, DeterministicForASeedAtAnyPartCount) {

@@ -99,3 +99,17 @@ class SotuPartyTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class OutsideTheRepositoryTest(unittest.TestCase):
+    """The sotu scripts find the shipped corpus from their own path: run from / they worked only
+    from the repository root (a traceback: data/sotu-para/docs.tsv not found)."""
+
+    def test_sotu_year_and_party_from_another_directory(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for script, out in (("make_sotu_year.py", "sotu-year.train.svm"),
+                                ("make_sotu_party.py", "sotu-party.train.svm")):
+                r = subprocess.run([sys.executable, str(TOOLS / script), "--out", tmp,
+                                    "--max-docs", "3"], cwd="/", capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(len((Path(tmp) / out).read_text().splitlines()), 3)
