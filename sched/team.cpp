@@ -203,7 +203,7 @@ bool aside_for(std::uint64_t team) {
 }
 
 /// Takes and runs shares until none is left or the call failed; a worker task (task >= 0) also
-/// stops when it steps aside. Returns the seconds it was blocked.
+/// stops when it steps aside (stepping aside is decided after a late share, below).
 void take_shares(CallState& c, int task) {
     const bool worker = task >= 0;
     const Clock::time_point start = Clock::now();
