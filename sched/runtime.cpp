@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <latch>
@@ -258,6 +259,11 @@ class RuntimeImpl {
     }
 
     ~RuntimeImpl() {
+        // Launched tasks that have not finished yet (a task a busy core delayed) still use the
+        // arenas: wait for them. Polled, since a notify after the decrement could outlive this.
+        while (pending_.load(std::memory_order_acquire) != 0) {
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
         // Observers stop observing before their arenas go away.
         for (NodeArena& a : arenas_) a.observer.reset();
         for (NodeArena& a : arenas_) a.arena.reset();
@@ -299,6 +305,35 @@ class RuntimeImpl {
             runs_ = std::move(call.runs);
         }
         call.errors.rethrow();
+    }
+
+    void launch_workers(std::function<void(int)> fn) {
+        // Shared by the tasks; the last one to finish frees it (the release/acquire count orders
+        // every task's use before the delete).
+        struct Launch {
+            Launch(std::function<void(int)> f, int tasks, std::atomic<int>& pending)
+                : fn(std::move(f)), left(tasks), runtime_pending(pending) {}
+            std::function<void(int)> fn;
+            std::atomic<int> left;
+            std::atomic<int>& runtime_pending;
+        };
+        pending_.fetch_add(placement_.threads(), std::memory_order_relaxed);
+        auto owned = std::make_unique<Launch>(std::move(fn), placement_.threads(), pending_);
+        Launch* launch = owned.release();  // owned by the tasks from here on
+        for (NodeArena& a : arenas_) {
+            for (int w : a.workers) {
+                a.arena->enqueue([h = Handoff<Launch>(launch), w]() noexcept {
+                    Launch* l = h.get();
+                    l->fn(w);
+                    std::atomic<int>& pending = l->runtime_pending;
+                    if (l->left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+                        const std::unique_ptr<Launch> last(l);
+                    }
+                    // The task's last touch of the runtime: its destructor may go on after it.
+                    pending.fetch_sub(1, std::memory_order_release);
+                });
+            }
+        }
     }
 
     void parallel_for(std::int64_t begin, std::int64_t end,
@@ -407,6 +442,7 @@ class RuntimeImpl {
     std::vector<NodeArena> arenas_;
     std::atomic<std::int64_t> pinned_{0};
     std::atomic<std::int64_t> failed_{0};
+    std::atomic<int> pending_{0};  ///< launch_workers tasks not finished
     mutable std::mutex runs_mutex_;
     std::vector<WorkerRun> runs_;
 };
@@ -426,6 +462,7 @@ const Placement& Runtime::placement() const noexcept { return impl_->placement()
 PinMode Runtime::pin_mode() const noexcept { return impl_->pin_mode(); }
 const std::string& Runtime::status() const noexcept { return impl_->status(); }
 void Runtime::run_workers(const std::function<void(int)>& fn) { impl_->run_workers(fn); }
+void Runtime::launch_workers(std::function<void(int)> fn) { impl_->launch_workers(std::move(fn)); }
 void Runtime::parallel_for(std::int64_t begin, std::int64_t end,
                            const std::function<void(std::int64_t, std::int64_t)>& fn) {
     impl_->parallel_for(begin, end, fn);

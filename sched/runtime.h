@@ -69,6 +69,11 @@ class Runtime {
     /// and returns when all have returned. If any threw, rethrows the exception of the lowest
     /// worker index that threw (after all have finished). fn must be safe to call concurrently.
     void run_workers(const std::function<void(int worker)>& fn);
+    /// Starts fn(0), ..., fn(P-1) as run_workers() does and returns at once, without waiting for
+    /// them (sched::Team: it knows when the work is done, and a task that a busy core delays
+    /// finds nothing left to do). fn is copied into the tasks: everything it refers to must
+    /// outlive every task (shared ownership), and it must not throw. No last_runs() record.
+    void launch_workers(std::function<void(int worker)> fn);
     /// Calls fn(lo, hi) on disjoint subranges covering [begin, end), in parallel on the P
     /// workers inside their arenas: each worker takes the next chunk (about (end-begin)/(16 P)
     /// indexes) from a shared counter until none is left. After an exception no new chunk starts;

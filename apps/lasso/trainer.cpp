@@ -12,7 +12,6 @@
 #include "core/base/error.h"
 #include "core/base/radix_sort.h"
 #include "core/lasso/pair_cache.h"
-#include "sched/worker_barrier.h"
 
 namespace rotor::lasso {
 namespace {
@@ -46,6 +45,7 @@ Trainer::Trainer(RawData slice, const TrainOptions& options, sched::Runtime& run
                  comm::Communicator& comm)
     : options_(options),
       runtime_(runtime),
+      team_(runtime),
       comm_(comm),
       clocks_(runtime.threads()),
       strads_(options.strads) {
@@ -516,45 +516,32 @@ void Trainer::region_rounds(std::uint64_t count, const RoundDraw& draw, const Ro
         total_.resize(size);
         q_sum = residual_sum(pv, coefs_);
     };
-    sched::WorkerBarrier barrier(static_cast<int>(workers));
-    runtime_.run_workers([&](int w) {
-        Worker& me = *workers_[static_cast<std::size_t>(w)];
-        sched::WorkerClock& clock = clocks_.clock(w);
-        const auto meet = [&] {
-            const sched::PhaseTimer timer(clock, sched::Phase::kWait);
-            return barrier.arrive_and_wait();
-        };
-        try {
-            {
-                const sched::PhaseTimer timer(clock, sched::Phase::kCompute);
-                for (auto k = static_cast<std::uint64_t>(w); k < count; k += workers)
-                    coords[k] = draw(k);
-            }
-            if (!meet()) return;  // every draw is out
-            for (std::uint64_t k = 0; k < count; ++k) {
-                const std::span<const std::uint32_t> now = coords[k];
-                {
-                    const sched::PhaseTimer timer(clock, sched::Phase::kCompute);
-                    me.update_and_push(k == 0 ? before : coords[k - 1], deltas[(k - 1) & 1], now);
-                    if (w == 0) serial(k);
-                }
-                if (!meet()) return;  // every push is in, and round k's buffers are ready
-                {
-                    const sched::PhaseTimer timer(clock, sched::Phase::kCompute);
-                    combine_range(me, now.size());
-                    const auto [lo, hi] = share(now.size(), me.index, workers);
-                    me.pull = pull_range(pv, options_.lambda, q_sum, now, total_, lo, hi, coefs_,
-                                         deltas[k & 1], shift_deltas_);
-                }
-                if (!meet()) return;  // every change is out
-            }
-        } catch (...) {
-            barrier.break_barrier();
-            throw;
+    // Step 0: the draws, a share each; then rounds k: step 2k + 1 pushes (share 0 also runs
+    // serial(k)), step 2k + 2 pulls. A step starts once every share of the last is done.
+    const sched::TeamRun run = team_.run_steps(1 + 2 * count, [&](std::size_t step, int part) {
+        Worker& me = *workers_[static_cast<std::size_t>(part)];
+        const sched::PhaseTimer timer(clocks_.clock(part), sched::Phase::kCompute);
+        if (step == 0) {
+            for (auto k = static_cast<std::uint64_t>(part); k < count; k += workers)
+                coords[k] = draw(k);
+            return;
         }
+        const std::uint64_t k = (step - 1) / 2;
+        const std::span<const std::uint32_t> now = coords[k];
+        if ((step - 1) % 2 == 0) {
+            me.update_and_push(k == 0 ? before : coords[k - 1], deltas[(k - 1) & 1], now);
+            if (part == 0) serial(k);
+            return;
+        }
+        combine_range(me, now.size());
+        const auto [lo, hi] = share(now.size(), me.index, workers);
+        me.pull = pull_range(pv, options_.lambda, q_sum, now, total_, lo, hi, coefs_, deltas[k & 1],
+                             shift_deltas_);
     });
+    for (std::size_t w = 0; w < workers; ++w)
+        clocks_.clock(static_cast<int>(w)).add(sched::Phase::kWait, run.wait_s[w]);
     ++handoffs_;
-    barrier_sleeps_ += barrier.sleeps();
+    barrier_sleeps_ += run.sleeps;
     std::vector<double>& last = deltas[(count - 1) & 1];
     finish_pull(coords[count - 1], last);
     done(coords[count - 1], last);

@@ -16,7 +16,7 @@
 // draws of a pass are made a share a rank and allgathered. The coordinator adds
 // the offset's changes in C's order, and every worker subtracts the changes from its residuals
 // (merged into the next round's push). Shotgun on one rank runs a pass's large rounds in one
-// run_workers region, the workers meeting at a barrier twice a round (region_rounds). STRADS
+// team call (sched::Team::run_steps), two steps a round (region_rounds). STRADS
 // rounds first push the candidates' pairwise dot products the same way. Exact sums make every
 // pulled value independent of the split, so ranks x threads give bitwise the same coefficients.
 #pragma once
@@ -39,6 +39,7 @@
 #include "core/lasso/schedule.h"
 #include "core/lasso/slice_design.h"
 #include "sched/runtime.h"
+#include "sched/team.h"
 #include "sched/worker_clock.h"
 #include "train/record.h"
 #include "train/reporter.h"
@@ -168,7 +169,7 @@ class Trainer {
     /// One iteration: a sweep of every coordinate (shotgun/strads: ceil(p / L) rounds, p
     /// updates), or, with active sets, of the working set and then of the active set until it
     /// settles. Record: updates, changed, rejected, pair_cache_hit_rate, rounds, handoffs
-    /// (run_workers calls), barrier_sleeps (region waits that slept), worker times, and on
+    /// (team calls), barrier_sleeps (region waits that blocked), worker times, and on
     /// several ranks comm_s (seconds in the rounds' collectives).
     train::Record iterate();
     /// Adds objective, objective_paper, gap, relative_gap, kkt, nonzeros, l1_norm (and on several
@@ -284,11 +285,11 @@ class Trainer {
                          std::uint32_t& rejected, std::uint64_t& rounds);
     /// Round k of a pass's draws (from 0); pure and callable from any thread.
     using RoundDraw = std::function<std::vector<std::uint32_t>(std::uint64_t k)>;
-    /// `count` >= 1 shotgun rounds of parallel_pass in ONE run_workers call (one rank, several
-    /// workers; docs/lasso.md, "Rounds in one region"). The workers draw the rounds ahead (a
-    /// share each) and meet (sched::WorkerBarrier); then, a round: every worker subtracts the
-    /// last round's changes from its residuals and pushes, worker 0 also finishes the last
-    /// round's pull (offset, counters, `done`); they meet, pull a share each, and meet again.
+    /// `count` >= 1 shotgun rounds of parallel_pass in ONE team call (one rank, several
+    /// workers; docs/lasso.md, "Rounds in one region"). The parts' rounds are drawn ahead (a
+    /// share each); then, a round in two team steps: every part subtracts the last round's
+    /// changes from its residuals and pushes, part 0 also finishes the last round's pull
+    /// (offset, counters, `done`); then every part pulls its share.
     /// The same operations in the same order per row and per coordinate: the same bits as
     /// round() after round(). The last round's changes are left pending.
     void region_rounds(std::uint64_t count, const RoundDraw& draw, const RoundDone& done);
@@ -335,6 +336,7 @@ class Trainer {
 
     TrainOptions options_;
     sched::Runtime& runtime_;
+    sched::Team team_;  ///< on runtime_'s workers: hand-offs (run) and regions (region_rounds)
     comm::Communicator& comm_;
     std::uint32_t samples_ = 0;
     double target_sum_ = 0;
@@ -374,8 +376,8 @@ class Trainer {
     std::uint32_t iterations_done_ = 0;
     std::uint64_t rounds_done_ = 0;
     std::uint64_t total_updates_ = 0;
-    std::uint64_t handoffs_ = 0;        ///< run_workers calls made (a region counts one)
-    std::uint64_t barrier_sleeps_ = 0;  ///< region waits that went to sleep (WorkerBarrier)
+    std::uint64_t handoffs_ = 0;        ///< team calls made (a region counts one)
+    std::uint64_t barrier_sleeps_ = 0;  ///< region waits that blocked (sched::Team)
     /// Several ranks: seconds in the rounds' collectives in this iteration (comm_s), and in the
     /// last evaluation's (eval_comm_s): the transfers and the waits for the other ranks.
     double comm_s_ = 0;

@@ -104,9 +104,10 @@ void Trainer::run(const Fn& fn, std::uint64_t entries) {
         return;
     }
     ++handoffs_;
-    runtime_.run_workers([&](int w) {
-        const sched::PhaseTimer timer(clocks_.clock(w), sched::Phase::kCompute);
-        fn(*workers_[static_cast<std::size_t>(w)]);
+    // A part is taken by whichever worker (or this thread) runs: its clock is the part's.
+    team_.run([&](int part) {
+        const sched::PhaseTimer timer(clocks_.clock(part), sched::Phase::kCompute);
+        fn(*workers_[static_cast<std::size_t>(part)]);
     });
 }
 

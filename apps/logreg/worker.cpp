@@ -1,36 +1,10 @@
 #include "apps/logreg/worker.h"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <functional>
-#include <thread>
 
 #include "core/base/error.h"
 
 namespace rotor::logreg {
-namespace {
-
-constexpr int kSpins = 1 << 10;  // pauses (~10 µs where a pause takes 9 ns), then
-constexpr int kYields = 1 << 8;  // yields (lets a descheduled teammate run), then a futex wait
-
-/// One step of waiting: a pause, a yield, or false when it is time to sleep.
-bool keep_spinning(int spin) noexcept {
-    if (spin < kSpins) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-        return true;
-    }
-    if (spin < kSpins + kYields) {
-        std::this_thread::yield();
-        return true;
-    }
-    return false;
-}
-
-}  // namespace
-
 std::vector<std::uint32_t> row_cuts(const Shard& part, int threads) {
     ROTOR_ASSERT(threads >= 1, "row_cuts: threads >= 1");
     const std::uint32_t n = part.examples();
@@ -57,79 +31,8 @@ std::vector<std::uint32_t> row_cuts(const Shard& part, int threads) {
     return cuts;
 }
 
-/// T − 1 threads that run a function with the caller, one round at a time: run(fn) calls fn(j)
-/// for j = 0..T−1 (0 on the caller) and returns when all have returned; an exception of a
-/// thread is rethrown by run(). Rounds are announced by a generation counter. Rounds come every
-/// few tens of microseconds (two per iteration), far less than a futex wake-up's latency, so
-/// both sides spin (keep_spinning: pauses, then yields) before they sleep in atomic::wait.
-class ThreadTeam {
-  public:
-    explicit ThreadTeam(int threads) : size_(threads) {
-        for (int j = 1; j < threads; ++j) pool_.emplace_back([this, j] { loop(j); });
-    }
-    ~ThreadTeam() {
-        stop_.store(true, std::memory_order_relaxed);
-        generation_.fetch_add(1, std::memory_order_release);
-        generation_.notify_all();
-        for (std::thread& t : pool_) t.join();
-    }
-    ThreadTeam(const ThreadTeam&) = delete;
-    ThreadTeam& operator=(const ThreadTeam&) = delete;
-
-    void run(const std::function<void(int)>& fn) {
-        fn_ = &fn;
-        pending_.store(size_ - 1, std::memory_order_relaxed);
-        generation_.fetch_add(1, std::memory_order_release);
-        generation_.notify_all();
-        std::exception_ptr mine;
-        try {
-            fn(0);
-        } catch (...) {
-            mine = std::current_exception();
-        }
-        for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
-            if (!keep_spinning(spin)) {
-                const int left = pending_.load(std::memory_order_acquire);
-                if (left != 0) pending_.wait(left, std::memory_order_acquire);
-            }
-        }
-        for (std::exception_ptr& e : errors_) {  // the lowest thread's, all cleared
-            if (!mine) mine = e;
-            e = nullptr;
-        }
-        if (mine) std::rethrow_exception(mine);
-    }
-
-  private:
-    void loop(int j) {
-        std::uint64_t seen = 0;
-        for (;;) {
-            for (int spin = 0; generation_.load(std::memory_order_acquire) == seen; ++spin) {
-                if (!keep_spinning(spin)) generation_.wait(seen, std::memory_order_acquire);
-            }
-            seen = generation_.load(std::memory_order_acquire);
-            if (stop_.load(std::memory_order_relaxed)) return;
-            try {
-                (*fn_)(j);
-            } catch (...) {
-                errors_[static_cast<std::size_t>(j)] = std::current_exception();
-            }
-            if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
-        }
-    }
-
-    int size_;
-    std::vector<std::thread> pool_;
-    std::atomic<std::uint64_t> generation_{0};
-    std::atomic<int> pending_{0};
-    std::atomic<bool> stop_{false};
-    const std::function<void(int)>* fn_ = nullptr;
-    std::vector<std::exception_ptr> errors_ =
-        std::vector<std::exception_ptr>(static_cast<std::size_t>(size_));
-};
-
 Worker::Worker(Shard& part, const BlockProxOptions& o, int threads, std::span<const double> start,
-               KktScreen* screen, std::size_t pull_width)
+               KktScreen* screen, std::size_t pull_width, sched::PinMode pin)
     : part_(part),
       options_(o),
       threads_(threads),
@@ -157,7 +60,10 @@ Worker::Worker(Shard& part, const BlockProxOptions& o, int threads, std::span<co
         }
     }
     scratch_.reserve(part.examples());
-    if (threads > 1) team_ = std::make_unique<ThreadTeam>(threads);
+    if (threads > 1) {
+        runtime_ = std::make_unique<sched::Runtime>(threads, pin);
+        team_ = std::make_unique<sched::Team>(*runtime_);
+    }
 }
 
 Worker::~Worker() = default;
@@ -168,8 +74,7 @@ void Worker::on_threads(const Fn& fn) {
         fn(0);
         return;
     }
-    const std::function<void(int)> f = [&fn](int j) { fn(static_cast<std::size_t>(j)); };
-    team_->run(f);
+    team_->run([&fn](int j) { fn(static_cast<std::size_t>(j)); });
 }
 
 std::uint32_t Worker::prepare_push(std::uint64_t t, std::uint64_t kv_t) {

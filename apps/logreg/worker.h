@@ -5,8 +5,9 @@
 // margins.
 //
 // Threads: with T > 1 the part's examples are split into T contiguous row ranges of about equal
-// nonzeros (row_cuts), one per thread; each thread pushes its rows' terms into its own exact sums
-// (push_slices), which are combined exactly, and adds the pulled changes to its rows' margins
+// nonzeros (row_cuts), the shares of a sched::Team on T pinned workers (a range is taken by
+// whichever thread runs, the caller included); each range's terms go into its own exact sums
+// (push_slices), which are combined exactly, and the pulled changes into its rows' margins
 // (apply_slices). A margin sees the same operations in the same order and the sums are exact, so
 // the pushed values and the margins are bitwise the same for every T. Borrows the part; one caller
 // at a time.
@@ -19,13 +20,12 @@
 
 #include "core/logreg/block_prox.h"
 #include "core/logreg/kkt_screen.h"
+#include "sched/team.h"
 
 namespace rotor::logreg {
 
 /// Values pushed per key: g's ExactSum limbs, then u's.
 inline constexpr std::size_t kPushWidth = 2 * ExactSum::kLimbs;
-
-class ThreadTeam;
 
 /// The T + 1 row boundaries of `threads` row ranges of `part` (0 first, part.examples() last,
 /// non-decreasing) holding about equal numbers of nonzeros: the threads' share of every pass.
@@ -37,9 +37,10 @@ class Worker {
     /// `part` is borrowed; its margins must match `start` (w over part.keys(); empty: w = 0).
     /// `threads` >= 1 share its examples. `screen` (null without the KKT filter; borrowed)
     /// learns w_k and ĝ_k from pulls of `pull_width` values per key (w_k, then ĝ_k when 2).
+    /// With threads > 1 the worker owns a runtime of that many workers, bound by `pin`.
     Worker(Shard& part, const BlockProxOptions& options, int threads = 1,
            std::span<const double> start = {}, KktScreen* screen = nullptr,
-           std::size_t pull_width = 1);
+           std::size_t pull_width = 1, sched::PinMode pin = sched::PinMode::kPu);
     ~Worker();
     Worker(const Worker&) = delete;
     Worker& operator=(const Worker&) = delete;
@@ -66,7 +67,8 @@ class Worker {
     const std::vector<double>& weights() const { return w_; }
 
   private:
-    /// Runs fn(j) for every thread j (on the team when there is one).
+    /// Runs fn(j) for every row range j (on the team when there is one: a range is taken by
+    /// whichever thread runs, the caller included).
     template <class Fn>
     void on_threads(const Fn& fn);
     /// Serial steps around the threads' work: the block of iteration t with its screen flags
@@ -88,8 +90,9 @@ class Worker {
     BlockScratch scratch_;                      ///< shared by the threads (disjoint rows)
     std::vector<std::vector<ExactSum>> g_, u_;  ///< per thread
     std::vector<double> deltas_;
-    std::vector<std::uint8_t> skip_;  ///< keys of the block the screen skips (push_slices)
-    std::unique_ptr<ThreadTeam> team_;
+    std::vector<std::uint8_t> skip_;           ///< keys of the block the screen skips (push_slices)
+    std::unique_ptr<sched::Runtime> runtime_;  ///< threads > 1: the team's workers
+    std::unique_ptr<sched::Team> team_;
     KktScreen* screen_;
     std::size_t pull_width_;
 };

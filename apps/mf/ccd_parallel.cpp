@@ -2,46 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
-#include <thread>
 
 #include "core/base/error.h"
 #include "core/base/timer.h"
 
 namespace rotor::mf {
-
-/// A barrier for the workers of one rank, all running at once (run_workers): the last to arrive
-/// opens the next generation. Waiters spin first (a step of CCD++ is often only tens of
-/// microseconds, shorter than a futex wake-up), then yield, then sleep on the atomic.
-class ParallelCcd::Barrier {
-  public:
-    explicit Barrier(int n) : n_(n) {}
-
-    void arrive_and_wait() {
-        const std::uint32_t gen = generation_.load(std::memory_order_acquire);
-        if (count_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
-            count_.store(0, std::memory_order_relaxed);
-            generation_.fetch_add(1, std::memory_order_release);
-            generation_.notify_all();
-            return;
-        }
-        for (int i = 0; generation_.load(std::memory_order_acquire) == gen; ++i) {
-            if (i < kSpins) continue;
-            if (i < kSpins + kYields) {
-                std::this_thread::yield();
-            } else {
-                generation_.wait(gen, std::memory_order_acquire);
-            }
-        }
-    }
-
-  private:
-    static constexpr int kSpins = 4000;
-    static constexpr int kYields = 200;
-    const int n_;
-    std::atomic<int> count_{0};
-    std::atomic<std::uint32_t> generation_{0};
-};
 
 /// One worker's share: its rows (a rebased CSR view and the matching slices of the residuals,
 /// of u and of b) and its columns for the pull.
@@ -78,11 +43,10 @@ ParallelCcd::ParallelCcd(CcdRankState& state, const CcdParams& params, sched::Ru
                          comm::Communicator& comm)
     : state_(state),
       params_(params),
-      runtime_(runtime),
       comm_(comm),
       threads_(runtime.threads()),
-      clocks_(runtime.threads()),
-      barrier_(std::make_unique<Barrier>(runtime.threads())) {
+      team_(runtime),
+      clocks_(runtime.threads()) {
     params_.validate();
     const SparseView& r = state_.ratings;
     r.check_shape();
@@ -134,11 +98,6 @@ ParallelCcd::Worker ParallelCcd::make_worker(int w) {
     me.cols = col_begin_[w + 1] - col_begin_[w];
     me.clock = &clocks_.clock(w);
     return me;
-}
-
-void ParallelCcd::wait(Worker& me) {
-    sched::PhaseTimer timer(*me.clock, sched::Phase::kWait);
-    barrier_->arrive_and_wait();
 }
 
 void ParallelCcd::push(Worker& me, std::span<const float> u) {
@@ -284,34 +243,34 @@ std::vector<ParallelCcd::Step> ParallelCcd::plan() const {
 sched::IterationTimes ParallelCcd::iterate() {
     const std::vector<Step> steps = plan();
     clocks_.begin_iteration();
+    std::vector<Worker> workers;
+    for (int w = 0; w < threads_; ++w) workers.push_back(make_worker(w));
+    // A share's step touches only its own rows, columns and sums, whichever worker runs it.
+    const auto run = [&](std::size_t i, int share) {
+        Worker& me = workers[static_cast<std::size_t>(share)];
+        const sched::PhaseTimer timer(*me.clock, sched::Phase::kCompute);
+        run_step(me, steps[i]);
+    };
+    const auto add_waits = [&](const sched::TeamRun& r) {
+        for (int w = 0; w < threads_; ++w)
+            clocks_.clock(w).add(sched::Phase::kWait, r.wait_s[static_cast<std::size_t>(w)]);
+    };
     if (comm_.size() == 1) {
-        // One run_workers call; the steps meet at barriers. (Not with several ranks in one
-        // process: their runtimes share oneTBB's threads, and a worker waiting at a barrier could
-        // hold the thread another rank's worker needs.)
-        runtime_.run_workers([&](int w) {
-            Worker me = make_worker(w);
-            for (std::size_t i = 0; i < steps.size(); ++i) {
-                if (i > 0) wait(me);
-                const sched::PhaseTimer timer(*me.clock, sched::Phase::kCompute);
-                run_step(me, steps[i]);
-            }
-        });
+        // The whole iteration in one team call: its steps follow each other without a hand-off.
+        add_waits(team_.run_steps(steps.size(), run));
     } else {
-        // One run_workers call per step, or with one worker per segment up to an allreduce.
-        std::vector<Worker> workers;
-        for (int w = 0; w < threads_; ++w) workers.push_back(make_worker(w));
+        // One call per step, the allreduce between a combine and its pull on this thread (a
+        // worker never waits for another rank: in-process ranks share oneTBB's threads, and MPI
+        // may be initialised FUNNELED); with one worker, a call runs up to the next allreduce.
         for (std::size_t i = 0; i < steps.size();) {
             std::size_t end = i + 1;
             while (threads_ == 1 && end < steps.size() &&
                    steps[end - 1].kind != StepKind::kCombine) {
                 ++end;
             }
-            runtime_.run_workers([&](int w) {
-                for (std::size_t j = i; j < end; ++j) {
-                    const sched::PhaseTimer timer(*workers[w].clock, sched::Phase::kCompute);
-                    run_step(workers[w], steps[j]);
-                }
-            });
+            add_waits(team_.run([&](int share) {
+                for (std::size_t j = i; j < end; ++j) run(j, share);
+            }));
             if (steps[end - 1].kind == StepKind::kCombine) comm_.allreduce_sum(limbs_);
             i = end;
         }

@@ -8,11 +8,11 @@
 //     splits the columns into one range per worker, each adding every worker's sums of its
 //     columns (exactly: ExactSum) and dividing. Across ranks, the combined sums travel as
 //     ExactSum limbs in one allreduce_sum per pull.
-// The iteration is a list of steps, each touching disjoint data on each worker. On one rank the
-// steps run in one run_workers() call and meet at barriers; on several ranks each step is its own
-// run_workers() call and the coordinator thread runs the allreduce between a combine and its
-// pull (a worker never waits for another rank: in-process ranks share oneTBB's threads, and MPI
-// may be initialised FUNNELED).
+// The iteration is a list of steps, each cut into one share per worker touching disjoint data
+// (sched::Team: a share is taken by whichever worker runs). On one rank the steps run in one team
+// call (run_steps); on several ranks each step is its own call (run) and the coordinator thread
+// runs the allreduce between a combine and its pull (a worker never waits for another rank:
+// in-process ranks share oneTBB's threads, and MPI may be initialised FUNNELED).
 // Every coordinate is thus the same function of the same terms as in ccd_iteration over one part,
 // and the model is bitwise the same for any ranks x threads.
 //
@@ -24,7 +24,6 @@
 
 #include <array>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <vector>
 
@@ -32,6 +31,7 @@
 #include "core/mf/ccd.h"
 #include "core/mf/factors.h"
 #include "sched/runtime.h"
+#include "sched/team.h"
 #include "sched/worker_clock.h"
 
 namespace rotor::mf {
@@ -66,12 +66,11 @@ class ParallelCcd {
     ParallelCcd& operator=(const ParallelCcd&) = delete;
 
     /// One iteration: the bias step, then the rank-one updates of k = 0..K-1. Returns the
-    /// workers' compute and wait (barrier) seconds.
+    /// shares' compute seconds and the workers' wait seconds (for a step to complete).
     sched::IterationTimes iterate();
 
   private:
     struct Worker;
-    class Barrier;
     /// What a step does (run_step); one step's work touches nothing another worker touches in
     /// the same step.
     enum class StepKind : std::uint8_t { kBiasPush, kLoad, kAddPush, kCombine, kPull, kRows };
@@ -89,7 +88,6 @@ class ParallelCcd {
     std::vector<Step> plan() const;
     Worker make_worker(int w);
     void run_step(Worker& me, const Step& step);
-    void wait(Worker& me);
     void push(Worker& me, std::span<const float> u);
     void combine(Worker& me);
     void pull(Worker& me, double lambda, std::span<float> v);
@@ -99,7 +97,6 @@ class ParallelCcd {
 
     CcdRankState& state_;
     CcdParams params_;
-    sched::Runtime& runtime_;
     comm::Communicator& comm_;
     int threads_;
     std::vector<std::uint32_t> row_begin_;             ///< threads + 1
@@ -113,8 +110,8 @@ class ParallelCcd {
     /// to finish with factor k); c's pull in v_[kBiasBuffer]. M each.
     std::array<std::vector<float>, 2> v_;
     std::vector<float> ones_cols_;  ///< M ones: the column side of the b update
+    sched::Team team_;
     sched::WorkerClocks clocks_;
-    std::unique_ptr<Barrier> barrier_;  ///< the workers' meeting point, one process
 };
 
 }  // namespace rotor::mf

@@ -46,6 +46,13 @@ py::array_t<T> to_numpy(const std::vector<T>& v) {
     return to_numpy(std::span<const T>(v));
 }
 
+/// A copy of a 1-d array held by a Python object (a model state's entry) as a vector.
+template <class T>
+std::vector<T> vector_of(const py::handle& h) {
+    const auto a = h.cast<Array<T>>();
+    return std::vector<T>(a.data(), a.data() + a.size());
+}
+
 /// Thrown on the training thread when Python's signal handlers raised (Ctrl-C): the Python error
 /// stays set, and the binding re-raises it once training has unwound.
 struct Interrupted {};

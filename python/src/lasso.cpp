@@ -48,12 +48,6 @@ py::dict state_of(const lasso::Model& m) {
     return s;
 }
 
-template <class T>
-std::vector<T> vector_of(const py::handle& h) {
-    const auto a = h.cast<Array<T>>();
-    return std::vector<T>(a.data(), a.data() + a.size());
-}
-
 lasso::Model model_of(const py::dict& s) {
     lasso::Model m;
     m.features = s["features"].cast<std::uint32_t>();

@@ -92,12 +92,6 @@ py::dict state_of(const lda::LdaModel& m) {
     return s;
 }
 
-template <class T>
-std::vector<T> vector_of(const py::handle& h) {
-    const auto a = h.cast<Array<T>>();
-    return std::vector<T>(a.data(), a.data() + a.size());
-}
-
 /// The dict back into an LdaModel, checked as load_model checks a directory (InputError naming
 /// "model state").
 lda::LdaModel model_of(const py::dict& s) {

@@ -88,12 +88,6 @@ py::dict state_of(const mf::Model& m) {
     return s;
 }
 
-template <class T>
-std::vector<T> vector_of(const py::handle& h) {
-    const auto a = h.cast<Array<T>>();
-    return std::vector<T>(a.data(), a.data() + a.size());
-}
-
 mf::Model model_of(const py::dict& s) {
     mf::Model m;
     m.solver = s["solver"].cast<std::string>();

@@ -1,0 +1,126 @@
+// The worker team: how every model's workers share the work of a step and wait for each other
+// (docs/scheduler.md, "The team"). A Team runs on a Runtime's pinned workers. A call runs a
+// sequence of steps; each step is cut into size() SHARES (a share is a part of the model's data,
+// e.g. a range of rows, not a thread), and the shares of a step are taken from a shared counter
+// by whichever worker is running. A step starts once every share of the previous one is done.
+//
+// The one waiting policy, for every wait in a call (a worker waiting for a step to complete, the
+// caller of run() waiting for its shares): spin on the word with a pause instruction for at most
+// kSpinFor, then block in the kernel (futex) until the last share of the step wakes it. It never
+// yields: on a machine shared with other work a yield hands the core to another process for a
+// whole time slice (the benchmark log, `git show b26f669:docs/BENCHMARKS.md`, Lasso, "One region
+// a pass"; MF-CCD's old barrier spent 34.6 s against 3.3 s for one thread that way).
+//
+// Stepping aside. When a worker finishes the last share of a step while a teammate was blocked
+// waiting for it, it looks at its own CPU time: if it ran for less than half of the time it was
+// not waiting, another process holds its core, and it steps aside for kBenchFor (it takes no
+// more shares: the teammates on free cores take them, and its core is left to the other
+// process). A worker of the team stepping aside within a second of the last one's end doubles
+// the time, up to kBenchMax. The last worker of a call never steps aside. While all workers but
+// one stand aside, the calling thread runs the calls alone (no hand-off). So a team whose
+// threads outnumber the free cores runs at about the speed of one thread instead of waiting at
+// every step for a descheduled teammate, and tries its workers again now and then.
+//
+// Which worker runs which share varies from run to run: a share's work must depend only on the
+// share and the step, never on the thread. Models keep per-share state (partial sums, clocks)
+// indexed by the share, and get the same bits for any assignment.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "sched/runtime.h"
+
+namespace rotor::sched {
+
+namespace detail {
+/// Which threads stand aside from a team, and until when: one slot per worker, keyed by thread.
+/// Thread-safe; shared by a Team and its calls' tasks (which may outlive a call).
+class TeamAside {
+  public:
+    explicit TeamAside(int slots);
+    /// The calling thread stands aside from `now`; returns until when: Team::kBenchFor, or
+    /// twice the team's last time (up to Team::kBenchMax) when the last one ended less than a
+    /// second before `now` (or has not ended).
+    std::chrono::steady_clock::time_point aside(std::chrono::steady_clock::time_point now) noexcept;
+    /// Threads standing aside at `now`.
+    int count(std::chrono::steady_clock::time_point now) const noexcept;
+
+  private:
+    struct Slot {
+        std::atomic<std::uint64_t> thread{0};  ///< a hash of the thread's id, 0: free
+        std::atomic<std::int64_t> until{0};    ///< steady_clock ticks
+    };
+    std::vector<Slot> slots_;
+    std::mutex mutex_;              ///< guards the two below
+    std::int64_t last_length_ = 0;  ///< the last stepping aside's length, steady_clock ticks
+    std::int64_t last_until_ = 0;   ///< the latest end of one
+};
+}  // namespace detail
+
+/// What one Team call did.
+struct TeamRun {
+    /// Per worker task (indexed 0..size()-1, not by share): seconds spent waiting for a step to
+    /// complete (spinning or blocked).
+    std::vector<double> wait_s;
+    std::uint64_t sleeps = 0;     ///< waits that outlasted the spin and blocked
+    std::uint64_t benched = 0;    ///< workers that stepped aside during the call (or were aside)
+    std::uint64_t by_caller = 0;  ///< shares the calling thread ran
+    bool solo = false;            ///< the calling thread ran every share (workers aside)
+};
+
+/// P = runtime.threads() workers; borrows the runtime (which must outlive the team). Calls come
+/// from one thread at a time, the runtime's coordinator, never from inside a worker; a team owns
+/// the runtime's workers while a call runs (no other run_workers call may run meanwhile).
+class Team {
+  public:
+    /// How long a waiter spins before it blocks.
+    static constexpr std::chrono::microseconds kSpinFor{100};
+    /// How long a worker that found its core taken stays aside (see the file comment); twice as
+    /// long each time it steps aside again within a second of coming back, up to kBenchMax.
+    static constexpr std::chrono::milliseconds kBenchFor{100};
+    static constexpr std::chrono::milliseconds kBenchMax{3200};
+
+    /// The work of one share of one step. Called concurrently for the shares of one step; every
+    /// call of step s returns, and its writes are visible, before any call of step s + 1 begins.
+    /// May throw: no share starts after that, and the call rethrows it once all have returned.
+    using StepBody = std::function<void(std::size_t step, int share)>;
+
+    explicit Team(Runtime& runtime);
+    Team(const Team&) = delete;
+    Team& operator=(const Team&) = delete;
+
+    /// Shares per step: the runtime's worker count.
+    int size() const noexcept { return size_; }
+    Runtime& runtime() noexcept { return runtime_; }
+
+    /// Runs steps 0..steps-1 of body with ONE hand-off to the workers for the whole sequence
+    /// (for steps of a few microseconds, e.g. CCD++'s); the calling thread waits (or runs every
+    /// share itself while all workers but one stand aside). If shares threw, rethrows the
+    /// exception of the lowest (step, share) that threw.
+    TeamRun run_steps(std::size_t steps, const StepBody& body);
+    /// One step: body(share) for every share; the calling thread takes shares too, so that a
+    /// short step needs no worker to wake up first.
+    TeamRun run(const std::function<void(int share)>& body);
+
+    /// Totals over every call so far (the sums of the TeamRun fields but wait_s).
+    std::uint64_t sleeps() const noexcept { return sleeps_; }
+    std::uint64_t benched() const noexcept { return benched_; }
+
+  private:
+    TeamRun call(std::size_t steps, const StepBody& body, bool caller_takes_shares);
+
+    Runtime& runtime_;
+    int size_;
+    std::uint64_t id_;  ///< process-unique: which team a worker's stepping aside belongs to
+    std::uint64_t sleeps_ = 0;
+    std::uint64_t benched_ = 0;
+    std::shared_ptr<detail::TeamAside> aside_;  ///< shared with the calls' tasks
+};
+
+}  // namespace rotor::sched

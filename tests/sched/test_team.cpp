@@ -1,0 +1,127 @@
+// The worker team on the oneTBB runtime (run under ThreadSanitizer, label tsan): every share of
+// every step runs once, a step sees everything the previous one wrote, failures stop the call,
+// and a worker held off its core steps aside while the call still completes.
+#include "sched/team.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "core/base/error.h"
+
+namespace rotor::sched {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Every share of every step runs once, on 1..3 workers.
+TEST(Team, EveryShareOfEveryStepRunsOnce) {
+    for (const int threads : {1, 2, 3}) {
+        Runtime rt(threads, PinMode::kNone);
+        Team team(rt);
+        ASSERT_EQ(team.size(), threads);
+        constexpr std::size_t kSteps = 400;
+        std::vector<std::atomic<int>> runs(kSteps * static_cast<std::size_t>(threads));
+        const TeamRun r = team.run_steps(kSteps, [&](std::size_t step, int share) {
+            ++runs[step * static_cast<std::size_t>(threads) + static_cast<std::size_t>(share)];
+        });
+        for (const auto& n : runs) ASSERT_EQ(n.load(), 1);
+        EXPECT_EQ(r.wait_s.size(), static_cast<std::size_t>(threads));
+        EXPECT_EQ(r.by_caller, 0u);
+    }
+}
+
+// Steps alternate: one writes its share's slot (plain writes), the next reads every slot. A step
+// starts only after the previous one, and sees all of its writes.
+TEST(Team, WritesOfAStepAreSeenByTheNext) {
+    constexpr int kThreads = 3;
+    Runtime rt(kThreads, PinMode::kNone);
+    Team team(rt);
+    std::vector<std::size_t> slots(kThreads, 0);
+    std::atomic<int> mismatches{0};
+    constexpr std::size_t kSteps = 600;
+    team.run_steps(kSteps, [&](std::size_t step, int share) {
+        if (step % 2 == 0) {
+            slots[static_cast<std::size_t>(share)] = step + static_cast<std::size_t>(share);
+            return;
+        }
+        for (int u = 0; u < kThreads; ++u) {
+            if (slots[static_cast<std::size_t>(u)] != step - 1 + static_cast<std::size_t>(u))
+                ++mismatches;
+        }
+    });
+    EXPECT_EQ(mismatches.load(), 0);
+}
+
+// run(): one step, the caller taking shares too; many calls in a row.
+TEST(Team, RunCoversEveryShareOnceAndTheCallerHelps) {
+    constexpr int kThreads = 2;
+    Runtime rt(kThreads, PinMode::kNone);
+    Team team(rt);
+    std::vector<int> counts(kThreads, 0);  // plain: each share is one writer per call
+    std::uint64_t by_caller = 0;
+    constexpr int kCalls = 300;
+    for (int call = 0; call < kCalls; ++call) {
+        const TeamRun r = team.run([&](int share) { ++counts[static_cast<std::size_t>(share)]; });
+        by_caller += r.by_caller;
+    }
+    for (const int c : counts) EXPECT_EQ(c, kCalls);
+    EXPECT_LE(by_caller, static_cast<std::uint64_t>(kCalls * kThreads));
+}
+
+// A share that throws: the call rethrows the lowest (step, share)'s exception once every share
+// running has returned, and no later step starts.
+TEST(Team, AFailureStopsTheCallAndIsRethrown) {
+    constexpr int kThreads = 2;
+    Runtime rt(kThreads, PinMode::kNone);
+    Team team(rt);
+    std::atomic<int> after{0};
+    try {
+        team.run_steps(10, [&](std::size_t step, int share) {
+            if (step > 3) ++after;
+            if (step == 3 && share == 1) throw InputError("x", "share 1 of step 3");
+            if (step == 3 && share == 0) throw SystemError("share 0 of step 3");
+        });
+        FAIL() << "no exception";
+    } catch (const SystemError& e) {
+        EXPECT_NE(std::string(e.what()).find("share 0 of step 3"), std::string::npos);
+    }
+    EXPECT_EQ(after.load(), 0);
+    EXPECT_THROW(team.run([](int share) {
+        if (share == 1) throw InputError("x", "run");
+    }),
+                 InputError);
+    // The team is usable after a failure.
+    std::atomic<int> n{0};
+    team.run_steps(5, [&](std::size_t, int) { ++n; });
+    EXPECT_EQ(n.load(), 5 * kThreads);
+}
+
+// A share that keeps its thread off the CPU (here: asleep, as a descheduled thread would be)
+// while its teammate blocks waiting for it: that worker steps aside, the other takes every share,
+// and the call completes. The last worker never steps aside.
+TEST(Team, AWorkerHeldOffItsCoreStepsAside) {
+    constexpr int kThreads = 2;
+    Runtime rt(kThreads, PinMode::kNone);
+    Team team(rt);
+    std::atomic<int> runs{0};
+    const TeamRun r = team.run_steps(12, [&](std::size_t step, int share) {
+        if (step < 6 && share == 1) std::this_thread::sleep_for(5ms);
+        ++runs;
+    });
+    EXPECT_EQ(runs.load(), 12 * kThreads);
+    EXPECT_GE(r.sleeps, 1u);
+    EXPECT_EQ(r.benched, 1u);
+    EXPECT_EQ(team.benched(), 1u);
+    // run(): the caller takes the shares the worker standing aside leaves.
+    std::atomic<int> run_shares{0};
+    team.run([&](int) { ++run_shares; });
+    EXPECT_EQ(run_shares.load(), kThreads);
+}
+
+}  // namespace
+}  // namespace rotor::sched
