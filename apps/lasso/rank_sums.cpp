@@ -36,7 +36,7 @@ std::size_t RankSums::block_of(std::size_t i) const {
            1;
 }
 
-std::uint64_t RankSums::encode_tail(std::size_t t, const ExactSum& s) {
+std::uint64_t RankSums::encode_tail(std::size_t t, const core::ExactSum& s) {
     bool fits = true;
     for (std::size_t q = 0; q + 1 < first_.size(); ++q) {
         std::int64_t* out = send_.data() + offset_[q] + kNarrow * (first_[q + 1] - first_[q] + t);
@@ -50,14 +50,14 @@ std::uint64_t RankSums::narrow_reduce(comm::Communicator& comm, std::uint64_t mi
         send_[offset_[q] + counts_[q] - 1] = static_cast<std::int64_t>(misfits);
     comm.reduce_scatter_sum(send_, counts_, mine_);
     const auto all = static_cast<std::uint64_t>(mine_.back());
-    if (all != 0) layout(ExactSum::kLimbs);
+    if (all != 0) layout(core::ExactSum::kLimbs);
     return all;
 }
 
-RankSums::ExactSum RankSums::decode_wide(std::size_t at) const {
-    std::array<std::int64_t, ExactSum::kLimbs> l{};
+core::ExactSum RankSums::decode_wide(std::size_t at) const {
+    std::array<std::int64_t, core::ExactSum::kLimbs> l{};
     std::copy_n(mine_.begin() + static_cast<std::ptrdiff_t>(at), l.size(), l.begin());
-    return ExactSum::from_limbs(l);
+    return core::ExactSum::from_limbs(l);
 }
 
 }  // namespace rotor::lasso

@@ -129,12 +129,12 @@ void Trainer::flush_residuals() {
     pending_entries_ = 0;
 }
 
-void Trainer::reduce(std::vector<ExactSum>& total) {
+void Trainer::reduce(std::vector<core::ExactSum>& total) {
     if (comm_.size() > 1) comm_reducer(comm_).sum(total);
 }
 
-void Trainer::combine(std::vector<ExactSum>& total, std::size_t size) {
-    total.assign(size, ExactSum{});
+void Trainer::combine(std::vector<core::ExactSum>& total, std::size_t size) {
+    total.assign(size, core::ExactSum{});
     for (auto& w : workers_) {
         for (std::size_t t = 0; t < size; ++t) total[t].add(w->sums[t]);
     }
@@ -143,7 +143,7 @@ void Trainer::combine(std::vector<ExactSum>& total, std::size_t size) {
 void Trainer::combine_range(Worker& me, std::size_t size) {
     const auto [lo, hi] = share(size, me.index, workers_.size());
     for (std::size_t t = lo; t < hi; ++t) {
-        ExactSum s;
+        core::ExactSum s;
         for (const auto& w : workers_) s.add(w->sums[t]);
         total_[t] = s;
     }
@@ -198,7 +198,7 @@ void Trainer::pull_round(std::span<const std::uint32_t> coords) {
         // changes: no rank converts or pulls the whole round.
         const auto round_sum = [&](std::size_t t) {
             if (workers_.size() == 1) return workers_[0]->sums[t];
-            ExactSum s;
+            core::ExactSum s;
             for (const auto& w : workers_) s.add(w->sums[t]);
             return s;
         };
@@ -213,7 +213,8 @@ void Trainer::pull_round(std::span<const std::uint32_t> coords) {
         for (const auto& w : workers_) misfits += w->misfits;
         {
             const detail::CommClock clock(comm_s_);
-            rank_sums_.reduce(comm_, misfits, round_sum, [](std::size_t) { return ExactSum{}; });
+            rank_sums_.reduce(comm_, misfits, round_sum,
+                              [](std::size_t) { return core::ExactSum{}; });
         }
         const std::size_t first = rank_sums_.first(), last = rank_sums_.last();
         run_pull(
@@ -358,7 +359,7 @@ std::vector<std::uint32_t> Trainer::strads_schedule(Rng& rng, PrioritySampler& s
             for (const CoordinatePair& pr : c.missing) entries += column_entries_[pr.b];
             run(
                 [&](Worker& me) {
-                    me.sums.assign(c.missing.size(), ExactSum{});
+                    me.sums.assign(c.missing.size(), core::ExactSum{});
                     me.push_pairs(c.missing, me.sums);
                 },
                 entries);
@@ -572,9 +573,9 @@ double Trainer::pair_dot(std::uint32_t a, std::uint32_t b) {
     // Scatter the shorter column, walk the longer (the same terms either way).
     const CoordinatePair pair =
         column_entries_[a] <= column_entries_[b] ? CoordinatePair{a, b} : CoordinatePair{b, a};
-    ExactSum total;
+    core::ExactSum total;
     for (auto& w : workers_) {
-        ExactSum part;
+        core::ExactSum part;
         w->push_pairs({&pair, 1}, {&part, 1});
         total.add(part);
     }

@@ -224,9 +224,9 @@ class Trainer {
     /// Stored entries of the rank's columns `coords`; 0 unless counts_entries().
     std::uint64_t entries_of(std::span<const std::uint32_t> coords) const;
     void flush_residuals();
-    void reduce(std::vector<ExactSum>& total);
+    void reduce(std::vector<core::ExactSum>& total);
     /// total = the workers' sums (w.sums), added exactly.
-    void combine(std::vector<ExactSum>& total, std::size_t size);
+    void combine(std::vector<core::ExactSum>& total, std::size_t size);
     /// total_[t] = the workers' sums[t] for t in me's share of [0, size).
     void combine_range(Worker& me, std::size_t size);
     /// A pull step over every worker's share of a round: run() when the round is large, else on
@@ -308,14 +308,14 @@ class Trainer {
     /// coordinates) and returns the evaluation at options_.lambda.
     Evaluation evaluate_all();
     /// An evaluation's q_sum, rr and ry.
-    using EvalTails = std::array<ExactSum, 3>;
+    using EvalTails = std::array<core::ExactSum, 3>;
     /// evaluate_all's end on several ranks, after the push (`tails`: this rank's sums; on
     /// return, every rank's): a reduce-scatter of the column sums (eval_sums_), this rank's
     /// columns' gradients and terms, and share_gradients.
     Evaluation evaluate_ranks(EvalTails& tails);
     /// Column j's x̃_jᵀq over the workers of this rank: their evaluation sums added (the one
     /// worker's as they are). Inline (trainer_internal.h): once a column in the evaluation.
-    ExactSum column_total(std::size_t j) const;
+    core::ExactSum column_total(std::size_t j) const;
     /// The terms of coordinates [lo, hi) (and their gradient_), total(j) being column j's total
     /// x̃_jᵀq, converted a chunk at a time.
     template <class Total>
@@ -359,7 +359,7 @@ class Trainer {
     PullStats remote_pull_;                     ///< the last pull's shares of the other ranks
     std::vector<std::int64_t> exchange_;        ///< exchange_pulled's buffer
     std::vector<std::size_t> exchange_counts_;  ///< and its blocks' lengths
-    std::vector<ExactSum> total_;               ///< a round's reduced sums
+    std::vector<core::ExactSum> total_;         ///< a round's reduced sums
     RankSums rank_sums_;                        ///< several ranks: a round's reduce-scatter
     /// Several ranks: the evaluation's reduce-scatter and allgather buffers, apart from the
     /// rounds' so that neither is regrown (and zeroed) at every evaluation.

@@ -28,13 +28,13 @@ CoordinateStats Trainer::chunked_stats(std::size_t lo, std::size_t hi, double q_
     // The totals a chunk at a time, the chunk's terms while it is in cache (exact sums, maxima
     // and counts: the same terms as one range).
     const ProblemView pv = problem();
-    std::array<ExactSum, 2048> chunk;
+    std::array<core::ExactSum, 2048> chunk;
     CoordinateStats stats;
     for (std::size_t a = lo; a < hi; a += chunk.size()) {
         const std::size_t n = std::min(chunk.size(), hi - a);
         for (std::size_t t = 0; t < n; ++t) chunk[t] = total(a + t);
         stats.add(coordinate_stats(pv, options_.lambda, coefs_, static_cast<std::uint32_t>(a),
-                                   std::span<const ExactSum>(chunk.data(), n), q_total,
+                                   std::span<const core::ExactSum>(chunk.data(), n), q_total,
                                    std::span<double>(gradient_).subspan(a, n)));
     }
     return stats;
@@ -45,7 +45,7 @@ Evaluation Trainer::evaluate_all() {
     run(
         [&](Worker& me) {
             me.eval.xq.resize(p);  // overwritten: no clearing
-            me.eval.q_sum = me.eval.rr = me.eval.ry = ExactSum{};
+            me.eval.q_sum = me.eval.rr = me.eval.ry = core::ExactSum{};
             for (std::size_t t = 0; t < me.tiles.size(); ++t) {
                 push_columns(me.view(t), me.eval.xq, t > 0);  // the first tile overwrites
                 push_row_sums(me.view(t), coefs_.offset, me.eval);
@@ -70,10 +70,10 @@ Evaluation Trainer::evaluate_all() {
         [&](Worker& me) {
             const auto [lo, hi] = share(p, me.index, workers_.size());
             if (workers_.size() == 1) {  // the one worker's sums are the totals
-                me.stats =
-                    coordinate_stats(pv, options_.lambda, coefs_, lo,
-                                     std::span<const ExactSum>(me.eval.xq).subspan(lo, hi - lo),
-                                     q_total, std::span<double>(gradient_).subspan(lo, hi - lo));
+                me.stats = coordinate_stats(
+                    pv, options_.lambda, coefs_, lo,
+                    std::span<const core::ExactSum>(me.eval.xq).subspan(lo, hi - lo), q_total,
+                    std::span<double>(gradient_).subspan(lo, hi - lo));
                 return;
             }
             me.stats =
@@ -127,7 +127,7 @@ CoordinateStats Trainer::share_gradients(const CoordinateStats& mine, std::size_
                                          std::size_t last) {
     // One allgather_blocks: rank q's block is its terms (the l1 sum's four limbs, the two
     // maxima, the count), then its gradients (RankSums' block q), bit for bit.
-    constexpr std::size_t kHead = ExactSum::kLimbs + 3;
+    constexpr std::size_t kHead = core::ExactSum::kLimbs + 3;
     const std::size_t p = features(), ranks = static_cast<std::size_t>(comm_.size());
     exchange_counts_.resize(ranks);
     for (std::size_t q = 0; q < ranks; ++q)
@@ -136,9 +136,9 @@ CoordinateStats Trainer::share_gradients(const CoordinateStats& mine, std::size_
     eval_exchange_.resize(kHead * ranks + p);
     const auto l1 = mine.l1.to_limbs();
     std::copy(l1.begin(), l1.end(), eval_exchange_.begin() + static_cast<std::ptrdiff_t>(at));
-    eval_exchange_[at + ExactSum::kLimbs] = std::bit_cast<std::int64_t>(mine.dual_norm);
-    eval_exchange_[at + ExactSum::kLimbs + 1] = std::bit_cast<std::int64_t>(mine.kkt);
-    eval_exchange_[at + ExactSum::kLimbs + 2] = mine.nonzeros;
+    eval_exchange_[at + core::ExactSum::kLimbs] = std::bit_cast<std::int64_t>(mine.dual_norm);
+    eval_exchange_[at + core::ExactSum::kLimbs + 1] = std::bit_cast<std::int64_t>(mine.kkt);
+    eval_exchange_[at + core::ExactSum::kLimbs + 2] = mine.nonzeros;
     std::memcpy(eval_exchange_.data() + at + kHead, gradient_.data() + first,
                 (last - first) * sizeof(double));
     {
@@ -150,12 +150,12 @@ CoordinateStats Trainer::share_gradients(const CoordinateStats& mine, std::size_
         const std::size_t lo = p * q / ranks, hi = p * (q + 1) / ranks;
         const std::int64_t* block = eval_exchange_.data() + kHead * q + lo;
         CoordinateStats s;
-        std::array<std::int64_t, ExactSum::kLimbs> l{};
+        std::array<std::int64_t, core::ExactSum::kLimbs> l{};
         std::copy_n(block, l.size(), l.begin());
-        s.l1 = ExactSum::from_limbs(l);
-        s.dual_norm = std::bit_cast<double>(block[ExactSum::kLimbs]);
-        s.kkt = std::bit_cast<double>(block[ExactSum::kLimbs + 1]);
-        s.nonzeros = static_cast<std::uint32_t>(block[ExactSum::kLimbs + 2]);
+        s.l1 = core::ExactSum::from_limbs(l);
+        s.dual_norm = std::bit_cast<double>(block[core::ExactSum::kLimbs]);
+        s.kkt = std::bit_cast<double>(block[core::ExactSum::kLimbs + 1]);
+        s.nonzeros = static_cast<std::uint32_t>(block[core::ExactSum::kLimbs + 2]);
         total.add(s);
         std::memcpy(gradient_.data() + lo, block + kHead, (hi - lo) * sizeof(double));
     }

@@ -49,7 +49,7 @@ struct Trainer::Worker {
     std::vector<DesignPart> tiles;  ///< consecutive rows: tile t's first is row_begin() − tile 0's
     std::vector<double> residuals;
     std::vector<double> saved_residuals;  ///< shotgun, strads: at the last accepted evaluation
-    std::vector<ExactSum> sums;
+    std::vector<core::ExactSum> sums;
     EvalSums eval;
     std::vector<double> scratch;
     PullStats pull;                   ///< its share of the last round's pull
@@ -82,15 +82,15 @@ struct Trainer::Worker {
         }
     }
     /// sums[k] += the worker's pair dots (pair_cache.h push_pair_dots) over every tile.
-    void push_pairs(std::span<const CoordinatePair> pairs, std::span<ExactSum> out) {
+    void push_pairs(std::span<const CoordinatePair> pairs, std::span<core::ExactSum> out) {
         for (std::size_t t = 0; t < tiles.size(); ++t) push_pair_dots(view(t), pairs, out, scratch);
     }
 };
 
 // Inline: called once a column in the evaluation's loops.
-inline ExactSum Trainer::column_total(std::size_t j) const {
+inline core::ExactSum Trainer::column_total(std::size_t j) const {
     if (workers_.size() == 1) return workers_[0]->eval.xq[j];
-    ExactSum s;
+    core::ExactSum s;
     for (const auto& w : workers_) s.add(w->eval.xq[j]);
     return s;
 }

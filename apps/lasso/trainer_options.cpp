@@ -94,17 +94,17 @@ ThreadChoice choose_threads(std::uint64_t rank_entries, std::uint32_t features,
 Reducer comm_reducer(comm::Communicator& comm) {
     if (comm.size() == 1) return Reducer::single();
     Reducer r;
-    r.sum = [&comm](std::span<ExactSum> sums) {
-        std::vector<std::int64_t> limbs(sums.size() * ExactSum::kLimbs);
+    r.sum = [&comm](std::span<core::ExactSum> sums) {
+        std::vector<std::int64_t> limbs(sums.size() * core::ExactSum::kLimbs);
         for (std::size_t i = 0; i < sums.size(); ++i) {
             const auto l = sums[i].to_limbs();
             std::copy(l.begin(), l.end(), limbs.begin() + static_cast<std::ptrdiff_t>(i * 4));
         }
         comm.allreduce_sum(limbs);
         for (std::size_t i = 0; i < sums.size(); ++i) {
-            std::array<std::int64_t, ExactSum::kLimbs> l{};
+            std::array<std::int64_t, core::ExactSum::kLimbs> l{};
             std::copy_n(limbs.begin() + static_cast<std::ptrdiff_t>(i * 4), 4, l.begin());
-            sums[i] = ExactSum::from_limbs(l);
+            sums[i] = core::ExactSum::from_limbs(l);
         }
     };
     r.max = [&comm](std::span<double> values) { comm.allreduce_max(values); };

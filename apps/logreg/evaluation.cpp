@@ -11,23 +11,23 @@
 namespace rotor::logreg {
 namespace {
 
-constexpr std::size_t kLimbs = ExactSum::kLimbs;
+constexpr std::size_t kLimbs = core::ExactSum::kLimbs;
 
-ExactSum sum_at(const std::vector<std::int64_t>& limbs, std::size_t at) {
+core::ExactSum sum_at(const std::vector<std::int64_t>& limbs, std::size_t at) {
     std::array<std::int64_t, kLimbs> l{};
     std::copy_n(limbs.begin() + static_cast<std::ptrdiff_t>(at), kLimbs, l.begin());
-    return ExactSum::from_limbs(l);
+    return core::ExactSum::from_limbs(l);
 }
 
-/// The full gradient of the loss over the part's keys, as ExactSum limbs (kLimbs a key).
+/// The full gradient of the loss over the part's keys, as core::ExactSum limbs (kLimbs a key).
 std::vector<std::int64_t> gradient_limbs(const Shard& part, Curvature curvature) {
     const auto keys = part.keys();
-    std::vector<ExactSum> g(keys.size()), u(keys.size());
+    std::vector<core::ExactSum> g(keys.size()), u(keys.size());
     BlockScratch scratch;
     push_block(part, keys, curvature, g, u, scratch);
     std::vector<std::int64_t> out;
     out.reserve(kLimbs * keys.size());
-    for (const ExactSum& s : g)
+    for (const core::ExactSum& s : g)
         for (const std::int64_t l : s.to_limbs()) out.push_back(l);
     return out;
 }
@@ -35,7 +35,7 @@ std::vector<std::int64_t> gradient_limbs(const Shard& part, Curvature curvature)
 /// Rank 0: the KKT violation of w (the model) given every worker's keys and gradient limbs.
 double kkt_of(const Model& m, const std::vector<std::vector<std::uint64_t>>& keys,
               const std::vector<std::vector<std::int64_t>>& limbs, double lambda) {
-    std::map<std::uint64_t, ExactSum> g;
+    std::map<std::uint64_t, core::ExactSum> g;
     for (std::size_t q = 0; q < keys.size(); ++q)
         for (std::size_t i = 0; i < keys[q].size(); ++i)
             g[keys[q][i]].add(sum_at(limbs[q], i * kLimbs));
@@ -61,7 +61,7 @@ double kkt_of(const Model& m, const std::vector<std::vector<std::uint64_t>>& key
 
 Evaluation evaluate(comm::Communicator& world, const Shard* part, const DelayedResult& r,
                     const BlockProxOptions& o, const Examples* test, bool kkt) {
-    ExactSum loss, l1;
+    core::ExactSum loss, l1;
     if (part != nullptr) push_loss(*part, loss);
     std::vector<std::uint64_t> keys;
     std::vector<double> weights;

@@ -12,13 +12,13 @@
 namespace rotor::logreg {
 namespace {
 
-constexpr std::size_t kLimbs = ExactSum::kLimbs;
+constexpr std::size_t kLimbs = core::ExactSum::kLimbs;
 constexpr std::array<const char*, 5> kNames = {"kkt", "sigmod", "skip", "keycache", "zstd"};
 
 double limbs_value(std::span<const double> v) {
     std::array<std::int64_t, kLimbs> limbs{};
     for (std::size_t i = 0; i < kLimbs; ++i) limbs[i] = static_cast<std::int64_t>(v[i]);
-    return ExactSum::from_limbs(limbs).value();
+    return core::ExactSum::from_limbs(limbs).value();
 }
 
 /// The change of a push entry: of g_k or of u_k, whichever is larger.

@@ -36,8 +36,8 @@ std::vector<std::string> parse_filters(const std::string& list);
 
 /// The stack of one rank. `screen` (a worker's, or null on a pure server) is read by the KKT
 /// filter when it pushes; it must outlive the stack. Pull answers are w_k (and ĝ_k) and pushes
-/// the ExactSum limbs of g_k then u_k, kLimbs each: sigmod measures the change of w_k on pulls
-/// and of g_k and u_k on pushes.
+/// the core::ExactSum limbs of g_k then u_k, kLimbs each: sigmod measures the change of w_k on
+/// pulls and of g_k and u_k on pushes.
 comm::KvFilterStack make_filter_stack(const FilterOptions& options, const KktScreen* screen);
 
 }  // namespace rotor::logreg

@@ -19,12 +19,12 @@ namespace rotor::logreg {
 namespace {
 
 using comm::KvNode;
-constexpr std::size_t kLimbs = ExactSum::kLimbs;
+constexpr std::size_t kLimbs = core::ExactSum::kLimbs;
 
 /// The sums pushed for one key of an iteration.
 struct PendingSum {
     std::uint64_t key;
-    ExactSum g, u;
+    core::ExactSum g, u;
 };
 
 /// A server's state: w (a hash map: a block's keys are spread over the key space, and the
@@ -42,10 +42,10 @@ struct ServerState {
     std::unordered_map<std::uint64_t, double> g_last;
 };
 
-ExactSum from_values(std::span<const double> v) {
+core::ExactSum from_values(std::span<const double> v) {
     std::array<std::int64_t, kLimbs> limbs{};
     for (std::size_t i = 0; i < kLimbs; ++i) limbs[i] = static_cast<std::int64_t>(v[i]);
-    return ExactSum::from_limbs(limbs);
+    return core::ExactSum::from_limbs(limbs);
 }
 
 /// The value a pull answer carries after w_k under the KKT filter: the last aggregated gradient

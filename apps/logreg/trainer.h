@@ -2,7 +2,7 @@
 // (Li et al., NIPS 2014, Algorithm 2; docs/logreg.md, "Algorithm"), over the key-value engine
 // of comm/kv.h:
 //   worker, iteration t: begin_iteration(t) (t − τ − 1 finished everywhere); b = block_at(t);
-//     push g_b and u_b over its part (ExactSum limbs, so the servers' totals are exact); pull
+//     push g_b and u_b over its part (core::ExactSum limbs, so the servers' totals are exact); pull
 //     w_b after iteration t; when the pull arrives (at once for τ = 0, up to τ iterations later
 //     otherwise), add the changes of w_b to its margins; end_iteration(t).
 //   server: adds the limbs as pushes arrive; once every worker's push of t is in, applies the

@@ -91,8 +91,8 @@ std::uint32_t Worker::prepare_push(std::uint64_t t, std::uint64_t kv_t) {
 
 void Worker::push_rows(std::uint32_t b, std::size_t j) {
     const std::size_t n = blocks_[b].size();
-    g_[j].assign(n, ExactSum{});
-    u_[j].assign(n, ExactSum{});
+    g_[j].assign(n, core::ExactSum{});
+    u_[j].assign(n, core::ExactSum{});
     push_slices(part_, slices_[b][j], options_.curvature, g_[j], u_[j], scratch_, skip_);
 }
 
@@ -100,7 +100,7 @@ void Worker::combine(std::uint32_t b, std::vector<double>& values) const {
     const std::size_t n = blocks_[b].size();
     values.resize(n * kPushWidth);
     for (std::size_t i = 0; i < n; ++i) {
-        ExactSum g = g_[0][i], u = u_[0][i];
+        core::ExactSum g = g_[0][i], u = u_[0][i];
         for (std::size_t j = 1; j < g_.size(); ++j) {
             g.add(g_[j][i]);
             u.add(u_[j][i]);

@@ -24,8 +24,8 @@
 
 namespace rotor::logreg {
 
-/// Values pushed per key: g's ExactSum limbs, then u's.
-inline constexpr std::size_t kPushWidth = 2 * ExactSum::kLimbs;
+/// Values pushed per key: g's core::ExactSum limbs, then u's.
+inline constexpr std::size_t kPushWidth = 2 * core::ExactSum::kLimbs;
 
 /// The T + 1 row boundaries of `threads` row ranges of `part` (0 first, part.examples() last,
 /// non-decreasing) holding about equal numbers of nonzeros: the threads' share of every pass.
@@ -87,8 +87,8 @@ class Worker {
     std::vector<std::vector<std::size_t>> index_;    ///< block key t's index in part.keys()
     std::vector<std::vector<ColumnSlices>> slices_;  ///< [block][thread]
     BlockOrder order_;
-    BlockScratch scratch_;                      ///< shared by the threads (disjoint rows)
-    std::vector<std::vector<ExactSum>> g_, u_;  ///< per thread
+    BlockScratch scratch_;                            ///< shared by the threads (disjoint rows)
+    std::vector<std::vector<core::ExactSum>> g_, u_;  ///< per thread
     std::vector<double> deltas_;
     std::vector<std::uint8_t> skip_;           ///< keys of the block the screen skips (push_slices)
     std::unique_ptr<sched::Runtime> runtime_;  ///< threads > 1: the team's workers

@@ -73,7 +73,7 @@ ParallelCcd::ParallelCcd(CcdRankState& state, const CcdParams& params, sched::Ru
         pushed_.emplace_back(m);
         totals_.emplace_back(col_begin_[q + 1] - col_begin_[q]);
     }
-    if (comm_.size() > 1) limbs_.assign(std::size_t{2} * ExactSum::kLimbs * m, 0);
+    if (comm_.size() > 1) limbs_.assign(std::size_t{2} * core::ExactSum::kLimbs * m, 0);
     u_.assign(rows, 0.0f);
     for (std::vector<float>& v : v_) v.assign(m, 0.0f);
     ones_cols_.assign(m, 1.0f);
@@ -122,7 +122,7 @@ void ParallelCcd::combine(Worker& me) {
         const auto den = total.sums[c].den.to_limbs();
         std::int64_t* out = limbs_.data() + (me.col_lo + std::size_t{c}) * kLimbsPerColumn;
         std::copy(num.begin(), num.end(), out);
-        std::copy(den.begin(), den.end(), out + ExactSum::kLimbs);
+        std::copy(den.begin(), den.end(), out + core::ExactSum::kLimbs);
     }
 }
 
@@ -131,11 +131,11 @@ void ParallelCcd::pull(Worker& me, double lambda, std::span<float> v) {
     if (!limbs_.empty()) {
         for (std::uint32_t c = 0; c < me.cols; ++c) {
             const std::int64_t* in = limbs_.data() + (me.col_lo + std::size_t{c}) * kLimbsPerColumn;
-            std::array<std::int64_t, ExactSum::kLimbs> num{}, den{};
-            std::copy_n(in, ExactSum::kLimbs, num.begin());
-            std::copy_n(in + ExactSum::kLimbs, ExactSum::kLimbs, den.begin());
-            total.sums[c].num = ExactSum::from_limbs(num);
-            total.sums[c].den = ExactSum::from_limbs(den);
+            std::array<std::int64_t, core::ExactSum::kLimbs> num{}, den{};
+            std::copy_n(in, core::ExactSum::kLimbs, num.begin());
+            std::copy_n(in + core::ExactSum::kLimbs, core::ExactSum::kLimbs, den.begin());
+            total.sums[c].num = core::ExactSum::from_limbs(num);
+            total.sums[c].den = core::ExactSum::from_limbs(den);
         }
     }
     pull_columns(total,

@@ -6,8 +6,8 @@
 //     rank's rows into one contiguous range per worker, balanced by ratings;
 //   - a column update's PUSH adds each worker's rows into that worker's ColumnSums; the PULL then
 //     splits the columns into one range per worker, each adding every worker's sums of its
-//     columns (exactly: ExactSum) and dividing. Across ranks, the combined sums travel as
-//     ExactSum limbs in one allreduce_sum per pull.
+//     columns (exactly: core::ExactSum) and dividing. Across ranks, the combined sums travel as
+//     core::ExactSum limbs in one allreduce_sum per pull.
 // The iteration is a list of steps, each cut into one share per worker touching disjoint data
 // (sched::Team: a share is taken by whichever worker runs). On one rank the steps run in one team
 // call (run_steps); on several ranks each step is its own call (run) and the coordinator thread
@@ -83,7 +83,7 @@ class ParallelCcd {
     };
     static constexpr std::uint32_t kBiasStep = 0xFFFFFFFFu;
     static constexpr std::size_t kBiasBuffer = 1;
-    static constexpr std::size_t kLimbsPerColumn = 2 * ExactSum::kLimbs;
+    static constexpr std::size_t kLimbsPerColumn = 2 * core::ExactSum::kLimbs;
 
     std::vector<Step> plan() const;
     Worker make_worker(int w);

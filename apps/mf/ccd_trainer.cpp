@@ -90,7 +90,7 @@ void CcdTrainer::init_state(sched::Runtime& runtime) {
     if (bias_) {
         state_.row_bias.assign(shard_.rows(), 0.0f);
         state_.col_bias.assign(m, 0.0f);
-        // ExactSum: the same μ whichever rank sums, in whatever order.
+        // core::ExactSum: the same μ whichever rank sums, in whatever order.
         if (train_.nnz() > 0) {
             mu_ = rating_sum(train_.user_values()).value() / static_cast<double>(train_.nnz());
         }
@@ -138,22 +138,23 @@ void CcdTrainer::evaluate_record(train::Record& r) {
     }
     // The training error and the penalties exactly (the same bits at any ranks x threads, like
     // the model); H's penalty once (rank 0): H is replicated.
-    ExactSum exact[3] = {
-        squared_error_exact(state_.residuals),
-        penalty_exact(state_.w, state_.row_bias, row_counts_, p),
-        rank() == 0 ? penalty_exact(state_.h, state_.col_bias, state_.col_counts, p) : ExactSum{}};
+    core::ExactSum exact[3] = {squared_error_exact(state_.residuals),
+                               penalty_exact(state_.w, state_.row_bias, row_counts_, p),
+                               rank() == 0
+                                   ? penalty_exact(state_.h, state_.col_bias, state_.col_counts, p)
+                                   : core::ExactSum{}};
     std::vector<std::int64_t> limbs;
-    for (const ExactSum& e : exact) {
+    for (const core::ExactSum& e : exact) {
         const auto l = e.to_limbs();
         limbs.insert(limbs.end(), l.begin(), l.end());
     }
     comm_.allreduce_sum(limbs);
     double total[3];
     for (std::size_t q = 0; q < 3; ++q) {
-        std::array<std::int64_t, ExactSum::kLimbs> l{};
-        std::copy_n(limbs.begin() + static_cast<std::ptrdiff_t>(q * ExactSum::kLimbs),
-                    ExactSum::kLimbs, l.begin());
-        total[q] = ExactSum::from_limbs(l).value();
+        std::array<std::int64_t, core::ExactSum::kLimbs> l{};
+        std::copy_n(limbs.begin() + static_cast<std::ptrdiff_t>(q * core::ExactSum::kLimbs),
+                    core::ExactSum::kLimbs, l.begin());
+        total[q] = core::ExactSum::from_limbs(l).value();
     }
     std::vector<double> sums{total[0],         total[1],          total[2],
                              test.squared_sum, test.absolute_sum, static_cast<double>(test.count)};

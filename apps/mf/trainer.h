@@ -4,7 +4,7 @@
 // Two solvers share the interface:
 //   - ccd: CCD++ as STRADS push/pull (core/mf/ccd.h). Users (rows of W) are split over ranks
 //     (assign_users) and, inside a rank, over the pinned workers; H is replicated; a column
-//     update's partial sums are exact (ExactSum) and summed across workers and ranks, so any
+//     update's partial sums are exact (core::ExactSum) and summed across workers and ranks, so any
 //     thread and rank count gives bitwise the same model.
 //   - sgd: block SGD (core/mf/sgd.h) on the dynamic block scheduler; across ranks W's rows stay
 //     and H's column slices rotate on the two-slot ring pipeline under the HarpLDA+ timer.

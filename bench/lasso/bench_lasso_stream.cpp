@@ -4,7 +4,8 @@
 //
 // - "stream": a plain sum of a large array of doubles, each thread over its half (the bound:
 //   no kernel that reads its data once can scale better than this);
-// - "push": the push's pattern, Σ v_e q[r_e] into an ExactSum over a column-major part (values
+// - "push": the push's pattern, Σ v_e q[r_e] into an core::ExactSum over a column-major part
+// (values
 //   and row indices streamed, the residuals gathered), each thread over its own part.
 //
 //   bench_lasso_stream [MEGABYTES=256] [REPEATS=5]
@@ -20,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/mf/exact_sum.h"
+#include "core/base/exact_sum.h"
 
 namespace {
 
@@ -85,7 +86,7 @@ int main(int argc, char** argv) {
     const auto push = [&](int t, int threads) {
         const std::size_t lo = entries * t / threads, hi = entries * (t + 1) / threads;
         const double* part = q.data() + static_cast<std::size_t>(t % 2) * rows;
-        rotor::mf::ExactSum s;
+        rotor::core::ExactSum s;
         for (std::size_t e = lo; e < hi; ++e) s.add(values[e] * part[row[e]]);
         sink = sink + s.value();
     };

@@ -84,29 +84,6 @@ void check_duplicates(LineReader& r, std::vector<Entry>& entries, std::uint64_t 
     entries.clear();
 }
 
-}  // namespace
-
-ReadLimits ReadLimits::for_memory(std::uint64_t bytes, std::string key, std::string what) {
-    ReadLimits l;
-    if (bytes > 0) l.max_bytes = bytes;
-    l.memory_key = std::move(key);
-    l.memory_what = std::move(what);
-    return l;
-}
-
-void ReadLimits::refuse_bytes(std::uint64_t bytes, const std::string& path, std::uint64_t line,
-                              std::uint64_t col, const std::string& what) const {
-    const std::string limit =
-        memory_what.empty() ? fmt::format("{} bytes", max_bytes) : memory_what;
-    const std::string message =
-        fmt::format("{} need about {} to read, more than {}", what, human_bytes(bytes), limit);
-    if (!memory_key.empty())
-        throw ConfigError(memory_key, InputError(path, line, col, message).what());
-    throw InputError(path, line, col, message);
-}
-
-namespace {
-
 /// One body line of a UCI docword file, its fields' columns (1-based).
 struct UciEntry {
     std::uint64_t doc = 0, word = 0, count = 0;

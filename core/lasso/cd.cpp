@@ -26,7 +26,7 @@ void init_residuals(const PartView& part, std::span<const double> b) {
 }
 
 void set_offset(const ProblemView& problem, Coefficients& coefs) {
-    ExactSum o;
+    core::ExactSum o;
     for (std::uint32_t j = 0; j < problem.features(); ++j) {
         if (coefs.b[j] != 0 && problem.shifts[j] != 0) o.add(problem.shifts[j] * coefs.b[j]);
     }
@@ -67,7 +67,7 @@ void push_columns_of(const PartView& part, std::span<const std::uint32_t> coords
     for (std::size_t t = 0; t < coords.size(); ++t) {
         prefetch_columns(x, coords, t);
         const std::uint32_t j = coords[t];
-        mf::ExactAccumulator acc;  // the same exact sum, in a register
+        core::ExactAccumulator acc;  // the same exact sum, in a register
         for (std::uint64_t e = x.offsets[j], end = x.offsets[j + 1]; e < end; ++e)
             acc.add(x.values[e] * part.residuals[x.rows[e]]);
         store(t, acc.sum());
@@ -77,20 +77,21 @@ void push_columns_of(const PartView& part, std::span<const std::uint32_t> coords
 }  // namespace
 
 void push_gradients(const PartView& part, std::span<const std::uint32_t> coords,
-                    std::span<ExactSum> sums) {
+                    std::span<core::ExactSum> sums) {
     ROTOR_ASSERT(sums.size() == coords.size(), "one sum per coordinate");
-    push_columns_of(part, coords, [&](std::size_t t, const ExactSum& s) { sums[t].add(s); });
+    push_columns_of(part, coords, [&](std::size_t t, const core::ExactSum& s) { sums[t].add(s); });
 }
 
 void push_gradients_into(const PartView& part, std::span<const std::uint32_t> coords,
-                         std::span<ExactSum> sums) {
+                         std::span<core::ExactSum> sums) {
     ROTOR_ASSERT(sums.size() == coords.size(), "one sum per coordinate");
-    push_columns_of(part, coords, [&](std::size_t t, const ExactSum& s) { sums[t] = s; });
+    push_columns_of(part, coords, [&](std::size_t t, const core::ExactSum& s) { sums[t] = s; });
 }
 
 std::uint32_t pull_updates(const ProblemView& problem, double lambda,
-                           std::span<const std::uint32_t> coords, std::span<const ExactSum> total,
-                           Coefficients& coefs, std::span<double> deltas) {
+                           std::span<const std::uint32_t> coords,
+                           std::span<const core::ExactSum> total, Coefficients& coefs,
+                           std::span<double> deltas) {
     ROTOR_ASSERT(total.size() == coords.size() && deltas.size() == coords.size(),
                  "one total and one delta per coordinate");
     const double n = problem.samples;
@@ -117,7 +118,7 @@ std::uint32_t pull_updates(const ProblemView& problem, double lambda,
 }
 
 PullStats pull_range(const ProblemView& problem, double lambda, double q_sum,
-                     std::span<const std::uint32_t> coords, std::span<const ExactSum> total,
+                     std::span<const std::uint32_t> coords, std::span<const core::ExactSum> total,
                      std::size_t lo, std::size_t hi, Coefficients& coefs, std::span<double> deltas,
                      std::span<double> shift_deltas) {
     ROTOR_ASSERT(total.size() == coords.size() && deltas.size() == coords.size() &&
@@ -202,8 +203,8 @@ RoundStats parallel_round(std::span<const PartView> parts, const ProblemView& pr
                           double lambda, std::span<const std::uint32_t> coords,
                           Coefficients& coefs) {
     ROTOR_ASSERT(!parts.empty(), "at least one part");
-    std::vector<ExactSum> total(coords.size());
-    std::vector<ExactSum> pushed(parts.size() > 1 ? coords.size() : 0);
+    std::vector<core::ExactSum> total(coords.size());
+    std::vector<core::ExactSum> pushed(parts.size() > 1 ? coords.size() : 0);
     for (const PartView& part : parts) {
         if (parts.size() == 1) {
             push_gradients(part, coords, total);

@@ -22,20 +22,18 @@
 // order whatever the split, and pushes are exact sums, so 1 part and P parts give bitwise the
 // same b and q. The sequential round (cyclic coordinate descent) is one such round per coordinate.
 // Single-threaded; no threads, no ranks: a trainer runs the pushes of its parts where it likes
-// and reduces them (ExactSum limbs through an allreduce).
+// and reduces them (core::ExactSum limbs through an allreduce).
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "core/base/exact_sum.h"
 #include "core/base/huge_pages.h"
 #include "core/lasso/design.h"
-#include "core/mf/exact_sum.h"
 
 namespace rotor::lasso {
-
-using mf::ExactSum;
 
 /// What every part needs besides its rows: small, replicated (2p doubles). Non-owning.
 struct ProblemView {
@@ -85,18 +83,19 @@ void set_offset(const ProblemView& problem, Coefficients& coefs);
 /// PUSH: sums[t] += Σ over the part's rows of x̃_ij q_i for j = coords[t]. O(Σ nnz of the
 /// columns in the part). sums is not cleared.
 void push_gradients(const PartView& part, std::span<const std::uint32_t> coords,
-                    std::span<ExactSum> sums);
+                    std::span<core::ExactSum> sums);
 /// push_gradients into sums that need no clearing: sums[t] = the part's x̃_jᵀq (overwritten).
 void push_gradients_into(const PartView& part, std::span<const std::uint32_t> coords,
-                         std::span<ExactSum> sums);
+                         std::span<core::ExactSum> sums);
 
 /// PULL: from the total of every part's push (total[t] for coords[t]), sets
 /// deltas[t] = b_j(new) − b_j(old) for j = coords[t], every one from the same residual, and
 /// updates coefs (b, last_delta of the coordinates, offset by add_offset_changes). lambda in user
 /// units. Returns how many coordinates changed.
 std::uint32_t pull_updates(const ProblemView& problem, double lambda,
-                           std::span<const std::uint32_t> coords, std::span<const ExactSum> total,
-                           Coefficients& coefs, std::span<double> deltas);
+                           std::span<const std::uint32_t> coords,
+                           std::span<const core::ExactSum> total, Coefficients& coefs,
+                           std::span<double> deltas);
 
 /// The pull of pull_updates split over ranges of a round (a trainer's threads), the same bits:
 /// for t in [lo, hi) (coords distinct), from q_sum = Σ ỹ − N o BEFORE the round, sets deltas[t],
@@ -108,7 +107,7 @@ struct PullStats {
     double largest = 0;  ///< max d_j δ_j² (standardised units)
 };
 PullStats pull_range(const ProblemView& problem, double lambda, double q_sum,
-                     std::span<const std::uint32_t> coords, std::span<const ExactSum> total,
+                     std::span<const std::uint32_t> coords, std::span<const core::ExactSum> total,
                      std::size_t lo, std::size_t hi, Coefficients& coefs, std::span<double> deltas,
                      std::span<double> shift_deltas);
 /// What pull_range does to b and last_delta of coordinates whose changes were computed

@@ -13,9 +13,9 @@
 #include <span>
 #include <string>
 
-#include "core/corpus/corpus.h"
 #include "core/io/binary_sections.h"
 #include "core/io/mapped_file.h"
+#include "core/io/read_limits.h"
 #include "core/lasso/design.h"
 
 namespace rotor::lasso {

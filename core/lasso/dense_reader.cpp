@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "core/base/error.h"
+#include "core/io/number.h"
 #include "core/io/parse.h"
-#include "core/lasso/number.h"
 
 namespace rotor::lasso {
 namespace {
@@ -88,7 +88,7 @@ RawData read_dense(LineReader& r, const ReadDenseOptions& options) {
             const bool header = options.header == DenseHeader::kPresent ||
                                 (options.header == DenseHeader::kAuto &&
                                  std::any_of(fields.begin(), fields.end(), [](const Field& f) {
-                                     return !detail::parse_number(f.text);
+                                     return !core::parse_number(f.text);
                                  }));
             std::vector<std::string> names;
             if (header) {
@@ -114,7 +114,7 @@ RawData read_dense(LineReader& r, const ReadDenseOptions& options) {
         for (std::size_t k = 0; k < width; ++k) {
             const Field& f = fields[k];
             if (f.text.empty()) r.fail(f.col + 1, "empty field (missing values are not supported)");
-            const auto v = detail::parse_number(f.text);
+            const auto v = core::parse_number(f.text);
             if (!v) {
                 r.fail(f.col + 1, "\"" + std::string(f.text) + "\" is not a finite number");
             }

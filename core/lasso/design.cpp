@@ -4,12 +4,10 @@
 #include <cmath>
 #include <string>
 
-#include "core/mf/exact_sum.h"
+#include "core/base/exact_sum.h"
 
 namespace rotor::lasso {
 namespace {
-
-using mf::ExactSum;
 
 // Mean and population scale of a column given its stored values (the other rows are 0).
 struct ColumnMoments {
@@ -53,7 +51,7 @@ void RawData::add_sample(double y, std::span<const std::uint32_t> c, std::span<c
 }
 
 double Standardization::raw_intercept(std::span<const double> b) const {
-    ExactSum s;
+    core::ExactSum s;
     for (std::size_t j = 0; j < b.size(); ++j) {
         if (b[j] != 0) s.add(means[j] * raw_coefficient(static_cast<std::uint32_t>(j), b[j]));
     }
@@ -127,7 +125,7 @@ Design build_design(const RawData& raw, const StandardizeOptions& options) {
     const double ysd = std::sqrt(yss / n);
     st.y_scale = ysd > 0 ? ysd : 1;
     d.targets_.resize(n);
-    ExactSum tsum;
+    core::ExactSum tsum;
     for (std::uint32_t i = 0; i < n; ++i) {
         d.targets_[i] = (raw.targets[i] - st.y_mean) / st.y_scale;
         tsum.add(d.targets_[i]);

@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <string>
 
-#include "core/corpus/corpus.h"
 #include "core/io/line_reader.h"
+#include "core/io/read_limits.h"
 #include "core/lasso/design.h"
 
 namespace rotor::lasso {

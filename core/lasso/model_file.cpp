@@ -10,7 +10,7 @@
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
 #include "core/io/checksum.h"
-#include "core/lasso/number.h"
+#include "core/io/number.h"
 
 namespace rotor::lasso {
 namespace {
@@ -67,7 +67,7 @@ class Lines {
     }
     double number(std::string_view key) {
         const std::string_view v = value(key);
-        const auto x = detail::parse_number(v);
+        const auto x = core::parse_number(v);
         if (!x) fail(value_col_, fmt::format("'{}' is not a finite number", v));
         return *x;
     }
@@ -108,7 +108,7 @@ void read_features(Lines& in, Model& m) {
         if (f[1] != std::to_string(j)) in.fail(in.col(f, 1), fmt::format("expected feature {}", j));
         double* out[3] = {&st.means[j], &st.scales[j], &m.beta[j]};
         for (std::size_t k = 0; k < 3; ++k) {
-            const auto x = detail::parse_number(f[2 + k]);
+            const auto x = core::parse_number(f[2 + k]);
             if (!x) in.fail(in.col(f, 2 + k), "not a finite number");
             *out[k] = *x;
         }

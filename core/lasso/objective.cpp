@@ -19,7 +19,7 @@ void push_evaluation(const PartView& part, double offset, EvalSums& sums) {
     const ColumnsView& x = part.x;
     ROTOR_ASSERT(sums.xq.size() == x.columns(), "one sum per column");
     for (std::uint32_t j = 0; j < x.columns(); ++j) {
-        mf::ExactAccumulator acc;  // the same exact sum, in a register
+        core::ExactAccumulator acc;  // the same exact sum, in a register
         for (std::uint64_t e = x.offsets[j], end = x.offsets[j + 1]; e < end; ++e)
             acc.add(x.values[e] * part.residuals[x.rows[e]]);
         sums.xq[j].add(acc.sum());
@@ -36,11 +36,11 @@ void push_row_sums(const PartView& part, double offset, EvalSums& sums) {
     }
 }
 
-void push_columns(const PartView& part, std::span<ExactSum> xq, bool add) {
+void push_columns(const PartView& part, std::span<core::ExactSum> xq, bool add) {
     const ColumnsView& x = part.x;
     ROTOR_ASSERT(xq.size() == x.columns(), "one sum per column");
     for (std::uint32_t j = 0; j < x.columns(); ++j) {
-        mf::ExactAccumulator acc;
+        core::ExactAccumulator acc;
         for (std::uint64_t e = x.offsets[j], end = x.offsets[j + 1]; e < end; ++e)
             acc.add(x.values[e] * part.residuals[x.rows[e]]);
         if (add)
@@ -52,7 +52,8 @@ void push_columns(const PartView& part, std::span<ExactSum> xq, bool add) {
 
 namespace {
 
-double gradient(const ProblemView& problem, std::uint32_t j, const ExactSum& xq, double q_sum) {
+double gradient(const ProblemView& problem, std::uint32_t j, const core::ExactSum& xq,
+                double q_sum) {
     return problem.sq_norms[j] > 0 ? (xq.value() - problem.shifts[j] * q_sum) / problem.samples : 0;
 }
 
@@ -75,7 +76,8 @@ void CoordinateStats::add(const CoordinateStats& other) {
 
 CoordinateStats coordinate_stats(const ProblemView& problem, double lambda,
                                  const Coefficients& coefs, std::uint32_t lo,
-                                 std::span<const ExactSum> xq, double q_sum, std::span<double> g) {
+                                 std::span<const core::ExactSum> xq, double q_sum,
+                                 std::span<double> g) {
     ROTOR_ASSERT(g.size() == xq.size() && lo + xq.size() <= problem.features(),
                  "coordinate_stats: ranges of different sizes");
     const double lambda_tilde = lambda / problem.y_scale;
@@ -95,8 +97,8 @@ CoordinateStats coordinate_stats(const ProblemView& problem, double lambda,
 }
 
 Evaluation finish_evaluation(const ProblemView& problem, double lambda,
-                             const CoordinateStats& stats, const ExactSum& rr_sum,
-                             const ExactSum& ry_sum) {
+                             const CoordinateStats& stats, const core::ExactSum& rr_sum,
+                             const core::ExactSum& ry_sum) {
     const double n = problem.samples;
     const double s2 = problem.y_scale * problem.y_scale;
     const double lambda_tilde = lambda / problem.y_scale;
@@ -138,7 +140,7 @@ Evaluation evaluate(std::span<const PartView> parts, const ProblemView& problem,
 }
 
 double lambda_max(std::span<const PartView> parts, const ProblemView& problem) {
-    std::vector<ExactSum> xy(problem.features());
+    std::vector<core::ExactSum> xy(problem.features());
     for (const PartView& part : parts) {
         const ColumnsView& x = part.x;
         for (std::uint32_t j = 0; j < x.columns(); ++j) {

@@ -30,10 +30,10 @@ namespace rotor::lasso {
 
 /// A part's (or the total's) sums for an evaluation. A value type.
 struct EvalSums {
-    HugeVector<ExactSum> xq;  ///< x̃_jᵀ q per column (24 MB at 10^6 columns: huge pages)
-    ExactSum q_sum;           ///< Σ q_i
-    ExactSum rr;              ///< Σ r_i², r_i = q_i + o
-    ExactSum ry;              ///< Σ r_i ỹ_i
+    HugeVector<core::ExactSum> xq;  ///< x̃_jᵀ q per column (24 MB at 10^6 columns: huge pages)
+    core::ExactSum q_sum;           ///< Σ q_i
+    core::ExactSum rr;              ///< Σ r_i², r_i = q_i + o
+    core::ExactSum ry;              ///< Σ r_i ỹ_i
 
     explicit EvalSums(std::uint32_t p = 0) : xq(p) {}
     /// Adds another part's sums (same size), exactly.
@@ -50,7 +50,7 @@ void push_row_sums(const PartView& part, double offset, EvalSums& sums);
 /// The column half of push_evaluation, overwriting: xq[j] = x̃_jᵀ q over the part's rows for
 /// every column j (a worker's buffer needs no clearing first); with `add`, xq[j] += it (the
 /// later tiles of a worker's rows). O(nnz of the part).
-void push_columns(const PartView& part, std::span<ExactSum> xq, bool add = false);
+void push_columns(const PartView& part, std::span<core::ExactSum> xq, bool add = false);
 
 /// Everything reported at an evaluation, in user units (see the file comment).
 struct Evaluation {
@@ -66,7 +66,7 @@ struct Evaluation {
 /// The evaluation's terms over a range of coordinates: they add up exactly over ranges in any
 /// order (an exact sum, maxima and a count), so a trainer may split the coordinates over threads.
 struct CoordinateStats {
-    ExactSum l1;           ///< Σ |b_j| (standardised)
+    core::ExactSum l1;     ///< Σ |b_j| (standardised)
     double dual_norm = 0;  ///< max |g_j|
     double kkt = 0;        ///< max subgradient violation (standardised)
     std::uint32_t nonzeros = 0;
@@ -78,11 +78,13 @@ struct CoordinateStats {
 /// q_sum = Σ q_i; returns the range's terms. lambda in user units.
 CoordinateStats coordinate_stats(const ProblemView& problem, double lambda,
                                  const Coefficients& coefs, std::uint32_t lo,
-                                 std::span<const ExactSum> xq, double q_sum, std::span<double> g);
+                                 std::span<const core::ExactSum> xq, double q_sum,
+                                 std::span<double> g);
 
 /// The evaluation from every coordinate's terms and the totals of Σ r_i² and Σ r_i ỹ_i.
 Evaluation finish_evaluation(const ProblemView& problem, double lambda,
-                             const CoordinateStats& stats, const ExactSum& rr, const ExactSum& ry);
+                             const CoordinateStats& stats, const core::ExactSum& rr,
+                             const core::ExactSum& ry);
 
 /// The evaluation from the total of every part's push_evaluation. lambda in user units.
 Evaluation evaluate(const ProblemView& problem, double lambda, const Coefficients& coefs,

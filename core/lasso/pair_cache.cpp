@@ -56,7 +56,7 @@ CandidateDots cached_candidate_dots(std::span<const std::uint32_t> candidates,
 }
 
 void push_pair_dots(const PartView& part, std::span<const CoordinatePair> pairs,
-                    std::span<ExactSum> sums, std::vector<double>& scratch) {
+                    std::span<core::ExactSum> sums, std::vector<double>& scratch) {
     ROTOR_ASSERT(sums.size() == pairs.size(), "one sum per pair");
     const ColumnsView& x = part.x;
     if (scratch.size() < part.rows()) scratch.assign(part.rows(), 0.0);  // zero between calls
@@ -68,7 +68,7 @@ void push_pair_dots(const PartView& part, std::span<const CoordinatePair> pairs,
         }
         for (; t < pairs.size() && pairs[t].a == ja; ++t) {
             const std::uint32_t jb = pairs[t].b;
-            ExactSum& s = sums[t];
+            core::ExactSum& s = sums[t];
             for (std::uint64_t e = x.offsets[jb]; e < x.offsets[jb + 1]; ++e) {
                 const double v = scratch[x.rows[e]];
                 if (v != 0) s.add(v * x.values[e]);

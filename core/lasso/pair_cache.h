@@ -71,7 +71,7 @@ CandidateDots cached_candidate_dots(std::span<const std::uint32_t> candidates,
 /// coordinate scatter it once. scratch: zero, at least the part's rows long (or grown), and
 /// left zeroed.
 void push_pair_dots(const PartView& part, std::span<const CoordinatePair> pairs,
-                    std::span<ExactSum> sums, std::vector<double>& scratch);
+                    std::span<core::ExactSum> sums, std::vector<double>& scratch);
 
 /// The greedy check of select_uncorrelated with the dots read from `dot(a, b)` (coordinates),
 /// called only for the pairs the scan reaches: (kept, candidate) until a conflict or L kept.

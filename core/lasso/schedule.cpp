@@ -107,7 +107,7 @@ void StradsParams::validate() const {
 }
 
 void push_candidate_dots(const PartView& part, std::span<const std::uint32_t> candidates,
-                         std::span<ExactSum> sums, std::vector<double>& scratch) {
+                         std::span<core::ExactSum> sums, std::vector<double>& scratch) {
     const std::size_t m = candidates.size();
     ROTOR_ASSERT(sums.size() == pair_count(m), "one sum per pair of candidates");
     const ColumnsView& x = part.x;
@@ -119,7 +119,7 @@ void push_candidate_dots(const PartView& part, std::span<const std::uint32_t> ca
         }
         for (std::size_t b = a + 1; b < m; ++b) {
             const std::uint32_t jb = candidates[b];
-            ExactSum& s = sums[pair_index(a, b, m)];
+            core::ExactSum& s = sums[pair_index(a, b, m)];
             for (std::uint64_t e = x.offsets[jb]; e < x.offsets[jb + 1]; ++e) {
                 const double v = scratch[x.rows[e]];
                 if (v != 0) s.add(v * x.values[e]);
@@ -170,7 +170,7 @@ Selection select_greedy(std::span<const std::uint32_t> candidates, const StradsP
 }
 
 Selection select_uncorrelated(const ProblemView& problem, std::span<const std::uint32_t> candidates,
-                              std::span<const ExactSum> total, const StradsParams& params) {
+                              std::span<const core::ExactSum> total, const StradsParams& params) {
     const std::size_t m = candidates.size();
     ROTOR_ASSERT(total.size() == pair_count(m), "one total per pair of candidates");
     return select_greedy(candidates, params, [&](std::size_t a, std::size_t b) {
@@ -182,7 +182,7 @@ Selection select_uncorrelated(const ProblemView& problem, std::span<const std::u
 Selection schedule_strads(Rng& rng, PrioritySampler& sampler, std::span<const PartView> parts,
                           const ProblemView& problem, const StradsParams& params) {
     const std::vector<std::uint32_t> candidates = sampler.draw(rng, params.candidates);
-    std::vector<ExactSum> total(pair_count(candidates.size()));
+    std::vector<core::ExactSum> total(pair_count(candidates.size()));
     std::vector<double> scratch;
     for (const PartView& part : parts) push_candidate_dots(part, candidates, total, scratch);
     return select_uncorrelated(problem, candidates, total, params);

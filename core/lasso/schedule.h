@@ -86,7 +86,7 @@ inline std::size_t pair_index(std::size_t a, std::size_t b, std::size_t m) {
 /// rows of x̃_{i,candidates[a]} x̃_{i,candidates[b]}. scratch: a buffer the function sizes to the
 /// part's rows and leaves zeroed (reuse it across rounds).
 void push_candidate_dots(const PartView& part, std::span<const std::uint32_t> candidates,
-                         std::span<ExactSum> sums, std::vector<double>& scratch);
+                         std::span<core::ExactSum> sums, std::vector<double>& scratch);
 
 /// corr(z_a, z_b) = z_aᵀz_b / (N √(d_a d_b)) from the pulled x̃_aᵀx̃_b (0 when a column is
 /// constant: its update is a no-op and conflicts with nothing).
@@ -118,7 +118,7 @@ Selection select_greedy(std::span<const std::uint32_t> candidates, const StradsP
 /// PULL of the correlation check: select_greedy with the correlations of the pulled pair dots.
 /// total: the exact sums of every part.
 Selection select_uncorrelated(const ProblemView& problem, std::span<const std::uint32_t> candidates,
-                              std::span<const ExactSum> total, const StradsParams& params);
+                              std::span<const core::ExactSum> total, const StradsParams& params);
 
 /// The whole STRADS schedule on one process holding every part: draw, push on every part, add,
 /// select. The same Rng state, sampler and coefficients give the same selection for any split.

@@ -23,7 +23,7 @@ double unit_scale(double hi, double lo_neg) {
 }  // namespace
 
 Reducer Reducer::single() {
-    return {[](std::span<ExactSum>) {}, [](std::span<double>) {}};
+    return {[](std::span<core::ExactSum>) {}, [](std::span<double>) {}};
 }
 
 RawData slice_rows(const RawData& raw, std::uint32_t begin, std::uint32_t end) {
@@ -83,7 +83,7 @@ void SliceBuilder::to_columns(const RawData& raw, Design& d) {
 std::vector<double> SliceBuilder::extremes(Design& d, const RawData& raw, const Reducer& reduce) {
     // (0) The extremes of each column's stored values and of y: every sum below is of terms
     // scaled by a power of two k_j ≈ 1 / max|x_ij| (exact, and the same on every slice), so
-    // that the fixed point of ExactSum keeps its relative precision whatever the units.
+    // that the fixed point of core::ExactSum keeps its relative precision whatever the units.
     const std::uint32_t p = raw.features;
     std::vector<double> extremes(2 * std::size_t{p} + 2, -kInf);
     for (std::uint32_t j = 0; j < p; ++j) {
@@ -111,7 +111,7 @@ void SliceBuilder::store(const RawData& raw, std::span<const double> zeros,
     // Storage as build_design has it; (3) Σ(x̃ − c)² over the stored values and Σỹ.
     d.shifts_.assign(p, 0);
     d.sq_norms_.assign(p, 0);
-    std::vector<ExactSum> third(std::size_t{p} + 1);
+    std::vector<core::ExactSum> third(std::size_t{p} + 1);
     for (std::uint32_t j = 0; j < p; ++j) {
         const std::span<double> v = column(d, j);
         if (raw.dense) {
@@ -136,7 +136,7 @@ void SliceBuilder::store(const RawData& raw, std::span<const double> zeros,
     }
     out.total_target_sum = third[p].value();
     // The slice's own Σỹ, as build_design() keeps it for its rows.
-    ExactSum local;
+    core::ExactSum local;
     for (double t : d.targets_) local.add(t);
     d.target_sum_ = local.value();
 }
@@ -159,12 +159,12 @@ SliceDesign SliceBuilder::build(const RawData& raw, const StandardizeOptions& op
     for (std::uint32_t j = 0; j <= p; ++j) k[j] = unit_scale(extremes[2 * j], extremes[2 * j + 1]);
 
     // (1) Σx_j k_j, nnz_j per column, then N and Σy k_y.
-    std::vector<ExactSum> first(2 * std::size_t{p} + 2);
+    std::vector<core::ExactSum> first(2 * std::size_t{p} + 2);
     for (std::uint32_t j = 0; j < p; ++j) {
         for (double x : column(d, j)) first[j].add(x * k[j]);
-        first[p + j] = ExactSum::of(static_cast<double>(column(d, j).size()));
+        first[p + j] = core::ExactSum::of(static_cast<double>(column(d, j).size()));
     }
-    first[2 * p] = ExactSum::of(n_local);
+    first[2 * p] = core::ExactSum::of(n_local);
     for (double y : raw.targets) first[2 * p + 1].add(y * k[p]);
     reduce.sum(first);
     const double n = first[2 * p].value();
@@ -187,7 +187,7 @@ SliceDesign SliceBuilder::build(const RawData& raw, const StandardizeOptions& op
     st.y_mean = options.intercept ? first[2 * p + 1].value() / n / k[p] : 0;
 
     // (2) Σ(x − m)² over the stored values (the zeros' (N − nnz)·m² after), Σ(y − ȳ)².
-    std::vector<ExactSum> second(std::size_t{p} + 1);
+    std::vector<core::ExactSum> second(std::size_t{p} + 1);
     for (std::uint32_t j = 0; j < p; ++j) {
         for (double x : column(d, j)) second[j].add(square((x - st.means[j]) * k[j]));
     }

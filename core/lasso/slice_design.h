@@ -3,8 +3,8 @@
 // d_j bit for bit (docs/lasso.md, "Training on ranks x threads").
 //
 // build_design() sums its moments in plain doubles over all the rows it holds; a slice cannot,
-// since its sums must be added to the other slices'. Here every moment is an ExactSum (order
-// independent, core/mf/exact_sum.h) that the caller's `Reducer` adds over the slices (an int64
+// since its sums must be added to the other slices'. Here every moment is an core::ExactSum (order
+// independent, core/base/exact_sum.h) that the caller's `Reducer` adds over the slices (an int64
 // allreduce of the limbs across ranks; nothing for one slice), and every term is a function of
 // one sample, so any cut of the same samples into slices gives bitwise the same statistics.
 // Three reductions: (1) Σx_j, stored counts, N, Σy and the columns' extremes; (2) Σ(x_ij − m_j)²
@@ -27,7 +27,7 @@ namespace rotor::lasso {
 /// the same sizes). For one slice both are no-ops.
 struct Reducer {
     /// Replaces each sum by the total of every slice's (exactly).
-    std::function<void(std::span<ExactSum>)> sum;
+    std::function<void(std::span<core::ExactSum>)> sum;
     /// Replaces each value by its maximum over the slices.
     std::function<void(std::span<double>)> max;
 

@@ -70,11 +70,11 @@ void BlockProx::step(std::uint64_t t) {
     const std::uint32_t b = order_.at(t);
     const std::vector<std::uint64_t>& keys = blocks_[b];
     const std::size_t n = keys.size();
-    g_.assign(n, ExactSum{});
-    u_.assign(n, ExactSum{});
+    g_.assign(n, core::ExactSum{});
+    u_.assign(n, core::ExactSum{});
     for (std::size_t p = 0; p < parts_.size(); ++p) {
-        pg_.assign(n, ExactSum{});
-        pu_.assign(n, ExactSum{});
+        pg_.assign(n, core::ExactSum{});
+        pu_.assign(n, core::ExactSum{});
         scratches_[p].next_block();
         push_slices(parts_[p], slices_[b][p], options_.curvature, pg_, pu_, scratches_[p]);
         for (std::size_t i = 0; i < n; ++i) {
@@ -97,8 +97,8 @@ void BlockProx::step(std::uint64_t t) {
 }
 
 ProxEvaluation BlockProx::evaluate() {
-    std::vector<ExactSum> g(keys_.size()), u(keys_.size());
-    ExactSum loss;
+    std::vector<core::ExactSum> g(keys_.size()), u(keys_.size());
+    core::ExactSum loss;
     for (const Shard& part : parts_) {
         push_block(part, keys_, options_.curvature, g, u, scratch_);
         push_loss(part, loss);

@@ -82,7 +82,7 @@ class BlockProx {
     BlockOrder order_;
     BlockScratch scratch_;                 ///< of evaluate()
     std::vector<BlockScratch> scratches_;  ///< one per part (it caches the part's slopes)
-    std::vector<ExactSum> g_, u_, pg_, pu_;
+    std::vector<core::ExactSum> g_, u_, pg_, pu_;
     std::vector<double> deltas_;
 };
 

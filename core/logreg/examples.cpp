@@ -4,8 +4,8 @@
 #include <numeric>
 
 #include "core/base/error.h"
+#include "core/io/number.h"
 #include "core/io/parse.h"
-#include "core/lasso/number.h"
 
 namespace rotor::logreg {
 namespace {
@@ -28,7 +28,7 @@ std::string_view next_field(std::string_view line, std::size_t& pos, std::size_t
 
 double number_or_fail(const LineReader& r, std::string_view text, std::size_t col,
                       const char* what) {
-    const auto v = lasso::detail::parse_number(text);
+    const auto v = core::parse_number(text);
     if (!v) {
         r.fail(col + 1,
                std::string(what) + " \"" + std::string(text) + "\" is not a finite number");

@@ -14,7 +14,7 @@ Metrics compute_metrics(std::span<const double> margins, std::span<const std::in
     Metrics m;
     m.examples = labels.size();
     if (labels.empty()) return m;
-    ExactSum loss;
+    core::ExactSum loss;
     std::uint64_t right = 0, positives = 0;
     for (std::size_t i = 0; i < labels.size(); ++i) {
         loss.add(log1pexp_neg(labels[i] * margins[i]));

@@ -9,9 +9,9 @@
 #include "core/io/byte_source.h"
 #include "core/io/checksum.h"
 #include "core/io/line_reader.h"
+#include "core/io/number.h"
 #include "core/io/parse.h"
 #include "core/io/whole_file.h"
-#include "core/lasso/number.h"
 #include "core/logreg/examples.h"
 
 namespace rotor::logreg {
@@ -40,7 +40,7 @@ std::string_view field(LineReader& r, std::string_view name) {
 }
 
 double number(LineReader& r, std::string_view text, std::size_t col) {
-    const auto v = lasso::detail::parse_number(text);
+    const auto v = core::parse_number(text);
     if (!v) r.fail(col, fmt::format("\"{}\" is not a finite number", text));
     return *v;
 }

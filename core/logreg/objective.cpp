@@ -40,16 +40,18 @@ ColumnSlices column_slices(const Shard& part, std::span<const std::uint64_t> key
 
 namespace {
 
-/// Largest sum of term magnitudes added in an int64 before it goes into the ExactSum: 2^13 *
-/// 2^48 = 2^61, far from int64's 2^63 (and every term below ExactSum's 2^15 single conversion).
+/// Largest sum of term magnitudes added in an int64 before it goes into the core::ExactSum: 2^13 *
+/// 2^48 = 2^61, far from int64's 2^63 (and every term below core::ExactSum's 2^15 single
+/// conversion).
 constexpr double kRunBound = 0x1p13;
 
 /// g += Σ slope_i x_ik and u += Σ curve_i n_ib x_ik² over entries [e, end) of one key, each
-/// term rounded as ExactSum::add rounds it. `per_term` bounds every term's magnitude (< 2^13):
-/// runs of kRunBound / per_term terms are summed in int64s without checks, then added exactly.
+/// term rounded as core::ExactSum::add rounds it. `per_term` bounds every term's magnitude (<
+/// 2^13): runs of kRunBound / per_term terms are summed in int64s without checks, then added
+/// exactly.
 void sum_key_bounded(const std::uint32_t* rows, const double* values, const TouchedExample* touched,
-                     std::uint64_t e, std::uint64_t end, double per_term, ExactSum& g,
-                     ExactSum& u) {
+                     std::uint64_t e, std::uint64_t end, double per_term, core::ExactSum& g,
+                     core::ExactSum& u) {
     const double room = std::floor(kRunBound / per_term);
     const std::uint64_t run =
         room >= 0x1p40 ? std::uint64_t{1} << 40 : static_cast<std::uint64_t>(room);  // >= 1
@@ -59,8 +61,8 @@ void sum_key_bounded(const std::uint32_t* rows, const double* values, const Touc
         for (; e < stop; ++e) {
             const TouchedExample& x = touched[rows[e]];
             const double v = values[e];
-            gs += ExactSum::fixed_of_small(x.slope * v);
-            us += ExactSum::fixed_of_small(x.curve * x.count * v * v);
+            gs += core::ExactSum::fixed_of_small(x.slope * v);
+            us += core::ExactSum::fixed_of_small(x.curve * x.count * v * v);
         }
         g.add_fixed_value(gs);
         u.add_fixed_value(us);
@@ -70,7 +72,7 @@ void sum_key_bounded(const std::uint32_t* rows, const double* values, const Touc
 }  // namespace
 
 void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvature,
-                 std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& s,
+                 std::span<core::ExactSum> g, std::span<core::ExactSum> u, BlockScratch& s,
                  std::span<const std::uint8_t> skip) {
     const std::size_t n = slices.begin.size();
     ROTOR_ASSERT(g.size() == n && u.size() == n && slices.end.size() == n, "one sum per key");
@@ -148,7 +150,7 @@ void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvat
                             g[t], u[t]);
             continue;
         }
-        mf::ExactAccumulator gt, ut;
+        core::ExactAccumulator gt, ut;
         for (std::uint64_t e = begin[t]; e < end[t]; ++e) {
             const TouchedExample& x = touched[rows[e]];
             const double v = values[e];
@@ -176,7 +178,7 @@ void apply_slices(Shard& part, const ColumnSlices& slices, std::span<const doubl
 }
 
 void push_block(const Shard& part, std::span<const std::uint64_t> keys, Curvature curvature,
-                std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& s) {
+                std::span<core::ExactSum> g, std::span<core::ExactSum> u, BlockScratch& s) {
     ROTOR_ASSERT(g.size() == keys.size() && u.size() == keys.size(), "one sum per key");
     s.examples.assign(part.examples(), TouchedExample{});
     s.block = 0;
@@ -212,7 +214,7 @@ double log1pexp_neg(double z) noexcept {
     return z > 0 ? std::log1p(std::exp(-z)) : -z + std::log1p(std::exp(z));
 }
 
-void push_loss(const Shard& part, ExactSum& loss) {
+void push_loss(const Shard& part, core::ExactSum& loss) {
     const auto labels = part.labels();
     const auto margins = part.margins();
     for (std::uint32_t i = 0; i < part.examples(); ++i) {
@@ -221,7 +223,7 @@ void push_loss(const Shard& part, ExactSum& loss) {
 }
 
 double penalty(std::span<const std::uint64_t> keys, std::span<const double> w, double lambda) {
-    ExactSum l1;
+    core::ExactSum l1;
     for (std::size_t t = 0; t < keys.size(); ++t) {
         if (keys[t] != kInterceptKey) l1.add(std::fabs(w[t]));
     }

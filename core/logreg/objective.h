@@ -7,7 +7,7 @@
 // its examples,
 //     g_k = Σ_i −y_i σ(−y_i m_i) x_ik                 (the gradient of the loss)
 //     u_k = Σ_i c_i n_ib x_ik²                         (an upper bound of the block's Hessian)
-// into exact sums (core/mf/exact_sum.h), so the total over parts is bitwise the same for any
+// into exact sums (core/base/exact_sum.h), so the total over parts is bitwise the same for any
 // split; n_ib is the number of example i's features in b and c_i = 1/4 (Curvature::kBound: a
 // majoriser of the loss on the block, Σ_k u_k d_k² ≥ dᵀ H_bb d for every w by Cauchy–Schwarz
 // and σ(1−σ) ≤ 1/4, so every step descends) or σ(m_i)σ(−m_i) (Curvature::kLocal: the curvature
@@ -25,12 +25,10 @@
 #include <span>
 #include <vector>
 
+#include "core/base/exact_sum.h"
 #include "core/logreg/shard.h"
-#include "core/mf/exact_sum.h"
 
 namespace rotor::logreg {
-
-using mf::ExactSum;
 
 /// How u_k bounds the curvature (see the file comment).
 enum class Curvature { kBound, kLocal };
@@ -98,7 +96,7 @@ ColumnSlices column_slices(const Shard& part, std::span<const std::uint64_t> key
 /// sums are untouched and they do not count in n_ib (the KKT filter's screened keys, which
 /// are not updated, so the others' curvature bound need not cover them).
 void push_slices(const Shard& part, const ColumnSlices& slices, Curvature curvature,
-                 std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& scratch,
+                 std::span<core::ExactSum> g, std::span<core::ExactSum> u, BlockScratch& scratch,
                  std::span<const std::uint8_t> skip = {});
 
 /// After a pull, over slices: m_i += deltas[t] x_ik for the block's key t, t in order (zero
@@ -108,7 +106,7 @@ void apply_slices(Shard& part, const ColumnSlices& slices, std::span<const doubl
 /// PUSH: g[t] += g_k and u[t] += u_k over the part's examples for k = keys[t] (strictly
 /// increasing; keys the part lacks get nothing). O(nnz of the block's columns). Not cleared.
 void push_block(const Shard& part, std::span<const std::uint64_t> keys, Curvature curvature,
-                std::span<ExactSum> g, std::span<ExactSum> u, BlockScratch& scratch);
+                std::span<core::ExactSum> g, std::span<core::ExactSum> u, BlockScratch& scratch);
 
 /// The penalty weight of `key`: lambda, or 0 for kInterceptKey.
 inline double penalty_of(std::uint64_t key, double lambda) noexcept {
@@ -150,7 +148,7 @@ void set_margins(Shard& part, std::span<const std::uint64_t> keys, std::span<con
 double log1pexp_neg(double z) noexcept;
 
 /// PUSH of the loss: loss += Σ_i log(1 + exp(−y_i m_i)) over the part's examples.
-void push_loss(const Shard& part, ExactSum& loss);
+void push_loss(const Shard& part, core::ExactSum& loss);
 
 /// λ Σ |w_k| over keys other than kInterceptKey, summed exactly.
 double penalty(std::span<const std::uint64_t> keys, std::span<const double> w, double lambda);

@@ -159,9 +159,9 @@ void ColumnSums::add(const ColumnSums& other) {
 
 std::vector<std::int64_t> ColumnSums::to_limbs() const {
     std::vector<std::int64_t> out;
-    out.reserve(sums.size() * 2 * ExactSum::kLimbs);
+    out.reserve(sums.size() * 2 * core::ExactSum::kLimbs);
     for (const ColumnSum& s : sums) {
-        for (const ExactSum* x : {&s.num, &s.den}) {
+        for (const core::ExactSum* x : {&s.num, &s.den}) {
             const auto l = x->to_limbs();
             out.insert(out.end(), l.begin(), l.end());
         }
@@ -170,15 +170,16 @@ std::vector<std::int64_t> ColumnSums::to_limbs() const {
 }
 
 ColumnSums ColumnSums::from_limbs(std::span<const std::int64_t> limbs) {
-    constexpr std::size_t kPer = 2 * ExactSum::kLimbs;
+    constexpr std::size_t kPer = 2 * core::ExactSum::kLimbs;
     ROTOR_ASSERT(limbs.size() % kPer == 0, "ColumnSums::from_limbs: not whole columns");
     ColumnSums out(static_cast<std::uint32_t>(limbs.size() / kPer));
     for (std::size_t j = 0; j < out.sums.size(); ++j) {
-        std::array<std::int64_t, ExactSum::kLimbs> num{}, den{};
-        std::copy_n(limbs.begin() + j * kPer, ExactSum::kLimbs, num.begin());
-        std::copy_n(limbs.begin() + j * kPer + ExactSum::kLimbs, ExactSum::kLimbs, den.begin());
-        out.sums[j].num = ExactSum::from_limbs(num);
-        out.sums[j].den = ExactSum::from_limbs(den);
+        std::array<std::int64_t, core::ExactSum::kLimbs> num{}, den{};
+        std::copy_n(limbs.begin() + j * kPer, core::ExactSum::kLimbs, num.begin());
+        std::copy_n(limbs.begin() + j * kPer + core::ExactSum::kLimbs, core::ExactSum::kLimbs,
+                    den.begin());
+        out.sums[j].num = core::ExactSum::from_limbs(num);
+        out.sums[j].den = core::ExactSum::from_limbs(den);
     }
     return out;
 }
@@ -198,7 +199,8 @@ void push_column_sums(const SparseView& part, std::span<const float> u, std::spa
     check_part(part, u, rhat);
     for (std::uint32_t i = 0; i < part.outer_size(); ++i) {
         const double ui = u[i];
-        const ExactSum ui2 = ExactSum::of(ui * ui);  // the same term for every rating of row i
+        const core::ExactSum ui2 =
+            core::ExactSum::of(ui * ui);  // the same term for every rating of row i
         for (std::uint64_t e = part.offsets[i]; e < part.offsets[i + 1]; ++e) {
             ColumnSum& s = sums.sums[part.ids[e]];
             s.num.add(rhat[e] * ui);

@@ -22,10 +22,10 @@
 // Biases are the same updates with the other side fixed at 1: c_j = Σ (r_ij + c_j) / (λ_b ρ_j +
 // |Ω_j|) pushed and pulled, then b_i locally.
 //
-// Exactness. A push adds its terms into ExactSum accumulators, so a pull's total does not depend
-// on how the rows are split or in which order parts are added: 1 part and P parts give bitwise
-// the same W, H, b, c (the parts' sums are nevertheless combined in part index order, the order
-// a driver's reduction uses). Row updates and residual updates touch one row's ratings in its
+// Exactness. A push adds its terms into core::ExactSum accumulators, so a pull's total does not
+// depend on how the rows are split or in which order parts are added: 1 part and P parts give
+// bitwise the same W, H, b, c (the parts' sums are nevertheless combined in part index order, the
+// order a driver's reduction uses). Row updates and residual updates touch one row's ratings in its
 // CSR order, which does not depend on the split either. Single-threaded; no threads, no ranks.
 #pragma once
 
@@ -33,7 +33,7 @@
 #include <span>
 #include <vector>
 
-#include "core/mf/exact_sum.h"
+#include "core/base/exact_sum.h"
 #include "core/mf/factors.h"
 #include "core/mf/objective.h"
 #include "core/mf/sparse_view.h"
@@ -53,8 +53,8 @@ struct CcdParams {
 
 /// The pushed partial sums of one column: o_j = Σ r̂_ij u_i and b_j = Σ u_i² over some rows.
 struct ColumnSum {
-    ExactSum num;
-    ExactSum den;
+    core::ExactSum num;
+    core::ExactSum den;
 };
 
 /// One ColumnSum per column (size = the columns of H): a part's push, or the total of a pull.
@@ -66,7 +66,7 @@ struct ColumnSums {
     void clear();
     /// Adds another part's sums (same size), exactly.
     void add(const ColumnSums& other);
-    /// The sums as 2 * ExactSum::kLimbs int64 per column (num's limbs, then den's): the
+    /// The sums as 2 * core::ExactSum::kLimbs int64 per column (num's limbs, then den's): the
     /// elementwise sum of several parts' limbs (allreduce_sum) is the total's.
     std::vector<std::int64_t> to_limbs() const;
     /// The sums whose limbs are `limbs` (size 2 * kLimbs * columns).

@@ -3,9 +3,10 @@
 //
 // Storage is float, arithmetic is double. float halves the memory and the bytes an H slice
 // carries around the ring, and is what LIBMF stores; every kernel reads the floats into double
-// (a product of two floats is exact in double) and accumulates in double, or exactly (ExactSum)
-// where a sum is split over parts, so that 1 and P parts give bitwise the same factors. A
-// coordinate update computes its new value in double and stores it rounded once to float.
+// (a product of two floats is exact in double) and accumulates in double, or exactly
+// (core::ExactSum) where a sum is split over parts, so that 1 and P parts give bitwise the same
+// factors. A coordinate update computes its new value in double and stores it rounded once to
+// float.
 #pragma once
 
 #include <cstddef>

@@ -33,8 +33,8 @@ double ModelView::predict(std::uint32_t user, std::uint32_t item) const {
     return p;
 }
 
-ExactSum rating_sum(std::span<const float> values) {
-    ExactSum s;
+core::ExactSum rating_sum(std::span<const float> values) {
+    core::ExactSum s;
     for (float v : values) s.add(v);
     return s;
 }
@@ -90,17 +90,17 @@ double penalty(const Factors& f, std::span<const float> bias, std::span<const st
     return s;
 }
 
-ExactSum penalty_exact(const Factors& f, std::span<const float> bias,
-                       std::span<const std::uint64_t> counts, const ObjectiveParams& p) {
+core::ExactSum penalty_exact(const Factors& f, std::span<const float> bias,
+                             std::span<const std::uint64_t> counts, const ObjectiveParams& p) {
     ROTOR_ASSERT(p.form == LambdaForm::kPlain || counts.size() == f.rows(),
                  "penalty_exact: the weighted form needs a count per row");
-    ExactSum s;
+    core::ExactSum s;
     for (std::uint32_t i = 0; i < f.rows(); ++i) s.add(penalty_term(f, bias, counts, p, i));
     return s;
 }
 
-ExactSum squared_error_exact(std::span<const float> residuals) {
-    ExactSum s;
+core::ExactSum squared_error_exact(std::span<const float> residuals) {
+    core::ExactSum s;
     for (const float r : residuals) s.add(static_cast<double>(r) * static_cast<double>(r));
     return s;
 }

@@ -26,7 +26,7 @@
 #include <span>
 #include <vector>
 
-#include "core/mf/exact_sum.h"
+#include "core/base/exact_sum.h"
 #include "core/mf/factors.h"
 #include "core/mf/sparse_view.h"
 
@@ -71,8 +71,8 @@ struct ModelView {
 };
 
 /// Σ values, exactly: the global mean is μ = rating_sum(all).value() / |Ω|, and parts' sums add
-/// (ExactSum::add or to_limbs) to the same μ whatever the split.
-ExactSum rating_sum(std::span<const float> values);
+/// (core::ExactSum::add or to_limbs) to the same μ whatever the split.
+core::ExactSum rating_sum(std::span<const float> values);
 
 /// r_ij = a_ij − μ − b_i − c_j − w_i·h_j for every rating of a part (CSR: rows are the part's,
 /// indexing w and row_bias; ids index h and col_bias). Biases may be empty (then 0). residuals
@@ -91,11 +91,11 @@ double penalty(const Factors& f, std::span<const float> bias, std::span<const st
                const ObjectiveParams& p);
 
 /// The terms of penalty() and of squared_error() added exactly: parts' sums combine
-/// (ExactSum::add, or to_limbs and an integer allreduce) to the same bits however the rows are
-/// split, so that a metric does not depend on the rank or thread count.
-ExactSum penalty_exact(const Factors& f, std::span<const float> bias,
-                       std::span<const std::uint64_t> counts, const ObjectiveParams& p);
-ExactSum squared_error_exact(std::span<const float> residuals);
+/// (core::ExactSum::add, or to_limbs and an integer allreduce) to the same bits however the rows
+/// are split, so that a metric does not depend on the rank or thread count.
+core::ExactSum penalty_exact(const Factors& f, std::span<const float> bias,
+                             std::span<const std::uint64_t> counts, const ObjectiveParams& p);
+core::ExactSum squared_error_exact(std::span<const float> residuals);
 
 /// |Ω_i| of every row of a CSR part.
 std::vector<std::uint64_t> row_counts(const SparseView& part);

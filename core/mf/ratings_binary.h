@@ -8,7 +8,7 @@
 #include <span>
 #include <string>
 
-#include "core/corpus/corpus.h"
+#include "core/io/read_limits.h"
 #include "core/mf/ratings.h"
 
 namespace rotor::mf {

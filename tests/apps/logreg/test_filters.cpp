@@ -62,7 +62,7 @@ double objective_of(const Examples& ex, const std::map<std::uint64_t, double>& w
         w.push_back(v);
     }
     set_margins(all, keys, w);
-    ExactSum loss;
+    core::ExactSum loss;
     push_loss(all, loss);
     return loss.value() + penalty(keys, w, lambda);
 }

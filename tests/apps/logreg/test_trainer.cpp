@@ -174,7 +174,7 @@ TEST(Delayed, BoundedDelaysApproachTheOptimumAndEveryDelayEndsConsistent) {
             w.push_back(v);
         }
         set_margins(all, keys, w);
-        ExactSum loss;
+        core::ExactSum loss;
         push_loss(all, loss);
         const double objective = loss.value() + penalty(keys, w, o.prox.lambda);
         EXPECT_LT(objective, optimum * (1 + 1e-3)) << "delay " << delay;

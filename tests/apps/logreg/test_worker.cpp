@@ -42,16 +42,17 @@ WorkerRun run_worker(const Examples& ex, const BlockProxOptions& o, int threads,
         const auto block = worker.block(b);
         pulled.assign(block.size(), 0.0);
         for (std::size_t i = 0; i < block.size(); ++i) {
-            std::array<std::int64_t, ExactSum::kLimbs> gl{}, ul{};
-            for (std::size_t l = 0; l < ExactSum::kLimbs; ++l) {
+            std::array<std::int64_t, core::ExactSum::kLimbs> gl{}, ul{};
+            for (std::size_t l = 0; l < core::ExactSum::kLimbs; ++l) {
                 gl[l] = static_cast<std::int64_t>(values[i * kPushWidth + l]);
-                ul[l] = static_cast<std::int64_t>(values[i * kPushWidth + ExactSum::kLimbs + l]);
+                ul[l] =
+                    static_cast<std::int64_t>(values[i * kPushWidth + core::ExactSum::kLimbs + l]);
             }
             const auto at = static_cast<std::size_t>(
                 std::lower_bound(keys.begin(), keys.end(), block[i]) - keys.begin());
-            pulled[i] = prox_step(worker.weights()[at], ExactSum::from_limbs(gl).value(),
-                                  ExactSum::from_limbs(ul).value(), penalty_of(block[i], o.lambda),
-                                  o.eta, o.max_step);
+            pulled[i] = prox_step(worker.weights()[at], core::ExactSum::from_limbs(gl).value(),
+                                  core::ExactSum::from_limbs(ul).value(),
+                                  penalty_of(block[i], o.lambda), o.eta, o.max_step);
         }
         held = b;
         if (!fused || t + 1 == iterations) worker.apply(b, pulled);

@@ -155,7 +155,7 @@ struct PullRange : ::testing::Test {
     const double lambda = 0.02;
     Coefficients warm{12};
     const std::vector<std::uint32_t> coords = {7, 2, 11, 0, 5, 9, 3};
-    std::vector<ExactSum> total = std::vector<ExactSum>(coords.size());
+    std::vector<core::ExactSum> total = std::vector<core::ExactSum>(coords.size());
 };
 
 TEST_F(PullRange, RangesInAnyOrderArePullUpdatesBitForBit) {

@@ -49,7 +49,7 @@ TEST(Objective, CoordinateStatsOverRangesAreTheEvaluationBitForBit) {
     CoordinateStats all;
     for (const auto& [lo, hi] : {std::pair<std::uint32_t, std::uint32_t>{6, 9}, {0, 4}, {4, 6}}) {
         all.add(coordinate_stats(pv, lambda, c, lo,
-                                 std::span<const ExactSum>(total.xq).subspan(lo, hi - lo),
+                                 std::span<const core::ExactSum>(total.xq).subspan(lo, hi - lo),
                                  total.q_sum.value(), std::span<double>(g).subspan(lo, hi - lo)));
     }
     const Evaluation got = finish_evaluation(pv, lambda, all, total.rr, total.ry);
@@ -75,7 +75,7 @@ TEST(Objective, PushColumnsAndRowSumsArePushEvaluation) {
     for (const PartView& v : s.views) {
         EvalSums expect(11), got(11);
         push_evaluation(v, c.offset, expect);
-        for (auto& x : got.xq) x = ExactSum::of(123.25);  // stale contents, overwritten
+        for (auto& x : got.xq) x = core::ExactSum::of(123.25);  // stale contents, overwritten
         push_columns(v, got.xq);
         push_row_sums(v, c.offset, got);
         EXPECT_EQ(got.xq, expect.xq);

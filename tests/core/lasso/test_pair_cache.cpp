@@ -71,7 +71,7 @@ TEST(PairDotCache, PushedPairsAreTheBitsOfTheFullPushAndSelectAlike) {
         params.parallel = 1 + static_cast<std::uint32_t>(rng.below(p));
         const std::vector<std::uint32_t> cand = schedule_shotgun(rng, p, p);
         Split one(d, 1), three(d, 3);
-        std::vector<ExactSum> full(pair_count(cand.size()));
+        std::vector<core::ExactSum> full(pair_count(cand.size()));
         std::vector<double> scratch;
         push_candidate_dots(one.views[0], cand, full, scratch);
         // Half the pairs cached already; the rest pushed over 3 parts.
@@ -79,7 +79,7 @@ TEST(PairDotCache, PushedPairsAreTheBitsOfTheFullPushAndSelectAlike) {
         for (std::size_t a = 0; a + 1 < cand.size(); a += 2)
             cache.insert(cand[a], cand[a + 1], full[pair_index(a, a + 1, cand.size())].value());
         const std::vector<CoordinatePair> missing = cached_candidate_dots(cand, cache).missing;
-        std::vector<ExactSum> pushed(missing.size());
+        std::vector<core::ExactSum> pushed(missing.size());
         for (const PartView& v : three.views) push_pair_dots(v, missing, pushed, scratch);
         for (std::size_t t = 0; t < missing.size(); ++t)
             cache.insert(missing[t].a, missing[t].b, pushed[t].value());

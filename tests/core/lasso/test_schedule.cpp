@@ -109,7 +109,7 @@ TEST(CorrelationCheck, NeverAdmitsAPairAtOrAboveRho) {
         params.candidates = p;
         const std::vector<std::uint32_t> cand = schedule_shotgun(rng, p, params.candidates);
         Split one(d, 1), three(d, 3);
-        std::vector<ExactSum> t1(pair_count(cand.size())), t3(pair_count(cand.size()));
+        std::vector<core::ExactSum> t1(pair_count(cand.size())), t3(pair_count(cand.size()));
         std::vector<double> scratch;
         push_candidate_dots(one.views[0], cand, t1, scratch);
         for (const PartView& v : three.views) push_candidate_dots(v, cand, t3, scratch);

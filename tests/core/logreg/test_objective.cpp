@@ -19,7 +19,7 @@ namespace {
 
 double loss_at(Shard& part, std::span<const std::uint64_t> keys, std::span<const double> w) {
     set_margins(part, keys, w);
-    ExactSum s;
+    core::ExactSum s;
     push_loss(part, s);
     return s.value();
 }
@@ -29,7 +29,7 @@ struct Pushed {
 };
 
 Pushed push_all(const Shard& part, std::span<const std::uint64_t> keys, Curvature c) {
-    std::vector<ExactSum> g(keys.size()), u(keys.size());
+    std::vector<core::ExactSum> g(keys.size()), u(keys.size());
     BlockScratch scratch;
     push_block(part, keys, c, g, u, scratch);
     Pushed p;
@@ -172,7 +172,7 @@ TEST(LogregObjective, SkippedKeysArePushedAsIfNotInTheBlock) {
     for (const Curvature c : {Curvature::kBound, Curvature::kLocal}) {
         BlockScratch scratch;
         scratch.reserve(part.examples());
-        std::vector<ExactSum> g(keys.size()), u(keys.size());
+        std::vector<core::ExactSum> g(keys.size()), u(keys.size());
         scratch.next_block();
         push_slices(part, column_slices(part, keys, 0, part.examples()), c, g, u, scratch, skip);
         const Pushed ref = push_all(part, kept, c);  // n_ib counts the kept keys only
@@ -188,7 +188,7 @@ TEST(LogregObjective, SkippedKeysArePushedAsIfNotInTheBlock) {
             ++r;
         }
         // Without a mask: exactly push_block over every key.
-        std::vector<ExactSum> g2(keys.size()), u2(keys.size());
+        std::vector<core::ExactSum> g2(keys.size()), u2(keys.size());
         scratch.next_block();
         push_slices(part, column_slices(part, keys, 0, part.examples()), c, g2, u2, scratch);
         const Pushed all = push_all(part, keys, c);
@@ -199,7 +199,8 @@ TEST(LogregObjective, SkippedKeysArePushedAsIfNotInTheBlock) {
     }
 }
 
-/// g and u of `keys` term by term, each term added to an ExactSum on its own (the definition).
+/// g and u of `keys` term by term, each term added to an core::ExactSum on its own (the
+/// definition).
 Pushed push_term_by_term(const Shard& part, std::span<const std::uint64_t> keys, Curvature c) {
     std::vector<std::uint32_t> count(part.examples(), 0);
     std::vector<std::int64_t> columns;
@@ -213,7 +214,7 @@ Pushed push_term_by_term(const Shard& part, std::span<const std::uint64_t> keys,
     }
     Pushed p;
     for (const std::int64_t col : columns) {
-        ExactSum g, u;
+        core::ExactSum g, u;
         for (std::uint64_t e = col < 0 ? 0 : offsets[col]; col >= 0 && e < offsets[col + 1]; ++e) {
             const std::uint32_t i = rows[e];
             const double y = part.labels()[i];
@@ -231,7 +232,7 @@ Pushed push_term_by_term(const Shard& part, std::span<const std::uint64_t> keys,
 TEST(LogregObjective, PushSumsEveryTermAsAnExactSumWhateverItsScale) {
     // push_slices adds runs of bounded terms in int64s (a run's length set by the key's largest
     // |x_ik|), and falls back to a check per term when terms may reach 2^13: both must give the
-    // ExactSum of the terms. Scales: runs of thousands, runs of a few terms, no runs at all.
+    // core::ExactSum of the terms. Scales: runs of thousands, runs of a few terms, no runs at all.
     for (const double scale : {1.0, 8.0, 20.0, 300.0, 5e4}) {
         Examples ex = testing::synthetic_examples(300, 12, 6, 21);
         for (double& v : ex.values) v *= scale;
@@ -267,7 +268,7 @@ TEST(LogregObjective, ANanMarginPoisonsItsKeysOnlyAndIsRedoneWhenItHeals) {
     BlockScratch scratch;
     scratch.reserve(part.examples());
     const auto push = [&] {
-        std::vector<ExactSum> g(keys.size()), u(keys.size());
+        std::vector<core::ExactSum> g(keys.size()), u(keys.size());
         scratch.next_block();
         push_slices(part, column_slices(part, keys, 0, part.examples()), Curvature::kLocal, g, u,
                     scratch);
@@ -311,17 +312,17 @@ TEST(LogregObjective, BlockCountsStayRightWhenTheScratchStampsWrap) {
     BlockScratch scratch;
     scratch.reserve(part.examples());
     const auto push = [&](const std::vector<std::uint64_t>& keys) {
-        std::vector<ExactSum> g(keys.size()), u(keys.size());
+        std::vector<core::ExactSum> g(keys.size()), u(keys.size());
         scratch.next_block();
         push_slices(part, column_slices(part, keys, 0, part.examples()), Curvature::kLocal, g, u,
                     scratch);
-        return std::vector<ExactSum>(u);
+        return std::vector<core::ExactSum>(u);
     };
     push(a);
     EXPECT_EQ(scratch.block, 1u);
     scratch.block = std::numeric_limits<std::uint32_t>::max() - 1;
     push(b);
-    const std::vector<ExactSum> u = push(a);
+    const std::vector<core::ExactSum> u = push(a);
     EXPECT_EQ(scratch.block, 1u);
     for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(u[i].value(), ref.u[i]) << "key " << a[i];
 }

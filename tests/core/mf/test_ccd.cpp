@@ -242,7 +242,7 @@ void run_parts(PartsRun& run, const Csr& m, std::uint32_t P, std::uint32_t K, co
     run.split = testing::split_rows(m, P, 100 + P);
     run.h = Factors(m.cols, K);  // CCD++'s start: H = 0
     run.c.assign(m.cols, 0.0f);
-    ExactSum total;
+    core::ExactSum total;
     for (const Csr& part : run.split.parts) total.add(rating_sum(part.values));
     const double mu = p.objective.bias ? total.value() / double(m.values.size()) : 0.0;
     std::vector<CcdPart> parts;

@@ -116,9 +116,9 @@ TEST(Objective, EvaluatesRmseAndMae) {
 
 TEST(Objective, RatingSumDoesNotDependOnTheSplit) {
     const testing::Csr m = testing::random_csr(50, 40, 0.3, 3);
-    const ExactSum all = rating_sum(m.values);
+    const core::ExactSum all = rating_sum(m.values);
     const testing::Split split = testing::split_rows(m, 3, 4);
-    ExactSum parts;
+    core::ExactSum parts;
     for (const testing::Csr& part : split.parts) parts.add(rating_sum(part.values));
     EXPECT_TRUE(parts == all);
     double plain = 0;

@@ -1,4 +1,4 @@
-#include "core/mf/exact_sum.h"
+#include "core/base/exact_sum.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "core/base/rng.h"
 
-namespace rotor::mf {
+namespace rotor::core {
 namespace {
 
 std::vector<double> random_terms(std::size_t n, std::uint64_t seed) {
@@ -224,4 +224,4 @@ TEST(ExactAccumulator, MediumTermsAreBitwiseTheExactSumOfTheSameTerms) {
 }
 
 }  // namespace
-}  // namespace rotor::mf
+}  // namespace rotor::core

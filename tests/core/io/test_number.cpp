@@ -1,7 +1,7 @@
-// The number fields of the text readers (core/lasso/number.h): the plain-decimal fast path gives
+// The number fields of the text readers (core/io/number.h): the plain-decimal fast path gives
 // bit for bit what std::from_chars gives, on hand-picked edge cases and on random decimals around
 // its limits (15 digits, the point anywhere, signs), and declines what it does not cover.
-#include "core/lasso/number.h"
+#include "core/io/number.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 
 #include "core/base/rng.h"
 
-namespace rotor::lasso::detail {
+namespace rotor::core {
 namespace {
 
 /// from_chars on all of `s`, as parse_number's contract says (finite, whole field).
@@ -104,4 +104,4 @@ TEST(ParseNumber, RandomDecimalsAgreeWithFromChars) {
 }
 
 }  // namespace
-}  // namespace rotor::lasso::detail
+}  // namespace rotor::core

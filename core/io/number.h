@@ -1,4 +1,5 @@
-// Number fields of the Lasso's text readers: strict, locale-free parsing of one field.
+// Number fields of the text readers (LIBSVM, CSV/TSV, model files): strict, locale-free
+// parsing of one field.
 #pragma once
 
 #include <charconv>
@@ -8,7 +9,7 @@
 #include <string_view>
 #include <system_error>
 
-namespace rotor::lasso::detail {
+namespace rotor::core {
 
 /// Clinger's fast path: when `s` is a plain decimal, an optional '-', 1 to 15 digits with at
 /// most one '.' between two of them, sets `out` and returns true. The digits make an integer
@@ -53,4 +54,4 @@ inline std::optional<double> parse_number(std::string_view s) {
     return v;
 }
 
-}  // namespace rotor::lasso::detail
+}  // namespace rotor::core

@@ -21,7 +21,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace rotor::mf {
+namespace rotor::core {
 
 /// An exact fixed-point sum of doubles. A value type, 24 bytes (no 16-byte alignment, so arrays
 /// of them pack). Not thread-safe: one writer at a time; combine per-thread sums with add().
@@ -205,4 +205,4 @@ class ExactAccumulator {
     ExactSum wide_;           // the rest
 };
 
-}  // namespace rotor::mf
+}  // namespace rotor::core
