@@ -58,10 +58,14 @@ void add_run_flags(CLI::App& c, logreg::TrainFlags& f) {
     c.add_option("--metrics", f.metrics,
                  "JSON-lines file: one record per evaluation, appended and flushed as made");
     c.add_option("--eval-every", f.eval_every,
-                 "Evaluate (objective, KKT, --test) every N iterations (0: at the end only)")
-        ->capture_default_str();
+                 "Evaluate (objective, KKT, --test, the stopping rule) every N iterations (0: at "
+                 "the end only; default with --tol > 0: every 4 passes)");
     c.add_option("--tol", f.tol,
-                 "Stop at an evaluation whose KKT violation is <= tol * lambda (0: never)")
+                 "Stop when the min-norm subgradient's 1-norm is <= tol times its value at w = 0 "
+                 "(liblinear's -e rule; 0: never)")
+        ->capture_default_str();
+    c.add_option("--time-limit", f.time_limit,
+                 "Stop at the first evaluation after this many training seconds (0: none)")
         ->capture_default_str();
     c.add_option("--checkpoint-every", f.checkpoint_every,
                  "Write a checkpoint every N iterations and at the end (0: never)")
@@ -79,7 +83,6 @@ void add_run_flags(CLI::App& c, logreg::TrainFlags& f) {
 
 void add_train(CLI::App& logreg, comm::Communicator* world) {
     auto f = std::make_shared<logreg::TrainFlags>();
-    f->options.iterations = 100;
     logreg::DelayedOptions& o = f->options;
     auto* c = logreg.add_subcommand("train", "Fit L1-regularised logistic regression");
     c->add_option("--data,-d", f->data,
@@ -97,22 +100,22 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
         ->capture_default_str();
     c->add_option("--blocks", o.prox.blocks,
                   "Feature blocks (by a hash of key and seed; with --block-file, those of the "
-                  "keys it does not list)")
-        ->capture_default_str();
+                  "keys it does not list; default: keys / 8, at most 1024, 256 with threads)");
     c->add_option("--block-file", f->block_file,
                   "Feature groups, key<TAB>group lines (names with --hash-features): a block "
                   "each");
-    c->add_option("--iterations", o.iterations, "Iterations, one block each")
-        ->capture_default_str();
+    c->add_option("--iterations", o.iterations,
+                  "At most this many iterations, one block each (default: 1000 passes; the run "
+                  "stops earlier by --tol)");
     c->add_option("--delay", f->delay, "Bounded delay tau: 0 (sequential) .. inf (eventual)")
         ->capture_default_str();
     c->add_option("--servers", f->servers,
                   "Server ranks (the first ones; the rest are workers); 0: every rank both")
         ->capture_default_str();
     c->add_option("--curvature", f->curvature,
-                  "bound (1/4: every step descends) or local (sigma(1 - sigma) at w)")
-        ->check(CLI::IsMember({"bound", "local"}))
-        ->capture_default_str();
+                  "bound (1/4: every step descends) or local (sigma(1 - sigma) at w); default: "
+                  "local with --max-step 1 at delay 0, bound with delay")
+        ->check(CLI::IsMember({"bound", "local"}));
     c->add_option("--eta", o.prox.eta, "Step scale in (0, 1]")->capture_default_str();
     c->add_option("--seed", o.prox.seed, "Seed of the blocks and their order")
         ->capture_default_str();
@@ -150,7 +153,8 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
     c->callback([f, world, c] {
         for (const char* flag : logreg::kModelFlags)
             if (c->count(flag) > 0) f->given.emplace_back(flag);
-        if (c->count("--iterations") > 0) f->given.emplace_back("--iterations");
+        for (const char* flag : {"--iterations", "--eval-every"})
+            if (c->count(flag) > 0) f->given.emplace_back(flag);
         if (world != nullptr) {
             logreg::run_train(*f, *world);
         } else {

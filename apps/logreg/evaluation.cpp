@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "comm/collectives.h"
@@ -32,13 +34,24 @@ std::vector<std::int64_t> gradient_limbs(const Shard& part, Curvature curvature)
     return out;
 }
 
-/// Rank 0: the KKT violation of w (the model) given every worker's keys and gradient limbs.
-double kkt_of(const Model& m, const std::vector<std::vector<std::uint64_t>>& keys,
-              const std::vector<std::vector<std::int64_t>>& limbs, double lambda) {
+/// Rank 0: every key's gradient, summed exactly over the workers' keys and limbs.
+std::map<std::uint64_t, core::ExactSum> combined(
+    const std::vector<std::vector<std::uint64_t>>& keys,
+    const std::vector<std::vector<std::int64_t>>& limbs) {
     std::map<std::uint64_t, core::ExactSum> g;
     for (std::size_t q = 0; q < keys.size(); ++q)
         for (std::size_t i = 0; i < keys[q].size(); ++i)
             g[keys[q][i]].add(sum_at(limbs[q], i * kLimbs));
+    return g;
+}
+
+/// Rank 0: the KKT violation and the min-norm subgradient's 1-norm of w (the model) given every
+/// worker's keys and gradient limbs.
+std::pair<double, double> optimality_of(const Model& m,
+                                        const std::vector<std::vector<std::uint64_t>>& keys,
+                                        const std::vector<std::vector<std::int64_t>>& limbs,
+                                        double lambda) {
+    const auto g = combined(keys, limbs);
     std::vector<std::uint64_t> ks;
     std::vector<double> ws, gs;
     std::size_t j = 0;  // m.keys is increasing, as is the map
@@ -54,7 +67,7 @@ double kkt_of(const Model& m, const std::vector<std::vector<std::uint64_t>>& key
         ws.push_back(w);
         gs.push_back(s.value());
     }
-    return kkt_violation(ks, ws, gs, lambda);
+    return {kkt_violation(ks, ws, gs, lambda), subgradient_norm(ks, ws, gs, lambda)};
 }
 
 }  // namespace
@@ -107,7 +120,9 @@ Evaluation evaluate(comm::Communicator& world, const Shard* part, const DelayedR
             }
         }
     }
-    if (kkt) e.kkt_violation = kkt_of(m, grad_keys, grad_limbs, o.lambda);
+    if (kkt)
+        std::tie(e.kkt_violation, e.subgradient) =
+            optimality_of(m, grad_keys, grad_limbs, o.lambda);
     if (test != nullptr) {
         std::vector<double> margins(test->size());
         for (std::size_t i = 0; i < test->size(); ++i)
@@ -115,6 +130,35 @@ Evaluation evaluate(comm::Communicator& world, const Shard* part, const DelayedR
         e.test = compute_metrics(margins, test->labels);
     }
     return e;
+}
+
+double subgradient_at_zero(comm::Communicator& world, const Shard* part, double lambda) {
+    std::vector<std::uint64_t> keys;
+    std::vector<std::int64_t> limbs;
+    if (part != nullptr) {
+        // The loss's gradient at w = 0 (every margin 0, sigma(0) = 1/2): -1/2 sum_i y_i x_ik.
+        const auto offsets = part->offsets();
+        const auto rows = part->rows();
+        const auto values = part->values();
+        const auto labels = part->labels();
+        keys.assign(part->keys().begin(), part->keys().end());
+        limbs.reserve(kLimbs * keys.size());
+        for (std::size_t c = 0; c < keys.size(); ++c) {
+            core::ExactSum g;
+            for (std::uint64_t e = offsets[c]; e < offsets[c + 1]; ++e)
+                g.add(-0.5 * labels[rows[e]] * values[e]);
+            for (const std::int64_t l : g.to_limbs()) limbs.push_back(l);
+        }
+    }
+    const auto all_keys = comm::gather(world, keys, 0, "gradient keys");
+    const auto all_limbs = comm::gather(world, limbs, 0, "gradient limbs");
+    double norm = 0;
+    if (world.rank() == 0)
+        for (const auto& [k, s] : combined(all_keys, all_limbs))
+            norm += subgradient_of(0.0, s.value(), penalty_of(k, lambda));
+    std::vector<double> out{norm};
+    comm::broadcast(world, out, 0, "subgradient at zero");
+    return out[0];
 }
 
 }  // namespace rotor::logreg

@@ -20,6 +20,7 @@ struct Evaluation {
     double objective = 0;        ///< Σ log-loss + λ‖w‖₁, exact sums: the same for any split
     double loss = 0;             ///< Σ log-loss
     double kkt_violation = 0;    ///< of the full gradient (core/logreg/objective.h)
+    double subgradient = 0;      ///< the min-norm subgradient's 1-norm (subgradient_norm)
     std::uint64_t nonzeros = 0;  ///< nonzero weights, the intercept included
     std::optional<Metrics> test;
     Model model;  ///< w gathered (keys increasing; lambda and objective set)
@@ -30,5 +31,10 @@ struct Evaluation {
 /// `kkt`: also gather the full gradient (one pass over the data) for the KKT violation.
 Evaluation evaluate(comm::Communicator& world, const Shard* part, const DelayedResult& r,
                     const BlockProxOptions& options, const Examples* test, bool kkt);
+
+/// Collective over `world`: the min-norm subgradient's 1-norm of F at w = 0 (the stopping rule's
+/// reference, core/logreg/objective.h subgradient_converged), from every worker's `part` (null
+/// on pure servers; its margins are not read). The same value on every rank, for any split.
+double subgradient_at_zero(comm::Communicator& world, const Shard* part, double lambda);
 
 }  // namespace rotor::logreg

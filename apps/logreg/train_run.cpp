@@ -33,6 +33,10 @@ namespace {
 /// How a model file of rotor begins (core::check_output).
 constexpr std::string_view kModelMarker = "rotor-logreg-model";
 
+bool given(const TrainFlags& f, std::string_view flag) {
+    return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
+}
+
 /// What a run sets up before training, on every rank alike (parts only where they apply).
 struct TrainSetup {
     comm::KvLayout layout;
@@ -101,11 +105,7 @@ void apply_checkpoint(TrainFlags& f, const Checkpoint& c, bool iterations_given)
     for (std::size_t i = 0; i < std::size(kModelFlags); ++i)
         settings.push_back({kModelFlags[i], values[i].first, values[i].second});
     train::refuse_resume_conflicts(
-        settings,
-        [&f](const std::string& flag) {
-            return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
-        },
-        f.resume);
+        settings, [&f](const std::string& flag) { return given(f, flag); }, f.resume);
     DelayedOptions& o = f.options;
     o.prox.lambda = theirs.lambda;
     o.prox.blocks = theirs.blocks;
@@ -134,8 +134,13 @@ void validate(TrainFlags& f, int ranks) {
     o.filters.stack = parse_filters(f.filters);
     o.filters.seed = o.prox.seed;
     if (!(o.prox.max_step >= 0)) throw ConfigError("--max-step", "must be >= 0");
-    if (!(f.tol >= 0)) throw ConfigError("--tol", "must be >= 0");
+    if (!(f.tol >= 0 && f.tol < 1)) throw ConfigError("--tol", "must be in [0, 1)");
+    if (!(f.time_limit >= 0)) throw ConfigError("--time-limit", "must be >= 0");
     o.delay = parse_delay(f.delay);
+    if (f.curvature.empty()) {  // auto (not given, not resumed): docs/logreg.md, "Defaults"
+        f.curvature = o.delay == 0 ? "local" : "bound";
+        if (o.delay == 0 && !given(f, "--max-step")) o.prox.max_step = 1;
+    }
     o.prox.curvature = f.curvature == "local" ? Curvature::kLocal : Curvature::kBound;
     if (!f.straggler.empty()) {
         parse_straggler(f.straggler, o);
@@ -180,7 +185,7 @@ void check_outputs(const TrainFlags& f) {
 PartCount count_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s,
                       bool iterations_given) {
     if (world.rank() == 0) check_outputs(f);
-    if (f.resume.empty() && std::find(f.given.begin(), f.given.end(), "--lambda") == f.given.end())
+    if (f.resume.empty() && !given(f, "--lambda"))
         throw ConfigError("--lambda", "is required (unless --resume)");
     if (!f.block_file.empty()) f.block_file_digest = block_file_digest(f.block_file);
     if (!f.resume.empty()) {
@@ -201,6 +206,18 @@ PartCount count_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s,
         train::remove_stale_temporaries(checkpoint_dir(f));
     if (s.worker < 0) return {};
     return count_part(f.data, static_cast<std::size_t>(s.worker), s.layout.workers.size());
+}
+
+/// The defaults that depend on the data (docs/logreg.md, "Defaults"), for flags not given and
+/// not taken from a checkpoint: --blocks from the keys, --iterations a cap of kDefaultPasses
+/// passes, and with --tol an evaluation every kEvalPasses passes (the rule is tested there).
+void auto_settings(TrainFlags& f, std::uint64_t keys) {
+    DelayedOptions& o = f.options;
+    const bool resumed = !f.resume.empty();
+    if (!resumed && !given(f, "--blocks")) o.prox.blocks += auto_blocks(keys, o.threads) - 1;
+    const std::uint64_t pass = o.prox.blocks;
+    if (!resumed && !given(f, "--iterations")) o.iterations = kDefaultPasses * pass;
+    if (f.tol > 0 && !given(f, "--eval-every")) f.eval_every = kEvalPasses * pass;
 }
 
 /// Phases 2 and 3: the memory plan, the part read, the fingerprint, the resumed state.
@@ -256,15 +273,19 @@ void load_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s, const P
         s.print = hash ? fingerprint(ex) : DataFingerprint{ex.size(), ex.nonzeros(), 0};
         s.part.emplace(ex, !f.no_intercept);
     });
-    const auto prints = comm::allgather(
-        world, V{s.print.examples, s.print.nonzeros, s.print.hash, hashed ? 1U : 0U},
-        "data prints");
+    const auto prints = comm::allgather(world,
+                                        V{s.print.examples, s.print.nonzeros, s.print.hash,
+                                          hashed ? 1U : 0U, s.part ? s.part->keys().size() : 0U},
+                                        "data prints");
+    std::uint64_t keys = 0;  // the most keys of a worker: a lower bound of all the keys
     std::vector<DataFingerprint> parts;
     for (std::size_t q = 0; q < prints.size(); ++q) {
         if (static_cast<int>(q) < world.rank()) s.first_example += prints[q][0];
         parts.push_back({prints[q][0], prints[q][1], prints[q][2]});
         if (prints[q][3] == 1) f.hash_features = true;
+        keys = std::max(keys, prints[q][4]);
     }
+    auto_settings(f, keys);
     s.print = combine(parts);
     s.all_examples = s.print.examples;
     if (f.options.prox.groups && f.hash_features && !groups_hashed)
@@ -340,14 +361,16 @@ MetricsRecord record_of(const Evaluation& e, std::uint64_t iteration, double tim
     return r;
 }
 
-void print_progress(const Evaluation& e, std::uint64_t iteration, std::uint64_t last,
-                    double time_s) {
+void print_progress(const Evaluation& e, std::uint64_t iteration, std::uint64_t last, double time_s,
+                    double ratio) {
     std::string test;
     if (e.test)
         test = fmt::format(", test auc {:.4f} accuracy {:.4f}", e.test->auc, e.test->accuracy);
-    fmt::print(stderr,
-               "rotor: iteration {}/{}: objective {:.10g}, kkt {:.3g}, {} nonzeros{}, {:.2f} s\n",
-               iteration, last, e.objective, e.kkt_violation, e.nonzeros, test, time_s);
+    fmt::print(
+        stderr,
+        "rotor: iteration {}/{}: objective {:.10g}, subgradient {:.3g} of w = 0's, kkt {:.3g}, "
+        "{} nonzeros{}, {:.2f} s\n",
+        iteration, last, e.objective, ratio, e.kkt_violation, e.nonzeros, test, time_s);
 }
 
 /// Collective: the state gathered on rank 0 and written as a checkpoint.
@@ -372,6 +395,11 @@ void checkpoint(const TrainFlags& f, comm::Communicator& world, const TrainSetup
 }
 
 }  // namespace
+
+std::uint32_t auto_blocks(std::uint64_t keys, int threads) {
+    const std::uint64_t most = threads > 1 ? 256 : 1024;
+    return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(keys / 8, 1, most));
+}
 
 std::int64_t parse_delay(const std::string& s) {
     if (s == "inf") return comm::kInfiniteDelay;
@@ -412,13 +440,16 @@ namespace {
 /// The state of the iterations loop.
 struct Progress {
     std::uint64_t done = 0;
-    double time_s = 0;        ///< training seconds (evaluations and checkpoints excluded)
-    double eval_s = 0;        ///< evaluation seconds
-    double previous = NAN;    ///< the last evaluation's objective
-    std::uint64_t since = 0;  ///< iterations since the last evaluation
-    double since_s = 0;       ///< and their seconds
-    bool converged = false;
-    comm::KvStats stats;  ///< this rank's traffic, summed over the runs (filters' bytes)
+    double time_s = 0;         ///< training seconds (evaluations and checkpoints excluded)
+    double eval_s = 0;         ///< evaluation seconds
+    double previous = NAN;     ///< the last evaluation's objective
+    std::uint64_t since = 0;   ///< iterations since the last evaluation
+    double since_s = 0;        ///< and their seconds
+    bool converged = false;    ///< the stopping rule held at the last evaluation
+    bool out_of_time = false;  ///< --time-limit passed at the last evaluation
+    double zero = 0;           ///< the min-norm subgradient's 1-norm at w = 0
+    double ratio = NAN;        ///< the last evaluation's min-norm subgradient over zero
+    comm::KvStats stats;       ///< this rank's traffic, summed over the runs (filters' bytes)
 };
 
 std::uint64_t next_stop(std::uint64_t done, std::uint64_t every, std::uint64_t last) {
@@ -434,18 +465,23 @@ Evaluation evaluate_and_report(const TrainFlags& f, comm::Communicator& world, T
     p.eval_s += clock.seconds();
     const Traffic traffic = gather_traffic(world, p.stats);  // bytes so far (collective)
     std::uint8_t stop = 0;
+    p.ratio = e.subgradient / p.zero;
+    const bool converged = subgradient_converged(e.subgradient, p.zero, f.tol);
     if (world.rank() == 0) {
         const double passes = double(p.since) / f.options.prox.blocks;
         const double rate = p.since_s > 0 ? passes * double(s.all_examples) / p.since_s : NAN;
         MetricsRecord record = record_of(e, p.done, p.time_s, p.eval_s, rate, p.previous);
+        record.emplace_back("subgradient_ratio", p.ratio);
+        record.emplace_back("converged", converged ? 1 : 0);
         record.emplace_back("server_bytes", static_cast<double>(traffic.server_bytes));
         record.emplace_back("worker_bytes", static_cast<double>(traffic.worker_bytes));
         if (s.metrics) s.metrics->append(p.done, metrics_json(record));
-        if (!f.quiet) print_progress(e, p.done, f.options.iterations, p.time_s);
-        stop = f.tol > 0 && e.kkt_violation <= f.tol * f.options.prox.lambda ? 1 : 0;
+        if (!f.quiet) print_progress(e, p.done, f.options.iterations, p.time_s, p.ratio);
+        stop = converged ? 1 : f.time_limit > 0 && p.time_s >= f.time_limit ? 2 : 0;
     }
     comm::broadcast(world, stop, 0, "converged");
     p.converged = stop == 1;
+    p.out_of_time = stop == 2;
     p.previous = e.objective;
     p.since = 0;
     p.since_s = 0;
@@ -463,7 +499,8 @@ Model train_segments(TrainFlags& f, comm::Communicator& world, TrainSetup& s, Pr
             r.server_weights.emplace(k, w);
     std::optional<Evaluation> last;
     const std::uint64_t end = f.options.iterations;
-    while (p.done < end && !p.converged) {
+    p.zero = subgradient_at_zero(world, s.part ? &*s.part : nullptr, f.options.prox.lambda);
+    while (p.done < end && !p.converged && !p.out_of_time) {
         DelayedOptions o = f.options;
         o.first = p.done;
         o.iterations = std::min(next_stop(p.done, f.eval_every, end),
@@ -482,7 +519,7 @@ Model train_segments(TrainFlags& f, comm::Communicator& world, TrainSetup& s, Pr
         if ((f.eval_every > 0 && p.done % f.eval_every == 0) || p.done == end)
             last = evaluate_and_report(f, world, s, r, p);
         const std::uint64_t every = f.checkpoint_every;
-        if (every > 0 && (p.done % every == 0 || p.done == end || p.converged)) {
+        if (every > 0 && (p.done % every == 0 || p.done == end || p.converged || p.out_of_time)) {
             if (!last)
                 last =
                     evaluate(world, s.part ? &*s.part : nullptr, r, f.options.prox, nullptr, false);
@@ -492,6 +529,22 @@ Model train_segments(TrainFlags& f, comm::Communicator& world, TrainSetup& s, Pr
     if (!last)
         last = evaluate(world, s.part ? &*s.part : nullptr, r, f.options.prox, nullptr, false);
     return std::move(last->model);
+}
+
+/// Whether the run converged and why it stopped, said on stdout (docs/logreg.md, "Stopping").
+std::string stop_line(const TrainFlags& f, const Progress& p) {
+    const double passes = double(p.done) / f.options.prox.blocks;
+    const std::string where = fmt::format("after {} iterations ({:.4g} passes)", p.done, passes);
+    const std::string rule =
+        std::isnan(p.ratio)
+            ? std::string("not evaluated")
+            : fmt::format("min-norm subgradient {:.3g} of its value at w = 0", p.ratio);
+    if (p.converged) return fmt::format("converged {}: {} <= --tol {:g}", where, rule, f.tol);
+    const std::string why =
+        p.out_of_time ? fmt::format("--time-limit {:g} s reached", f.time_limit)
+                      : fmt::format("iteration cap --iterations {} reached", f.options.iterations);
+    return fmt::format("NOT converged: stopped {}, {}: {}{}", where, why, rule,
+                       f.tol > 0 ? fmt::format(" > --tol {:g}", f.tol) : std::string(" (--tol 0)"));
 }
 
 }  // namespace
@@ -504,12 +557,15 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
     const bool talk = !f.quiet && world.rank() == 0;
     if (talk) {
         fmt::print(
-            "rotor: logreg train: {} examples; {} blocks, delay {}, {} iterations; {} server{}, "
-            "{} worker{}; memory plan {}{}\n",
-            s.all_examples, f.options.prox.blocks, f.delay, f.options.iterations,
-            s.layout.servers.size(), s.layout.servers.size() == 1 ? "" : "s",
-            s.layout.workers.size(), s.layout.workers.size() == 1 ? "" : "s",
-            train::human_bytes(s.plan), world.size() > 1 ? " on rank 0" : "");
+            "rotor: logreg train: {} examples; {} blocks, curvature {}{}, delay {}, at most {} "
+            "iterations, --tol {:g}; {} server{}, {} worker{}; memory plan {}{}\n",
+            s.all_examples, f.options.prox.blocks, f.curvature,
+            f.options.prox.max_step > 0 ? fmt::format(" (max-step {:g})", f.options.prox.max_step)
+                                        : std::string(),
+            f.delay, f.options.iterations, f.tol, s.layout.servers.size(),
+            s.layout.servers.size() == 1 ? "" : "s", s.layout.workers.size(),
+            s.layout.workers.size() == 1 ? "" : "s", train::human_bytes(s.plan),
+            world.size() > 1 ? " on rank 0" : "");
         if (s.done > 0) fmt::print("rotor: resumed {} at iteration {}\n", f.resume, s.done);
         std::fflush(stdout);
     }
@@ -532,11 +588,12 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
                                              if (s.metrics) s.metrics->commit();
                                          }});
         if (!talk) return;
+        fmt::print("rotor: {}\n", stop_line(f, p));
         fmt::print(
-            "rotor: {}objective {:.10g}, {} nonzero weights and {}, {:.3f} s; model "
+            "rotor: objective {:.10g}, {} nonzero weights and {}, {:.3f} s; model "
             "written to {}\n",
-            p.converged ? "converged (--tol): " : "", m.objective, m.keys.size(),
-            m.intercept != 0 ? "an intercept" : "no intercept", p.time_s, f.out);
+            m.objective, m.keys.size(), m.intercept != 0 ? "an intercept" : "no intercept",
+            p.time_s, f.out);
         fmt::print("rotor: {}\n", traffic_line(traffic));
     });
 }

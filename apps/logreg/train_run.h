@@ -9,6 +9,7 @@
 
 #include "apps/logreg/trainer.h"
 #include "comm/communicator.h"
+#include "core/logreg/objective.h"
 
 namespace rotor::logreg {
 
@@ -18,14 +19,15 @@ struct TrainFlags {
     std::string out;
     std::string test;
     std::string delay = "0";
-    std::string curvature = "bound";
+    std::string curvature;  ///< bound, local, or "" (auto: local with max-step 1 at τ = 0)
     bool no_intercept = false;
     bool hash_features = false;
     bool quiet = false;
     int servers = 0;
     std::string metrics;
-    std::uint64_t eval_every = 0;  ///< 0: at the end only
-    double tol = 0;                ///< stop when KKT violation <= tol * lambda (0: never)
+    std::uint64_t eval_every = 0;  ///< 0: at the end only (default: see auto_settings)
+    double tol = kDefaultTol;      ///< the stopping rule (subgradient_converged; 0: never)
+    double time_limit = 0;         ///< --time-limit: stop at the first evaluation after (0: none)
     std::uint64_t checkpoint_every = 0;
     std::string checkpoint_dir;
     bool overwrite = false;  ///< --overwrite: replace an earlier model at --out
@@ -43,6 +45,14 @@ struct TrainFlags {
     /// the checkpoint).
     std::vector<std::string> given;
 };
+
+/// Defaults chosen from the data (docs/logreg.md, "Defaults"): block iterations cap, passes.
+inline constexpr std::uint64_t kDefaultPasses = 1000;  ///< --iterations: this many passes
+inline constexpr std::uint64_t kEvalPasses = 4;        ///< --eval-every with --tol: passes
+
+/// --blocks when not given: about 8 keys a block, at most 1,024 (256 with threads, whose
+/// rounds need work; docs/logreg.md, "Speed").
+std::uint32_t auto_blocks(std::uint64_t keys, int threads);
 
 /// The flags --resume compares with the checkpoint.
 inline constexpr const char* kModelFlags[] = {

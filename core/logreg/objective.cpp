@@ -233,13 +233,17 @@ double penalty(std::span<const std::uint64_t> keys, std::span<const double> w, d
 double kkt_violation(std::span<const std::uint64_t> keys, std::span<const double> w,
                      std::span<const double> g, double lambda) {
     double worst = 0;
-    for (std::size_t t = 0; t < keys.size(); ++t) {
-        const double l = penalty_of(keys[t], lambda);
-        const double v = w[t] != 0 ? std::fabs(g[t] + std::copysign(l, w[t]))
-                                   : std::max(0.0, std::fabs(g[t]) - l);
-        worst = std::max(worst, v);
-    }
+    for (std::size_t t = 0; t < keys.size(); ++t)
+        worst = std::max(worst, subgradient_of(w[t], g[t], penalty_of(keys[t], lambda)));
     return worst;
+}
+
+double subgradient_norm(std::span<const std::uint64_t> keys, std::span<const double> w,
+                        std::span<const double> g, double lambda) {
+    double sum = 0;
+    for (std::size_t t = 0; t < keys.size(); ++t)
+        sum += subgradient_of(w[t], g[t], penalty_of(keys[t], lambda));
+    return sum;
 }
 
 }  // namespace rotor::logreg

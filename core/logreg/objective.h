@@ -20,6 +20,7 @@
 // ranges of one part (the threads of a worker, apps/logreg/worker.h).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -153,9 +154,32 @@ void push_loss(const Shard& part, core::ExactSum& loss);
 /// λ Σ |w_k| over keys other than kInterceptKey, summed exactly.
 double penalty(std::span<const std::uint64_t> keys, std::span<const double> w, double lambda);
 
+/// |the min-norm subgradient| of one coordinate: |g + λ_k sign(w)| (w ≠ 0) or
+/// max(0, |g| − λ_k) (w = 0); 0 exactly where the coordinate is optimal given the others.
+inline double subgradient_of(double w, double g, double lambda_k) noexcept {
+    if (w != 0) return std::fabs(g + std::copysign(lambda_k, w));
+    const double a = std::fabs(g) - lambda_k;
+    return a > 0 ? a : 0.0;
+}
+
 /// The KKT violation of w given the full gradient g (all aligned with keys): the largest, over
 /// k, of |g_k + λ_k sign(w_k)| (w_k ≠ 0) or max(0, |g_k| − λ_k) (w_k = 0). 0 at the optimum.
 double kkt_violation(std::span<const std::uint64_t> keys, std::span<const double> w,
                      std::span<const double> g, double lambda);
+
+/// The 1-norm of the min-norm subgradient of F at w (the sum over k of subgradient_of), the
+/// quantity of the stopping rule (docs/logreg.md, "Stopping"; liblinear's ‖∇^S f‖₁).
+double subgradient_norm(std::span<const std::uint64_t> keys, std::span<const double> w,
+                        std::span<const double> g, double lambda);
+
+/// The stopping rule of every solver: the min-norm subgradient's 1-norm at w (`norm`) is at most
+/// `tol` times its value at w = 0 (`norm0`; liblinear's -s 6 test without its class-balance
+/// factor). Never with tol = 0. At w = 0 with norm0 = 0, w = 0 is the optimum: converged.
+inline bool subgradient_converged(double norm, double norm0, double tol) noexcept {
+    return tol > 0 && norm <= tol * norm0;
+}
+
+/// The default tolerance of the stopping rule (--tol).
+inline constexpr double kDefaultTol = 1e-4;
 
 }  // namespace rotor::logreg

@@ -176,10 +176,13 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
     (docs/logreg.md).
 
     C (1 / --lambda), penalty ("l1" only), fit_intercept (not --no-intercept), blocks
-    (--blocks), max_iter (--iterations: one block each), curvature (--curvature bound|local),
-    eta (--eta), max_step (--max-step), tol (--tol: stop when the KKT violation <= tol/C; 0
-    never), evaluate_every (--eval-every; 0: at the end), random_state (--seed; None: 1),
-    n_jobs (--threads of the worker; None: every core).
+    (--blocks; None: the command line's default, keys / 8 up to 1024), max_iter (--iterations,
+    one block each: a cap; None: 1000 passes), curvature (--curvature bound|local; None: local
+    with max_step 1), eta (--eta), max_step (--max-step), tol (--tol, default 1e-4: stop at an
+    evaluation whose min-norm subgradient's 1-norm is <= tol times its value at w = 0; 0
+    never), evaluate_every (--eval-every; None: every 4 passes with tol, else at the end),
+    random_state (--seed; None: 1), n_jobs (--threads of the worker; None: every core). The
+    defaults are the command line's (docs/logreg.md, "Defaults").
 
     Features are keyed as LIBSVM numbers them: column j is feature j + 1, so a saved model
     scores a file of ``rotor logreg eval``. Fitted: classes_ (2), coef_ (1 x p), intercept_
@@ -192,13 +195,13 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         *,
         penalty="l1",
         fit_intercept=True,
-        blocks=1,
-        max_iter=100,
-        curvature="bound",
+        blocks=None,
+        max_iter=None,
+        curvature=None,
         eta=1.0,
-        max_step=0.0,
-        tol=0.0,
-        evaluate_every=0,
+        max_step=None,
+        tol=1e-4,
+        evaluate_every=None,
         random_state=None,
         n_jobs=None,
     ):
@@ -219,24 +222,31 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         check_param("C", self.C, "float", low=0, low_open=True)
         check_param("penalty", self.penalty, "str", choices=("l1",))
         check_param("fit_intercept", self.fit_intercept, "bool")
-        check_param("blocks", self.blocks, "int", low=1)
-        check_param("max_iter", self.max_iter, "int", low=1)
-        check_param("curvature", self.curvature, "str", choices=("bound", "local"))
+        if self.blocks is not None:
+            check_param("blocks", self.blocks, "int", low=1)
+        if self.max_iter is not None:
+            check_param("max_iter", self.max_iter, "int", low=1)
+        if self.curvature is not None:
+            check_param("curvature", self.curvature, "str", choices=("bound", "local"))
         check_param("eta", self.eta, "float", low=0, low_open=True, high=1)
-        check_param("max_step", self.max_step, "float", low=0)
+        if self.max_step is not None:
+            check_param("max_step", self.max_step, "float", low=0)
         check_param("tol", self.tol, "float", low=0)
-        check_param("evaluate_every", self.evaluate_every, "int", low=0)
+        if self.tol >= 1:
+            raise ValueError(f"tol: must be < 1, got {self.tol}")
+        if self.evaluate_every is not None:
+            check_param("evaluate_every", self.evaluate_every, "int", low=0)
         jobs = jobs_of(self.n_jobs)
         return {
             "C": float(self.C),
             "fit_intercept": bool(self.fit_intercept),
-            "blocks": int(self.blocks),
-            "max_iter": int(self.max_iter),
+            "blocks": None if self.blocks is None else int(self.blocks),
+            "max_iter": None if self.max_iter is None else int(self.max_iter),
             "curvature": self.curvature,
             "eta": float(self.eta),
-            "max_step": float(self.max_step),
+            "max_step": None if self.max_step is None else float(self.max_step),
             "tol": float(self.tol),
-            "evaluate_every": int(self.evaluate_every),
+            "evaluate_every": None if self.evaluate_every is None else int(self.evaluate_every),
             "random_state": seed_of(self.random_state),
             "n_jobs": jobs,
         }

@@ -11,6 +11,7 @@
 
 #include "apps/logreg/evaluation.h"
 #include "apps/logreg/metrics_log.h"
+#include "apps/logreg/train_run.h"
 #include "apps/logreg/trainer.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/kv.h"
@@ -84,24 +85,26 @@ py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indi
             o.prox.lambda = 1.0 / p["C"].cast<double>();
             if (!(o.prox.lambda > 0) || !std::isfinite(o.prox.lambda))
                 throw ConfigError("--lambda", "must be a positive finite number");
-            o.prox.blocks = p["blocks"].cast<std::uint32_t>();
+            // None: the command line's defaults (docs/logreg.md, "Defaults").
+            const bool auto_blocks = p["blocks"].is_none();
+            o.prox.blocks = auto_blocks ? 1 : p["blocks"].cast<std::uint32_t>();
             o.prox.seed = p["random_state"].cast<std::uint64_t>();
             o.prox.eta = p["eta"].cast<double>();
-            o.prox.curvature = p["curvature"].cast<std::string>() == "local"
-                                   ? logreg::Curvature::kLocal
-                                   : logreg::Curvature::kBound;
-            o.prox.max_step = p["max_step"].cast<double>();
+            const std::string curvature =
+                p["curvature"].is_none() ? "local" : p["curvature"].cast<std::string>();
+            o.prox.curvature =
+                curvature == "local" ? logreg::Curvature::kLocal : logreg::Curvature::kBound;
+            o.prox.max_step = !p["max_step"].is_none()   ? p["max_step"].cast<double>()
+                              : p["curvature"].is_none() ? 1.0
+                                                         : 0.0;
             o.threads = resolve_threads(p["n_jobs"].cast<int>());
             o.filters.seed = o.prox.seed;
-            const std::uint64_t iterations = p["max_iter"].cast<std::uint64_t>();
-            const std::uint64_t every = p["evaluate_every"].cast<std::uint64_t>();
             const double tol = p["tol"].cast<double>();
             const bool intercept = p["fit_intercept"].cast<bool>();
             if (o.prox.blocks < 1) throw ConfigError("--blocks", "must be >= 1");
             if (!(o.prox.eta > 0 && o.prox.eta <= 1))
                 throw ConfigError("--eta", "must be in (0, 1]");
             if (!(o.prox.max_step >= 0)) throw ConfigError("--max-step", "must be >= 0");
-            if (iterations < 1) throw ConfigError("--iterations", "must be >= 1");
             const logreg::Examples ex = examples_of(indptr, indices, values, labels);
             std::vector<std::string> lines;
             logreg::Model model;
@@ -110,6 +113,15 @@ py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indi
                 py::gil_scoped_release release;
                 const SignalCheck check;
                 logreg::Shard part(ex, intercept);
+                if (auto_blocks) o.prox.blocks = logreg::auto_blocks(part.keys().size(), o.threads);
+                const std::uint64_t pass = o.prox.blocks;
+                const std::uint64_t iterations = p["max_iter"].is_none()
+                                                     ? logreg::kDefaultPasses * pass
+                                                     : p["max_iter"].cast<std::uint64_t>();
+                const std::uint64_t every = !p["evaluate_every"].is_none()
+                                                ? p["evaluate_every"].cast<std::uint64_t>()
+                                            : tol > 0 ? logreg::kEvalPasses * pass
+                                                      : 0;
                 comm::InProcessGroup one(1);
                 comm::Communicator& world = one.at(0);
                 const comm::KvLayout layout = comm::KvLayout::even({0}, {0});
@@ -118,6 +130,7 @@ py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indi
                 std::uint64_t done = 0;
                 double time_s = 0, eval_s = 0;
                 std::optional<logreg::Evaluation> last;
+                const double zero = logreg::subgradient_at_zero(world, &part, o.prox.lambda);
                 // `rotor logreg train`'s segments: run to the next evaluation, evaluate (the KKT
                 // violation decides tol), continue from where the segment ended.
                 while (done < iterations && !converged) {
@@ -134,9 +147,12 @@ py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indi
                     Stopwatch eval;
                     last = logreg::evaluate(world, &part, r, o.prox, nullptr, true);
                     eval_s += eval.seconds();
-                    lines.push_back(logreg::metrics_json(
-                        logreg::evaluation_record(*last, done, time_s, eval_s)));
-                    converged = tol > 0 && last->kkt_violation <= tol * o.prox.lambda;
+                    converged = logreg::subgradient_converged(last->subgradient, zero, tol);
+                    logreg::MetricsRecord record =
+                        logreg::evaluation_record(*last, done, time_s, eval_s);
+                    record.emplace_back("subgradient_ratio", last->subgradient / zero);
+                    record.emplace_back("converged", converged ? 1 : 0);
+                    lines.push_back(logreg::metrics_json(record));
                     check();
                 }
                 model = std::move(last->model);

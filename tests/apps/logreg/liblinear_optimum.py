@@ -53,7 +53,7 @@ def check_set(rotor: str, passes: int, corpus: Path, tmp: Path, name: str,
          str(ll_model)])
     run([rotor, "logreg", "train", "-q", "--data", str(train), "--out", str(rotor_model),
          "--lambda", repr(LAMBDA), "--no-intercept", "--blocks", str(BLOCKS), "--curvature",
-         "local", "--max-step", "1", "--iterations", str(passes * BLOCKS)])
+         "local", "--max-step", "1", "--tol", "0", "--iterations", str(passes * BLOCKS)])
     data = read_svm(train)
     f_ll = objective(data, liblinear_weights(ll_model), LAMBDA)
     f_rotor = objective(data, rotor_weights(rotor_model), LAMBDA)
