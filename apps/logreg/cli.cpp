@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/logreg/newton_run.h"
 #include "apps/logreg/train_run.h"
 #include "comm/inprocess_communicator.h"
 #include "core/base/error.h"
@@ -98,6 +99,12 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
          "L1 penalty: sum log(1 + exp(-y x.w)) + lambda ||w||_1 (liblinear's C = 1/lambda); "
          "required unless --resume")
         ->capture_default_str();
+    c->add_option("--solver", f->solver,
+                  "newton (newGLMNET, one process, one thread), prox (the parameter server's "
+                  "block proximal gradient: mpiexec, delay, filters, checkpoints) or auto: newton "
+                  "in one process unless a flag of prox's is given")
+        ->check(CLI::IsMember({"auto", "newton", "prox"}))
+        ->capture_default_str();
     c->add_option("--blocks", o.prox.blocks,
                   "Feature blocks (by a hash of key and seed; with --block-file, those of the "
                   "keys it does not list; default: keys / 8, at most 1024, 256 with threads)");
@@ -154,6 +161,8 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
         for (const char* flag : logreg::kModelFlags)
             if (c->count(flag) > 0) f->given.emplace_back(flag);
         for (const char* flag : {"--iterations", "--eval-every"})
+            if (c->count(flag) > 0) f->given.emplace_back(flag);
+        for (const char* flag : logreg::kProxOnlyFlags)
             if (c->count(flag) > 0) f->given.emplace_back(flag);
         if (world != nullptr) {
             logreg::run_train(*f, *world);

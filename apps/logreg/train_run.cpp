@@ -12,6 +12,7 @@
 #include "apps/logreg/evaluation.h"
 #include "apps/logreg/input.h"
 #include "apps/logreg/metrics_log.h"
+#include "apps/logreg/newton_run.h"
 #include "apps/logreg/traffic.h"
 #include "comm/agreed.h"
 #include "comm/collectives.h"
@@ -550,12 +551,20 @@ std::string stop_line(const TrainFlags& f, const Progress& p) {
 }  // namespace
 
 void run_train(TrainFlags& f, comm::Communicator& world) {
-    const bool iterations_given =
-        std::find(f.given.begin(), f.given.end(), "--iterations") != f.given.end();
+    const bool iterations_given = given(f, "--iterations");
+    const bool newton = use_newton(f, world.size());
     TrainSetup s;
     prepare(f, world, s, iterations_given);
     const bool talk = !f.quiet && world.rank() == 0;
-    if (talk) {
+    if (talk && newton) {
+        fmt::print(
+            "rotor: logreg train: {} examples, {} keys; solver newton (newGLMNET, one "
+            "thread{}), --tol {:g}; memory plan {}\n",
+            s.all_examples, s.part->keys().size(),
+            f.options.threads > 1 ? "; --threads is --solver prox's" : "", f.tol,
+            train::human_bytes(s.plan));
+        std::fflush(stdout);
+    } else if (talk) {
         fmt::print(
             "rotor: logreg train: {} examples; {} blocks, curvature {}{}, delay {}, at most {} "
             "iterations, --tol {:g}; {} server{}, {} worker{}; memory plan {}{}\n",
@@ -572,7 +581,23 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
     Progress p;
     p.done = s.done;
     p.time_s = s.time_s;
-    Model m = train_segments(f, world, s, p);
+    Model m;
+    std::string stop;
+    if (newton) {
+        RecordSink sink;
+        if (s.metrics)
+            sink = [&s](std::uint64_t iter, const std::string& json) {
+                s.metrics->append(iter, json);
+            };
+        NewtonRun run = train_newton(f, world, *s.part, s.test ? &*s.test : nullptr, sink);
+        m = std::move(run.model);
+        p.done = run.iterations;
+        p.time_s = run.time_s;
+        stop = std::move(run.stop_line);
+    } else {
+        m = train_segments(f, world, s, p);
+        stop = stop_line(f, p);
+    }
     const Traffic traffic = gather_traffic(world, p.stats);  // filters: bytes (collective)
     comm::run_agreed(world, [&] {
         if (world.rank() != 0) return;
@@ -588,13 +613,13 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
                                              if (s.metrics) s.metrics->commit();
                                          }});
         if (!talk) return;
-        fmt::print("rotor: {}\n", stop_line(f, p));
+        fmt::print("rotor: {}\n", stop);
         fmt::print(
             "rotor: objective {:.10g}, {} nonzero weights and {}, {:.3f} s; model "
             "written to {}\n",
             m.objective, m.keys.size(), m.intercept != 0 ? "an intercept" : "no intercept",
             p.time_s, f.out);
-        fmt::print("rotor: {}\n", traffic_line(traffic));
+        if (!newton) fmt::print("rotor: {}\n", traffic_line(traffic));
     });
 }
 

@@ -19,7 +19,8 @@ struct TrainFlags {
     std::string out;
     std::string test;
     std::string delay = "0";
-    std::string curvature;  ///< bound, local, or "" (auto: local with max-step 1 at τ = 0)
+    std::string solver = "auto";  ///< auto, newton or prox (apps/logreg/newton_run.h)
+    std::string curvature;        ///< bound, local, or "" (auto: local with max-step 1 at τ = 0)
     bool no_intercept = false;
     bool hash_features = false;
     bool quiet = false;

@@ -10,20 +10,43 @@ namespace rotor::logreg {
 
 Shard::Shard(const Examples& ex, bool intercept) : labels_(ex.labels), margins_(ex.size(), 0.0) {
     ROTOR_ASSERT(ex.size() < 0xFFFFFFFFu, "a part holds fewer than 2^32 - 1 examples");
-    // The distinct keys through a hash map (entries far outnumber keys in sparse data), sorted,
-    // then each entry's column through the same map.
-    std::unordered_map<std::uint64_t, std::uint32_t> column;
-    for (const std::uint64_t k : ex.keys) column.try_emplace(k, 0);
-    keys_.reserve(column.size() + 1);
-    for (const auto& kv : column) keys_.push_back(kv.first);
-    std::sort(keys_.begin(), keys_.end());
-    for (std::size_t c = 0; c < keys_.size(); ++c) column[keys_[c]] = static_cast<std::uint32_t>(c);
-    if (intercept) keys_.push_back(kInterceptKey);
-    std::vector<std::uint64_t> counts(keys_.size() + 1, 0);
     std::vector<std::uint32_t> column_of(ex.nonzeros());
-    for (std::size_t e = 0; e < ex.nonzeros(); ++e) {
-        column_of[e] = column.find(ex.keys[e])->second;
-        ++counts[column_of[e] + 1];
+    std::vector<std::uint64_t> counts;
+    const std::uint64_t top =
+        ex.keys.empty() ? 0 : *std::max_element(ex.keys.begin(), ex.keys.end());
+    if (top <= 4 * ex.nonzeros() + 1024) {
+        // Keys no larger than a few times the entries (LIBSVM's feature numbers): a table
+        // indexed by the key, walked in key order, gives the same sorted keys and columns.
+        constexpr std::uint32_t kAbsent = 0xFFFFFFFFu;
+        std::vector<std::uint32_t> column(top + 1, kAbsent);
+        for (const std::uint64_t k : ex.keys) column[k] = 0;
+        for (std::uint64_t k = 0; k <= top; ++k) {
+            if (column[k] == kAbsent) continue;
+            column[k] = static_cast<std::uint32_t>(keys_.size());
+            keys_.push_back(k);
+        }
+        if (intercept) keys_.push_back(kInterceptKey);
+        counts.assign(keys_.size() + 1, 0);
+        for (std::size_t e = 0; e < ex.nonzeros(); ++e) {
+            column_of[e] = column[ex.keys[e]];
+            ++counts[column_of[e] + 1];
+        }
+    } else {
+        // The distinct keys through a hash map (entries far outnumber keys in sparse data),
+        // sorted, then each entry's column through the same map.
+        std::unordered_map<std::uint64_t, std::uint32_t> column;
+        for (const std::uint64_t k : ex.keys) column.try_emplace(k, 0);
+        keys_.reserve(column.size() + 1);
+        for (const auto& kv : column) keys_.push_back(kv.first);
+        std::sort(keys_.begin(), keys_.end());
+        for (std::size_t c = 0; c < keys_.size(); ++c)
+            column[keys_[c]] = static_cast<std::uint32_t>(c);
+        if (intercept) keys_.push_back(kInterceptKey);
+        counts.assign(keys_.size() + 1, 0);
+        for (std::size_t e = 0; e < ex.nonzeros(); ++e) {
+            column_of[e] = column.find(ex.keys[e])->second;
+            ++counts[column_of[e] + 1];
+        }
     }
     const std::size_t n = ex.size();
     if (intercept) counts[keys_.size()] = n;

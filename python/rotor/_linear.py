@@ -175,14 +175,16 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
     is 1/C), by the delayed block proximal gradient of ``rotor logreg train`` on one process
     (docs/logreg.md).
 
-    C (1 / --lambda), penalty ("l1" only), fit_intercept (not --no-intercept), blocks
-    (--blocks; None: the command line's default, keys / 8 up to 1024), max_iter (--iterations,
-    one block each: a cap; None: 1000 passes), curvature (--curvature bound|local; None: local
-    with max_step 1), eta (--eta), max_step (--max-step), tol (--tol, default 1e-4: stop at an
-    evaluation whose min-norm subgradient's 1-norm is <= tol times its value at w = 0; 0
-    never), evaluate_every (--eval-every; None: every 4 passes with tol, else at the end),
-    random_state (--seed; None: 1), n_jobs (--threads of the worker; None: every core). The
-    defaults are the command line's (docs/logreg.md, "Defaults").
+    C (1 / --lambda), penalty ("l1" only), fit_intercept (not --no-intercept), solver
+    (--solver: "newton" (newGLMNET, one thread), "prox" (the block proximal gradient) or "auto":
+    newton unless a parameter of prox's below is set), tol (--tol, default 1e-4: stop when the
+    min-norm subgradient's 1-norm is <= tol times its value at w = 0; 0 never), max_iter
+    (--iterations: a cap, in Newton iterations or block iterations; None: 1000 Newton iterations
+    or 1000 passes), random_state (--seed; None: 1); prox's: blocks (--blocks; None: keys / 8 up
+    to 1024), curvature (--curvature bound|local; None: local with max_step 1), eta (--eta;
+    None: 1), max_step (--max-step), evaluate_every (--eval-every; None: every 4 passes with
+    tol), n_jobs (--threads of the worker; None: every core; newton uses one). The defaults are
+    the command line's (docs/logreg.md, "Stopping and defaults", "Solvers").
 
     Features are keyed as LIBSVM numbers them: column j is feature j + 1, so a saved model
     scores a file of ``rotor logreg eval``. Fitted: classes_ (2), coef_ (1 x p), intercept_
@@ -195,10 +197,11 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         *,
         penalty="l1",
         fit_intercept=True,
+        solver="auto",
         blocks=None,
         max_iter=None,
         curvature=None,
-        eta=1.0,
+        eta=None,
         max_step=None,
         tol=1e-4,
         evaluate_every=None,
@@ -208,6 +211,7 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         self.C = C
         self.penalty = penalty
         self.fit_intercept = fit_intercept
+        self.solver = solver
         self.blocks = blocks
         self.max_iter = max_iter
         self.curvature = curvature
@@ -228,7 +232,9 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
             check_param("max_iter", self.max_iter, "int", low=1)
         if self.curvature is not None:
             check_param("curvature", self.curvature, "str", choices=("bound", "local"))
-        check_param("eta", self.eta, "float", low=0, low_open=True, high=1)
+        check_param("solver", self.solver, "str", choices=("auto", "newton", "prox"))
+        if self.eta is not None:
+            check_param("eta", self.eta, "float", low=0, low_open=True, high=1)
         if self.max_step is not None:
             check_param("max_step", self.max_step, "float", low=0)
         check_param("tol", self.tol, "float", low=0)
@@ -243,7 +249,8 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
             "blocks": None if self.blocks is None else int(self.blocks),
             "max_iter": None if self.max_iter is None else int(self.max_iter),
             "curvature": self.curvature,
-            "eta": float(self.eta),
+            "solver": self.solver,
+            "eta": None if self.eta is None else float(self.eta),
             "max_step": None if self.max_step is None else float(self.max_step),
             "tol": float(self.tol),
             "evaluate_every": None if self.evaluate_every is None else int(self.evaluate_every),

@@ -11,6 +11,7 @@
 
 #include "apps/logreg/evaluation.h"
 #include "apps/logreg/metrics_log.h"
+#include "apps/logreg/newton_run.h"
 #include "apps/logreg/train_run.h"
 #include "apps/logreg/trainer.h"
 #include "comm/inprocess_communicator.h"
@@ -27,7 +28,9 @@ namespace {
 
 constexpr ParamNames kNames = {{"--lambda", "C"},       {"--blocks", "blocks"},
                                {"--eta", "eta"},        {"--max-step", "max_step"},
-                               {"--threads", "n_jobs"}, {"--iterations", "max_iter"}};
+                               {"--threads", "n_jobs"}, {"--iterations", "max_iter"},
+                               {"--solver", "solver"},  {"--curvature", "curvature"},
+                               {"--delay", "delay"},    {"--eval-every", "evaluate_every"}};
 
 py::dict state_of(const logreg::Model& m) {
     py::dict s;
@@ -89,7 +92,7 @@ py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indi
             const bool auto_blocks = p["blocks"].is_none();
             o.prox.blocks = auto_blocks ? 1 : p["blocks"].cast<std::uint32_t>();
             o.prox.seed = p["random_state"].cast<std::uint64_t>();
-            o.prox.eta = p["eta"].cast<double>();
+            o.prox.eta = p["eta"].is_none() ? 1.0 : p["eta"].cast<double>();
             const std::string curvature =
                 p["curvature"].is_none() ? "local" : p["curvature"].cast<std::string>();
             o.prox.curvature =
@@ -109,7 +112,35 @@ py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indi
             std::vector<std::string> lines;
             logreg::Model model;
             bool converged = false;
-            {
+            // The command line's rule (apps/logreg/newton_run.h): newton unless a parameter of
+            // the block proximal gradient is set or solver="prox".
+            logreg::TrainFlags f;
+            f.solver = p["solver"].cast<std::string>();
+            f.options = o;
+            f.tol = tol;
+            f.quiet = true;
+            for (const char* name : {"blocks", "curvature", "max_step", "eta", "evaluate_every"})
+                if (!p[name].is_none())
+                    f.given.emplace_back(name == std::string("blocks")      ? "--blocks"
+                                         : name == std::string("curvature") ? "--curvature"
+                                         : name == std::string("max_step")  ? "--max-step"
+                                         : name == std::string("eta")       ? "--eta"
+                                                                            : "--eval-every");
+            if (!p["max_iter"].is_none()) {
+                f.options.iterations = p["max_iter"].cast<std::uint64_t>();
+                f.given.emplace_back("--iterations");
+            }
+            if (logreg::use_newton(f, 1)) {
+                py::gil_scoped_release release;
+                logreg::Shard part(ex, intercept);
+                comm::InProcessGroup one(1);
+                logreg::NewtonRun run = logreg::train_newton(
+                    f, one.at(0), part, nullptr,
+                    [&lines](std::uint64_t, const std::string& json) { lines.push_back(json); });
+                model = std::move(run.model);
+                model.iterations = run.iterations;
+                converged = run.converged;
+            } else {
                 py::gil_scoped_release release;
                 const SignalCheck check;
                 logreg::Shard part(ex, intercept);

@@ -81,6 +81,24 @@ def test_logreg_sparse_and_dense_agree(party):
     assert set(a.predict(X)) <= {"rep", "dem"}
 
 
+def test_logreg_defaults_converge_as_the_command_line(sotu_party, party, cli, tmp_path):
+    """The defaults (newton, tol 1e-4) give the command line's default model bit for bit, say
+    they converged, and count Newton iterations in n_iter_; a prox parameter picks prox."""
+    X, y, _, _ = party
+    out = cli("logreg", "train", "--data", sotu_party[0], "--lambda", 2, "--out",
+              tmp_path / "cli.txt").stdout
+    assert "solver newton" in out and "rotor: converged after" in out
+    ours = rotor.LogisticRegression(C=0.5).fit(X, y)
+    theirs = rotor.LogisticRegression.load(tmp_path / "cli.txt", n_features=X.shape[1])
+    np.testing.assert_array_equal(ours.coef_, theirs.coef_)
+    assert ours.converged_ and 3 < ours.n_iter_ < 100
+    assert ours.metrics_[-1]["converged"] == 1 and ours.metrics_[-1]["subgradient_ratio"] <= 1e-4
+    capped = rotor.LogisticRegression(C=0.5, max_iter=2).fit(X, y)
+    assert not capped.converged_ and capped.n_iter_ == 2
+    with pytest.raises(ValueError, match="blocks: applies to --solver prox only"):
+        rotor.LogisticRegression(solver="newton", blocks=4).fit(X, y)
+
+
 @pytest.mark.parametrize("Model", [rotor.Lasso, rotor.LogisticRegression])
 def test_bad_inputs(Model):
     X = np.array([[1.0, 0], [0, 1], [1, 1], [0, 0]])

@@ -204,8 +204,9 @@ TEST_F(LogregTrainRun, TolStopsAtTheFirstEvaluationMeetingTheRule) {
 // An explicit --iterations is a cap: honoured, and the run says it stopped there unconverged
 // (before, 100 iterations ended far from the optimum without a word); a --time-limit likewise.
 TEST_F(LogregTrainRun, TheCapIsHonouredAndReportedAsNotConverged) {
-    auto r = run_rotor(dir_, "logreg train --data " + data_ +
-                                 " --lambda 0.5 --iterations 7 --out " + path("c.txt"));
+    auto r =
+        run_rotor(dir_, "logreg train --data " + data_ +
+                            " --lambda 0.5 --solver prox --iterations 7 --out " + path("c.txt"));
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(logreg::read_model(path("c.txt")).iterations, 7U);
     EXPECT_NE(r.out.find("rotor: NOT converged: stopped after 7 iterations"), std::string::npos)
@@ -218,10 +219,28 @@ TEST_F(LogregTrainRun, TheCapIsHonouredAndReportedAsNotConverged) {
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(logreg::read_model(path("t.txt")).iterations, 4U);
     EXPECT_NE(r.out.find("--time-limit 1e-09 s reached"), std::string::npos) << r.out;
-    for (const char* bad : {" --tol -1", " --tol 1", " --time-limit -2"}) {
+    // The default solver in one process (newton): the cap counts Newton iterations.
+    r = run_rotor(dir_, "logreg train --data " + data_ + " --lambda 0.5 --iterations 1 --out " +
+                            path("n.txt"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("solver newton"), std::string::npos) << r.out;
+    EXPECT_EQ(logreg::read_model(path("n.txt")).iterations, 1U);
+    EXPECT_NE(r.out.find("rotor: NOT converged: stopped after 1 Newton iterations, iteration cap "
+                         "--iterations 1 reached"),
+              std::string::npos)
+        << r.out;
+    const std::pair<const char*, const char*> bads[] = {
+        {" --tol -1", "--tol"},
+        {" --tol 1", "--tol"},
+        {" --time-limit -2", "--time-limit"},
+        {" --solver newton --blocks 4", "--blocks: applies to --solver prox only"},
+        {" --solver newton --delay 2", "--delay: applies to --solver prox only"},
+        {" --solver bfgs", "--solver"}};
+    for (const auto& [bad, said] : bads) {
         r = run_rotor(dir_, "logreg train --data " + data_ + " --lambda 0.5" + bad + " --out " +
                                 path("bad.txt"));
         EXPECT_EQ(r.code, 3) << bad << r.err;
+        EXPECT_NE(r.err.find(said), std::string::npos) << bad << r.err;
         EXPECT_FALSE(fs::exists(path("bad.txt")));
     }
 }

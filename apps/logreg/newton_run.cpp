@@ -1,0 +1,128 @@
+#include "apps/logreg/newton_run.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "apps/logreg/evaluation.h"
+#include "apps/logreg/metrics_log.h"
+#include "core/base/error.h"
+#include "core/logreg/newton.h"
+
+namespace rotor::logreg {
+namespace {
+
+bool given(const TrainFlags& f, std::string_view flag) {
+    return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
+}
+
+MetricsRecord record_of(const NewtonStatus& st, double tol) {
+    Evaluation e;
+    e.objective = st.objective;
+    e.loss = st.loss;
+    e.kkt_violation = st.kkt_violation;
+    e.nonzeros = st.nonzeros;
+    MetricsRecord r = evaluation_record(e, st.iteration, st.seconds, 0);
+    r.emplace_back("subgradient_ratio", st.subgradient / st.zero);
+    r.emplace_back("converged", subgradient_converged(st.subgradient, st.zero, tol) ? 1 : 0);
+    r.emplace_back("cd_cycles", st.cycles);
+    r.emplace_back("working_set", st.working);
+    return r;
+}
+
+std::string stop_line_of(const TrainFlags& f, NewtonStop stop, const NewtonStatus& st,
+                         std::uint64_t cap) {
+    const std::string where = fmt::format("after {} Newton iterations", st.iteration);
+    const std::string rule =
+        fmt::format("min-norm subgradient {:.3g} of its value at w = 0", st.subgradient / st.zero);
+    if (stop == NewtonStop::kConverged)
+        return fmt::format("converged {}: {} <= --tol {:g}", where, rule, f.tol);
+    std::string why;
+    if (stop == NewtonStop::kIterations)
+        why = fmt::format("iteration cap --iterations {} reached", cap);
+    if (stop == NewtonStop::kTime) why = fmt::format("--time-limit {:g} s reached", f.time_limit);
+    if (stop == NewtonStop::kStalled) why = "the line search found no descent (rounding level)";
+    return fmt::format("NOT converged: stopped {}, {}: {}{}", where, why, rule,
+                       f.tol > 0 ? fmt::format(" > --tol {:g}", f.tol) : std::string(" (--tol 0)"));
+}
+
+}  // namespace
+
+bool use_newton(const TrainFlags& f, int ranks) {
+    const char* prox_flag = nullptr;
+    for (const char* flag : kProxOnlyFlags)
+        if (given(f, flag)) {
+            prox_flag = flag;
+            break;
+        }
+    if (f.solver == "prox") return false;
+    if (f.solver == "newton") {
+        if (ranks > 1)
+            throw ConfigError("--solver",
+                              "newton runs in one process; under mpiexec use prox "
+                              "(the parameter server's block proximal gradient)");
+        if (prox_flag != nullptr)
+            throw ConfigError(prox_flag, "applies to --solver prox only (not newton)");
+        return true;
+    }
+    if (f.solver != "auto") throw ConfigError("--solver", "auto, newton or prox");
+    return ranks == 1 && prox_flag == nullptr;
+}
+
+NewtonRun train_newton(const TrainFlags& f, comm::Communicator& world, Shard& part,
+                       const Examples* test, const RecordSink& metrics) {
+    NewtonOptions o;
+    o.lambda = f.options.prox.lambda;
+    o.tol = f.tol;
+    o.seed = f.options.prox.seed;
+    o.time_limit = f.time_limit;
+    o.max_iterations = given(f, "--iterations") ? f.options.iterations : kDefaultNewtonIterations;
+    const std::uint64_t every = given(f, "--eval-every") ? f.eval_every : 1;
+    std::optional<NewtonStatus> pending;  // a record is written once the next status shows it
+    const auto flush = [&] {              // was not the last
+        if (metrics && pending && every > 0 && pending->iteration % every == 0)
+            metrics(pending->iteration, metrics_json(record_of(*pending, f.tol)));
+    };
+    NewtonSolver solver(part, o);
+    const NewtonStop stop = solver.run([&](const NewtonStatus& st) {
+        flush();
+        pending = st;
+        if (!f.quiet)
+            fmt::print(stderr,
+                       "rotor: newton iteration {}: objective {:.10g}, subgradient {:.3g} of w = "
+                       "0's, {} nonzeros, {} CD cycles, working set {}, {:.2f} s\n",
+                       st.iteration, st.objective, st.subgradient / st.zero, st.nonzeros, st.cycles,
+                       st.working, st.seconds);
+    });
+    const NewtonStatus& st = solver.status();
+    NewtonRun run;
+    run.iterations = st.iteration;
+    run.time_s = st.seconds;
+    run.stop_line = stop_line_of(f, stop, st, o.max_iterations);
+    run.converged = stop == NewtonStop::kConverged;
+    // The model as the block solver's: w over the keys, objective summed exactly.
+    DelayedResult r;
+    const auto keys = part.keys();
+    const auto w = solver.weights();
+    for (std::size_t j = 0; j < keys.size(); ++j)
+        if (w[j] != 0) r.server_weights.emplace(keys[j], w[j]);
+    Evaluation e = evaluate(world, &part, r, f.options.prox, test, false);
+    if (metrics) {
+        MetricsRecord rec = record_of(st, f.tol);
+        rec[3].second = e.objective;  // the exact sums
+        rec[4].second = e.loss;
+        rec[5].second = e.objective - e.loss;
+        if (e.test) {
+            rec.emplace_back("test_logloss", e.test->logloss);
+            rec.emplace_back("test_auc", e.test->auc);
+            rec.emplace_back("test_accuracy", e.test->accuracy);
+        }
+        metrics(st.iteration, metrics_json(rec));
+    }
+    run.model = std::move(e.model);
+    return run;
+}
+
+}  // namespace rotor::logreg
