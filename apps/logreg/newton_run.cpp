@@ -4,6 +4,10 @@
 #include <cstdio>
 #include <optional>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <fmt/format.h>
 
 #include "apps/logreg/evaluation.h"
@@ -49,6 +53,12 @@ std::string stop_line_of(const TrainFlags& f, NewtonStop stop, const NewtonStatu
 }
 
 }  // namespace
+
+void reuse_freed_memory() {
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+#endif
+}
 
 bool use_newton(const TrainFlags& f, int ranks) {
     const char* prox_flag = nullptr;

@@ -553,6 +553,7 @@ std::string stop_line(const TrainFlags& f, const Progress& p) {
 void run_train(TrainFlags& f, comm::Communicator& world) {
     const bool iterations_given = given(f, "--iterations");
     const bool newton = use_newton(f, world.size());
+    if (newton) reuse_freed_memory();
     TrainSetup s;
     prepare(f, world, s, iterations_given);
     const bool talk = !f.quiet && world.rank() == 0;
