@@ -38,18 +38,13 @@ MetricsRecord record_of(const NewtonStatus& st, double tol) {
 
 std::string stop_line_of(const TrainFlags& f, NewtonStop stop, const NewtonStatus& st,
                          std::uint64_t cap) {
-    const std::string where = fmt::format("after {} Newton iterations", st.iteration);
-    const std::string rule =
-        fmt::format("min-norm subgradient {:.3g} of its value at w = 0", st.subgradient / st.zero);
-    if (stop == NewtonStop::kConverged)
-        return fmt::format("converged {}: {} <= --tol {:g}", where, rule, f.tol);
     std::string why;
     if (stop == NewtonStop::kIterations)
         why = fmt::format("iteration cap --iterations {} reached", cap);
     if (stop == NewtonStop::kTime) why = fmt::format("--time-limit {:g} s reached", f.time_limit);
     if (stop == NewtonStop::kStalled) why = "the line search found no descent (rounding level)";
-    return fmt::format("NOT converged: stopped {}, {}: {}{}", where, why, rule,
-                       f.tol > 0 ? fmt::format(" > --tol {:g}", f.tol) : std::string(" (--tol 0)"));
+    return stop_sentence(fmt::format("after {} Newton iterations", st.iteration), why,
+                         st.subgradient / st.zero, f.tol);
 }
 
 }  // namespace

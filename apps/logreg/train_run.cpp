@@ -397,6 +397,16 @@ void checkpoint(const TrainFlags& f, comm::Communicator& world, const TrainSetup
 
 }  // namespace
 
+std::string stop_sentence(const std::string& where, const std::string& why, double ratio,
+                          double tol) {
+    const std::string rule =
+        std::isnan(ratio) ? std::string("not evaluated")
+                          : fmt::format("min-norm subgradient {:.3g} of its value at w = 0", ratio);
+    if (why.empty()) return fmt::format("converged {}: {} <= --tol {:g}", where, rule, tol);
+    return fmt::format("NOT converged: stopped {}, {}: {}{}", where, why, rule,
+                       tol > 0 ? fmt::format(" > --tol {:g}", tol) : std::string(" (--tol 0)"));
+}
+
 std::uint32_t auto_blocks(std::uint64_t keys, int threads) {
     const std::uint64_t most = threads > 1 ? 256 : 1024;
     return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(keys / 8, 1, most));
@@ -535,17 +545,13 @@ Model train_segments(TrainFlags& f, comm::Communicator& world, TrainSetup& s, Pr
 /// Whether the run converged and why it stopped, said on stdout (docs/logreg.md, "Stopping").
 std::string stop_line(const TrainFlags& f, const Progress& p) {
     const double passes = double(p.done) / f.options.prox.blocks;
-    const std::string where = fmt::format("after {} iterations ({:.4g} passes)", p.done, passes);
-    const std::string rule =
-        std::isnan(p.ratio)
-            ? std::string("not evaluated")
-            : fmt::format("min-norm subgradient {:.3g} of its value at w = 0", p.ratio);
-    if (p.converged) return fmt::format("converged {}: {} <= --tol {:g}", where, rule, f.tol);
     const std::string why =
-        p.out_of_time ? fmt::format("--time-limit {:g} s reached", f.time_limit)
-                      : fmt::format("iteration cap --iterations {} reached", f.options.iterations);
-    return fmt::format("NOT converged: stopped {}, {}: {}{}", where, why, rule,
-                       f.tol > 0 ? fmt::format(" > --tol {:g}", f.tol) : std::string(" (--tol 0)"));
+        p.converged ? std::string()
+        : p.out_of_time
+            ? fmt::format("--time-limit {:g} s reached", f.time_limit)
+            : fmt::format("iteration cap --iterations {} reached", f.options.iterations);
+    return stop_sentence(fmt::format("after {} iterations ({:.4g} passes)", p.done, passes), why,
+                         p.ratio, f.tol);
 }
 
 }  // namespace

@@ -55,6 +55,12 @@ inline constexpr std::uint64_t kEvalPasses = 4;        ///< --eval-every with --
 /// rounds need work; docs/logreg.md, "Speed").
 std::uint32_t auto_blocks(std::uint64_t keys, int threads);
 
+/// The line saying whether a run converged and why it stopped (docs/logreg.md, "Stopping and
+/// defaults"): "converged <where>: <rule> <= --tol T" when `why` is empty, else "NOT converged:
+/// stopped <where>, <why>: <rule> > --tol T"; the rule's value is `ratio` (NaN: not evaluated).
+std::string stop_sentence(const std::string& where, const std::string& why, double ratio,
+                          double tol);
+
 /// The flags --resume compares with the checkpoint.
 inline constexpr const char* kModelFlags[] = {
     "--lambda", "--blocks",       "--seed",          "--eta",      "--curvature",

@@ -135,7 +135,8 @@ def main() -> None:
         w = liblinear_weights(ll)
         best = objective(data, w, a.lam)
         rows.append(("liblinear -s 6", "-e 1e-10 (F*)", secs, best, w))
-        for eps in ("0.1", "0.05", "0.02", "0.01", "0.005", "0.002", "0.001", "1e-4", "1e-5"):
+        for eps in ("0.1", "0.05", "0.02", "0.01", "0.005", "0.003", "0.002", "0.001", "5e-4", "3e-4",
+                    "2e-4", "1e-4", "1e-5"):
             secs = timed(liblinear(eps))
             w = liblinear_weights(ll)
             f = objective(data, w, a.lam)
