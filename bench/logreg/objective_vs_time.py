@@ -39,33 +39,34 @@ def main() -> None:
     a = ap.parse_args()
     data = read_svm(a.data)
     with tempfile.TemporaryDirectory() as tmp:
-        model = Path(tmp) / "model"
+        ll_model, rotor_model = Path(tmp) / "liblinear.model", Path(tmp) / "rotor.model"
 
         def liblinear(eps: str) -> list[str]:
             return ["liblinear-train", "-q", "-s", "6", "-c", repr(1 / a.lam), "-e", eps,
-                    str(a.data), str(model)]
+                    str(a.data), str(ll_model)]
 
         def rotor(tol: str, prox: bool) -> list[str]:
-            return [a.rotor, "logreg", "train", "-q", "--data", str(a.data), "--out", str(model),
-                    "--overwrite", "--lambda", repr(a.lam), "--no-intercept", "--tol", tol] + \
+            return [a.rotor, "logreg", "train", "-q", "--data", str(a.data), "--out",
+                    str(rotor_model), "--overwrite", "--lambda", repr(a.lam), "--no-intercept",
+                    "--tol", tol] + \
                 (["--solver", "prox"] if prox else [])
 
         timed(liblinear("1e-10"))
-        best = objective(data, liblinear_weights(model), a.lam)
-        runs = [("liblinear -s 6", f"-e {e}", liblinear(e), liblinear_weights)
+        best = objective(data, liblinear_weights(ll_model), a.lam)
+        runs = [("liblinear -s 6", f"-e {e}", liblinear(e), lambda: liblinear_weights(ll_model))
                 for e in LIBLINEAR_EPS]
-        runs += [("rotor newton (default)", f"--tol {t}", rotor(t, False), rotor_weights)
-                 for t in ROTOR_TOL]
+        runs += [("rotor newton (default)", f"--tol {t}", rotor(t, False),
+                  lambda: rotor_weights(rotor_model)) for t in ROTOR_TOL]
         if not a.no_prox:
-            runs += [("rotor --solver prox", f"--tol {t}", rotor(t, True), rotor_weights)
-                     for t in PROX_TOL]
+            runs += [("rotor --solver prox", f"--tol {t}", rotor(t, True),
+                      lambda: rotor_weights(rotor_model)) for t in PROX_TOL]
         seconds: list[list[float]] = [[] for _ in runs]
         gaps = []
         for r in range(a.repeats):
             for i, (_, _, cmd, weights) in enumerate(runs):
                 seconds[i].append(timed(cmd))
                 if r == 0:
-                    gaps.append((objective(data, weights(model), a.lam) - best) / best)
+                    gaps.append((objective(data, weights(), a.lam) - best) / best)
     points = [(tool, setting, statistics.median(s), g)
               for (tool, setting, _, _), s, g in zip(runs, seconds, gaps)]
     print(f"{a.data.name}: {len(data)} examples, lambda {a.lam:g}, F* {best:.6f}; median wall "
