@@ -1,5 +1,5 @@
 """Tests of the logistic-regression data scripts: make_logreg_synthetic.py,
-make_kernel_drivers.py and make_sotu_party.py.
+make_kernel_drivers.py, make_debian_libs.py and make_sotu_party.py.
 
 Run: python3 -m unittest discover -s tools/data/tests -v
 """
@@ -63,6 +63,25 @@ class KernelDriversTest(unittest.TestCase):
             train = (Path(tmp) / "kernel-drivers.train.svm").read_text().splitlines()
             self.assertEqual(train, ["+1 1:1.69315 3:1", "-1 2:1"])
             test = (Path(tmp) / "kernel-drivers.test.svm").read_text().splitlines()
+            self.assertEqual([l.split()[0] for l in test], ["+1", "-1"])
+
+
+class DebianLibsTest(unittest.TestCase):
+    def test_lib_packages_are_positive(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus = Path(tmp) / "debian-desc"
+            for split in ("train", "heldout"):
+                (corpus / split).mkdir(parents=True)
+                with gzip.open(corpus / split / "docword.txt.gz", "wt") as f:
+                    f.write("2\n3\n3\n1 1 2\n1 3 1\n2 2 1\n")
+            (corpus / "docs.tsv").write_text(
+                "split\tdoc\tline\tpackage\tmd5\ntrain\t1\t1\tlibfoo1\ta\n"
+                "train\t2\t2\tcalibre\tb\nheldout\t1\t3\tlibbar-dev\tc\n"
+                "heldout\t2\t4\tvim\td\n")
+            run("make_debian_libs.py", "--corpus", str(corpus), "--out", tmp)
+            train = (Path(tmp) / "debian-libs.train.svm").read_text().splitlines()
+            self.assertEqual(train, ["+1 1:1.69315 3:1", "-1 2:1"])
+            test = (Path(tmp) / "debian-libs.test.svm").read_text().splitlines()
             self.assertEqual([l.split()[0] for l in test], ["+1", "-1"])
 
 
