@@ -66,7 +66,8 @@ void add_run_flags(CLI::App& c, logreg::TrainFlags& f) {
                  "(liblinear's -e rule; 0: never)")
         ->capture_default_str();
     c.add_option("--time-limit", f.time_limit,
-                 "Stop at the first evaluation after this many training seconds (0: none)")
+                 "Stop at the first evaluation (prox) or Newton iteration after this many "
+                 "training seconds (0: none)")
         ->capture_default_str();
     c.add_option("--checkpoint-every", f.checkpoint_every,
                  "Write a checkpoint every N iterations and at the end (0: never)")
@@ -112,8 +113,8 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
                   "Feature groups, key<TAB>group lines (names with --hash-features): a block "
                   "each");
     c->add_option("--iterations", o.iterations,
-                  "At most this many iterations, one block each (default: 1000 passes; the run "
-                  "stops earlier by --tol)");
+                  "At most this many iterations: newton's Newton iterations (default 1000), "
+                  "prox's block iterations (default 1000 passes); the run stops earlier by --tol");
     c->add_option("--delay", f->delay, "Bounded delay tau: 0 (sequential) .. inf (eventual)")
         ->capture_default_str();
     c->add_option("--servers", f->servers,

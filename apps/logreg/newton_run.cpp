@@ -18,10 +18,6 @@
 namespace rotor::logreg {
 namespace {
 
-bool given(const TrainFlags& f, std::string_view flag) {
-    return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
-}
-
 MetricsRecord record_of(const NewtonStatus& st, double tol) {
     Evaluation e;
     e.objective = st.objective;
@@ -58,7 +54,7 @@ void reuse_freed_memory() {
 bool use_newton(const TrainFlags& f, int ranks) {
     const char* prox_flag = nullptr;
     for (const char* flag : kProxOnlyFlags)
-        if (given(f, flag)) {
+        if (flag_given(f, flag)) {
             prox_flag = flag;
             break;
         }
@@ -83,8 +79,9 @@ NewtonRun train_newton(const TrainFlags& f, comm::Communicator& world, Shard& pa
     o.tol = f.tol;
     o.seed = f.options.prox.seed;
     o.time_limit = f.time_limit;
-    o.max_iterations = given(f, "--iterations") ? f.options.iterations : kDefaultNewtonIterations;
-    const std::uint64_t every = given(f, "--eval-every") ? f.eval_every : 1;
+    o.max_iterations =
+        flag_given(f, "--iterations") ? f.options.iterations : kDefaultNewtonIterations;
+    const std::uint64_t every = flag_given(f, "--eval-every") ? f.eval_every : 1;
     std::optional<NewtonStatus> pending;  // a record is written once the next status shows it
     const auto flush = [&] {              // was not the last
         if (metrics && pending && every > 0 && pending->iteration % every == 0)

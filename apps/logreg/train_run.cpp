@@ -34,10 +34,6 @@ namespace {
 /// How a model file of rotor begins (core::check_output).
 constexpr std::string_view kModelMarker = "rotor-logreg-model";
 
-bool given(const TrainFlags& f, std::string_view flag) {
-    return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
-}
-
 /// What a run sets up before training, on every rank alike (parts only where they apply).
 struct TrainSetup {
     comm::KvLayout layout;
@@ -106,7 +102,7 @@ void apply_checkpoint(TrainFlags& f, const Checkpoint& c, bool iterations_given)
     for (std::size_t i = 0; i < std::size(kModelFlags); ++i)
         settings.push_back({kModelFlags[i], values[i].first, values[i].second});
     train::refuse_resume_conflicts(
-        settings, [&f](const std::string& flag) { return given(f, flag); }, f.resume);
+        settings, [&f](const std::string& flag) { return flag_given(f, flag); }, f.resume);
     DelayedOptions& o = f.options;
     o.prox.lambda = theirs.lambda;
     o.prox.blocks = theirs.blocks;
@@ -140,7 +136,7 @@ void validate(TrainFlags& f, int ranks) {
     o.delay = parse_delay(f.delay);
     if (f.curvature.empty()) {  // auto (not given, not resumed): docs/logreg.md, "Defaults"
         f.curvature = o.delay == 0 ? "local" : "bound";
-        if (o.delay == 0 && !given(f, "--max-step")) o.prox.max_step = 1;
+        if (o.delay == 0 && !flag_given(f, "--max-step")) o.prox.max_step = 1;
     }
     o.prox.curvature = f.curvature == "local" ? Curvature::kLocal : Curvature::kBound;
     if (!f.straggler.empty()) {
@@ -186,7 +182,7 @@ void check_outputs(const TrainFlags& f) {
 PartCount count_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s,
                       bool iterations_given) {
     if (world.rank() == 0) check_outputs(f);
-    if (f.resume.empty() && !given(f, "--lambda"))
+    if (f.resume.empty() && !flag_given(f, "--lambda"))
         throw ConfigError("--lambda", "is required (unless --resume)");
     if (!f.block_file.empty()) f.block_file_digest = block_file_digest(f.block_file);
     if (!f.resume.empty()) {
@@ -215,10 +211,10 @@ PartCount count_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s,
 void auto_settings(TrainFlags& f, std::uint64_t keys) {
     DelayedOptions& o = f.options;
     const bool resumed = !f.resume.empty();
-    if (!resumed && !given(f, "--blocks")) o.prox.blocks += auto_blocks(keys, o.threads) - 1;
+    if (!resumed && !flag_given(f, "--blocks")) o.prox.blocks += auto_blocks(keys, o.threads) - 1;
     const std::uint64_t pass = o.prox.blocks;
-    if (!resumed && !given(f, "--iterations")) o.iterations = kDefaultPasses * pass;
-    if (f.tol > 0 && !given(f, "--eval-every")) f.eval_every = kEvalPasses * pass;
+    if (!resumed && !flag_given(f, "--iterations")) o.iterations = kDefaultPasses * pass;
+    if (f.tol > 0 && !flag_given(f, "--eval-every")) f.eval_every = kEvalPasses * pass;
 }
 
 /// Phases 2 and 3: the memory plan, the part read, the fingerprint, the resumed state.
@@ -397,6 +393,10 @@ void checkpoint(const TrainFlags& f, comm::Communicator& world, const TrainSetup
 
 }  // namespace
 
+bool flag_given(const TrainFlags& f, std::string_view flag) {
+    return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
+}
+
 std::string stop_sentence(const std::string& where, const std::string& why, double ratio,
                           double tol) {
     const std::string rule =
@@ -557,7 +557,7 @@ std::string stop_line(const TrainFlags& f, const Progress& p) {
 }  // namespace
 
 void run_train(TrainFlags& f, comm::Communicator& world) {
-    const bool iterations_given = given(f, "--iterations");
+    const bool iterations_given = flag_given(f, "--iterations");
     const bool newton = use_newton(f, world.size());
     if (newton) reuse_freed_memory();
     TrainSetup s;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "apps/logreg/trainer.h"
@@ -54,6 +55,9 @@ inline constexpr std::uint64_t kEvalPasses = 4;        ///< --eval-every with --
 /// --blocks when not given: about 8 keys a block, at most 1,024 (256 with threads, whose
 /// rounds need work; docs/logreg.md, "Speed").
 std::uint32_t auto_blocks(std::uint64_t keys, int threads);
+
+/// Whether `flag` was given on the command line (f.given).
+bool flag_given(const TrainFlags& f, std::string_view flag);
 
 /// The line saying whether a run converged and why it stopped (docs/logreg.md, "Stopping and
 /// defaults"): "converged <where>: <rule> <= --tol T" when `why` is empty, else "NOT converged:
