@@ -511,6 +511,16 @@ Model train_segments(TrainFlags& f, comm::Communicator& world, TrainSetup& s, Pr
     std::optional<Evaluation> last;
     const std::uint64_t end = f.options.iterations;
     p.zero = subgradient_at_zero(world, s.part ? &*s.part : nullptr, f.options.prox.lambda);
+    if (p.done > 0 && f.tol > 0 && f.eval_every > 0 && p.done % f.eval_every == 0) {
+        // Resumed at an evaluation's iteration: the run killed after that checkpoint tested the
+        // rule there, and ended if it held; so does this one (tested, not recorded again).
+        last = evaluate(world, s.part ? &*s.part : nullptr, r, f.options.prox, nullptr, true);
+        std::uint8_t held = subgradient_converged(last->subgradient, p.zero, f.tol) ? 1 : 0;
+        comm::broadcast(world, held, 0, "converged");
+        p.converged = held == 1;
+        p.ratio = last->subgradient / p.zero;
+        if (!p.converged) last.reset();
+    }
     while (p.done < end && !p.converged && !p.out_of_time) {
         DelayedOptions o = f.options;
         o.first = p.done;
