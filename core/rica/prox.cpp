@@ -53,6 +53,8 @@ double admm_prox(const Dense& d, const Spectrum& spec, std::span<const double> v
         }
         st.rho[j] = rho[j];
     }
+    std::vector<double> cut(rows);
+    for (std::size_t j = 0; j < rows; ++j) cut[j] = lambda / rho[j];
     sc.y.resize(n * rows);
     sc.r.resize(rows * p);
     sc.t.resize(rows * p);
@@ -71,20 +73,24 @@ double admm_prox(const Dense& d, const Spectrum& spec, std::span<const double> v
             for (std::size_t k = 0; k < p; ++k) sc.t[j * p + k] /= a[j] + rho[j] * spec.values[k];
         core::blas::gemm(Op::kNone, Op::kTranspose, rows, p, p, 1.0, sc.t.data(), p, spec.q.data(),
                          p, 0.0, w.data(), p);
-        // (19b), (19c): y = X wᵀ; z = shrink(y + u); u = (y + u) − z.
+        // (19b), (19c): y = X wᵀ; t = y + u; z = shrink_{λ/ρ}(t) = t − clamp(t, ±λ/ρ);
+        // u = t − z = clamp(t, ±λ/ρ). Branch-free, so the loop over a row's columns vectorises.
         core::blas::gemm(Op::kNone, Op::kTranspose, n, rows, p, 1.0, d.x.data(), p, w.data(), p,
                          0.0, sc.y.data(), rows);
         l1 = 0;
         for (std::size_t i = 0; i < n; ++i) {
+            const double* y = sc.y.data() + i * rows;
+            double* z = st.z.data() + i * rows;
+            double* u = st.u.data() + i * rows;
+            double row_l1 = 0;
             for (std::size_t j = 0; j < rows; ++j) {
-                const std::size_t k = i * rows + j;
-                const double y = sc.y[k];
-                l1 += std::fabs(y);
-                const double t = y + st.u[k], cut = lambda / rho[j];
-                const double z = t > cut ? t - cut : (t < -cut ? t + cut : 0.0);
-                st.z[k] = z;
-                st.u[k] = t - z;
+                row_l1 += std::fabs(y[j]);
+                const double t = y[j] + u[j];
+                const double c = std::min(std::max(t, -cut[j]), cut[j]);
+                z[j] = t - c;
+                u[j] = c;
             }
+            l1 += row_l1;
         }
     }
     return l1;

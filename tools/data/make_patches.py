@@ -5,7 +5,7 @@ The photographs are scikit-learn's two sample images, china.jpg and flower.jpg (
 photographs shipped in Debian's python3-sklearn package, read with sklearn.datasets.
 load_sample_images, which needs python3-pil). Each is turned to grey levels in [0, 1]; patches of
 SIZE x SIZE pixels are cut at random positions (a seeded generator, both images alike), each
-patch's mean (its DC component) is removed, and the set is ZCA-whitened as in the RICA literature
+pixel's mean over the training patches is removed, and the set is ZCA-whitened as in the RICA literature
 (Le et al. 2011): with the patches' covariance E diag(d) E', x <- E diag(1/sqrt(d + eps)) E' x,
 eps = EPS times the mean eigenvalue, so that the whitened dimensions have about unit variance
 and the noisiest directions are damped. The held-out patches (--heldout) are whitened with the
@@ -47,7 +47,7 @@ def cut(images: list[np.ndarray], size: int, count: int, rng: np.random.Generato
         xs = rng.integers(0, img.shape[1] - size + 1, rows.size)
         for r, y, x in zip(rows, ys, xs):
             out[r] = img[y:y + size, x:x + size].ravel()
-    return out - out.mean(axis=1, keepdims=True)
+    return out
 
 
 def zca(train: np.ndarray, eps: float) -> np.ndarray:
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", type=int, default=8, help="patch side in pixels (8 or 16)")
     ap.add_argument("--count", type=int, default=100000, help="training patches")
     ap.add_argument("--heldout", type=int, default=0, help="held-out patches")
-    ap.add_argument("--eps", type=float, default=0.01, help="whitening's eps, x mean eigenvalue")
+    ap.add_argument("--eps", type=float, default=0.1, help="whitening's eps, x mean eigenvalue")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", required=True, help="training patches (TSV)")
     ap.add_argument("--heldout-out", help="held-out patches (TSV); required with --heldout")
@@ -77,7 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(a.seed)
     images = photographs()
     x = cut(images, a.size, a.count + a.heldout, rng)
-    train, held = x[: a.count], x[a.count:]
+    # Centred per pixel, not per patch: removing each patch's mean would leave X without its
+    # DC direction, and rows of W there cost nothing and learn nothing (dead filters).
+    mean = x[: a.count].mean(axis=0)
+    train, held = x[: a.count] - mean, x[a.count:] - mean
     white = zca(train, a.eps)
     write_tsv(a.out, train @ white)
     if a.heldout:
