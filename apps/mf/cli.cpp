@@ -47,8 +47,10 @@ struct TrainFlags {
 /// What `mf train` sets up before training, on every rank alike.
 struct TrainSetup {
     std::optional<mf::RatingsFile> train;
-    std::optional<mf::RatingsFile> test;
     std::optional<mf::TestRatings> test_ratings;
+    /// sgd: the training matrix's CSR offsets and items (the model's seen items), kept when the
+    /// rest of the ratings is released after the trainer is built (it keeps its own copy).
+    std::optional<std::pair<std::vector<std::uint64_t>, std::vector<std::uint32_t>>> seen;
     std::optional<mf::Checkpoint> resume;
     mf::RatingsFingerprint print;
     std::optional<sched::Runtime> runtime;
@@ -128,8 +130,7 @@ void read_inputs(TrainFlags& f, TrainSetup& s, int host_ranks) {
         mf::ReadRatingsOptions ro;
         ro.users = &s.train->users;
         ro.items = &s.train->items;
-        s.test.emplace(mf::load_ratings(f.test, ro));
-        s.test_ratings.emplace(mf::TestRatings::from(s.test->ratings));
+        s.test_ratings.emplace(mf::TestRatings::from(mf::load_ratings(f.test, ro).ratings));
     }
 }
 
@@ -156,11 +157,13 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
             train::CommonTrainFlags::oversubscription_warning(threads, host_ranks);
         if (!warning.empty() && world.rank() == 0) fmt::print(stderr, "{}\n", warning);
         const mf::RatingsFile& t = *s.train;
-        // The model written by rank 0 also takes a copy of the id maps and the items each user
-        // rated.
+        // The model written by rank 0 also takes a copy of the id maps and (ccd) of the items
+        // each user rated; sgd moves them into it (estimate_memory counts them).
         s.plan = mf::estimate_memory(t.ratings, f.options, world.size(), threads) +
                  2 * (t.users.memory_bytes() + t.items.memory_bytes()) +
-                 8 * (std::uint64_t{t.ratings.num_users()} + 1) + 4 * t.ratings.nnz();
+                 (f.options.solver == mf::Solver::kCcd
+                      ? 8 * (std::uint64_t{t.ratings.num_users()} + 1) + 4 * t.ratings.nnz()
+                      : 0);
         if (f.common.checkpoint_every > 0 || s.resume)
             s.plan += mf::checkpoint_memory(t.ratings, f.options);
         train::check_memory(s.plan, train::memory_limit(f.common.max_memory, host_ranks),
@@ -189,6 +192,10 @@ std::unique_ptr<mf::Trainer> make_trainer(TrainFlags& f, TrainSetup& s, comm::Co
             fmt::print("rotor: resumed {} at iteration {}\n", f.common.resume,
                        trainer->iterations_done());
     }
+    // The sgd trainer holds its ratings as its blocks' triples and reads the matrix no more: only
+    // what the model keeps (each user's items) stays.
+    if (f.options.solver == mf::Solver::kSgd)
+        s.seen = std::move(s.train->ratings).take_user_items();
     return trainer;
 }
 
@@ -218,8 +225,14 @@ void finish_train(TrainFlags& f, TrainSetup& s, mf::Trainer& trainer, comm::Comm
         const mf::RatingsFile& t = *s.train;
         model.users = t.users;
         model.items = t.items;
-        model.seen_offsets.assign(t.ratings.user_offsets().begin(), t.ratings.user_offsets().end());
-        model.seen_items.assign(t.ratings.user_items().begin(), t.ratings.user_items().end());
+        if (s.seen) {
+            model.seen_offsets = std::move(s.seen->first);
+            model.seen_items = std::move(s.seen->second);
+        } else {
+            model.seen_offsets.assign(t.ratings.user_offsets().begin(),
+                                      t.ratings.user_offsets().end());
+            model.seen_items.assign(t.ratings.user_items().begin(), t.ratings.user_items().end());
+        }
         model.train_path = train::absolute_path(f.train);
         mf::write_model(f.common.out, model);
         // What records the run never costs the model: all tried, failures named after it.

@@ -58,7 +58,7 @@ std::uint64_t SgdTrainer::compute(int slice, std::uint32_t epoch, int phase, Rou
     // stays not done; its other ratings wait for the next epoch.
     const auto kernel = [&](int, const sched::Job& job, const std::atomic<bool>& stop) {
         const std::size_t id = block_id(job.block.row, job.block.col);
-        const std::uint64_t n = run_block(id, slice, epoch, &stop);
+        const std::uint64_t n = run_block(id, slice, &stop);
         return sched::BlockResult{n, n == block(id).size()};
     };
     sched::DynamicLoopOptions loop;
@@ -103,13 +103,13 @@ train::Record SgdTrainer::iterate_ring() {
     std::vector<std::int64_t> total{static_cast<std::int64_t>(here)};
     comm_.allreduce_sum(total);
     const auto processed = static_cast<std::uint64_t>(total[0]);
-    const double ratio = static_cast<double>(processed) / static_cast<double>(train_.nnz());
+    const double ratio = static_cast<double>(processed) / static_cast<double>(nnz_);
     // Every rank feeds the same allreduced ratio, so every rank keeps the same budget.
     if (timer_) timer_->update(std::clamp(ratio, 0.0, 1.0));
 
     const double wall_s = wall.seconds();
     const double mine_ratio =
-        shard_.nnz() ? static_cast<double>(here) / static_cast<double>(shard_.nnz()) : 1.0;
+        local_nnz_ ? static_cast<double>(here) / static_cast<double>(local_nnz_) : 1.0;
     const std::vector<double> mine{wall_s,
                                    st.compute_s,
                                    stats.comm_s,
@@ -131,7 +131,7 @@ train::Record SgdTrainer::iterate_ring() {
     m.load_cv = mean(col[5]);
     m.overhead_ratio = mean(col[6]);
     m.processed = processed;
-    m.finish(train_.nnz());
+    m.finish(nnz_);
     m.set("ranks", ranks_);
     m.set("compute_s", mean(col[1]));
     m.set("comm_s", mean(col[2]));

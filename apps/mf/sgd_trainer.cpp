@@ -30,9 +30,6 @@ namespace {
 constexpr int kDeterministicBlocks = 16;
 /// The least grid side per slice by default (choose_grid).
 constexpr int kMinBlocks = 8;
-/// Rows per chunk when the training error is summed in parallel: the chunks' sums are added in
-/// chunk order, so the result does not depend on the thread count.
-constexpr std::uint32_t kEvalChunkRows = 256;
 constexpr std::uint32_t kNoRow = std::numeric_limits<std::uint32_t>::max();
 
 /// Appends the rows, biases and accumulators of `h` and `state` to a message.
@@ -108,14 +105,19 @@ SgdTrainer::SgdTrainer(const TrainerInputs& in)
     if (options_.deterministic && ranks_ > 1)
         throw ConfigError("--deterministic", "sgd supports it on one rank only");
     if (train_.nnz() == 0) throw ConfigError("--train", "no ratings to train on");
+    num_users_ = train_.num_users();
+    num_items_ = train_.num_items();
+    nnz_ = train_.nnz();
+    item_counts_.resize(num_items_);
+    for (std::uint32_t j = 0; j < num_items_; ++j) item_counts_[j] = train_.item_degree(j);
     const bool bias = options_.objective.bias;
     if (bias) mu_ = rating_sum(train_.user_values()).value() / static_cast<double>(train_.nnz());
     rank_users_ = assign_users(train_, ranks_, options_.seed);
     choose_grid(runtime_.threads());
     split_users();
-    w_ = Factors(shard_.rows(), k_);
-    w_.init_uniform(options_.seed, kSgdInitWStream, 0.0f, init_high(), shard_.users);
-    user_state_ = SgdState(shard_.rows(), bias);
+    w_ = Factors(static_cast<std::uint32_t>(users_.size()), k_);
+    w_.init_uniform(options_.seed, kSgdInitWStream, 0.0f, init_high(), users_);
+    user_state_ = SgdState(static_cast<std::uint32_t>(users_.size()), bias);
     split_items();
     build_blocks();
     init_slices();
@@ -182,10 +184,14 @@ void SgdTrainer::split_users() {
             row_group_.push_back(static_cast<std::uint32_t>(g));
         }
     }
-    shard_ = Shard::of(train_, order);
+    users_ = std::move(order);
     local_row_.assign(train_.num_users(), kNoRow);
-    for (std::uint32_t r = 0; r < shard_.rows(); ++r) local_row_[shard_.users[r]] = r;
-    user_counts_ = row_counts(shard_.view());
+    user_counts_.resize(users_.size());
+    for (std::uint32_t r = 0; r < users_.size(); ++r) {
+        local_row_[users_[r]] = r;
+        user_counts_[r] = train_.user_degree(users_[r]);
+        local_nnz_ += user_counts_[r];
+    }
 }
 
 void SgdTrainer::split_items() {
@@ -240,25 +246,31 @@ void SgdTrainer::split_items() {
 void SgdTrainer::build_blocks() {
     const std::size_t blocks = static_cast<std::size_t>(side_) * static_cast<std::size_t>(side_);
     block_offsets_.assign(blocks + 1, 0);
-    const SparseView v = shard_.view();
-    for (std::uint32_t r = 0; r < shard_.rows(); ++r)
-        for (std::uint64_t e = v.offsets[r]; e < v.offsets[r + 1]; ++e)
+    // Straight from the training matrix's CSR, rows in local order: a block's ratings come out
+    // sorted by local row, then slice-local column (a column group's local ids rise with the
+    // global ids), the order sgd_block visits them in.
+    const auto rows = static_cast<std::uint32_t>(users_.size());
+    for (std::uint32_t r = 0; r < rows; ++r)
+        for (const std::uint32_t j : train_.items_of(users_[r]))
             ++block_offsets_[block_id(static_cast<int>(row_group_[r]),
-                                      static_cast<int>(col_of_item_[v.ids[e]])) +
+                                      static_cast<int>(col_of_item_[j])) +
                              1];
     std::partial_sum(block_offsets_.begin(), block_offsets_.end(), block_offsets_.begin());
-    block_rows_.resize(shard_.nnz());
-    block_cols_.resize(shard_.nnz());
-    block_values_.resize(shard_.nnz());
+    block_cursor_.assign(blocks, 0);
+    block_rows_.resize(local_nnz_);
+    block_cols_.resize(local_nnz_);
+    block_values_.resize(local_nnz_);
     std::vector<std::uint64_t> at(block_offsets_.begin(), block_offsets_.end() - 1);
-    for (std::uint32_t r = 0; r < shard_.rows(); ++r) {
-        for (std::uint64_t e = v.offsets[r]; e < v.offsets[r + 1]; ++e) {
-            const std::uint32_t j = v.ids[e];
+    for (std::uint32_t r = 0; r < rows; ++r) {
+        const std::span<const std::uint32_t> items = train_.items_of(users_[r]);
+        const std::span<const float> values = train_.values_of_user(users_[r]);
+        for (std::size_t e = 0; e < items.size(); ++e) {
+            const std::uint32_t j = items[e];
             const std::uint64_t t =
                 at[block_id(static_cast<int>(row_group_[r]), static_cast<int>(col_of_item_[j]))]++;
             block_rows_[t] = r;
             block_cols_[t] = local_of_item_[j];
-            block_values_[t] = v.values[e];
+            block_values_[t] = values[e];
         }
     }
 }
@@ -290,13 +302,23 @@ SgdSide SgdTrainer::slice_side(int slice) {
     return s.state.side(s.h, slice_counts_[static_cast<std::size_t>(slice)]);
 }
 
-std::uint64_t SgdTrainer::run_block(std::size_t id, int slice, std::uint32_t epoch,
-                                    const std::atomic<bool>* stop) {
-    Rng rng =
-        Rng::from({options_.seed, kSgdBlockStream, epoch, static_cast<std::uint64_t>(rank()), id});
+std::uint64_t SgdTrainer::run_block(std::size_t id, int slice, const std::atomic<bool>* stop) {
     SgdSide rows = user_side();
     SgdSide cols = slice_side(slice);
-    return sgd_block(block(id), rows, cols, mu_, params_, rng, stop, nullptr);
+    const BlockView b = block(id);
+    // A block the timer stopped continues where it stopped the next time it runs (wrapping
+    // around), so that no part of it is always the one cut off.
+    const std::uint64_t start = block_cursor_[id];
+    const auto part = [&](std::uint64_t lo, std::uint64_t len) {
+        return BlockView{b.rows.subspan(lo, len), b.cols.subspan(lo, len),
+                         b.values.subspan(lo, len)};
+    };
+    std::uint64_t done =
+        sgd_block(part(start, b.size() - start), rows, cols, mu_, params_, stop, nullptr);
+    if (done == b.size() - start && start > 0)
+        done += sgd_block(part(0, start), rows, cols, mu_, params_, stop, nullptr);
+    block_cursor_[id] = (start + done) % std::max<std::uint64_t>(b.size(), 1);
+    return done;
 }
 
 void SgdTrainer::keep_schedule(const std::vector<sched::ScheduleEvent>& events,
@@ -329,8 +351,7 @@ train::Record SgdTrainer::iterate_dynamic(std::uint32_t sweeps,
     std::vector<std::atomic<std::uint64_t>> done(sweeps);
     const auto kernel = [&](int, const sched::Job& job, const std::atomic<bool>&) {
         const auto s = static_cast<std::uint32_t>(job.sweep);
-        const std::uint64_t n =
-            run_block(block_id(job.block.row, job.block.col), 0, first + s, nullptr);
+        const std::uint64_t n = run_block(block_id(job.block.row, job.block.col), 0, nullptr);
         done[s].fetch_add(n, std::memory_order_relaxed);
         return sched::BlockResult{n, true};
     };
@@ -342,7 +363,7 @@ train::Record SgdTrainer::iterate_dynamic(std::uint32_t sweeps,
         m.iter = first + s;
         m.set_times(times);
         m.processed = done[s].load(std::memory_order_relaxed);
-        m.finish(shard_.nnz());
+        m.finish(local_nnz_);
         iterations_done_ = m.iter;
         if (s + 1 == sweeps) {
             last = std::move(m);
@@ -371,7 +392,7 @@ train::Record SgdTrainer::iterate_deterministic() {
     // the thread count.
     const std::uint32_t epoch = iterations_done_ + 1;
     const auto kernel = [&](int, const sched::DiagonalJob& job) {
-        return run_block(block_id(job.block.row, job.block.col), 0, epoch, nullptr);
+        return run_block(block_id(job.block.row, job.block.col), 0, nullptr);
     };
     const sched::DiagonalResult result =
         sched::run_diagonal_loop(runtime_, sched::DiagonalSchedule(side_), kernel, {},
@@ -381,30 +402,46 @@ train::Record SgdTrainer::iterate_deterministic() {
     m.iter = epoch;
     m.set_times(result.times);
     m.processed = std::accumulate(result.units.begin(), result.units.end(), std::uint64_t{0});
-    m.finish(shard_.nnz());
+    m.finish(local_nnz_);
     iterations_done_ = epoch;
     return m;
 }
 
 double SgdTrainer::train_squared_error(const ModelView& view) {
-    const std::uint32_t rows = shard_.rows();
-    const std::uint32_t chunks = (rows + kEvalChunkRows - 1) / kEvalChunkRows;
-    std::vector<double> part(chunks, 0.0);
-    const SparseView v = shard_.view();
-    runtime_.parallel_for(0, chunks, [&](std::int64_t lo, std::int64_t hi) {
-        for (auto c = lo; c < hi; ++c) {
-            const auto first = static_cast<std::uint32_t>(c) * kEvalChunkRows;
-            const std::uint32_t last = std::min(rows, first + kEvalChunkRows);
-            double s = 0;
-            for (std::uint32_t r = first; r < last; ++r) {
-                for (std::uint64_t e = v.offsets[r]; e < v.offsets[r + 1]; ++e) {
-                    const double err = v.values[e] - view.predict(r, v.ids[e]);
-                    s += err * err;
+    // Block by block (the rank keeps its ratings only as the blocks' triples), the blocks' sums
+    // added in block order: the result does not depend on the thread count.
+    // One rank holds its one slice: read H there, in the order the blocks' columns are in (the
+    // same values as `view`'s, so the same sum).
+    std::optional<ModelView> slice_view;
+    if (ranks_ == 1) {
+        const HSlice& s = *held_[0];
+        slice_view = ModelView{view.mu, view.w, &s.h, view.row_bias, s.state.bias};
+    }
+    const ModelView* local = slice_view ? &*slice_view : nullptr;
+    const std::size_t blocks = block_offsets_.size() - 1;
+    std::vector<double> part(blocks, 0.0);
+    runtime_.parallel_for(
+        0, static_cast<std::int64_t>(blocks), [&](std::int64_t lo, std::int64_t hi) {
+            for (auto id = static_cast<std::size_t>(lo); id < static_cast<std::size_t>(hi); ++id) {
+                const BlockView b = block(id);
+                double sum = 0;
+                if (local != nullptr) {  // H in slice-local order: a column group's rows together
+                    for (std::uint64_t t = 0; t < b.size(); ++t) {
+                        const double err = b.values[t] - local->predict(b.rows[t], b.cols[t]);
+                        sum += err * err;
+                    }
+                } else {
+                    const auto slice = static_cast<std::size_t>(
+                        static_cast<int>(id % static_cast<std::size_t>(side_)) / cols_per_slice_);
+                    const std::vector<std::uint32_t>& items = slice_items_[slice];
+                    for (std::uint64_t t = 0; t < b.size(); ++t) {
+                        const double err = b.values[t] - view.predict(b.rows[t], items[b.cols[t]]);
+                        sum += err * err;
+                    }
                 }
+                part[id] = sum;
             }
-            part[static_cast<std::size_t>(c)] = s;
-        }
-    });
+        });
     return std::accumulate(part.begin(), part.end(), 0.0);
 }
 
@@ -422,9 +459,7 @@ void SgdTrainer::evaluate_record(train::Record& r) {
     sums[0] = train_squared_error(view);
     sums[1] = penalty(w_, user_state_.bias, user_counts_, o);
     if (rank() == 0) {
-        std::vector<std::uint64_t> counts(train_.num_items());
-        for (std::uint32_t j = 0; j < train_.num_items(); ++j) counts[j] = train_.item_degree(j);
-        sums[2] = penalty(h, c, counts, o);
+        sums[2] = penalty(h, c, item_counts_, o);
     }
     if (test_ != nullptr) {
         // A known user is evaluated by its rank, an unseen one (>= N) by rank 0.
@@ -438,7 +473,7 @@ void SgdTrainer::evaluate_record(train::Record& r) {
         }
     }
     comm_.allreduce_sum(sums);
-    r.set("train_rmse", rmse(sums[0], train_.nnz()));
+    r.set("train_rmse", rmse(sums[0], nnz_));
     r.set("objective", sums[0] + sums[1] + sums[2]);
     if (test_ != nullptr) {
         const auto n = static_cast<double>(std::max<std::uint64_t>(test_->size(), 1));
@@ -450,7 +485,7 @@ void SgdTrainer::evaluate_record(train::Record& r) {
 std::optional<WholeH> SgdTrainer::collect_h(bool everywhere) {
     const bool bias = options_.objective.bias;
     if (ranks_ == 1) {  // one slice of every item
-        WholeH out = empty_whole(train_.num_items(), k_, bias);
+        WholeH out = empty_whole(num_items_, k_, bias);
         scatter_rows(held_[0]->h, held_[0]->state, slice_items_[0], out);
         return out;
     }
@@ -462,7 +497,7 @@ std::optional<WholeH> SgdTrainer::collect_h(bool everywhere) {
         put_rows(mine, slice.h, slice.state);
     }
     std::optional<WholeH> out;
-    if (everywhere || rank() == 0) out = empty_whole(train_.num_items(), k_, bias);
+    if (everywhere || rank() == 0) out = empty_whole(num_items_, k_, bias);
     const auto read = [&](int q, comm::WireReader& r) {
         for (std::size_t i = 0; i < home.size(); ++i) {
             const auto s = r.get<std::uint32_t>();
@@ -483,16 +518,16 @@ std::optional<WholeH> SgdTrainer::collect_h(bool everywhere) {
 std::optional<WholeH> SgdTrainer::collect_w() {
     const bool bias = options_.objective.bias;
     if (ranks_ == 1) {
-        WholeH out = empty_whole(train_.num_users(), k_, bias);
-        scatter_rows(w_, user_state_, shard_.users, out);
+        WholeH out = empty_whole(num_users_, k_, bias);
+        scatter_rows(w_, user_state_, users_, out);
         return out;
     }
     // The users in the rank's local (group-major) order, then their rows.
     comm::WireWriter mine;
-    mine.put(shard_.users);
+    mine.put(users_);
     put_rows(mine, w_, user_state_);
     std::optional<WholeH> out;
-    if (rank() == 0) out = empty_whole(train_.num_users(), k_, bias);
+    if (rank() == 0) out = empty_whole(num_users_, k_, bias);
     comm::gather_messages(comm_, mine.bytes(), 0, "W rows", [&](int q, comm::WireReader& r) {
         const auto ids = r.get<std::vector<std::uint32_t>>();
         std::vector<std::uint32_t> sorted = ids;
@@ -532,8 +567,8 @@ TrainerState SgdTrainer::gather_state() {
 
 void SgdTrainer::check_state(const TrainerState& state) const {
     const Model& m = state.model;
-    const std::uint32_t n = train_.num_users();
-    const std::uint32_t items = train_.num_items();
+    const std::uint32_t n = num_users_;
+    const std::uint32_t items = num_items_;
     const bool bias = options_.objective.bias;
     const auto fail = [](const std::string& what) {
         throw InputError("checkpoint state", "does not fit the ratings and options: " + what);
@@ -555,8 +590,8 @@ void SgdTrainer::restore(const TrainerState& state) {
     check_state(state);
     const Model& m = state.model;
     const bool bias = options_.objective.bias;
-    for (std::uint32_t r = 0; r < shard_.rows(); ++r) {
-        const std::uint32_t u = shard_.users[r];
+    for (std::uint32_t r = 0; r < w_.rows(); ++r) {
+        const std::uint32_t u = users_[r];
         std::copy_n(m.w.row(u).begin(), k_, w_.row(r).begin());
         user_state_.factor_gsum[r] = state.w_gsum[u];
         if (bias) {

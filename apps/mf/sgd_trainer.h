@@ -5,9 +5,10 @@
 // with SGD").
 //
 // Layout on rank p of P:
-// - Users (rows of W): assign_users(train, P, seed)[p], kept as a Shard in group-major order
+// - Users (rows of W): assign_users(train, P, seed)[p], in group-major order
 //   (the rows of a grid row group contiguous); the rank's W rows, user biases and their AdaGrad
-//   accumulators never move. Local row r is user shard.users[r].
+//   accumulators never move. Local row r is user users_[r]. The rank's ratings are kept only as
+//   the blocks' triples (below): the training matrix is read while the trainer is built, not after.
 // - Items (rows of H): P = 1: one slice of every item (slice-local id = global id). P > 1: 2P
 //   slices balancing every rank's share of the ratings (sched::partition_cols_balanced), slice s
 //   holding its items' H rows, biases and accumulators, indexed by slice-local id (the item's
@@ -22,8 +23,9 @@
 // - Initial values: Factors::init_uniform in [0, 1/sqrt(K)) by global id (LIBMF's start), so the
 //   initial model does not depend on P, the threads or the grid; biases 0, accumulators 1.
 //   μ = the exact mean of every training rating (0 without bias).
-// - Randomness: block b of epoch t on rank p visits its ratings in the order drawn from
-//   Rng::from({seed, kBlockStream, t, p, b}), so a block's result depends on its inputs and seed.
+// - Order: a block's ratings are stored sorted by local W row, then slice-local H row (the
+//   order build_blocks writes them in), and sgd_block visits them in that order (LIBMF's), so a
+//   block's result depends on its inputs only; the randomness is in which block runs when.
 //
 // Thread-safety: one driving thread calls the methods (collective ones on every rank in the same
 // order); the runtime's workers run blocks that share no W row and no H row.
@@ -59,7 +61,6 @@ namespace rotor::mf::detail {
 inline constexpr std::uint64_t kSgdInitWStream = 0x53474957;  // "SGIW": W row of a global user
 inline constexpr std::uint64_t kSgdInitHStream = 0x53474948;  // "SGIH": H row of a global item
 inline constexpr std::uint64_t kSgdRowStream = 0x53475257;    // "SGRW": row groups of rank p
-inline constexpr std::uint64_t kSgdBlockStream = 0x5347424b;  // "SGBK": block b, epoch t, rank p
 inline constexpr std::uint64_t kSgdPickStream = 0x5347504b;   // "SGPK": which free block next
 
 /// One slice of H: its items' rows, biases and AdaGrad accumulators, by slice-local id.
@@ -105,7 +106,7 @@ class SgdTrainer final : public Trainer {
     /// LIBMF's initial values are uniform in [0, init_high()) = [0, 1/sqrt(K)).
     float init_high() const;
     void choose_grid(int threads);
-    /// The rank's users into the grid's row groups (row_group_), local rows group-major (shard_,
+    /// The rank's users into the grid's row groups (row_group_), local rows group-major (users_,
     /// local_row_, user_counts_).
     void split_users();
     /// Cuts the items into slices (slice_items_, slice_counts_) and each slice into column groups
@@ -122,9 +123,8 @@ class SgdTrainer final : public Trainer {
     BlockView block(std::size_t id) const;
     SgdSide user_side();
     SgdSide slice_side(int slice);
-    /// Runs block `id` of epoch `epoch` against `slice` (held); returns the ratings processed.
-    std::uint64_t run_block(std::size_t id, int slice, std::uint32_t epoch,
-                            const std::atomic<bool>* stop);
+    /// Runs block `id` against `slice` (held); returns the ratings processed.
+    std::uint64_t run_block(std::size_t id, int slice, const std::atomic<bool>* stop);
     void keep_schedule(const std::vector<sched::ScheduleEvent>& events, std::uint32_t epoch);
 
     // One rank.
@@ -139,7 +139,7 @@ class SgdTrainer final : public Trainer {
     std::vector<std::byte> pack_slice(int slice);
     void unpack_slice(int slice, std::span<const std::byte> bytes);
 
-    /// Σ (a − â)² over the rank's ratings, in a fixed order of chunks (any thread count).
+    /// Σ (a − â)² over the rank's ratings, in a fixed order of blocks (any thread count).
     double train_squared_error(const ModelView& view);
     /// InputError unless `state` has the shapes of this run's ratings and options.
     void check_state(const TrainerState& state) const;
@@ -161,7 +161,13 @@ class SgdTrainer final : public Trainer {
     std::uint32_t k_ = 0;
     double mu_ = 0;
     std::vector<std::vector<std::uint32_t>> rank_users_;  // every rank's users, increasing
-    Shard shard_;
+    // The training matrix's shape: train_ is read only while the trainer is built, so that the
+    // caller may release it afterwards (the blocks hold the rank's ratings).
+    std::uint32_t num_users_ = 0, num_items_ = 0;
+    std::uint64_t nnz_ = 0;
+    std::vector<std::uint64_t> item_counts_;  // |Ω_j| of every item (H's penalty)
+    std::vector<std::uint32_t> users_;        // global user of every local row, group-major
+    std::uint64_t local_nnz_ = 0;             // the rank's ratings
     std::vector<std::uint32_t> local_row_;    // local row of every user, or ~0 if not ours
     std::vector<std::uint64_t> user_counts_;  // |Ω_i| of the local rows
     std::vector<std::uint32_t> row_group_;    // grid row group of every local row
@@ -175,6 +181,7 @@ class SgdTrainer final : public Trainer {
     std::vector<std::uint64_t> block_offsets_;              // G·G + 1, into the triples
     std::vector<std::uint32_t> block_rows_, block_cols_;
     std::vector<float> block_values_;
+    std::vector<std::uint64_t> block_cursor_;  // where a block stopped by the timer resumes
     std::unique_ptr<sched::BlockScheduler> scheduler_;
     std::optional<sched::TimerControl> timer_;
     std::uint32_t iterations_done_ = 0;

@@ -91,26 +91,36 @@ std::uint64_t estimate_memory(const Ratings& train, const TrainOptions& options,
     const std::uint64_t nnz = train.nnz();
     // The program, its libraries and the runtime's threads (10.5 MiB measured on a tiny input).
     std::uint64_t bytes = kProcessBytes;
-    // Every rank reads the whole matrix (CSR and CSC) and keeps its users' ratings.
-    bytes += train.memory_bytes() + 12 * (nnz / p + 1) + 8 * (n / p + 1);
-    // Its rows of W, all of H (replicated for ccd; for sgd the held slices and the gathered H on
-    // evaluation), and rank 0's gathered model at the end.
-    bytes += 4 * k * (n / p + 1) + 4 * k * m + 4 * k * (n + m);
-    // Biases and per-row state.
-    bytes += 16 * (n + m);
+    // Reading (every rank reads the whole matrix): the triples (12 bytes a rating) while
+    // Ratings::from_triples sorts them into CSR and CSC (16 bytes a rating, and its 4-byte
+    // indices before the CSR exists), offsets and counts.
+    const std::uint64_t read_peak = 28 * nnz + 16 * (n + m + 2);
+    // Its rows of W and its H rows (ccd: all of H, replicated; sgd: its slices), biases and
+    // per-row state; on evaluation a gathered H, and rank 0's gathered model at the end.
+    const std::uint64_t rows = 4 * k * (n / p + 1) + 4 * k * m + 16 * (n + m);
+    const std::uint64_t gathered = 4 * k * m + 4 * k * (n + m);
     if (options.solver == Solver::kCcd) {
-        // Residuals; u and each worker's rebased offsets (12 bytes a row); v twice and a column
-        // of ones (12 bytes a column); each worker's exact column sums and the pulled totals (48
-        // bytes a column each); across ranks, a pull's limbs and the reduction's buffer (64 bytes
-        // a column each).
-        bytes += 4 * (nnz / p + 1) + 12 * (n / p + t) + 12 * m + 48 * m * (t + 1) +
-                 (p > 1 ? 128 * m : 0);
+        // The matrix, the rank's users' ratings (a CSR copy); residuals; u and each worker's
+        // rebased offsets (12 bytes a row); v twice and a column of ones (12 bytes a column);
+        // each worker's exact column sums and the pulled totals (48 bytes a column each); across
+        // ranks, a pull's limbs and the reduction's buffer (64 bytes a column each).
+        const std::uint64_t held = train.memory_bytes() + 12 * (nnz / p + 1) + 8 * (n / p + 1) +
+                                   4 * (nnz / p + 1) + 12 * (n / p + t) + 12 * m +
+                                   48 * m * (t + 1) + (p > 1 ? 128 * m : 0);
+        bytes += std::max(read_peak, held) + rows + gathered;
         // Rank 0's gather beside the model under MPI: its own rows encoded and every rank's
         // received (one process copies its rows straight into the model).
         if (p > 1) bytes += 4 * k * (n / p + 1) + 4 * k * n;
     } else {
-        // The blocks' triples and a block's visiting order; two H slices in flight.
-        bytes += 12 * (nnz / p + 1) + 4 * (nnz / p + 1) + 2 * 4 * k * (m / p + 1);
+        // The larger of three phases: reading (no factors yet); building the trainer (the
+        // matrix and the blocks' triples, 12 bytes a rating of the rank, the row and column
+        // maps); training, the matrix released but for the model's seen items (4 bytes a rating
+        // and 8 a user), with the gathered H and model and, under MPI, two slices in flight.
+        const std::uint64_t build =
+            train.memory_bytes() + 12 * (nnz / p + 1) + 8 * n + 16 * m + rows;
+        const std::uint64_t after = 12 * (nnz / p + 1) + 4 * nnz + 8 * (n + 1) + rows + gathered +
+                                    (p > 1 ? 2 * 4 * k * (m / p + 1) : 0);
+        bytes += std::max({read_peak, build, after});
     }
     return bytes;
 }

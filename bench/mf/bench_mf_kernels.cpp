@@ -93,12 +93,11 @@ void Sgd(benchmark::State& state) {
     const double mu = rating_sum(m.values).value() / static_cast<double>(m.values.size());
     const BlockView block{m.users, m.items, m.values};
     SgdParams p;
-    std::uint64_t done = 0, epoch = 0;
+    std::uint64_t done = 0;
     double loss = 0;
     for (auto _ : state) {
-        Rng rng = Rng::from({7, epoch++});
         loss = 0;
-        done += sgd_block(block, rows, cols, mu, p, rng, nullptr, &loss);
+        done += sgd_block(block, rows, cols, mu, p, nullptr, &loss);
     }
     report(state, done, K);
     state.counters["train_rmse"] = rmse(loss, m.values.size());

@@ -1,6 +1,7 @@
 #include "core/base/checked.h"
 
 #include <cstdio>
+#include <string>
 
 #include "core/base/error.h"
 
@@ -62,7 +63,10 @@ std::string human_bytes(std::uint64_t b) {
         return one(static_cast<double>(b) / static_cast<double>(1ULL << 30), "GiB");
     if (b >= (1ULL << 20))
         return one(static_cast<double>(b) / static_cast<double>(1ULL << 20), "MiB");
-    return one(static_cast<double>(b) / static_cast<double>(1ULL << 10), "KiB");
+    if (b >= (1ULL << 10))
+        return one(static_cast<double>(b) / static_cast<double>(1ULL << 10), "KiB");
+    // Below 1 KiB the bytes themselves: "0.0 KiB" told a user with a tiny --max-memory nothing.
+    return std::to_string(b) + (b == 1 ? " byte" : " bytes");
 }
 
 }  // namespace rotor::core

@@ -68,6 +68,13 @@ std::string describe(const IdMap* map, std::uint32_t index) {
 
 Ratings::Ratings() : user_offsets_(1, 0), item_offsets_(1, 0) {}
 
+std::pair<std::vector<std::uint64_t>, std::vector<ItemId>> Ratings::take_user_items() && {
+    std::pair<std::vector<std::uint64_t>, std::vector<ItemId>> out{std::move(user_offsets_),
+                                                                   std::move(user_items_)};
+    *this = Ratings();
+    return out;
+}
+
 Ratings Ratings::from_triples(std::uint32_t num_users, std::uint32_t num_items,
                               std::span<const RatingTriple> triples, const TripleOrigin& origin) {
     Ratings r;
@@ -83,42 +90,52 @@ Ratings Ratings::from_triples(std::uint32_t num_users, std::uint32_t num_items,
         ++counts[t.user];
     }
     r.user_offsets_ = offsets_from_counts(counts);
-    std::vector<std::uint64_t> by_user(nnz);
-    {
-        std::vector<std::uint64_t> next(r.user_offsets_.begin(), r.user_offsets_.end() - 1);
-        for (std::uint64_t k = 0; k < nnz; ++k) by_user[next[triples[k].user]++] = k;
-    }
-    counts.assign(num_items, 0);
-    for (const RatingTriple& t : triples) ++counts[t.item];
-    r.item_offsets_ = offsets_from_counts(counts);
-    std::vector<std::uint64_t> by_item(nnz);
-    {
-        std::vector<std::uint64_t> next(r.item_offsets_.begin(), r.item_offsets_.end() - 1);
-        for (const std::uint64_t k : by_user) by_item[next[triples[k].item]++] = k;
-    }
-    by_user = {};
+    // The sort's index arrays take 4 bytes a rating below 2^32 ratings (the load's peak: the
+    // triples, two index arrays, then one index array and the CSC).
+    const auto sort_into = [&]<class Index>() {
+        std::vector<Index> by_user(nnz);
+        {
+            std::vector<std::uint64_t> next(r.user_offsets_.begin(), r.user_offsets_.end() - 1);
+            for (std::uint64_t k = 0; k < nnz; ++k)
+                by_user[next[triples[k].user]++] = static_cast<Index>(k);
+        }
+        counts.assign(num_items, 0);
+        for (const RatingTriple& t : triples) ++counts[t.item];
+        r.item_offsets_ = offsets_from_counts(counts);
+        std::vector<Index> by_item(nnz);
+        {
+            std::vector<std::uint64_t> next(r.item_offsets_.begin(), r.item_offsets_.end() - 1);
+            for (const Index k : by_user) by_item[next[triples[k].item]++] = k;
+        }
+        by_user = {};
 
-    // Report the duplicate whose second occurrence comes first in the input.
-    std::uint64_t dup_first = 0;
-    std::uint64_t dup_second = std::numeric_limits<std::uint64_t>::max();
-    for (std::uint32_t i = 0; i < num_items; ++i) {
-        for (std::uint64_t p = r.item_offsets_[i] + 1; p < r.item_offsets_[i + 1]; ++p) {
-            if (triples[by_item[p]].user == triples[by_item[p - 1]].user &&
-                by_item[p] < dup_second) {
-                dup_first = by_item[p - 1];
-                dup_second = by_item[p];
+        // Report the duplicate whose second occurrence comes first in the input.
+        std::uint64_t dup_first = 0;
+        std::uint64_t dup_second = std::numeric_limits<std::uint64_t>::max();
+        for (std::uint32_t i = 0; i < num_items; ++i) {
+            for (std::uint64_t p = r.item_offsets_[i] + 1; p < r.item_offsets_[i + 1]; ++p) {
+                if (triples[by_item[p]].user == triples[by_item[p - 1]].user &&
+                    by_item[p] < dup_second) {
+                    dup_first = by_item[p - 1];
+                    dup_second = by_item[p];
+                }
             }
         }
-    }
-    if (dup_second < nnz) duplicate_error(origin, triples[dup_second], dup_first, dup_second);
+        if (dup_second < nnz) duplicate_error(origin, triples[dup_second], dup_first, dup_second);
 
-    r.item_users_.resize(nnz);
-    r.item_values_.resize(nnz);
-    for (std::uint64_t p = 0; p < nnz; ++p) {
-        r.item_users_[p] = triples[by_item[p]].user;
-        r.item_values_[p] = triples[by_item[p]].value;
+        r.item_users_.resize(nnz);
+        r.item_values_.resize(nnz);
+        for (std::uint64_t p = 0; p < nnz; ++p) {
+            r.item_users_[p] = triples[by_item[p]].user;
+            r.item_values_[p] = triples[by_item[p]].value;
+        }
+        by_item = {};
+    };
+    if (nnz < (std::uint64_t{1} << 32)) {
+        sort_into.template operator()<std::uint32_t>();
+    } else {
+        sort_into.template operator()<std::uint64_t>();
     }
-    by_item = {};
 
     // CSR from CSC: walking the items in order leaves each user's items increasing.
     r.user_items_.resize(nnz);

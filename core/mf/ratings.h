@@ -94,7 +94,7 @@ class Ratings {
     /// Builds from triples in any order. Preconditions: every user < num_users, every item
     /// < num_items, every value finite (the readers check these on their input). Throws
     /// InputError if a (user, item) pair occurs twice, naming `origin` (path, the lines of both
-    /// and the original ids when known). Time O(nnz + N + M); transient memory 16 nnz bytes
+    /// and the original ids when known). Time O(nnz + N + M); transient memory 8 nnz bytes
     /// besides the result.
     static Ratings from_triples(std::uint32_t num_users, std::uint32_t num_items,
                                 std::span<const RatingTriple> triples,
@@ -131,6 +131,10 @@ class Ratings {
     std::uint64_t item_degree(ItemId i) const noexcept {
         return item_offsets_[i + 1] - item_offsets_[i];
     }
+
+    /// Moves the CSR's offsets and items out (what a model keeps as each user's items) and
+    /// leaves an empty 0 x 0 matrix: for an owner that needs nothing else of the ratings.
+    std::pair<std::vector<std::uint64_t>, std::vector<ItemId>> take_user_items() &&;
 
     /// The mean of all ratings (summed in double, in CSR order); 0 when nnz = 0.
     double mean() const noexcept { return mean_; }

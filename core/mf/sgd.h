@@ -23,15 +23,20 @@
 // block's updates do not depend on which epoch or rank runs it; (3) the state is one float per
 // row, and it travels with its H row around the ring (H's accumulators belong to the slice).
 //
-// Arithmetic. Float, as LIBMF's: w_i·h_j over 8 interleaved lanes and the factor steps over 4,
-// in fixed orders (no reassociation is left to the compiler); the error e and the bias steps in
-// double. Unlike CCD, SGD needs no exact sums: its updates
-// touch one rating's rows at a time, and a block's result depends only on its seed.
+// Arithmetic. Float, as LIBMF's: w_i·h_j and the squared gradients over 8 lanes, the factor
+// steps coordinate by coordinate, in fixed orders (no reassociation is left to the compiler, no
+// FMA); the error e and the bias steps in double. Two builds of the kernel (sgd_kernel.inc):
+// plain C++ and AVX2 (8 floats at a time), picked at run time; they give the same bits. Unlike
+// CCD, SGD needs no exact sums: its updates touch one rating's rows at a time, and a block's
+// result depends only on its ratings and their order.
 //
-// Order. A block's ratings are visited in a uniformly random order drawn from the Rng the
-// caller seeds (docs/architecture.md: from (seed, stream, epoch, [rank,] block)), so a block's
-// result is a function of its inputs and that seed. Single-threaded; blocks that share no row of
-// W and no row of H may run concurrently on the same Factors (the block scheduler guarantees it).
+// Order. A block's ratings are visited in their stored order, as LIBMF does: the trainer stores
+// each block sorted by W row, then H row, so a W row stays in cache over its ratings and the
+// scattered H rows are prefetched a few ratings ahead. (Until issue 32 each block was visited in
+// a fresh random order every epoch: a 4-byte index per rating and a random walk over the
+// block's ratings, for no measured gain in RMSE; docs/mf.md, "SGD".) Single-threaded; blocks
+// that share no row of W and no row of H may run concurrently on the same Factors (the block
+// scheduler guarantees it).
 #pragma once
 
 #include <atomic>
@@ -39,7 +44,6 @@
 #include <span>
 #include <vector>
 
-#include "core/base/rng.h"
 #include "core/mf/factors.h"
 #include "core/mf/objective.h"
 #include "core/mf/sparse_view.h"
@@ -83,12 +87,26 @@ struct SgdState {
 double sgd_update(std::uint32_t i, std::uint32_t j, float a, SgdSide& rows, SgdSide& cols,
                   double mu, const SgdParams& p);
 
-/// One pass over a block's ratings in an order drawn from rng: returns the ratings processed
-/// (fewer than block.size() when *stop became true; checked before each rating) and adds their
-/// squared errors e² before their updates to *loss (when not null). mu is the global mean (0
-/// without bias). Sizes are checked (a mismatch is a caller bug); ids are the data layer's to
-/// validate. Time O(n K), extra memory 4 n bytes for the order.
+namespace detail {
+/// One build of the block kernel (sgd_kernel.inc); shapes already checked.
+using SgdBlockFn = std::uint64_t (*)(const BlockView&, SgdSide&, SgdSide&, double, const SgdParams&,
+                                     const std::atomic<bool>*, double*);
+/// The plain C++ build; always there.
+SgdBlockFn sgd_block_scalar();
+/// The AVX2 build, or null when it was not compiled in or the CPU lacks AVX2.
+SgdBlockFn sgd_block_avx2();
+/// AVX2 when there, else scalar; chosen once.
+SgdBlockFn sgd_block_best();
+}  // namespace detail
+
+/// One pass over a block's ratings in their stored order: returns the ratings processed (fewer
+/// than block.size() when *stop became true; checked before each rating) and adds their squared
+/// errors e² before their updates to *loss (when not null). mu is the global mean (0 without
+/// bias). `kernel` picks a build (tests); null: detail::sgd_block_best(). Every build gives the
+/// same bits. Sizes are checked (a mismatch is a caller bug); ids are the data layer's to
+/// validate. Time O(n K), no extra memory.
 std::uint64_t sgd_block(const BlockView& block, SgdSide& rows, SgdSide& cols, double mu,
-                        const SgdParams& p, Rng& rng, const std::atomic<bool>* stop, double* loss);
+                        const SgdParams& p, const std::atomic<bool>* stop, double* loss,
+                        detail::SgdBlockFn kernel = nullptr);
 
 }  // namespace rotor::mf

@@ -35,6 +35,9 @@ TEST(MemoryPlan, HumanBytes) {
     EXPECT_EQ(human_bytes(3ull << 30), "3.0 GiB");
     EXPECT_EQ(human_bytes(12ull << 20), "12.0 MiB");
     EXPECT_EQ(human_bytes(3072), "3.0 KiB");
+    EXPECT_EQ(human_bytes(1024), "1.0 KiB");
+    EXPECT_EQ(human_bytes(40), "40 bytes");
+    EXPECT_EQ(human_bytes(1), "1 byte");
 }
 
 TEST(MemoryPlan, LimitAndCheck) {

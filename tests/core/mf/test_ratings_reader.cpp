@@ -57,6 +57,33 @@ TEST(ReadRatings, BlankSeparatedIdsInOrderOfFirstAppearance) {
     EXPECT_EQ(csc_entries(f.ratings), csr_entries(f.ratings));
 }
 
+// Integer ids take the reader's direct table (plain decimals below a bound) or the hash table
+// (leading zeros, signs, large values, other text): the same string ids and indices either way,
+// "7" and "07" two ids, a test file's known integer ids found in the given maps.
+TEST(ReadRatings, IntegerIdsKeepTheirStringsAndFirstAppearanceOrder) {
+    const RatingsFile f =
+        read_text("7 3 1\n07 3 2\n0 123456789012 3\n2 3 4\n7 0 5\n99999999 3 6\n-1 3 7\n2 12 8\n");
+    EXPECT_EQ(names(f.users), (std::vector<std::string>{"7", "07", "0", "2", "99999999", "-1"}));
+    EXPECT_EQ(names(f.items), (std::vector<std::string>{"3", "123456789012", "0", "12"}));
+    EXPECT_EQ(csr_entries(f.ratings), (std::multiset<Entry>{{0, 0, 1.0f},
+                                                            {1, 0, 2.0f},
+                                                            {2, 1, 3.0f},
+                                                            {3, 0, 4.0f},
+                                                            {0, 2, 5.0f},
+                                                            {4, 0, 6.0f},
+                                                            {5, 0, 7.0f},
+                                                            {3, 3, 8.0f}}));
+    ReadRatingsOptions against;
+    against.users = &f.users;
+    against.items = &f.items;
+    const RatingsFile t = read_text("2 12 1\n8 3 2\n7 3 3\n", against);
+    EXPECT_EQ(csr_entries(t.ratings),
+              (std::multiset<Entry>{{3, 3, 1.0f}, {6, 0, 2.0f}, {0, 0, 3.0f}}));
+    EXPECT_EQ(t.new_users(), 1u);
+    // A duplicate found through the direct table is still reported with both lines.
+    expect_error("1 2 3\n5 2 1\n1 2 4\n", "3:1", "duplicate rating");
+}
+
 TEST(ReadRatings, MovieLensCsvWithHeaderAndTimestamps) {
     const RatingsFile f = read_text(
         "userId,movieId,rating,timestamp\n"
