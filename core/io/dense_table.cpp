@@ -55,9 +55,7 @@ std::size_t read_dense_table(
             sep = line.find(',', start) != std::string_view::npos ? ',' : '\t';
             split(line, start, sep, fields);
             if (fields.size() < options.min_columns) {
-                r.fail(start + 1, std::to_string(fields.size()) +
-                                      (fields.size() == 1 ? " column: " : " columns: ") +
-                                      options.too_few);
+                r.fail(start + 1, options.too_few);
             }
             width = fields.size();
             const bool header = options.header == DenseHeader::kPresent ||

@@ -34,7 +34,7 @@ enum class DenseHeader {
 /// Options of read_dense_table(). A plain struct.
 struct DenseTableOptions {
     DenseHeader header = DenseHeader::kAuto;
-    /// Fewer fields on the first line fail there with `too_few` (after "N column(s): ").
+    /// Fewer fields on the first line fail there with the message `too_few`.
     std::size_t min_columns = 1;
     std::string too_few = "too few columns";
 };

@@ -39,7 +39,8 @@ RawData read_dense(core::LineReader& r, const ReadDenseOptions& options) {
     core::DenseTableOptions table;
     table.header = options.header;
     table.min_columns = 2;
-    table.too_few = "a target and at least one feature are needed (separators are ',' or a tab)";
+    table.too_few =
+        "one column: a target and at least one feature are needed (separators are ',' or a tab)";
     core::read_dense_table(
         r, table,
         [&](const std::vector<std::string>& names, std::size_t width) {

@@ -111,7 +111,6 @@ Dense read_observations(const std::string& path) {
     LineReader r(path);
     Dense d;
     core::DenseTableOptions table;
-    table.too_few = "no numbers";
     core::read_dense_table(
         r, table, [&](const std::vector<std::string>&, std::size_t width) { d.p = width; },
         [&](std::span<const double> values) {
