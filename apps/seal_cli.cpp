@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "apps/json_fields.h"
 #include "apps/lasso/checkpoint.h"
 #include "apps/lda/checkpoint.h"
 #include "apps/logreg/checkpoint.h"
@@ -20,6 +19,7 @@
 #include "core/lda/model.h"
 #include "core/logreg/model_file.h"
 #include "core/mf/model_file.h"
+#include "train/json_fields.h"
 
 namespace rotor::apps {
 namespace {
@@ -36,7 +36,7 @@ bool is_directory_kind(SavedKind k) {
 
 /// The "format" of a directory's main JSON file.
 std::string format_of(const std::string& json_path) {
-    return json_string(read_json_file(json_path), "format", json_path);
+    return train::json_string(train::read_json_file(json_path), "format", json_path);
 }
 
 /// Reads `path` with its model's reader (which checks the MANIFEST it finds).

@@ -309,22 +309,40 @@ class RuntimeImpl {
 
     void launch_workers(std::function<void(int)> fn) {
         // Shared by the tasks; the last one to finish frees it (the release/acquire count orders
-        // every task's use before the delete).
+        // every task's use before the delete). As in run_workers, a task captures nothing but a
+        // Handoff, here to its own slot: its worker id is written before the Handoff's release,
+        // so ThreadSanitizer sees every byte the task reads ordered by that handoff (a plain int
+        // capture is copied into task memory that oneTBB recycles out of TSan's sight).
+        struct Launch;
+        struct Slot {
+            Launch* launch = nullptr;
+            int worker = -1;
+        };
         struct Launch {
             Launch(std::function<void(int)> f, int tasks, std::atomic<int>& pending)
-                : fn(std::move(f)), left(tasks), runtime_pending(pending) {}
+                : fn(std::move(f)),
+                  slots(static_cast<std::size_t>(tasks)),
+                  left(tasks),
+                  runtime_pending(pending) {}
             std::function<void(int)> fn;
+            std::vector<Slot> slots;
             std::atomic<int> left;
             std::atomic<int>& runtime_pending;
         };
         pending_.fetch_add(placement_.threads(), std::memory_order_relaxed);
         auto owned = std::make_unique<Launch>(std::move(fn), placement_.threads(), pending_);
-        Launch* launch = owned.release();  // owned by the tasks from here on
+        std::size_t next = 0;
         for (NodeArena& a : arenas_) {
-            for (int w : a.workers) {
-                a.arena->enqueue([h = Handoff<Launch>(launch), w]() noexcept {
-                    Launch* l = h.get();
-                    l->fn(w);
+            for (int w : a.workers) owned->slots[next++] = Slot{owned.get(), w};
+        }
+        Launch* launch = owned.release();  // owned by the tasks from here on
+        next = 0;
+        for (NodeArena& a : arenas_) {
+            for (std::size_t i = 0; i < a.workers.size(); ++i) {
+                a.arena->enqueue([h = Handoff<const Slot>(&launch->slots[next++])]() noexcept {
+                    const Slot& slot = *h.get();
+                    Launch* l = slot.launch;
+                    l->fn(slot.worker);
                     std::atomic<int>& pending = l->runtime_pending;
                     if (l->left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
                         const std::unique_ptr<Launch> last(l);

@@ -108,13 +108,11 @@ void write_checkpoint_dir(
     });
 }
 
-std::string read_file(const std::string& path) { return core::read_whole_file(path); }
-
 std::string read_checked_part(const std::string& dir, const PartInfo& expected, int rank) {
     const std::string path = (std::filesystem::path(dir) / expected.file).string();
     if (!std::filesystem::exists(path))
         throw InputError(path, fmt::format("the part of rank {} is missing", rank));
-    std::string bytes = read_file(path);
+    std::string bytes = core::read_whole_file(path);
     if (bytes.size() != expected.bytes)
         throw InputError(path,
                          fmt::format("has {} bytes, state.json says {}: the part is not whole",

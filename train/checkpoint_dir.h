@@ -70,8 +70,6 @@ void write_checkpoint_dir(const std::string& dir, comm::Communicator& comm,
                           const std::function<void(PartWriter&)>& write_part,
                           const std::function<std::string(const std::vector<PartInfo>&)>& manifest);
 
-/// The whole content of `path`. Throws InputError naming it when it cannot be read.
-std::string read_file(const std::string& path);
 /// Reads part `expected.file` of checkpoint directory `dir` and checks it against the manifest:
 /// present, of expected.bytes bytes, with checksum expected.fnv1a. Throws InputError naming the
 /// part otherwise ("missing", "not whole", "corrupt").

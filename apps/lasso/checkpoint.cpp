@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "apps/json_fields.h"
-#include "apps/state_checkpoint.h"
+#include "train/json_fields.h"
+#include "train/state_checkpoint.h"
 
 #include "comm/wire.h"
 #include "core/base/error.h"
@@ -21,8 +21,8 @@ constexpr int kVersion = 1;
 constexpr std::uint32_t kPartMagic = 0x434C'5352;  // "RSLC"
 /// Version 2 adds the L in use and the rollbacks (shotgun, strads); version 1 is still read.
 constexpr std::uint32_t kPartVersion = 2;
-constexpr apps::StateCheckpointFormat kCheckpoint{kFormat, kVersion, "a Lasso", kPartMagic,
-                                                  kPartVersion};
+constexpr train::StateCheckpointFormat kCheckpoint{kFormat, kVersion, "a Lasso", kPartMagic,
+                                                   kPartVersion};
 
 // ---- state.json -------------------------------------------------------------------------------
 
@@ -47,26 +47,27 @@ nlohmann::ordered_json options_json(const TrainOptions& o) {
 TrainOptions options_from_json(const nlohmann::json& j, const std::string& path) {
     TrainOptions o;
     try {
-        o.schedule = parse_schedule(apps::json_string(j, "schedule", path));
-        o.stop = parse_stop_rule(apps::json_string(j, "stop", path));
+        o.schedule = parse_schedule(train::json_string(j, "schedule", path));
+        o.stop = parse_stop_rule(train::json_string(j, "stop", path));
     } catch (const ConfigError& e) {
         throw InputError(path, e.what());
     }
-    o.lambda = apps::json_double(j, "lambda", path);
+    o.lambda = train::json_double(j, "lambda", path);
     o.strads.parallel =
-        static_cast<std::uint32_t>(apps::json_unsigned(j, "parallel", path, 1U << 30));
+        static_cast<std::uint32_t>(train::json_unsigned(j, "parallel", path, 1U << 30));
     o.strads.candidates =
-        static_cast<std::uint32_t>(apps::json_unsigned(j, "candidates", path, 1U << 30));
-    o.strads.rho = apps::json_double(j, "rho", path);
-    o.strads.eta = apps::json_double(j, "eta", path);
-    o.standardize.intercept = apps::json_bool(j, "intercept", path);
-    o.standardize.standardize = apps::json_bool(j, "standardize", path);
-    o.active_set = apps::json_bool(j, "active_set", path);
-    o.tol = apps::json_double(j, "tol", path);
+        static_cast<std::uint32_t>(train::json_unsigned(j, "candidates", path, 1U << 30));
+    o.strads.rho = train::json_double(j, "rho", path);
+    o.strads.eta = train::json_double(j, "eta", path);
+    o.standardize.intercept = train::json_bool(j, "intercept", path);
+    o.standardize.standardize = train::json_bool(j, "standardize", path);
+    o.active_set = train::json_bool(j, "active_set", path);
+    o.tol = train::json_double(j, "tol", path);
     o.max_iterations =
-        static_cast<std::uint32_t>(apps::json_unsigned(j, "max_iterations", path, 1U << 30));
-    o.eval_every = static_cast<std::uint32_t>(apps::json_unsigned(j, "eval_every", path, 1U << 30));
-    o.seed = apps::json_unsigned(j, "seed", path);
+        static_cast<std::uint32_t>(train::json_unsigned(j, "max_iterations", path, 1U << 30));
+    o.eval_every =
+        static_cast<std::uint32_t>(train::json_unsigned(j, "eval_every", path, 1U << 30));
+    o.seed = train::json_unsigned(j, "seed", path);
     try {
         o.validate();
     } catch (const ConfigError& e) {
@@ -161,33 +162,33 @@ void write_checkpoint(const std::string& dir, Trainer& trainer, const TrainOptio
     nlohmann::ordered_json head;
     head["options"] = options_json(options);
     head["iterations_done"] = state.iterations_done;
-    apps::write_state_checkpoint(dir, comm, kCheckpoint,
-                                 comm.rank() == 0 ? encode_state(state) : std::vector<std::byte>{},
-                                 head, "data",
-                                 nlohmann::ordered_json{{"samples", data.samples},
-                                                        {"features", data.features},
-                                                        {"entries", data.entries},
-                                                        {"hash", data.hash}});
+    train::write_state_checkpoint(dir, comm, kCheckpoint,
+                                  comm.rank() == 0 ? encode_state(state) : std::vector<std::byte>{},
+                                  head, "data",
+                                  nlohmann::ordered_json{{"samples", data.samples},
+                                                         {"features", data.features},
+                                                         {"entries", data.entries},
+                                                         {"hash", data.hash}});
 }
 
 Checkpoint read_checkpoint(const std::string& dir) {
-    const apps::StateCheckpointFiles files = apps::read_state_checkpoint(dir, kCheckpoint);
+    const train::StateCheckpointFiles files = train::read_state_checkpoint(dir, kCheckpoint);
     const nlohmann::json& j = files.manifest;
     const std::string& path = files.path;
     const std::string& part_path = files.part_path;
     const std::string& bytes = files.part;
     Checkpoint c;
-    c.options = options_from_json(apps::json_field(j, "options", path), path);
+    c.options = options_from_json(train::json_field(j, "options", path), path);
     c.ranks = files.ranks;
-    const auto& dj = apps::json_field(j, "data", path);
-    c.data = {apps::json_unsigned(dj, "samples", path), apps::json_unsigned(dj, "features", path),
-              apps::json_unsigned(dj, "entries", path), apps::json_unsigned(dj, "hash", path)};
+    const auto& dj = train::json_field(j, "data", path);
+    c.data = {train::json_unsigned(dj, "samples", path), train::json_unsigned(dj, "features", path),
+              train::json_unsigned(dj, "entries", path), train::json_unsigned(dj, "hash", path)};
     try {
         c.state = decode_state(std::as_bytes(std::span(bytes.data(), bytes.size())), part_path);
     } catch (const CommError& e) {
         throw InputError(part_path, e.what());
     }
-    if (apps::json_unsigned(j, "iterations_done", path, 1U << 30) != c.state.iterations_done)
+    if (train::json_unsigned(j, "iterations_done", path, 1U << 30) != c.state.iterations_done)
         throw InputError(path, "\"iterations_done\" disagrees with part 0");
     const std::size_t p = c.data.features;
     if (c.state.b.size() != p || c.state.last_delta.size() != p || c.state.gradient.size() != p ||

@@ -13,7 +13,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "apps/json_fields.h"
 #include "apps/lda/trainer.h"
 #include "comm/agreed.h"
 #include "comm/collectives.h"
@@ -25,6 +24,7 @@
 #include "core/io/manifest.h"
 #include "core/io/whole_file.h"
 #include "train/checkpoint_dir.h"
+#include "train/json_fields.h"
 
 namespace rotor::lda {
 namespace {
@@ -69,15 +69,15 @@ void get_run_fields(const nlohmann::json& j, const std::string& path, TrainOptio
                     std::vector<double>& alpha, std::uint32_t& iterations_done) {
     constexpr std::uint64_t kMax32 = UINT32_MAX;
     options.params.num_topics =
-        static_cast<std::uint32_t>(apps::json_unsigned(j, "num_topics", path, kMax32));
+        static_cast<std::uint32_t>(train::json_unsigned(j, "num_topics", path, kMax32));
     alpha = j.at("alpha").get<std::vector<double>>();
     options.params.alpha_per_topic = alpha;
-    options.params.beta = apps::json_double(j, "beta", path);
-    options.seed = apps::json_unsigned(j, "seed", path);
+    options.params.beta = train::json_double(j, "beta", path);
+    options.seed = train::json_unsigned(j, "seed", path);
     options.iterations =
-        static_cast<std::uint32_t>(apps::json_unsigned(j, "iterations", path, kMax32));
+        static_cast<std::uint32_t>(train::json_unsigned(j, "iterations", path, kMax32));
     iterations_done =
-        static_cast<std::uint32_t>(apps::json_unsigned(j, "iterations_done", path, kMax32));
+        static_cast<std::uint32_t>(train::json_unsigned(j, "iterations_done", path, kMax32));
 }
 
 nlohmann::ordered_json corpus_json(const CorpusFingerprint& corpus) {
@@ -239,13 +239,13 @@ Checkpoint read_checkpoint(const std::string& given_dir, int rank, int ranks) {
         // Format 2 (the MPI checkpoints of earlier rotors) has the same layout as format 3.
         if (version != (format == kFormat ? Checkpoint::kFormatVersion : 2))
             throw InputError(state_path, "unsupported checkpoint format_version");
-        c.ranks = static_cast<int>(apps::json_unsigned(j, "ranks", state_path, INT32_MAX));
+        c.ranks = static_cast<int>(train::json_unsigned(j, "ranks", state_path, INT32_MAX));
         if (c.ranks < 1) throw InputError(state_path, "ranks must be at least 1");
         c.columns_per_slice =
-            static_cast<int>(apps::json_unsigned(j, "columns_per_slice", state_path, 4096));
+            static_cast<int>(train::json_unsigned(j, "columns_per_slice", state_path, 4096));
         get_run_fields(j, state_path, c.options, c.alpha, c.iterations_done);
         c.options.eval_every = static_cast<std::uint32_t>(
-            apps::json_unsigned(j, "eval_every", state_path, UINT32_MAX));
+            train::json_unsigned(j, "eval_every", state_path, UINT32_MAX));
         // Format 2 (written only under MPI, where deterministic mode is refused) has no field.
         c.options.deterministic = format == kFormat ? j.at("deterministic").get<bool>() : false;
         // Run settings added later: absent in older checkpoints (SparseLDA).
@@ -258,7 +258,7 @@ Checkpoint read_checkpoint(const std::string& given_dir, int rank, int ranks) {
         }
         if (j.contains("mh_steps"))
             c.options.mh_steps = static_cast<std::uint32_t>(
-                apps::json_unsigned(j, "mh_steps", state_path, UINT32_MAX));
+                train::json_unsigned(j, "mh_steps", state_path, UINT32_MAX));
         // How the run started: absent in older checkpoints (random, the only start then).
         c.init_recorded = j.contains("init");
         if (c.init_recorded) {
@@ -276,7 +276,7 @@ Checkpoint read_checkpoint(const std::string& given_dir, int rank, int ranks) {
         }
         if (j.contains("init_doc_topics")) {
             c.options.init.doc_topics = static_cast<std::uint32_t>(
-                apps::json_unsigned(j, "init_doc_topics", state_path, UINT32_MAX));
+                train::json_unsigned(j, "init_doc_topics", state_path, UINT32_MAX));
             if (c.options.init.doc_topics == 0)
                 throw InputError(state_path, "init_doc_topics must be at least 1");
         }

@@ -2,11 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/json_fields.h"
-#include "apps/state_checkpoint.h"
 #include "comm/wire.h"
 #include "core/base/error.h"
 #include "core/logreg/examples.h"
+#include "train/json_fields.h"
+#include "train/state_checkpoint.h"
 
 namespace rotor::logreg {
 namespace {
@@ -15,8 +15,8 @@ constexpr char kFormat[] = "rotor-logreg-checkpoint";
 constexpr int kVersion = 1;
 constexpr std::uint32_t kPartMagic = 0x434C'5252;  // "RRLC"
 constexpr std::uint32_t kPartVersion = 1;
-constexpr apps::StateCheckpointFormat kCheckpoint{kFormat, kVersion, "a logistic-regression",
-                                                  kPartMagic, kPartVersion};
+constexpr train::StateCheckpointFormat kCheckpoint{kFormat, kVersion, "a logistic-regression",
+                                                   kPartMagic, kPartVersion};
 
 nlohmann::ordered_json settings_json(const CheckpointSettings& s) {
     nlohmann::ordered_json j = {{"lambda", s.lambda},     {"blocks", s.blocks},
@@ -30,17 +30,17 @@ nlohmann::ordered_json settings_json(const CheckpointSettings& s) {
 
 CheckpointSettings settings_from_json(const nlohmann::json& j, const std::string& path) {
     CheckpointSettings s;
-    s.lambda = apps::json_double(j, "lambda", path);
-    s.blocks = static_cast<std::uint32_t>(apps::json_unsigned(j, "blocks", path, 1U << 30));
-    s.seed = apps::json_unsigned(j, "seed", path);
-    s.eta = apps::json_double(j, "eta", path);
-    s.max_step = apps::json_double(j, "max_step", path);
-    s.curvature = apps::json_string(j, "curvature", path);
-    s.delay = apps::json_string(j, "delay", path);
-    s.intercept = apps::json_bool(j, "intercept", path);
-    s.hashed = apps::json_bool(j, "hashed", path);
-    if (j.contains("block_file")) s.block_file = apps::json_string(j, "block_file", path);
-    s.iterations = apps::json_unsigned(j, "iterations", path);
+    s.lambda = train::json_double(j, "lambda", path);
+    s.blocks = static_cast<std::uint32_t>(train::json_unsigned(j, "blocks", path, 1U << 30));
+    s.seed = train::json_unsigned(j, "seed", path);
+    s.eta = train::json_double(j, "eta", path);
+    s.max_step = train::json_double(j, "max_step", path);
+    s.curvature = train::json_string(j, "curvature", path);
+    s.delay = train::json_string(j, "delay", path);
+    s.intercept = train::json_bool(j, "intercept", path);
+    s.hashed = train::json_bool(j, "hashed", path);
+    if (j.contains("block_file")) s.block_file = train::json_string(j, "block_file", path);
+    s.iterations = train::json_unsigned(j, "iterations", path);
     if (!(s.lambda > 0) || s.blocks < 1 || !(s.eta > 0 && s.eta <= 1) || !(s.max_step >= 0) ||
         (s.curvature != "bound" && s.curvature != "local"))
         throw InputError(path, "bad settings");
@@ -83,7 +83,7 @@ void write_checkpoint(const std::string& dir, comm::Communicator& comm,
     nlohmann::ordered_json head;
     head["settings"] = settings_json(settings);
     head["iterations_done"] = state.iterations_done;
-    apps::write_state_checkpoint(
+    train::write_state_checkpoint(
         dir, comm, kCheckpoint, comm.rank() == 0 ? encode_state(state) : std::vector<std::byte>{},
         head, "data",
         nlohmann::ordered_json{
@@ -91,22 +91,22 @@ void write_checkpoint(const std::string& dir, comm::Communicator& comm,
 }
 
 Checkpoint read_checkpoint(const std::string& dir) {
-    const apps::StateCheckpointFiles files = apps::read_state_checkpoint(dir, kCheckpoint);
+    const train::StateCheckpointFiles files = train::read_state_checkpoint(dir, kCheckpoint);
     const nlohmann::json& j = files.manifest;
     const std::string& path = files.path;
     Checkpoint c;
-    c.settings = settings_from_json(apps::json_field(j, "settings", path), path);
+    c.settings = settings_from_json(train::json_field(j, "settings", path), path);
     c.ranks = files.ranks;
-    const auto& dj = apps::json_field(j, "data", path);
-    c.data = {apps::json_unsigned(dj, "examples", path), apps::json_unsigned(dj, "nonzeros", path),
-              apps::json_unsigned(dj, "hash", path)};
+    const auto& dj = train::json_field(j, "data", path);
+    c.data = {train::json_unsigned(dj, "examples", path),
+              train::json_unsigned(dj, "nonzeros", path), train::json_unsigned(dj, "hash", path)};
     try {
         c.state = decode_state(std::as_bytes(std::span(files.part.data(), files.part.size())),
                                files.part_path);
     } catch (const CommError& e) {
         throw InputError(files.part_path, e.what());
     }
-    if (apps::json_unsigned(j, "iterations_done", path) != c.state.iterations_done)
+    if (train::json_unsigned(j, "iterations_done", path) != c.state.iterations_done)
         throw InputError(path, "\"iterations_done\" disagrees with part 0");
     const CheckpointState& s = c.state;
     bool sorted = true;

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "apps/json_fields.h"
-#include "apps/state_checkpoint.h"
+#include "train/json_fields.h"
+#include "train/state_checkpoint.h"
 
 #include "comm/wire.h"
 #include "core/base/error.h"
@@ -21,8 +21,8 @@ constexpr char kFormat[] = "rotor-mf-checkpoint";
 constexpr int kVersion = 1;
 constexpr std::uint32_t kPartMagic = 0x4346'4d52;  // "RMFC"
 constexpr std::uint32_t kPartVersion = 1;
-constexpr apps::StateCheckpointFormat kCheckpoint{kFormat, kVersion, "an MF", kPartMagic,
-                                                  kPartVersion};
+constexpr train::StateCheckpointFormat kCheckpoint{kFormat, kVersion, "an MF", kPartMagic,
+                                                   kPartVersion};
 
 template <class T>
 std::span<const std::byte> bytes_of(std::span<const T> v) {
@@ -54,29 +54,31 @@ nlohmann::ordered_json options_json(const TrainOptions& o) {
 TrainOptions options_from_json(const nlohmann::json& j, const std::string& path) {
     TrainOptions o;
     try {
-        o.solver = parse_solver(apps::json_string(j, "solver", path));
+        o.solver = parse_solver(train::json_string(j, "solver", path));
     } catch (const ConfigError& e) {
         throw InputError(path, e.what());
     }
-    o.rank = static_cast<std::uint32_t>(apps::json_unsigned(j, "rank", path, kMaxRank));
-    o.objective.lambda = apps::json_double(j, "lambda", path);
-    o.objective.lambda_bias = apps::json_double(j, "lambda_bias", path);
-    const std::string form = apps::json_string(j, "lambda_form", path);
+    o.rank = static_cast<std::uint32_t>(train::json_unsigned(j, "rank", path, kMaxRank));
+    o.objective.lambda = train::json_double(j, "lambda", path);
+    o.objective.lambda_bias = train::json_double(j, "lambda_bias", path);
+    const std::string form = train::json_string(j, "lambda_form", path);
     if (form != "plain" && form != "weighted")
         throw InputError(path, "\"lambda_form\" must be \"plain\" or \"weighted\"");
     o.objective.form = form == "plain" ? LambdaForm::kPlain : LambdaForm::kWeighted;
-    o.objective.bias = apps::json_bool(j, "bias", path);
-    o.inner = static_cast<std::uint32_t>(apps::json_unsigned(j, "inner", path, 1U << 20));
-    o.eta = apps::json_double(j, "eta", path);
-    o.iterations = static_cast<std::uint32_t>(apps::json_unsigned(j, "iterations", path, 1U << 30));
-    o.seed = apps::json_unsigned(j, "seed", path);
-    o.eval_every = static_cast<std::uint32_t>(apps::json_unsigned(j, "eval_every", path, 1U << 30));
-    o.deterministic = apps::json_bool(j, "deterministic", path);
-    o.blocks = static_cast<int>(apps::json_unsigned(j, "blocks", path, 4096));
-    o.timer = apps::json_bool(j, "timer", path);
-    o.timer_params.low = apps::json_double(j, "timer_low", path);
-    o.timer_params.high = apps::json_double(j, "timer_high", path);
-    o.timer_params.initial_s = apps::json_double(j, "timer_initial_s", path);
+    o.objective.bias = train::json_bool(j, "bias", path);
+    o.inner = static_cast<std::uint32_t>(train::json_unsigned(j, "inner", path, 1U << 20));
+    o.eta = train::json_double(j, "eta", path);
+    o.iterations =
+        static_cast<std::uint32_t>(train::json_unsigned(j, "iterations", path, 1U << 30));
+    o.seed = train::json_unsigned(j, "seed", path);
+    o.eval_every =
+        static_cast<std::uint32_t>(train::json_unsigned(j, "eval_every", path, 1U << 30));
+    o.deterministic = train::json_bool(j, "deterministic", path);
+    o.blocks = static_cast<int>(train::json_unsigned(j, "blocks", path, 4096));
+    o.timer = train::json_bool(j, "timer", path);
+    o.timer_params.low = train::json_double(j, "timer_low", path);
+    o.timer_params.high = train::json_double(j, "timer_high", path);
+    o.timer_params.initial_s = train::json_double(j, "timer_initial_s", path);
     try {
         o.validate(1);
     } catch (const ConfigError& e) {
@@ -171,33 +173,33 @@ void write_checkpoint(const std::string& dir, Trainer& trainer, const TrainOptio
     nlohmann::ordered_json head;
     head["options"] = options_json(options);
     head["iterations_done"] = done;
-    apps::write_state_checkpoint(dir, comm, kCheckpoint,
-                                 comm.rank() == 0 ? encode_state(state) : std::vector<std::byte>{},
-                                 head, "ratings",
-                                 nlohmann::ordered_json{{"users", ratings.users},
-                                                        {"items", ratings.items},
-                                                        {"ratings", ratings.ratings},
-                                                        {"hash", ratings.hash}});
+    train::write_state_checkpoint(dir, comm, kCheckpoint,
+                                  comm.rank() == 0 ? encode_state(state) : std::vector<std::byte>{},
+                                  head, "ratings",
+                                  nlohmann::ordered_json{{"users", ratings.users},
+                                                         {"items", ratings.items},
+                                                         {"ratings", ratings.ratings},
+                                                         {"hash", ratings.hash}});
 }
 
 Checkpoint read_checkpoint(const std::string& dir) {
-    const apps::StateCheckpointFiles files = apps::read_state_checkpoint(dir, kCheckpoint);
+    const train::StateCheckpointFiles files = train::read_state_checkpoint(dir, kCheckpoint);
     const nlohmann::json& j = files.manifest;
     const std::string& path = files.path;
     const std::string& part_path = files.part_path;
     const std::string& bytes = files.part;
     Checkpoint c;
-    c.options = options_from_json(apps::json_field(j, "options", path), path);
+    c.options = options_from_json(train::json_field(j, "options", path), path);
     c.ranks = files.ranks;
-    const auto& rj = apps::json_field(j, "ratings", path);
-    c.ratings = {apps::json_unsigned(rj, "users", path), apps::json_unsigned(rj, "items", path),
-                 apps::json_unsigned(rj, "ratings", path), apps::json_unsigned(rj, "hash", path)};
+    const auto& rj = train::json_field(j, "ratings", path);
+    c.ratings = {train::json_unsigned(rj, "users", path), train::json_unsigned(rj, "items", path),
+                 train::json_unsigned(rj, "ratings", path), train::json_unsigned(rj, "hash", path)};
     try {
         c.state = decode_state(std::as_bytes(std::span(bytes.data(), bytes.size())), part_path);
     } catch (const CommError& e) {
         throw InputError(part_path, e.what());
     }
-    const std::uint64_t done = apps::json_unsigned(j, "iterations_done", path, 1U << 30);
+    const std::uint64_t done = train::json_unsigned(j, "iterations_done", path, 1U << 30);
     if (done != c.state.iterations_done)
         throw InputError(path, "\"iterations_done\" disagrees with part 0");
     if (done > c.options.iterations)

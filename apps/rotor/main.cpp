@@ -8,7 +8,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include "apps/cli_text.h"
 #include "apps/corpus/cli.h"
 #include "apps/lasso/cli.h"
 #include "apps/lda/cli.h"
@@ -20,6 +19,7 @@
 #include "comm/agreed.h"
 #include "comm/launch.h"
 #include "core/base/error.h"
+#include "train/cli_text.h"
 
 namespace {
 
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         // Every rank parses the same arguments: an agreed failure.
         if (mpi.comm == nullptr || mpi.comm->rank() == 0) {
-            const std::string hint = rotor::apps::typo_hint(app);
+            const std::string hint = rotor::train::typo_hint(app);
             std::fprintf(stderr, "rotor: error: %s\n%s%sRun with --help for usage.\n", e.what(),
                          hint.c_str(), hint.empty() ? "" : "\n");
         }

@@ -1,19 +1,10 @@
 // Reading a regression data set in the LIBSVM/svmlight sparse format (docs/lasso.md, "Input"):
 //     <target> [qid:<n>] <index>:<value> <index>:<value> ... [# comment]
-// one sample per line, plain or gzip (by magic bytes).
-//
-// The rules, for each line (lines end at '\n'; a '\r' before it is removed):
-//   - a UTF-8 byte-order mark at the start of line 1 is skipped (columns still count it);
-//   - everything from a '#' to the end of the line is a comment; a line left blank is skipped;
-//   - fields are separated by runs of spaces and tabs;
-//   - the target is a decimal or scientific number (an optional leading '+', as in "+1"),
-//     finite as a double;
-//   - an optional `qid:<unsigned>` right after the target is accepted and ignored;
-//   - features are `index:value`, index a 1-based unsigned integer below 2^32 - 1, strictly
-//     increasing along the line; value a finite number. Zero values are accepted and not stored.
-// Any violation throws InputError `<path>:<line>:<col>: <what>` (exit code 2); col is the 1-based
-// byte column of the offending field. The data has p = the largest index seen (at least
-// ReadLibsvmOptions::min_features) features; samples with no feature are valid.
+// one sample per line, plain or gzip (by magic bytes). The line rules are core::SvmlightReader's
+// (core/io/svmlight.h) with 1-based indices below 2^32 - 1 (SvmlightKeys::kIndex); the target is
+// any finite number. Any violation throws InputError `<path>:<line>:<col>: <what>` (exit code 2).
+// The data has p = the largest index seen (at least ReadLibsvmOptions::min_features) features;
+// samples with no feature are valid.
 #pragma once
 
 #include <cstdint>

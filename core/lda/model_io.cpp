@@ -74,14 +74,6 @@ void write_counts(const std::string& path, const char (&magic)[8], std::uint32_t
     out.finish();
 }
 
-std::string read_whole(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, "cannot open: " + std::string(std::strerror(errno)));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 class ByteReader {
   public:
     ByteReader(const std::string& path, const std::string& bytes) : path_(path), bytes_(bytes) {}
@@ -398,16 +390,16 @@ LdaModel load_model(const std::string& dir) {
     const bool verified = core::verify_manifest(dir);
     const std::string params_path = join(dir, "params.json");
     bool claimed = false;
-    m.info = info_from_json(params_path, read_whole(params_path), claimed);
+    m.info = info_from_json(params_path, core::read_whole_file(params_path), claimed);
     core::require_manifest(dir, verified, claimed, params_path);
     const std::string vocab_path = join(dir, "vocab.txt");
     m.vocab = load_vocab(vocab_path, m.info);
     const std::string wt_path = join(dir, "word_topic.bin");
-    m.word_topic = decode_counts(wt_path, read_whole(wt_path), kWordTopicMagic, m.info.num_topics,
-                                 m.info.num_words, nullptr);
+    m.word_topic = decode_counts(wt_path, core::read_whole_file(wt_path), kWordTopicMagic,
+                                 m.info.num_topics, m.info.num_words, nullptr);
     const std::string dt_path = join(dir, "doc_topic.bin");
-    m.doc_topic = decode_counts(dt_path, read_whole(dt_path), kDocTopicMagic, m.info.num_topics,
-                                m.info.num_docs, &m.doc_labels);
+    m.doc_topic = decode_counts(dt_path, core::read_whole_file(dt_path), kDocTopicMagic,
+                                m.info.num_topics, m.info.num_docs, &m.doc_labels);
     const std::string names_path = join(dir, "docs.txt");
     std::error_code ec;
     if (std::filesystem::exists(names_path, ec))

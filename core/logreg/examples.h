@@ -3,17 +3,11 @@
 //     <label> [qid:<n>] <key>:<value> <key>:<value> ... [# comment]
 // one example per line, plain or gzip (by magic bytes).
 //
-// The rules, for each line (lines end at '\n'; a '\r' before it is removed):
-//   - a UTF-8 byte-order mark at the start of line 1 is skipped (columns still count it);
-//   - everything from a '#' to the end of the line is a comment; a line left blank is skipped;
-//   - fields are separated by runs of spaces and tabs;
-//   - the label is +1, 1, -1 or 0 (any spelling of those numbers, e.g. "1.0", "+1"); 0 means -1;
-//   - an optional `qid:<unsigned>` right after the label is accepted and ignored;
-//   - without hashing, features are `key:value`, key an unsigned integer in [0, 2^64 - 2]
-//     strictly increasing along the line, value a finite number;
-//   - with hashing (ReadExamplesOptions::hash_features), a feature is `name:value` or `name`
-//     (value 1), name any text without ':'; its key is hash_feature(name). Keys that collide on a
-//     line are merged (values added).
+// The line rules are core::SvmlightReader's (core/io/svmlight.h); the label is +1, 1, -1 or 0
+// (any spelling of those numbers, e.g. "1.0", "+1"), 0 meaning -1; without hashing, keys are
+// unsigned integers in [0, 2^64 - 2] strictly increasing along the line (SvmlightKeys::kKey);
+// with hashing (ReadExamplesOptions::hash_features), a feature is `name:value` or `name` (value
+// 1), its key hash_feature(name), and keys that collide on a line are merged (values added).
 // Zero values are accepted and not stored. Any violation throws InputError
 // `<path>:<line>:<col>: <what>` (col: the 1-based byte column of the offending field).
 #pragma once

@@ -211,15 +211,6 @@ void write_model(const std::string& dir, const Model& model) {
 
 namespace {
 
-std::string read_whole(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, fmt::format("cannot open: {}", std::strerror(errno)));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw InputError(path, "read error");
-    return ss.str();
-}
-
 /// params.json's keys: each of the JSON type and range asked for, or InputError naming the file
 /// and the key. Every key must be read once; keys() left over are unknown.
 class Params {
@@ -413,7 +404,7 @@ Factors read_factors(const std::string& path, std::uint32_t rows, std::uint32_t 
 }
 
 IdMap read_ids(const std::string& path, std::uint32_t expected, const char* what) {
-    const std::string text = read_whole(path);
+    const std::string text = core::read_whole_file(path);
     IdMap map;
     std::size_t pos = 0;
     std::uint64_t line = 0;
@@ -462,7 +453,7 @@ Model read_model(const std::string& dir) {
     // Every file against the manifest first, so that a damaged file is named as such.
     const bool verified = core::verify_manifest(dir);
     const std::string params_path = join(dir, kParams);
-    Params p(params_path, read_whole(params_path));
+    Params p(params_path, core::read_whole_file(params_path));
     const Layout l = read_params(p, m);
     core::require_manifest(dir, verified, l.manifest, params_path);
     m.w = read_factors(join(dir, kW), l.n, l.k, l.crc_w, "W");

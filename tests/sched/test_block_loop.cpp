@@ -215,7 +215,7 @@ TEST(DynamicLoop, TimerStopsEndlessKernelsAndLeavesTheirBlocksNotDone) {
     BlockScheduler scheduler(kSide);
     scheduler.reset();
     DynamicLoopOptions options;
-    options.budget_s = 0.05;
+    options.budget_s = 0.5;  // a worker starts well within it, even on a loaded machine
     options.record = true;
     std::atomic<int> started{0};
     // "Forever" is bounded by 20 s so that a broken timer fails the test instead of hanging it.
@@ -275,7 +275,9 @@ TEST(DynamicLoop, StragglerSleepEndsWhenTheTimerStops) {
     scheduler.reset();
     DynamicLoopOptions options;
     options.straggler_factor = 1e6;  // 10 ms of work would sleep for hours
-    options.budget_s = 0.05;
+    // Long enough for the worker to start and finish its first block on a loaded machine
+    // (under ThreadSanitizer at load 12, 50 ms was not), far below the sleep it ends.
+    options.budget_s = 0.5;
     const auto kernel = [](int, const Job&, const std::atomic<bool>&) {
         std::this_thread::sleep_for(10ms);
         return BlockResult{1, true};

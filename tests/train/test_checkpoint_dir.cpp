@@ -15,6 +15,7 @@
 #include "comm/inprocess_communicator.h"
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/whole_file.h"
 
 namespace rotor::train {
 namespace {
@@ -52,10 +53,10 @@ TEST_P(CheckpointDir, PartsAreWholeAndListedInTheManifest) {
     const int ranks = GetParam();
     const std::string dir = temp_dir("ckdir-" + std::to_string(ranks));
     comm::run_ranks(ranks, [&](comm::Communicator& c) { write_tagged(dir, c, "first"); });
-    const std::string manifest = read_file(dir + "/state.json");
+    const std::string manifest = core::read_whole_file(dir + "/state.json");
     ASSERT_EQ(manifest.rfind("first|", 0), 0u) << manifest;
     for (int r = 0; r < ranks; ++r) {
-        const std::string bytes = read_file(dir + "/" + part_name(r));
+        const std::string bytes = core::read_whole_file(dir + "/" + part_name(r));
         EXPECT_EQ(bytes.size(), 5u * (r + 1));
         const std::uint64_t sum = fnv1a(std::as_bytes(std::span<const char>(bytes)));
         const std::string entry =
@@ -73,10 +74,10 @@ TEST_P(CheckpointDir, PartsAreWholeAndListedInTheManifest) {
         }
     });
     EXPECT_EQ(agreed, ranks);
-    EXPECT_EQ(read_file(dir + "/state.json"), manifest);
+    EXPECT_EQ(core::read_whole_file(dir + "/state.json"), manifest);
     // Replaced whole by the next good one; nothing temporary left beside it.
     comm::run_ranks(ranks, [&](comm::Communicator& c) { write_tagged(dir, c, "third"); });
-    EXPECT_EQ(read_file(dir + "/state.json").rfind("third|", 0), 0u);
+    EXPECT_EQ(core::read_whole_file(dir + "/state.json").rfind("third|", 0), 0u);
     for (const auto& e : fs::directory_iterator(fs::path(dir).parent_path())) {
         const std::string name = e.path().filename().string();
         if (name.rfind(fs::path(dir).filename().string() + ".", 0) == 0) ADD_FAILURE() << name;
@@ -88,7 +89,7 @@ INSTANTIATE_TEST_SUITE_P(Ranks, CheckpointDir, ::testing::Values(1, 2, 3));
 TEST(CheckpointDir, CheckedPartRefusesMissingShortAndCorruptParts) {
     const std::string dir = temp_dir("ckdir-bad");
     comm::run_ranks(1, [&](comm::Communicator& c) { write_tagged(dir, c, "payload"); });
-    const std::string bytes = read_file(dir + "/" + part_name(0));
+    const std::string bytes = core::read_whole_file(dir + "/" + part_name(0));
     const PartInfo good{part_name(0), bytes.size(), fnv1a(std::as_bytes(std::span(bytes)))};
     const auto refused = [&](const PartInfo& p, const std::string& what) {
         try {

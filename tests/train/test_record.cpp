@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/io/whole_file.h"
 #include "sched/worker_clock.h"
 #include "train/reporter.h"
 
@@ -92,11 +93,6 @@ TEST(Record, JsonHasCommonAndModelKeys) {
     EXPECT_FALSE(j.contains("units_per_s"));
 }
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 TEST(Reporter, TerminalLineShowsHeadlineOnlyWhenSet) {
     const std::string path = ::testing::TempDir() + "/terminal.txt";
     std::FILE* f = std::fopen(path.c_str(), "w");
@@ -116,7 +112,7 @@ TEST(Reporter, TerminalLineShowsHeadlineOnlyWhenSet) {
         t.on_iteration(r, 10);
     }
     std::fclose(f);
-    const std::string text = read_file(path);
+    const std::string text = core::read_whole_file(path);
     EXPECT_NE(text.find("rotor: training on a run"), std::string::npos);
     EXPECT_NE(text.find("iter  1/10"), std::string::npos) << text;
     EXPECT_NE(text.find("2.50M tok/s"), std::string::npos) << text;
@@ -140,7 +136,7 @@ std::pair<std::string, std::string> terminal_output(TerminalReporter::Mode mode,
         summary = t.summary();
     }
     std::fclose(f);
-    return {read_file(path), summary};
+    return {core::read_whole_file(path), summary};
 }
 
 std::vector<Record> four_records() {

@@ -10,7 +10,7 @@ namespace CLI {
 class App;
 }  // namespace CLI
 
-namespace rotor::apps {
+namespace rotor::train {
 
 /// Edit distance between two strings: insertions, deletions, substitutions and transpositions
 /// of adjacent characters ("otu" -> "out" is 1), each costing 1 (optimal string alignment).
@@ -22,13 +22,13 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 /// prefix of. "" when none is.
 std::string suggest(std::string_view typed, std::span<const std::string> candidates);
 
-}  // namespace rotor::apps
+}  // namespace rotor::train
 
-namespace rotor::apps {
+namespace rotor::train {
 
 /// After a parse error of `app`: "did you mean --topics?" for the first argument left over in
 /// the deepest subcommand given that looks like a typo of one of its flags (hidden aliases
 /// included, shown by their name) or, for a word, of its subcommands; "" when none does.
 std::string typo_hint(const CLI::App& app);
 
-}  // namespace rotor::apps
+}  // namespace rotor::train

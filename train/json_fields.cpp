@@ -1,4 +1,4 @@
-#include "apps/json_fields.h"
+#include "train/json_fields.h"
 
 #include <cmath>
 
@@ -7,7 +7,7 @@
 #include "core/base/error.h"
 #include "core/io/whole_file.h"
 
-namespace rotor::apps {
+namespace rotor::train {
 
 nlohmann::json read_json_file(const std::string& path) {
     const std::string text = core::read_json_text(path);
@@ -52,4 +52,4 @@ std::string json_string(const nlohmann::json& j, const char* key, const std::str
     return v.get<std::string>();
 }
 
-}  // namespace rotor::apps
+}  // namespace rotor::train

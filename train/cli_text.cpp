@@ -1,4 +1,4 @@
-#include "apps/cli_text.h"
+#include "train/cli_text.h"
 
 #include <algorithm>
 #include <vector>
@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-namespace rotor::apps {
+namespace rotor::train {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
     // Optimal string alignment: rows i-2, i-1 and i of the dynamic programme.
@@ -70,4 +70,4 @@ std::string typo_hint(const CLI::App& app) {
     return "";
 }
 
-}  // namespace rotor::apps
+}  // namespace rotor::train

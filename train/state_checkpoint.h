@@ -2,7 +2,7 @@
 // holds the state, the other ranks' parts are 9-byte markers (magic, version, 0), and every rank
 // reads part 0 on --resume, so any number of ranks resumes any checkpoint (docs/formats.md, "MF
 // checkpoints"). The framing is train::write_checkpoint_dir's; this adds the manifest's common
-// keys and their strict reading. For the apps' own sources (nlohmann/json is build-only).
+// keys and their strict reading.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 #include "comm/communicator.h"
 
-namespace rotor::apps {
+namespace rotor::train {
 
 /// What tells one model's checkpoints apart.
 struct StateCheckpointFormat {
@@ -47,4 +47,4 @@ struct StateCheckpointFiles {
 /// whole, checksum). InputError naming the file otherwise. Local.
 StateCheckpointFiles read_state_checkpoint(const std::string& dir, const StateCheckpointFormat& f);
 
-}  // namespace rotor::apps
+}  // namespace rotor::train

@@ -1,6 +1,6 @@
-// Strict reading of the JSON manifests apps write (checkpoints' state.json): each key of the JSON
-// type and range asked for, or an InputError naming the file and the key. For the apps' own
-// sources (nlohmann/json is a build-only dependency of rotor_apps_lib).
+// Strict reading of the JSON manifests the models write (checkpoints' state.json): each key of the
+// JSON type and range asked for, or an InputError naming the file and the key. nlohmann/json is
+// header-only and a build-only dependency of rotor_train.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace rotor::apps {
+namespace rotor::train {
 
 /// The parsed content of `path` (nlohmann's parse: trailing bytes are an error). InputError
 /// "not valid JSON" naming the file otherwise.
@@ -25,4 +25,4 @@ double json_double(const nlohmann::json& j, const char* key, const std::string& 
 bool json_bool(const nlohmann::json& j, const char* key, const std::string& path);
 std::string json_string(const nlohmann::json& j, const char* key, const std::string& path);
 
-}  // namespace rotor::apps
+}  // namespace rotor::train

@@ -1,15 +1,15 @@
-#include "apps/state_checkpoint.h"
+#include "train/state_checkpoint.h"
 
 #include <fmt/format.h>
 
-#include "apps/json_fields.h"
 #include "comm/wire.h"
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
 #include "core/io/manifest.h"
 #include "train/checkpoint_dir.h"
+#include "train/json_fields.h"
 
-namespace rotor::apps {
+namespace rotor::train {
 
 void write_state_checkpoint(const std::string& dir, comm::Communicator& comm,
                             const StateCheckpointFormat& f, const std::vector<std::byte>& state,
@@ -78,4 +78,4 @@ StateCheckpointFiles read_state_checkpoint(const std::string& given_dir,
     return c;
 }
 
-}  // namespace rotor::apps
+}  // namespace rotor::train

@@ -1,4 +1,4 @@
-#include "apps/cli_text.h"
+#include "train/cli_text.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-namespace rotor::apps {
+namespace rotor::train {
 namespace {
 
 TEST(EditDistance, LevenshteinWithTranspositions) {
@@ -58,4 +58,4 @@ TEST(TypoHint, SuggestsTheFlagOfTheSubcommandGiven) {
 }
 
 }  // namespace
-}  // namespace rotor::apps
+}  // namespace rotor::train
