@@ -3,7 +3,9 @@
 
 The photographs are scikit-learn's two sample images, china.jpg and flower.jpg (427x640 colour
 photographs shipped in Debian's python3-sklearn package, read with sklearn.datasets.
-load_sample_images, which needs python3-pil). Each is turned to grey levels in [0, 1]; patches of
+load_sample_images, which needs python3-pil). Each is turned to grey levels in [0, 1] and
+downsampled by averaging blocks of DOWNSAMPLE x DOWNSAMPLE pixels (default 2: JPEG's 8x8 block
+artefacts would otherwise teach checkerboard filters); patches of
 SIZE x SIZE pixels are cut at random positions (a seeded generator, both images alike), each
 pixel's mean over the training patches is removed, and the set is ZCA-whitened as in the RICA literature
 (Le et al. 2011): with the patches' covariance E diag(d) E', x <- E diag(1/sqrt(d + eps)) E' x,
@@ -29,12 +31,18 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 import numpy as np  # noqa: E402
 
 
-def photographs() -> list[np.ndarray]:
-    """The sample photographs as grey images in [0, 1]."""
+def photographs(downsample: int) -> list[np.ndarray]:
+    """The sample photographs as grey images in [0, 1], each block of downsample x downsample
+    pixels averaged into one (which removes most of JPEG's 8x8 block artefacts)."""
     from sklearn.datasets import load_sample_images
 
-    images = load_sample_images().images
-    return [img.astype(np.float64) @ np.array([0.299, 0.587, 0.114]) / 255.0 for img in images]
+    out = []
+    for img in load_sample_images().images:
+        g = img.astype(np.float64) @ np.array([0.299, 0.587, 0.114]) / 255.0
+        h, w = (g.shape[0] // downsample) * downsample, (g.shape[1] // downsample) * downsample
+        out.append(g[:h, :w].reshape(h // downsample, downsample, w // downsample,
+                                      downsample).mean(axis=(1, 3)))
+    return out
 
 
 def cut(images: list[np.ndarray], size: int, count: int, rng: np.random.Generator) -> np.ndarray:
@@ -68,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, default=100000, help="training patches")
     ap.add_argument("--heldout", type=int, default=0, help="held-out patches")
     ap.add_argument("--eps", type=float, default=0.1, help="whitening's eps, x mean eigenvalue")
+    ap.add_argument("--downsample", type=int, default=2, help="average blocks of N x N pixels")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", required=True, help="training patches (TSV)")
     ap.add_argument("--heldout-out", help="held-out patches (TSV); required with --heldout")
@@ -75,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.size < 2 or a.count < 1 or a.heldout < 0 or (a.heldout > 0 and not a.heldout_out):
         ap.error("--size >= 2, --count >= 1, --heldout >= 0 (with --heldout-out)")
     rng = np.random.default_rng(a.seed)
-    images = photographs()
+    images = photographs(a.downsample)
     x = cut(images, a.size, a.count + a.heldout, rng)
     # Centred per pixel, not per patch: removing each patch's mean would leave X without its
     # DC direction, and rows of W there cost nothing and learn nothing (dead filters).
