@@ -108,6 +108,7 @@ void prepare(TrainFlags& f, comm::Communicator& world, Setup& s) {
             s.n = v[0];
             s.p = v[1];
         }
+    const int host_ranks = train::ranks_on_this_host(world);  // collective: outside the step
     comm::run_agreed(world, [&] {
         for (const auto& v : shapes)
             if (v[1] > 0 && (v[0] != s.n || v[1] != s.p))
@@ -126,8 +127,7 @@ void prepare(TrainFlags& f, comm::Communicator& world, Setup& s) {
                 ? 0
                 : 8 * (s.n * s.p + 2 * s.n * (r1 - r0) +
                        s.n * o.block_rows * static_cast<std::uint64_t>(o.threads) + 3 * s.p * s.p);
-        train::check_memory(plan,
-                            train::memory_limit(f.max_memory, train::ranks_on_this_host(world)),
+        train::check_memory(plan, train::memory_limit(f.max_memory, host_ranks),
                             "use fewer components per worker (more worker ranks) or raise "
                             "--max-memory",
                             world.size() > 1);
