@@ -1,6 +1,7 @@
 #include "train/common_flags.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <thread>
 
@@ -114,6 +115,39 @@ void add_common_train_flags(CLI::App& c, CommonTrainFlags& f, const std::string&
                  "Refuse to start a run needing more than this (e.g. 16G; default 90% of RAM, "
                  "shared among the ranks on a host)");
     c.add_flag("--quiet,-q", f.quiet, "No progress lines");
+}
+
+std::int64_t parse_delay(const std::string& s) {
+    if (s == "inf") return -1;  // comm::kInfiniteDelay
+    std::size_t end = 0;
+    long long v = -1;
+    try {
+        v = std::stoll(s, &end);
+    } catch (const std::exception&) {
+        end = 0;
+    }
+    if (end != s.size() || v < 0) throw ConfigError("--delay", "a number >= 0 or inf");
+    return v;
+}
+
+std::pair<int, double> parse_straggler(const std::string& text) {
+    const std::size_t colon = text.find(':');
+    const ConfigError bad("--simulate-straggler",
+                          fmt::format("'{}' is not RANK:FACTOR with FACTOR >= 1 (e.g. 1:3)", text));
+    if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) throw bad;
+    std::size_t used_r = 0, used_f = 0;
+    int rank = 0;
+    double factor = 0;
+    try {
+        rank = std::stoi(text.substr(0, colon), &used_r);
+        factor = std::stod(text.substr(colon + 1), &used_f);
+    } catch (const std::exception&) {
+        throw bad;
+    }
+    if (used_r != colon || used_f != text.size() - colon - 1 || rank < 0 || !(factor >= 1) ||
+        !std::isfinite(factor))
+        throw bad;
+    return {rank, factor};
 }
 
 }  // namespace rotor::train

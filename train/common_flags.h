@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -72,6 +73,14 @@ std::string absolute_path(const std::string& path);
 
 /// Registers `--overwrite` (replace an earlier output of rotor at --out) bound to `value`.
 void add_overwrite_flag(CLI::App& c, bool& value);
+
+/// --delay of the key-value trainers: "0", "3", "inf" → τ (-1 for inf, comm::kInfiniteDelay).
+/// ConfigError("--delay") otherwise.
+std::int64_t parse_delay(const std::string& s);
+
+/// --simulate-straggler of the key-value trainers: "RANK:FACTOR" (FACTOR >= 1) → (rank, factor).
+/// ConfigError("--simulate-straggler") otherwise.
+std::pair<int, double> parse_straggler(const std::string& text);
 
 /// Registers the common flags of a `train` subcommand, bound to `f` (which must outlive `c`).
 /// `unit` names one iteration in the help ("Gibbs sweeps", "epochs", ...).

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -412,38 +413,10 @@ std::uint32_t auto_blocks(std::uint64_t keys, int threads) {
     return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(keys / 8, 1, most));
 }
 
-std::int64_t parse_delay(const std::string& s) {
-    if (s == "inf") return comm::kInfiniteDelay;
-    std::size_t end = 0;
-    long long v = -1;
-    try {
-        v = std::stoll(s, &end);
-    } catch (const std::exception&) {
-        end = 0;
-    }
-    if (end != s.size() || v < 0) throw ConfigError("--delay", "a number >= 0 or inf");
-    return v;
-}
+std::int64_t parse_delay(const std::string& s) { return train::parse_delay(s); }
 
 void parse_straggler(const std::string& text, DelayedOptions& o) {
-    const std::size_t colon = text.find(':');
-    const ConfigError bad("--simulate-straggler",
-                          fmt::format("'{}' is not RANK:FACTOR with FACTOR >= 1 (e.g. 1:3)", text));
-    if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) throw bad;
-    std::size_t used_r = 0, used_f = 0;
-    int rank = 0;
-    double factor = 0;
-    try {
-        rank = std::stoi(text.substr(0, colon), &used_r);
-        factor = std::stod(text.substr(colon + 1), &used_f);
-    } catch (const std::exception&) {
-        throw bad;
-    }
-    if (used_r != colon || used_f != text.size() - colon - 1 || rank < 0 || !(factor >= 1) ||
-        !std::isfinite(factor))
-        throw bad;
-    o.straggler_rank = rank;
-    o.straggler_factor = factor;
+    std::tie(o.straggler_rank, o.straggler_factor) = train::parse_straggler(text);
 }
 
 namespace {

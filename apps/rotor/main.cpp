@@ -14,6 +14,7 @@
 #include "apps/logreg/cli.h"
 #include "apps/mf/cli.h"
 #include "apps/mf/ratings_cli.h"
+#include "apps/rica/cli.h"
 #include "apps/seal_cli.h"
 #include "comm/agreed.h"
 #include "comm/launch.h"
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
     rotor::apps::add_ratings_commands(app);
     rotor::apps::add_lasso_commands(app, mpi.comm);
     rotor::apps::add_logreg_commands(app, mpi.comm);
+    rotor::apps::add_rica_commands(app, mpi.comm);
     rotor::apps::add_seal_commands(app);
     try {
         app.parse(argc, argv);

@@ -1,7 +1,6 @@
 // Reading a dense regression data set from CSV or TSV (docs/lasso.md, "Input"): one sample per
-// line, every column a number, one of them the target. Plain or gzip (by magic bytes).
-//
-// The rules (lines end at '\n'; a '\r' before it is removed):
+// line, every column a number, one of them the target. Plain or gzip (by magic bytes). The lines
+// are core/io/dense_table.h's:
 //   - a UTF-8 byte-order mark at the start of line 1 is skipped (columns still count it);
 //   - blank lines and lines whose first non-blank byte is '#' are skipped, anywhere;
 //   - the first other line fixes the separator: ',' if it holds a comma, else a tab; a line with
@@ -17,6 +16,7 @@
 
 #include <string>
 
+#include "core/io/dense_table.h"
 #include "core/io/line_reader.h"
 #include "core/io/read_limits.h"
 #include "core/lasso/design.h"
@@ -24,11 +24,7 @@
 namespace rotor::lasso {
 
 /// How read_dense() treats the first line that is neither blank nor a comment.
-enum class DenseHeader {
-    kAuto,     ///< a header when any of its fields is not a number
-    kPresent,  ///< always a header
-    kAbsent,   ///< never a header
-};
+using DenseHeader = core::DenseHeader;
 
 /// Options of read_dense(). A plain struct.
 struct ReadDenseOptions {

@@ -6,6 +6,7 @@ void add_lda(pybind11::module_& m);
 void add_mf(pybind11::module_& m);
 void add_lasso(pybind11::module_& m);
 void add_logreg(pybind11::module_& m);
+void add_rica(pybind11::module_& m);
 }  // namespace rotor::python
 
 PYBIND11_MODULE(_rotor, m) {
@@ -15,4 +16,5 @@ PYBIND11_MODULE(_rotor, m) {
     rotor::python::add_mf(m);
     rotor::python::add_lasso(m);
     rotor::python::add_logreg(m);
+    rotor::python::add_rica(m);
 }

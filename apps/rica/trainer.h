@@ -1,0 +1,110 @@
+// Reconstruction ICA on servers and workers (Li et al., NIPS 2014, Appendix C; docs/rica.md,
+// "Partitioning"), over the key-value engine of comm/kv.h. The model is partitioned by
+// PARAMETERS, not by data: every worker holds all of X (and C = XᵀX, its spectrum) and a
+// contiguous range of row blocks of W; the servers hold S = WᵀW.
+//
+//   keys: the p(p+1)/2 entries S_kl (k ≤ l) and one more, Σ_j ‖X w_j‖₁, spread evenly over the
+//     64-bit key space (so that several servers share them);
+//   worker, kv iteration t: begin_iteration(t); for t ≥ 1, one proximal gradient step of each of
+//     its row blocks (core/rica/prox.h) from the latest S it pulled; push its rows' contribution
+//     Σ_b W_bᵀW_b and Σ_b ‖X W_bᵀ‖₁ (core::ExactSum limbs: the servers' totals are exact, so they
+//     do not depend on how the rows are split); pull every key after iteration t; take the pull
+//     of t − τ before ending t (τ = --delay; the pull of iteration 0 is always waited for);
+//   server: sums the pushes of t exactly; once every worker's is in, S and the L1 total of
+//     iteration t replace the last ones and answer the pulls.
+// Each worker's blocks are shared by its threads (sched::Team; a block's step is one thread's
+// gemms of shapes that depend on the block only, core/base/blas.h "Determinism"). So with τ = 0
+// the model is the same bit for bit for any number of threads, workers and servers.
+//
+// A run is cut into segments (between evaluations and checkpoints): each is one KvNode whose
+// iteration 0 pushes the rows as they are (no step) and whose iterations 1..k are steps; every
+// pull is applied before a segment ends, so at τ = 0 segments change nothing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "comm/kv.h"
+#include "core/rica/prox.h"
+#include "sched/team.h"
+
+namespace rotor::rica {
+
+/// Options of the trainer. A plain struct.
+struct TrainerOptions {
+    std::size_t components = 0;   ///< ℓ, rows of W
+    double lambda = 0;            ///< λ > 0
+    double eta = 8;               ///< step scale η > 0 (1: the safe step 1/L of an exact prox)
+    int admm_iterations = 1;      ///< ADMM iterations per step (warm-started)
+    std::size_t block_rows = 16;  ///< rows per block (the unit of work of a thread)
+    std::uint64_t seed = 1;       ///< of the initial W
+    std::int64_t delay = 0;       ///< τ, or comm::kInfiniteDelay
+    int threads = 1;              ///< threads per worker
+    double timeout_s = 60;        ///< of the kv engine
+    int straggler_rank = -1;      ///< --simulate-straggler: this rank's worker is slowed
+    double straggler_factor = 1;  ///< to 1/factor of its speed (sleeps (factor-1)× its compute)
+};
+
+/// The row blocks of worker `worker` of `workers`: [first, last) block indices (blocks of
+/// block_rows rows, the last one shorter), contiguous and balanced.
+std::pair<std::size_t, std::size_t> worker_blocks(std::size_t components, std::size_t block_rows,
+                                                  std::size_t worker, std::size_t workers);
+
+/// A worker's rows of W and their ADMM states, and its threads. Borrows the data.
+class RowWorker {
+  public:
+    /// Rows [first_row, first_row + rows) of W; `w` their values (rows×p) and `metric` their
+    /// AdaGrad factors (empty: 1). `spectrum` is C's.
+    RowWorker(const Dense& data, const std::vector<double>& c, const Spectrum& spectrum,
+              const TrainerOptions& options, std::size_t first_block, std::size_t last_block,
+              std::vector<double> w, std::vector<double> metric);
+    ~RowWorker();
+    RowWorker(const RowWorker&) = delete;
+    RowWorker& operator=(const RowWorker&) = delete;
+
+    /// One proximal gradient step of every row from `pulled` (S's entries and the L1 total, as
+    /// key_values()).
+    void step(std::span<const double> pulled);
+    /// The push of the rows as they are: kLimbs values per key.
+    const std::vector<double>& contribution() const { return push_; }
+    const std::vector<double>& w() const { return w_; }
+    std::vector<double> metric() const;
+    std::size_t rows() const { return w_.size() / data_.p; }
+
+  private:
+    void contribute();
+
+    const Dense& data_;
+    const std::vector<double>& c_;
+    const Spectrum& spectrum_;
+    TrainerOptions options_;
+    std::vector<std::size_t> block_first_;  ///< per block: its first row in w_ (and one past)
+    std::vector<double> w_;
+    std::vector<BlockState> states_;
+    std::vector<double> l1_;        ///< per block: Σ ‖X w_j‖₁ of its rows
+    std::vector<Scratch> scratch_;  ///< per share
+    std::vector<double> push_;
+    std::unique_ptr<sched::Runtime> runtime_;
+    std::unique_ptr<sched::Team> team_;
+};
+
+/// What a segment ends with on a worker: the last pull (S and the L1 total of the final rows).
+struct SegmentResult {
+    std::vector<double> pulled;
+    comm::KvStats stats;
+};
+
+/// The keys of dimension p: p(p+1)/2 entries of S then the L1 total, increasing.
+std::vector<std::uint64_t> rica_keys(std::size_t p);
+/// S (p×p, both triangles) from pulled values.
+std::vector<double> s_of(std::span<const double> pulled, std::size_t p);
+
+/// Collective over the ranks of `layout`: kv iteration 0 pushes the rows, iterations 1..steps
+/// step them. `worker` non-null exactly on workers.
+SegmentResult run_segment(comm::Communicator& comm, const comm::KvLayout& layout, RowWorker* worker,
+                          std::size_t p, std::uint64_t steps, const TrainerOptions& options);
+
+}  // namespace rotor::rica

@@ -1,0 +1,108 @@
+#include "core/rica/objective.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/base/blas.h"
+#include "core/base/rng.h"
+
+namespace rotor::rica {
+
+using core::blas::Op;
+
+std::vector<double> gram(const Dense& d) {
+    std::vector<double> c(d.p * d.p, 0.0);
+    core::blas::gemm(Op::kTranspose, Op::kNone, d.p, d.p, d.n, 1.0, d.x.data(), d.p, d.x.data(),
+                     d.p, 0.0, c.data(), d.p);
+    return c;
+}
+
+std::vector<double> outer_gram(std::span<const double> w, std::size_t rows, std::size_t p) {
+    std::vector<double> s(p * p, 0.0);
+    core::blas::gemm(Op::kTranspose, Op::kNone, p, p, rows, 1.0, w.data(), p, w.data(), p, 0.0,
+                     s.data(), p);
+    return s;
+}
+
+SmoothTerms smooth_terms(std::span<const double> s, std::span<const double> c, std::size_t p,
+                         bool gradient) {
+    std::vector<double> a(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(p * p));
+    for (std::size_t i = 0; i < p; ++i) a[i * p + i] -= 1.0;
+    std::vector<double> ac(p * p, 0.0);
+    core::blas::gemm(Op::kNone, Op::kNone, p, p, p, 1.0, a.data(), p, c.data(), p, 0.0, ac.data(),
+                     p);
+    SmoothTerms t;
+    // tr(A C A) = Σ_jk (AC)_jk A_kj = Σ_jk (AC)_jk A_jk (A symmetric).
+    double trace = 0;
+    for (std::size_t k = 0; k < p * p; ++k) trace += ac[k] * a[k];
+    t.value = 0.5 * trace;
+    if (gradient) {
+        // C A = (A C)ᵀ, both symmetric: M = AC + (AC)ᵀ, exactly symmetric.
+        t.m.resize(p * p);
+        for (std::size_t i = 0; i < p; ++i)
+            for (std::size_t j = 0; j < p; ++j) t.m[i * p + j] = ac[i * p + j] + ac[j * p + i];
+    }
+    return t;
+}
+
+DirectTerms direct_terms(std::span<const double> w, std::size_t rows, const Dense& d) {
+    DirectTerms t;
+    if (d.n == 0) return t;
+    const std::size_t p = d.p;
+    const std::vector<double> s = outer_gram(w, rows, p);
+    // Chunks of observations bound the scratch: Y = X Wᵀ (features), R = X S − X (residuals).
+    constexpr std::size_t kChunk = 4096;
+    std::vector<double> y(kChunk * rows), r(kChunk * p);
+    const double root = std::sqrt(static_cast<double>(rows));
+    for (std::size_t first = 0; first < d.n; first += kChunk) {
+        const std::size_t m = std::min(kChunk, d.n - first);
+        const double* x = d.row(first);
+        core::blas::gemm(Op::kNone, Op::kTranspose, m, rows, p, 1.0, x, p, w.data(), p, 0.0,
+                         y.data(), rows);
+        core::blas::gemm(Op::kNone, Op::kNone, m, p, p, 1.0, x, p, s.data(), p, 0.0, r.data(), p);
+        for (std::size_t i = 0; i < m; ++i) {
+            double l1 = 0, l2 = 0, rec = 0;
+            for (std::size_t j = 0; j < rows; ++j) {
+                const double v = y[i * rows + j];
+                l1 += std::fabs(v);
+                l2 += v * v;
+            }
+            for (std::size_t k = 0; k < p; ++k) {
+                const double e = r[i * p + k] - x[i * p + k];
+                rec += e * e;
+            }
+            t.l1 += l1;
+            t.reconstruction += 0.5 * rec;
+            if (rows > 1 && l2 > 0) t.hoyer += (root - l1 / std::sqrt(l2)) / (root - 1);
+        }
+    }
+    t.hoyer /= static_cast<double>(d.n);
+    return t;
+}
+
+double lipschitz_bound(double s_max, double c_max) {
+    return c_max * (4 * s_max + 2 * std::max(s_max - 1, 1.0));
+}
+
+std::vector<double> initial_rows(std::uint64_t seed, std::size_t first, std::size_t rows,
+                                 std::size_t p, std::size_t components) {
+    std::vector<double> w(rows * p);
+    const double scale = 1 / std::sqrt(static_cast<double>(components));
+    for (std::size_t j = 0; j < rows; ++j) {
+        Rng g = Rng::from({seed, first + j});
+        for (std::size_t k = 0; k < p; ++k) {  // Box-Muller: one normal of two uniforms
+            const double u = g.uniform() + 0x1p-60, v = g.uniform();
+            w[j * p + k] = scale * std::sqrt(-2 * std::log(u)) * std::cos(6.283185307179586 * v);
+        }
+    }
+    return w;
+}
+
+double largest_eigenvalue(std::span<const double> s, std::size_t p) {
+    if (p == 0) return 0;
+    std::vector<double> a(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(p * p)), values(p);
+    core::blas::symmetric_eigen(a, values, p, false);
+    return values[p - 1];
+}
+
+}  // namespace rotor::rica
