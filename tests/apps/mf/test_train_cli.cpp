@@ -137,6 +137,11 @@ TEST_F(MfTrainCli, MemoryPlanRefusesBeforeTraining) {
     EXPECT_EQ(r.code, 3) << r.out;
     EXPECT_NE(r.out.find("--max-memory"), std::string::npos) << r.out;
     EXPECT_FALSE(fs::exists(path("model")));
+    // A budget below 1 KiB is named in bytes (it read "0.0 KiB").
+    const Outcome tiny = run(train_args("sgd", "model") + " --max-memory 16");
+    EXPECT_EQ(tiny.code, 3) << tiny.out;
+    EXPECT_EQ(tiny.out.find("0.0 KiB"), std::string::npos) << tiny.out;
+    EXPECT_NE(tiny.out.find(" bytes"), std::string::npos) << tiny.out;
 }
 
 /// A run resumed from its checkpoint ends with the same bytes as one that never stopped.
