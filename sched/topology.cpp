@@ -3,6 +3,7 @@
 #include <hwloc.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <string>
 
 #include "core/base/error.h"
@@ -115,6 +116,15 @@ unsigned Topology::core_pu(int core) const {
 unsigned Topology::numa_os_index(int node) const {
     ROTOR_ASSERT(node >= 0 && node < numa_nodes_, "NUMA node index out of range");
     return numa_os_[static_cast<std::size_t>(node)];
+}
+
+double host_load_average() {
+    double load = 0;
+    if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+        if (std::fscanf(f, "%lf", &load) != 1) load = 0;
+        std::fclose(f);
+    }
+    return load;
 }
 
 }  // namespace rotor::sched

@@ -75,4 +75,8 @@ class Topology {
     bool this_system_ = false;
 };
 
+/// The load other processes put on this host's cores: the 1-minute load average of
+/// /proc/loadavg, 0 where there is none. What a default thread count leaves free.
+double host_load_average();
+
 }  // namespace rotor::sched

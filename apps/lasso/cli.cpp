@@ -25,6 +25,7 @@
 #include "core/io/atomic_file.h"
 #include "core/lasso/model_file.h"
 #include "sched/runtime.h"
+#include "sched/topology.h"
 #include "train/checkpoint_dir.h"
 #include "train/common_flags.h"
 #include "train/memory_plan.h"
@@ -214,16 +215,10 @@ std::uint64_t estimate_memory(const RankData& data, int ranks, int threads, bool
            t * (tiles - 1) * per_tile;
 }
 
-/// The load other processes put on this host's cores: the 1-minute load average (/proc/loadavg;
-/// 0 where there is none), rank 0's on every rank (so they choose alike).
+/// The load other processes put on this host's cores (sched::host_load_average), rank 0's on
+/// every rank (so they choose alike).
 double other_load(comm::Communicator& world) {
-    double load = 0;
-    if (world.rank() == 0) {
-        if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
-            if (std::fscanf(f, "%lf", &load) != 1) load = 0;
-            std::fclose(f);
-        }
-    }
+    double load = world.rank() == 0 ? sched::host_load_average() : 0;
     if (world.size() > 1) {
         std::vector<double> v{load};  // rank 0's; the others add 0
         world.allreduce_sum(v);

@@ -39,7 +39,9 @@ class Lasso(RegressorMixin, BaseEstimator):
     scikit-learn's Lasso), schedule (--schedule cyclic|shotgun|strads), parallel (-L),
     candidates, rho, eta (strads), tol (--tol), stop (--stop gap|kkt), max_iter
     (--max-iterations), active_set (not --no-active-set), evaluate_every (--eval-every),
-    random_state (--seed; None: 1), n_jobs (--threads; None: every core), pin, verbose.
+    random_state (--seed; None: 1), n_jobs (--threads; None: as the command line chooses
+    without it: 1 thread when a round reads too few entries for a second to pay, else the
+    cores the 1-minute load average leaves free), pin, verbose.
 
     Fitted: coef_ (p), intercept_, n_iter_, n_features_in_, converged_, objective_,
     relative_gap_, lambda_max_ (the smallest alpha whose solution is 0), metrics_.

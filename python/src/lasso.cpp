@@ -11,6 +11,7 @@
 #include "common.h"
 #include "core/base/error.h"
 #include "core/lasso/model_file.h"
+#include "sched/topology.h"
 
 namespace rotor::python {
 namespace {
@@ -104,11 +105,17 @@ py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indi
             o.active_set = p["active_set"].cast<bool>();
             o.seed = p["random_state"].cast<std::uint64_t>();
             o.eval_every = p["evaluate_every"].cast<std::uint32_t>();
-            const int threads = resolve_threads(p["n_jobs"].cast<int>());
+            const int n_jobs = p["n_jobs"].cast<int>();
+            int threads = resolve_threads(n_jobs);
             const bool pin = p["pin"].cast<bool>();
             const bool verbose = p["verbose"].cast<bool>();
             o.validate();
             lasso::RawData raw = raw_of(indptr, indices, values, features, y);
+            if (n_jobs == 0) {  // None: chosen as `rotor lasso train` chooses without --threads
+                threads = lasso::choose_threads(raw.values.size(), raw.features, o, threads,
+                                                sched::host_load_average())
+                              .threads;
+            }
             const std::uint64_t samples = raw.samples();
             Records records(lasso::record_schema(), verbose);
             lasso::Model model;
