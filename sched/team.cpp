@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #if defined(__linux__)
 #include <linux/futex.h>
@@ -369,8 +370,15 @@ TeamRun Team::call(std::size_t steps, const StepBody& body, bool caller_takes_sh
     sleeps_ += out.sleeps;
     benched_ += out.benched;
     if (c.failed.load(std::memory_order_acquire)) {
-        std::lock_guard lock(c.error_mutex);
-        std::rethrow_exception(c.error);
+        // Taken out of the shared state: a worker task may drop the last reference to `state`
+        // after this thread has caught the exception, and must not be the one that destroys it
+        // (exception_ptr counts references inside libstdc++, out of ThreadSanitizer's sight).
+        std::exception_ptr error;
+        {
+            std::lock_guard lock(c.error_mutex);
+            error = std::exchange(c.error, nullptr);
+        }
+        std::rethrow_exception(error);
     }
     return out;
 }
