@@ -98,10 +98,12 @@ def seed_of(random_state) -> int:
     )
 
 
-def jobs_of(n_jobs) -> int:
-    """n_jobs for the native side: None -> 0 (every core, the command line's default)."""
+def jobs_of(n_jobs, none=0) -> int:
+    """n_jobs for the native side (-1: every core, -2: all but one, ...). None is what the
+    command line does without --threads: `none`, 0 (every core: lda, mf and lasso train, the
+    Lasso choosing from the data) or 1 (one thread: logreg and rica train)."""
     if n_jobs is None:
-        return 0
+        return none
     if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
         raise TypeError(f"n_jobs: must be None or an int, not {type(n_jobs).__name__}")
     if n_jobs == 0:
