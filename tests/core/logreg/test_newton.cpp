@@ -124,8 +124,8 @@ TEST(Newton, LambdaMaxIsWhereTheFirstWeightEnters) {
 }
 
 // A warm start (set_lambda) down a path reaches each λ's optimum: the objective of a run from
-// w = 0 to 1e-9 (both at --tol 1e-7), in fewer Newton iterations over the path; its stopping rule is the cold run's
-// (the reference ‖∇^S F(0)‖₁ of the new λ).
+// w = 0 to 1e-9 (both at --tol 1e-7), in fewer Newton iterations over the path; its stopping
+// rule is the cold run's (the reference ‖∇^S F(0)‖₁ of the new λ).
 TEST(Newton, WarmStartReachesTheColdStartsObjective) {
     const Examples ex = testing::synthetic_examples(400, 60, 8, 5);
     Shard warm_part(ex, true);
