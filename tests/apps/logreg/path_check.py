@@ -87,7 +87,8 @@ def main() -> None:
         model = (t / "m.txt").read_text().splitlines()
         check(float(model[1].split()[1]) == float(rows[one_se]["lambda"]), "--model at 1se")
         at = model.index(next(l for l in model if l.startswith("weights ")))
-        weights = ",".join(l.replace("\t", ":") for l in model[at + 1:at + 1 + int(model[at].split()[1])])
+        count = int(model[at].split()[1])
+        weights = ",".join(l.replace("\t", ":") for l in model[at + 1:at + 1 + count])
         check(weights == rows[one_se]["weights"], "--model has the path row's weights")
 
         # Deterministic by seed.
