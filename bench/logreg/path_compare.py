@@ -13,11 +13,14 @@ medians of wall and CPU seconds including reading the data:
   once), at -e chosen so that its stopping rule is rotor's --tol (liblinear scales the rule by
   min(#pos, #neg) / l: -e = tol * l / min(#pos, #neg)).
 
+With --intercept rotor fits its default unpenalised intercept and liblinear (whose bias is
+penalised) is left out: warm against cold starts only.
+
 Then every lambda's objective of liblinear's model (recomputed here on the training data) against
 rotor's path file: the largest relative difference. Prints a Markdown table.
 
     path_compare.py --rotor build/ci/apps/rotor --data train.svm [--n-lambdas 20] [--eps 1e-3]
-        [--tol 1e-4] [--repeats 3]
+        [--tol 1e-4] [--repeats 3] [--intercept]
 
 Standard library only; needs Debian's liblinear-tools.
 """
@@ -42,14 +45,17 @@ def main() -> None:
     ap.add_argument("--eps", type=float, default=1e-3)
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--intercept", action="store_true")
     a = ap.parse_args()
     data = read_svm(a.data)
     pos = sum(1 for y, _ in data if y > 0)
     lib_eps = a.tol * len(data) / min(pos, len(data) - pos)
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
-        rotor = [a.rotor, "logreg", "path", "--data", str(a.data), "--no-intercept", "-q",
-                 "--n-lambdas", str(a.n_lambdas), "--eps", repr(a.eps), "--tol", repr(a.tol)]
+        rotor = [a.rotor, "logreg", "path", "--data", str(a.data), "-q", "--n-lambdas",
+                 str(a.n_lambdas), "--eps", repr(a.eps), "--tol", repr(a.tol)]
+        if not a.intercept:
+            rotor.append("--no-intercept")
         out = subprocess.run(rotor + ["--out", str(t / "path.tsv")], check=True,
                              capture_output=True, text=True).stdout
         rows = [l.split("\t") for l in (t / "path.tsv").read_text().splitlines()[2:]]
@@ -69,31 +75,37 @@ def main() -> None:
 
         warm, cold = rotor, rotor + ["--cold-start"]
         lib, lib_read = lib_loop(lambdas, lib_eps), lib_loop([1e3 * lam_max] * len(lambdas), 1.0)
-        med = alternating([warm, cold, lib, lib_read], a.repeats)
+        med = alternating([warm, cold] + ([] if a.intercept else [lib, lib_read]), a.repeats)
         solve = [sorted(rotor_seconds(c) for _ in range(a.repeats))[a.repeats // 2]
                  for c in (warm, cold)]
-        subprocess.run(lib, check=True)
         diffs = []
-        for k, l in enumerate(lambdas):
-            f_lib = objective(data, liblinear_weights(t / f"lib-{k}.model"), l)
-            diffs.append((f_lib - rotor_f[k]) / abs(rotor_f[k]))
-    nz = out.splitlines()
-    print(f"{a.data.name}: {len(data)} examples, {a.n_lambdas} lambdas from lambda_max "
-          f"{lam_max:.6g} to {a.eps:g} x, --tol {a.tol:g} (liblinear -e {lib_eps:.3g}), "
-          f"medians of {a.repeats}, load {os.getloadavg()[0]:.1f}\n")
+        if not a.intercept:
+            subprocess.run(lib, check=True)
+            for k, l in enumerate(lambdas):
+                f_lib = objective(data, liblinear_weights(t / f"lib-{k}.model"), l)
+                diffs.append((f_lib - rotor_f[k]) / abs(rotor_f[k]))
+    said = next((l for l in out.splitlines() if "path of" in l), "")
+    print(f"{a.data.name}: {len(data)} examples, "
+          f"{'intercept' if a.intercept else 'no intercept'}, {a.n_lambdas} lambdas from "
+          f"lambda_max {lam_max:.6g} to {a.eps:g} x, --tol {a.tol:g} (liblinear -e "
+          f"{lib_eps:.3g}), medians of {a.repeats}, load {os.getloadavg()[0]:.1f}\n")
     print("| run | wall s | CPU s | path solve s (rotor's own) |")
     print("|---|---|---|---|")
     print(f"| rotor path (warm starts) | {med[0][0]:.3f} | {med[0][1]:.3f} | {solve[0]:.3f} |")
     print(f"| rotor path --cold-start | {med[1][0]:.3f} | {med[1][1]:.3f} | {solve[1]:.3f} |")
-    print(f"| liblinear-train per lambda | {med[2][0]:.3f} | {med[2][1]:.3f} | "
-          f"{med[2][0] - med[3][0]:.3f} (minus its reading, {med[3][0]:.3f} s) |")
-    print(f"\nwarm / cold: {med[0][0] / med[1][0]:.2f}x wall, {solve[0] / solve[1]:.2f}x solve; "
-          f"warm / liblinear: {med[0][0] / med[2][0]:.2f}x wall")
+    if not a.intercept:
+        print(f"| liblinear-train per lambda | {med[2][0]:.3f} | {med[2][1]:.3f} | "
+              f"{med[2][0] - med[3][0]:.3f} (minus its reading, {med[3][0]:.3f} s) |")
+    print(f"\nwarm / cold: {med[0][0] / med[1][0]:.2f}x wall, {med[0][1] / med[1][1]:.2f}x CPU, "
+          f"{solve[0] / solve[1]:.2f}x solve")
+    print(f"rotor (warm): {said}")
+    if a.intercept:
+        return
+    print(f"warm / liblinear: {med[0][0] / med[2][0]:.2f}x wall, {med[0][1] / med[2][1]:.2f}x "
+          f"CPU, {solve[0] / (med[2][0] - med[3][0]):.2f}x solve (liblinear minus its reading)")
     worst = max(range(len(diffs)), key=lambda k: abs(diffs[k]))
     print(f"objectives (F_liblinear - F_rotor) / F_rotor: from {min(diffs):.2e} to "
-          f"{max(diffs):.2e} (largest |.| at lambda {lambdas[worst]:.6g}); rotor's last line: "
-          f"{nz[-1] if nz else ''}")
-
+          f"{max(diffs):.2e} (largest |.| at lambda {lambdas[worst]:.6g})")
 
 if __name__ == "__main__":
     main()
