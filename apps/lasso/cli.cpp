@@ -28,6 +28,7 @@
 #include "sched/topology.h"
 #include "train/checkpoint_dir.h"
 #include "train/common_flags.h"
+#include "train/lambda_path.h"
 #include "train/memory_plan.h"
 #include "train/reporter.h"
 #include "train/resume.h"
@@ -420,10 +421,7 @@ std::string path_text(const FitFlags& f, const FitSetup& s, const std::vector<Pa
 }
 
 void run_path(FitFlags& f, comm::Communicator& world) {
-    comm::run_agreed(world, [&] {
-        if (f.n_lambdas < 1) throw ConfigError("--n-lambdas", "must be at least 1");
-        if (!(f.eps > 0 && f.eps < 1)) throw ConfigError("--eps", "must be in (0, 1)");
-    });
+    comm::run_agreed(world, [&] { train::check_grid(f.n_lambdas, f.eps); });
     FitSetup s;
     prepare(f, world, s, true);
     print_start(f, s, world, "path");
@@ -432,10 +430,8 @@ void run_path(FitFlags& f, comm::Communicator& world) {
     if (talk) fmt::print("lambda\tobjective\tnonzeros\trelative_gap\ttime_s\n");
     std::vector<PathPoint> points;
     Stopwatch total;
-    for (std::uint32_t k = 0; k < f.n_lambdas; ++k) {
-        // λ_k = λ_max · eps^(k / (K − 1)), log-spaced; warm started from the previous λ.
-        const double frac = f.n_lambdas == 1 ? 0.0 : double(k) / double(f.n_lambdas - 1);
-        const double lambda = t.lambda_max() * std::pow(f.eps, frac);
+    // Log-spaced from λ_max down, each λ warm started from the previous one's solution.
+    for (const double lambda : train::lambda_grid(t.lambda_max(), f.n_lambdas, f.eps)) {
         t.set_lambda(lambda);
         Stopwatch clock;
         fit(t, s.metrics.get(), lambda, world);

@@ -15,7 +15,9 @@
 
 #include <fmt/format.h>
 
+#include "apps/logreg/input.h"
 #include "apps/logreg/newton_run.h"
+#include "apps/logreg/path_run.h"
 #include "apps/logreg/train_run.h"
 #include "comm/inprocess_communicator.h"
 #include "core/base/error.h"
@@ -31,23 +33,9 @@ namespace {
 using logreg::Examples;
 using logreg::Model;
 
-/// Every example of `path`: text (plain or gzip) or the binary form. `hashed`: the model's.
-Examples read_all(const std::string& path, bool hashed) {
-    if (logreg::examples_form(path) == logreg::ExamplesForm::kBinary) {
-        logreg::ExamplesBinaryPart p = logreg::read_examples_binary(path);
-        if (p.info.hashed != hashed)
-            throw InputError(path, hashed ? "holds numeric keys but the model hashes features"
-                                          : "holds hashed features but the model does not");
-        return std::move(p.examples);
-    }
-    logreg::ReadExamplesOptions ro;
-    ro.hash_features = hashed;
-    return logreg::read_examples(path, ro);
-}
-
 /// The test metrics of `m` on a file.
 logreg::Metrics metrics_on(const Model& m, const std::string& path) {
-    const Examples ex = read_all(path, m.hashed);
+    const Examples ex = logreg::read_whole(path, m.hashed, "the model");
     std::vector<double> margins(ex.size());
     for (std::size_t i = 0; i < ex.size(); ++i)
         margins[i] = m.margin(ex.keys_of(i), ex.values_of(i));
@@ -182,7 +170,7 @@ struct UseFlags {
 
 void run_predict(const UseFlags& f) {
     const Model m = logreg::read_model(f.model);
-    const Examples ex = read_all(f.data, m.hashed);
+    const Examples ex = logreg::read_whole(f.data, m.hashed, "the model");
     std::string text;
     for (std::size_t i = 0; i < ex.size(); ++i) {
         const double margin = m.margin(ex.keys_of(i), ex.values_of(i));
@@ -251,9 +239,11 @@ void add_build(CLI::App& logreg) {
 
 void add_logreg_commands(CLI::App& app, comm::Communicator* world) {
     auto* logreg = app.add_subcommand(
-        "logreg", "Sparse L1 logistic regression on servers and workers: train, predict, eval");
+        "logreg",
+        "Sparse L1 logistic regression on servers and workers: train, path, predict, eval, build");
     logreg->require_subcommand(1);
     add_train(*logreg, world);
+    logreg::add_path_command(*logreg, world);
     add_use(*logreg, true);
     add_use(*logreg, false);
     add_build(*logreg);

@@ -88,6 +88,19 @@ Examples read_part(const std::string& path, const PartCount& count, std::size_t 
     return read_examples_range(path, data, text_range(data, w, workers), first_line, options);
 }
 
+Examples read_whole(const std::string& path, bool hashed, const std::string& by) {
+    if (examples_form(path) == ExamplesForm::kBinary) {
+        ExamplesBinaryPart p = read_examples_binary(path);
+        if (p.info.hashed != hashed)
+            throw InputError(path, hashed ? "holds numeric keys but " + by + " hashes features"
+                                          : "holds hashed features but " + by + " does not");
+        return std::move(p.examples);
+    }
+    ReadExamplesOptions ro;
+    ro.hash_features = hashed;
+    return read_examples(path, ro);
+}
+
 DataFingerprint fingerprint(const Examples& part) {
     DataFingerprint f{part.size(), part.nonzeros(), 0};
     for (std::size_t i = 0; i < part.size(); ++i) {

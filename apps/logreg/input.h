@@ -35,6 +35,11 @@ Examples read_part(const std::string& path, const PartCount& count, std::size_t 
                    std::size_t workers, std::uint64_t first_line,
                    const ReadExamplesOptions& options, bool& hashed);
 
+/// Every example of `path`: text (plain or gzip) or the binary form. `hashed`: whether features
+/// are hashed, as `by` decides ("the model", "--hash-features"); a binary form that disagrees is
+/// an InputError naming both.
+Examples read_whole(const std::string& path, bool hashed, const std::string& by);
+
 /// Identifies training data surely enough to refuse resuming on other data; the same whether
 /// the data was read whole or in parts.
 struct DataFingerprint {

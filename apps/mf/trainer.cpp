@@ -92,9 +92,8 @@ std::uint64_t estimate_memory(const Ratings& train, const TrainOptions& options,
     // The program, its libraries and the runtime's threads (10.5 MiB measured on a tiny input).
     std::uint64_t bytes = kProcessBytes;
     // Reading (every rank reads the whole matrix): the triples (12 bytes a rating) while
-    // Ratings::from_triples sorts them into CSR and CSC (16 bytes a rating, and its 4-byte
-    // indices before the CSR exists), offsets and counts.
-    const std::uint64_t read_peak = 28 * nnz + 16 * (n + m + 2);
+    // Ratings::from_triples sorts them into the CSR (8 bytes a rating), offsets and counts.
+    const std::uint64_t read_peak = 20 * nnz + 16 * (n + m + 2);
     // Its rows of W and its H rows (ccd: all of H, replicated; sgd: its slices), biases and
     // per-row state; on evaluation a gathered H, and rank 0's gathered model at the end.
     const std::uint64_t rows = 4 * k * (n / p + 1) + 4 * k * m + 16 * (n + m);

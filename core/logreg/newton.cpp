@@ -73,9 +73,16 @@ NewtonSolver::NewtonSolver(Shard& part, const NewtonOptions& options)
     const auto rows = part.rows();
     const auto values = part.values();
     const auto labels = part.labels();
-    for (std::size_t j = 0; j < n; ++j)
-        for (std::uint64_t e = offsets[j]; e < offsets[j + 1]; ++e)
+    grad0_.assign(n, 0.0);
+    for (std::size_t j = 0; j < n; ++j) {
+        double half = 0;  // Σ_i x_ij σ(0), summed as gradient() sums it at w = 0
+        for (std::uint64_t e = offsets[j]; e < offsets[j + 1]; ++e) {
             if (labels[rows[e]] < 0) neg_sum_[j] += values[e];
+            half += values[e] * 0.5;
+        }
+        grad0_[j] = neg_sum_[j] - half;
+    }
+    zero_ = subgradient_at_zero();
     margin_.assign(l, 0.0);
     tau_.assign(l, 0.5);
     d_.assign(l, 0.25);
@@ -83,6 +90,25 @@ NewtonSolver::NewtonSolver(Shard& part, const NewtonOptions& options)
     loss_.assign(l, std::log(2.0));
     trial_loss_.assign(l, 0.0);
     trial_t_.assign(l, 0.0);
+}
+
+double NewtonSolver::subgradient_at_zero() const {
+    double norm = 0;
+    for (std::size_t j = 0; j < grad0_.size(); ++j)
+        norm += violation(0, grad0_[j] + lambda_[j], grad0_[j] - lambda_[j]);
+    return norm;
+}
+
+void NewtonSolver::set_lambda(double lambda) {
+    options_.lambda = lambda;
+    const auto keys = part_.keys();
+    penalty_ = 0;
+    for (std::size_t j = 0; j < keys.size(); ++j) {
+        lambda_[j] = penalty_of(keys[j], lambda);
+        penalty_ += lambda_[j] * std::fabs(w_[j]);
+    }
+    zero_ = subgradient_at_zero();
+    gmax_old_ = kInf;  // the last λ's violations say nothing of which coordinates stay at 0
 }
 
 /// The gradient and Hessian diagonal of every coordinate at w, the rule's norms into status_,
@@ -235,7 +261,6 @@ NewtonStop NewtonSolver::run(const std::function<void(const NewtonStatus&)>& rep
     NewtonStop stop = NewtonStop::kIterations;
     for (std::uint64_t it = 0;; ++it) {
         gradient(it, gmax_old_ / l);
-        if (it == 0) zero_ = status_.subgradient;
         status_.zero = zero_;
         status_.cycles = cycles;
         status_.seconds = clock.seconds();

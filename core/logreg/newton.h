@@ -68,8 +68,13 @@ struct NewtonStatus {
 /// newGLMNET over one part (see the file comment). Not thread-safe; borrows `part`.
 class NewtonSolver {
   public:
-    /// `part`'s margins must be those of w = 0 (a fresh Shard).
+    /// Starts at w = 0 (the solver keeps its own margins; `part`'s are only written by run()).
     NewtonSolver(Shard& part, const NewtonOptions& options);
+
+    /// A warm start (docs/logreg.md, "Path and cross-validation"): the next run() minimises F
+    /// at `lambda` (> 0) from the current w, with the stopping rule's reference ‖∇^S F(0)‖₁ that
+    /// of `lambda`, so it stops where a run from w = 0 at `lambda` would be allowed to.
+    void set_lambda(double lambda);
 
     /// Iterates until the rule holds, the cap, the time limit or a stalled line search;
     /// `report` (may be empty) sees the status at the top of every Newton iteration (the last
@@ -84,6 +89,8 @@ class NewtonSolver {
   private:
     void gradient(std::uint64_t iteration, double shrink_bound);
     std::uint32_t direction(double inner_tol, std::uint32_t working);
+    /// ‖∇^S F(0)‖₁ at the current λ, from grad0_.
+    double subgradient_at_zero() const;
     bool line_search();
 
     Shard& part_;
@@ -91,6 +98,7 @@ class NewtonSolver {
     std::vector<double> lambda_;   ///< per coordinate: λ, or 0 for the intercept
     std::vector<double> w_, wpd_;  ///< w and w + d
     std::vector<double> grad_, hdiag_;
+    std::vector<double> grad0_;                 ///< the loss's gradient at w = 0
     std::vector<double> neg_sum_;               ///< Σ_{i: y_i = −1} x_ij
     std::vector<std::uint32_t> index_;          ///< coordinates; the working set first
     std::vector<double> margin_;                ///< m_i = x_iᵀw
@@ -100,7 +108,7 @@ class NewtonSolver {
     std::vector<double> loss_;                  ///< log(1 + exp(−y_i m_i))
     std::vector<double> trial_loss_, trial_t_;  ///< the line search's, per example
     double penalty_ = 0;                        ///< Σ λ_k |w_k|
-    double zero_ = 0;
+    double zero_ = 0;                           ///< ‖∇^S F(0)‖₁ at options_.lambda
     double gmax_old_;  ///< the last iteration's largest violation (shrinking)
     NewtonStatus status_;
 };

@@ -246,4 +246,34 @@ double subgradient_norm(std::span<const std::uint64_t> keys, std::span<const dou
     return sum;
 }
 
+double lambda_max(const Shard& part) {
+    const auto keys = part.keys();
+    const auto offsets = part.offsets();
+    const auto rows = part.rows();
+    const auto values = part.values();
+    const auto labels = part.labels();
+    const bool intercept = !keys.empty() && keys.back() == kInterceptKey;
+    double p = 0.5;
+    if (intercept) {
+        const auto pos = std::count(labels.begin(), labels.end(), std::int8_t{1});
+        p = static_cast<double>(pos) / static_cast<double>(labels.size());
+    }
+    // The loss's gradient at the intercept's optimum σ(b) = p (or at w = 0, σ(0) = 1/2):
+    // Σ_i x_ik (σ(m_i) − [y_i = +1]) = Σ_{y_i = −1} x_ik − (1 − p) Σ_i x_ik, summed as
+    // NewtonSolver sums its gradient at w = 0, so that at p = 1/2 the top λ's violations there
+    // are exactly 0 (the stopping rule's reference ‖∇^S F(0)‖₁ is then 0: no rounding residue
+    // for the rule to chase).
+    double top = 0;
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        if (keys[k] == kInterceptKey) continue;
+        double negative = 0, scaled = 0;
+        for (std::uint64_t e = offsets[k]; e < offsets[k + 1]; ++e) {
+            if (labels[rows[e]] < 0) negative += values[e];
+            scaled += values[e] * (1 - p);
+        }
+        top = std::max(top, std::fabs(negative - scaled));
+    }
+    return top;
+}
+
 }  // namespace rotor::logreg

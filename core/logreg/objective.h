@@ -172,6 +172,13 @@ double kkt_violation(std::span<const std::uint64_t> keys, std::span<const double
 double subgradient_norm(std::span<const std::uint64_t> keys, std::span<const double> w,
                         std::span<const double> g, double lambda);
 
+/// The smallest λ at which the optimum has every penalised weight 0 (the top of a λ path): with
+/// the intercept (`part` has kInterceptKey) the intercept alone is then log(p / (1 − p)), p the
+/// share of +1 labels, and λ_max = max_k |Σ_i x_ik (p − [y_i = +1])|; without it w = 0 and p =
+/// 1/2. Over the part's examples (the whole data in one part). 0 when no feature can enter (one
+/// class with the intercept, or no nonzero feature). O(nnz).
+double lambda_max(const Shard& part);
+
 /// The stopping rule of every solver: the min-norm subgradient's 1-norm at w (`norm`) is at most
 /// `tol` times its value at w = 0 (`norm0`; liblinear's -s 6 test without its class-balance
 /// factor). Never with tol = 0. At w = 0 with norm0 = 0, w = 0 is the optimum: converged.

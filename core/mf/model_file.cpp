@@ -138,16 +138,21 @@ void Model::check(const std::string& name) const {
 
 namespace {
 
-/// Writes `bytes` as `name` inside the temporary directory; returns its CRC-32.
+/// Writes `bytes` as `name` inside the temporary directory; returns its CRC-32 and adds its
+/// manifest entry to `known` (so that the manifest need not read the file back).
 std::uint32_t write_binary(const core::AtomicDirectory& dir, const char* name,
-                           std::span<const std::span<const std::byte>> parts) {
+                           std::span<const std::span<const std::byte>> parts,
+                           std::vector<core::ManifestEntry>& known) {
     core::AtomicFile f(dir.file(name));
     std::uint32_t crc = crc_start();
+    std::uint64_t bytes = 0;
     for (const auto part : parts) {
         f.write(part);
         crc = crc_update(crc, part);
+        bytes += part.size();
     }
     f.commit();
+    known.push_back({name, bytes, crc});
     return crc;
 }
 
@@ -167,20 +172,21 @@ void write_model(const std::string& dir, const Model& model) {
     core::check_replaceable(dir, "params.json", "--out");
     core::AtomicDirectory out(dir);
     nlohmann::ordered_json crcs;
+    std::vector<core::ManifestEntry> known;
     const std::span<const std::byte> w[] = {std::as_bytes(model.w.values())};
-    crcs[kW] = write_binary(out, kW, w);
+    crcs[kW] = write_binary(out, kW, w, known);
     const std::span<const std::byte> h[] = {std::as_bytes(model.h.values())};
-    crcs[kH] = write_binary(out, kH, h);
+    crcs[kH] = write_binary(out, kH, h, known);
     if (model.params.bias) {
         const std::span<const std::byte> b[] = {std::as_bytes(std::span(model.row_bias)),
                                                 std::as_bytes(std::span(model.col_bias))};
-        crcs[kBias] = write_binary(out, kBias, b);
+        crcs[kBias] = write_binary(out, kBias, b, known);
     }
     const bool seen = !model.seen_offsets.empty();
     if (seen) {
         const std::span<const std::byte> s[] = {std::as_bytes(std::span(model.seen_offsets)),
                                                 std::as_bytes(std::span(model.seen_items))};
-        crcs[kSeen] = write_binary(out, kSeen, s);
+        crcs[kSeen] = write_binary(out, kSeen, s, known);
     }
     write_ids(out, kUsers, model.users);
     write_ids(out, kItems, model.items);
@@ -203,7 +209,9 @@ void write_model(const std::string& dir, const Model& model) {
         {"crc32", crcs},
         {"manifest", std::string(core::kManifestName)}};
     core::write_file_atomically(out.file(kParams), params.dump(2) + "\n");
-    core::write_manifest(out.temp_path());  // last: it lists every file above
+    // Last: it lists every file above (the binary ones by the CRCs taken as they were written:
+    // reading them back would map the whole model once more).
+    core::write_manifest(out.temp_path(), known);
     out.commit();
 }
 

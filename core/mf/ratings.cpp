@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
-#include <limits>
+#include <map>
 
 #include "core/base/error.h"
 
@@ -75,81 +76,86 @@ std::pair<std::vector<std::uint64_t>, std::vector<ItemId>> Ratings::take_user_it
     return out;
 }
 
-Ratings Ratings::from_triples(std::uint32_t num_users, std::uint32_t num_items,
-                              std::span<const RatingTriple> triples, const TripleOrigin& origin) {
+template <class Triples>
+Ratings Ratings::build(std::uint32_t num_users, std::uint32_t num_items, const Triples& triples,
+                       const TripleOrigin& origin) {
     Ratings r;
     r.num_users_ = num_users;
     r.num_items_ = num_items;
     const std::uint64_t nnz = triples.size();
 
-    // A stable counting sort by user, then a stable one by item of that order: the result is
-    // grouped by item, users increasing, equal pairs adjacent in input order (LSD radix sort).
+    // A counting sort by user (each user's ratings in input order), then each user's ratings
+    // sorted by item: no index arrays and no second copy of the matrix, so the triples and the
+    // CSR are all there is (20 bytes a rating).
     std::vector<std::uint64_t> counts(num_users, 0);
-    for (const RatingTriple& t : triples) {
+    for (std::uint64_t k = 0; k < nnz; ++k) {
+        const RatingTriple& t = triples[k];
         ROTOR_ASSERT(t.user < num_users && t.item < num_items, "triple out of the matrix");
         ++counts[t.user];
     }
     r.user_offsets_ = offsets_from_counts(counts);
-    // The sort's index arrays take 4 bytes a rating below 2^32 ratings (the load's peak: the
-    // triples, two index arrays, then one index array and the CSC).
-    const auto sort_into = [&]<class Index>() {
-        std::vector<Index> by_user(nnz);
-        {
-            std::vector<std::uint64_t> next(r.user_offsets_.begin(), r.user_offsets_.end() - 1);
-            for (std::uint64_t k = 0; k < nnz; ++k)
-                by_user[next[triples[k].user]++] = static_cast<Index>(k);
-        }
-        counts.assign(num_items, 0);
-        for (const RatingTriple& t : triples) ++counts[t.item];
-        r.item_offsets_ = offsets_from_counts(counts);
-        std::vector<Index> by_item(nnz);
-        {
-            std::vector<std::uint64_t> next(r.item_offsets_.begin(), r.item_offsets_.end() - 1);
-            for (const Index k : by_user) by_item[next[triples[k].item]++] = k;
-        }
-        by_user = {};
-
-        // Report the duplicate whose second occurrence comes first in the input.
-        std::uint64_t dup_first = 0;
-        std::uint64_t dup_second = std::numeric_limits<std::uint64_t>::max();
-        for (std::uint32_t i = 0; i < num_items; ++i) {
-            for (std::uint64_t p = r.item_offsets_[i] + 1; p < r.item_offsets_[i + 1]; ++p) {
-                if (triples[by_item[p]].user == triples[by_item[p - 1]].user &&
-                    by_item[p] < dup_second) {
-                    dup_first = by_item[p - 1];
-                    dup_second = by_item[p];
-                }
-            }
-        }
-        if (dup_second < nnz) duplicate_error(origin, triples[dup_second], dup_first, dup_second);
-
-        r.item_users_.resize(nnz);
-        r.item_values_.resize(nnz);
-        for (std::uint64_t p = 0; p < nnz; ++p) {
-            r.item_users_[p] = triples[by_item[p]].user;
-            r.item_values_[p] = triples[by_item[p]].value;
-        }
-        by_item = {};
-    };
-    if (nnz < (std::uint64_t{1} << 32)) {
-        sort_into.template operator()<std::uint32_t>();
-    } else {
-        sort_into.template operator()<std::uint64_t>();
-    }
-
-    // CSR from CSC: walking the items in order leaves each user's items increasing.
+    counts = {};
     r.user_items_.resize(nnz);
     r.user_values_.resize(nnz);
-    std::vector<std::uint64_t> next(r.user_offsets_.begin(), r.user_offsets_.end() - 1);
-    for (std::uint32_t i = 0; i < num_items; ++i) {
-        for (std::uint64_t p = r.item_offsets_[i]; p < r.item_offsets_[i + 1]; ++p) {
-            const std::uint64_t q = next[r.item_users_[p]]++;
-            r.user_items_[q] = i;
-            r.user_values_[q] = r.item_values_[p];
+    {
+        std::vector<std::uint64_t> next(r.user_offsets_.begin(), r.user_offsets_.end() - 1);
+        for (std::uint64_t k = 0; k < nnz; ++k) {
+            const RatingTriple& t = triples[k];
+            const std::uint64_t q = next[t.user]++;
+            r.user_items_[q] = t.item;
+            r.user_values_[q] = t.value;
         }
     }
+    // Readers mostly see a user's items in increasing order: then nothing moves. Else a stable
+    // sort of the user's ratings by item (equal items stay in input order).
+    std::vector<std::pair<ItemId, float>> row;
+    std::vector<std::pair<UserId, ItemId>> duplicates;
+    for (std::uint32_t u = 0; u < num_users; ++u) {
+        const std::uint64_t lo = r.user_offsets_[u];
+        const std::uint64_t hi = r.user_offsets_[u + 1];
+        ItemId* items = r.user_items_.data();
+        float* values = r.user_values_.data();
+        if (std::is_sorted(items + lo, items + hi)) {
+            for (std::uint64_t p = lo + 1; p < hi; ++p)
+                if (items[p] == items[p - 1]) duplicates.emplace_back(u, items[p]);
+            continue;
+        }
+        row.clear();
+        for (std::uint64_t p = lo; p < hi; ++p) row.emplace_back(items[p], values[p]);
+        std::stable_sort(row.begin(), row.end(),
+                         [](const auto& x, const auto& y) { return x.first < y.first; });
+        for (std::uint64_t p = lo; p < hi; ++p) {
+            items[p] = row[p - lo].first;
+            values[p] = row[p - lo].second;
+            if (p > lo && items[p] == items[p - 1]) duplicates.emplace_back(u, items[p]);
+        }
+    }
+    if (!duplicates.empty()) {
+        // Report the duplicate whose second occurrence comes first in the input, with its first.
+        std::sort(duplicates.begin(), duplicates.end());
+        std::map<std::pair<UserId, ItemId>, std::uint64_t> first;
+        for (std::uint64_t k = 0; k < nnz; ++k) {
+            const RatingTriple& t = triples[k];
+            const std::pair<UserId, ItemId> key{t.user, t.item};
+            if (!std::binary_search(duplicates.begin(), duplicates.end(), key)) continue;
+            const auto [it, fresh] = first.emplace(key, k);
+            if (!fresh) duplicate_error(origin, t, it->second, k);
+        }
+        ROTOR_ASSERT(false, "a duplicate rating not found again");
+    }
+    r.count_items();
     r.compute_mean();
     return r;
+}
+
+Ratings Ratings::from_triples(std::uint32_t num_users, std::uint32_t num_items,
+                              std::span<const RatingTriple> triples, const TripleOrigin& origin) {
+    return build(num_users, num_items, triples, origin);
+}
+
+Ratings Ratings::from_triples(std::uint32_t num_users, std::uint32_t num_items,
+                              const TripleList& triples, const TripleOrigin& origin) {
+    return build(num_users, num_items, triples, origin);
 }
 
 Ratings Ratings::from_csr(std::uint32_t num_users, std::uint32_t num_items,
@@ -195,25 +201,15 @@ Ratings Ratings::from_csr(std::uint32_t num_users, std::uint32_t num_items,
     r.user_offsets_ = std::move(offsets);
     r.user_items_ = std::move(items);
     r.user_values_ = std::move(values);
-    r.build_csc();
+    r.count_items();
     r.compute_mean();
     return r;
 }
 
-void Ratings::build_csc() {
+void Ratings::count_items() {
     std::vector<std::uint64_t> counts(num_items_, 0);
     for (const ItemId i : user_items_) ++counts[i];
     item_offsets_ = offsets_from_counts(counts);
-    item_users_.resize(user_items_.size());
-    item_values_.resize(user_items_.size());
-    std::vector<std::uint64_t> next(item_offsets_.begin(), item_offsets_.end() - 1);
-    for (std::uint32_t u = 0; u < num_users_; ++u) {
-        for (std::uint64_t p = user_offsets_[u]; p < user_offsets_[u + 1]; ++p) {
-            const std::uint64_t q = next[user_items_[p]]++;
-            item_users_[q] = u;
-            item_values_[q] = user_values_[p];
-        }
-    }
 }
 
 void Ratings::compute_mean() noexcept {
@@ -230,18 +226,9 @@ std::span<const float> Ratings::values_of_user(UserId u) const noexcept {
     return std::span<const float>(user_values_).subspan(user_offsets_[u], user_degree(u));
 }
 
-std::span<const UserId> Ratings::users_of(ItemId i) const noexcept {
-    return std::span<const UserId>(item_users_).subspan(item_offsets_[i], item_degree(i));
-}
-
-std::span<const float> Ratings::values_of_item(ItemId i) const noexcept {
-    return std::span<const float>(item_values_).subspan(item_offsets_[i], item_degree(i));
-}
-
 std::size_t Ratings::memory_bytes() const noexcept {
     return (user_offsets_.size() + item_offsets_.size()) * sizeof(std::uint64_t) +
-           (user_items_.size() + item_users_.size()) * sizeof(std::uint32_t) +
-           (user_values_.size() + item_values_.size()) * sizeof(float);
+           user_items_.size() * sizeof(std::uint32_t) + user_values_.size() * sizeof(float);
 }
 
 bool operator==(const Ratings& a, const Ratings& b) {

@@ -1,6 +1,6 @@
 // The ratings matrix of matrix factorization: A (N users x M items) with its observed set Ω,
-// held by user (CSR) and by item (CSC), and the maps from the input's string ids to the dense
-// indices the kernels use (docs/architecture.md, "Matrix factorization: the shapes").
+// held by user (CSR) with the items' rating counts, and the maps from the input's string ids to the
+// dense indices the kernels use (docs/architecture.md, "Matrix factorization: the shapes").
 #pragma once
 
 #include <cstddef>
@@ -74,15 +74,43 @@ struct TripleOrigin {
     const IdMap* items = nullptr;
 };
 
-/// A sparse ratings matrix A of N users x M items with nnz observed ratings (float values),
-/// held twice:
-///   - by user (CSR): user_offsets() (u64, N+1), user_items() (u32, nnz), user_values()
-///     (float, nnz); the ratings of user u are at [user_offsets()[u], user_offsets()[u+1]),
-///     items strictly increasing;
-///   - by item (CSC): item_offsets() (u64, M+1), item_users() (u32, nnz), item_values()
-///     (float, nnz); the ratings of item i are at [item_offsets()[i], item_offsets()[i+1]),
-///     users strictly increasing.
-/// Every rating appears exactly once in each. Memory: 8(N+M+2) + 16 nnz bytes.
+/// Triples as a reader appends them: in chunks of kChunk, so that growing never copies what is
+/// held (a doubling vector peaks at three times its triples while it moves them) and the memory
+/// is 12 bytes a triple to within one chunk. Indexed like a vector. A value type.
+class TripleList {
+  public:
+    static constexpr unsigned kChunkShift = 16;
+    static constexpr std::uint64_t kChunk = std::uint64_t{1} << kChunkShift;  ///< 768 KiB
+
+    void push_back(const RatingTriple& t) {
+        if ((size_ & (kChunk - 1)) == 0) {
+            chunks_.emplace_back();
+            chunks_.back().reserve(kChunk);
+        }
+        chunks_.back().push_back(t);
+        ++size_;
+    }
+    std::uint64_t size() const noexcept { return size_; }
+    const RatingTriple& operator[](std::uint64_t i) const noexcept {
+        return chunks_[i >> kChunkShift][i & (kChunk - 1)];
+    }
+    /// Releases every triple.
+    void clear() noexcept {
+        chunks_ = {};
+        size_ = 0;
+    }
+
+  private:
+    std::vector<std::vector<RatingTriple>> chunks_;
+    std::uint64_t size_ = 0;
+};
+
+/// A sparse ratings matrix A of N users x M items with nnz observed ratings (float values), held
+/// by user (CSR): user_offsets() (u64, N+1), user_items() (u32, nnz), user_values() (float,
+/// nnz); the ratings of user u are at [user_offsets()[u], user_offsets()[u+1]), items strictly
+/// increasing. By item only the counts: item_offsets() (u64, M+1), whose differences are the
+/// item degrees (no solver reads the ratings by item, so the matrix is not held twice).
+/// Memory: 8(N+M+2) + 8 nnz bytes.
 ///
 /// A value type owning its arrays; immutable after construction, so any number of threads may
 /// read one at once. Users and items without ratings are allowed (empty rows and columns).
@@ -94,14 +122,18 @@ class Ratings {
     /// Builds from triples in any order. Preconditions: every user < num_users, every item
     /// < num_items, every value finite (the readers check these on their input). Throws
     /// InputError if a (user, item) pair occurs twice, naming `origin` (path, the lines of both
-    /// and the original ids when known). Time O(nnz + N + M); transient memory 8 nnz bytes
-    /// besides the result.
+    /// and the original ids when known). Time O(nnz + N + M) when each user's triples come in
+    /// increasing item order, else O(nnz log d) for d the largest user degree; transient memory
+    /// 16(N+M) bytes and one user's ratings besides the result (so reading peaks at the triples
+    /// and the CSR: 20 bytes a rating).
     static Ratings from_triples(std::uint32_t num_users, std::uint32_t num_items,
                                 std::span<const RatingTriple> triples,
                                 const TripleOrigin& origin = {});
+    static Ratings from_triples(std::uint32_t num_users, std::uint32_t num_items,
+                                const TripleList& triples, const TripleOrigin& origin = {});
 
-    /// Builds from the CSR arrays (moved in) and derives the CSC. Throws InputError naming
-    /// `name` unless offsets has N+1 entries rising from 0 to nnz, items and values have nnz
+    /// Builds from the CSR arrays (moved in) and counts the items' ratings. Throws InputError
+    /// naming `name` unless offsets has N+1 entries rising from 0 to nnz, items and values have nnz
     /// entries, every item is < num_items, items rise strictly within each user and every value
     /// is finite.
     static Ratings from_csr(std::uint32_t num_users, std::uint32_t num_items,
@@ -116,15 +148,10 @@ class Ratings {
     std::span<const ItemId> user_items() const noexcept { return user_items_; }
     std::span<const float> user_values() const noexcept { return user_values_; }
     std::span<const std::uint64_t> item_offsets() const noexcept { return item_offsets_; }
-    std::span<const UserId> item_users() const noexcept { return item_users_; }
-    std::span<const float> item_values() const noexcept { return item_values_; }
 
     /// The items user u rated (increasing) and the ratings, aligned. u < N.
     std::span<const ItemId> items_of(UserId u) const noexcept;
     std::span<const float> values_of_user(UserId u) const noexcept;
-    /// The users who rated item i (increasing) and the ratings, aligned. i < M.
-    std::span<const UserId> users_of(ItemId i) const noexcept;
-    std::span<const float> values_of_item(ItemId i) const noexcept;
     std::uint64_t user_degree(UserId u) const noexcept {
         return user_offsets_[u + 1] - user_offsets_[u];
     }
@@ -138,13 +165,16 @@ class Ratings {
 
     /// The mean of all ratings (summed in double, in CSR order); 0 when nnz = 0.
     double mean() const noexcept { return mean_; }
-    /// Bytes held by the arrays: 8(N+M+2) + 16 nnz.
+    /// Bytes held by the arrays: 8(N+M+2) + 8 nnz.
     std::size_t memory_bytes() const noexcept;
 
     friend bool operator==(const Ratings& a, const Ratings& b);
 
   private:
-    void build_csc();
+    template <class Triples>
+    static Ratings build(std::uint32_t num_users, std::uint32_t num_items, const Triples& triples,
+                         const TripleOrigin& origin);
+    void count_items();
     void compute_mean() noexcept;
 
     std::uint32_t num_users_ = 0;
@@ -153,8 +183,6 @@ class Ratings {
     std::vector<ItemId> user_items_;
     std::vector<float> user_values_;
     std::vector<std::uint64_t> item_offsets_;
-    std::vector<UserId> item_users_;
-    std::vector<float> item_values_;
     double mean_ = 0.0;
 };
 

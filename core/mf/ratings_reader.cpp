@@ -181,7 +181,7 @@ RatingsFile read_ratings(LineReader& r, const ReadRatingsOptions& options) {
     IdIndexer users(out.users, "user ids");
     IdIndexer items(out.items, "item ids");
 
-    std::vector<RatingTriple> triples;
+    TripleList triples;
     LineIndex lines;
     bool first_data_line = true;
     bool csv = false;

@@ -41,11 +41,12 @@ struct ReadRatingsOptions {
     const IdMap* users = nullptr;
     const IdMap* items = nullptr;
     HeaderMode header = HeaderMode::kAuto;
-    /// limits.max_bytes bounds the ratings' memory while they are read (kBytesPerRating each:
-    /// the triple, its growth room and its line), checked at each line: a file that would take
-    /// more is refused at the line that takes it over (core::ReadLimits::refuse_bytes).
+    /// limits.max_bytes bounds the ratings' memory while they are read and sorted
+    /// (kBytesPerRating each: the 12-byte triple and its 8 bytes in the CSR), checked at each
+    /// line: a file that would take more is refused at the line that takes it over
+    /// (core::ReadLimits::refuse_bytes).
     core::ReadLimits limits;
-    static constexpr std::uint64_t kBytesPerRating = 2 * 12 + 8;
+    static constexpr std::uint64_t kBytesPerRating = 12 + 8;
 };
 
 /// Reads the ratings in `path` (plain or gzip by magic bytes). The matrix is users x items of

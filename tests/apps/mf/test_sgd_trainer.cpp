@@ -192,9 +192,9 @@ TEST_P(SgdRanks, StateRestoresOnAnotherRankCount) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, SgdRanks, ::testing::Values(2, 3));
 
-// The memory plan by phase (trainer.cpp): at small K sgd's peak is 28 bytes a rating (reading:
-// the triples while they are sorted into CSR and CSC; building the trainer: the matrix and the
-// blocks' triples), below ccd's, which keeps the matrix and a copy of its users' ratings; at
+// The memory plan by phase (trainer.cpp): at small K sgd's peak is 20 bytes a rating (reading:
+// the triples while they are sorted into the CSR; building the trainer: the CSR and the blocks'
+// triples), below ccd's, which keeps the matrix and a copy of its users' ratings; at
 // large K the factors and the gathered model take over.
 TEST(SgdMemoryPlan, RatingsDominateAtSmallKFactorsAtLargeK) {
     const auto ratings = [](std::uint32_t n) {
@@ -208,16 +208,16 @@ TEST(SgdMemoryPlan, RatingsDominateAtSmallKFactorsAtLargeK) {
     sgd.rank = 4;
     TrainOptions ccd = sgd;
     ccd.solver = Solver::kCcd;
-    // 20,000 more ratings and 1,000 more users: 28 bytes a rating, and 48 bytes a user while the
+    // 20,000 more ratings and 1,000 more users: 20 bytes a rating, and 48 bytes a user while the
     // trainer is built (the matrix's offsets, the local row maps, W's row at K = 4, the per-row
     // state).
     EXPECT_EQ(estimate_memory(big, sgd, 1, 2) - estimate_memory(small, sgd, 1, 2),
-              28u * 20000 + 48u * 1000);
+              20u * 20000 + 48u * 1000);
     EXPECT_LT(estimate_memory(big, sgd, 1, 2), estimate_memory(big, ccd, 1, 2));
     TrainOptions wide = sgd;
     wide.rank = 512;
     // At K = 512 training is the peak: W's rows, H, the gathered H and the model (4 K bytes a row:
-    // N + M + M + (N + M) rows), far above the 28 bytes a rating.
+    // N + M + M + (N + M) rows), far above the 20 bytes a rating.
     const std::uint64_t n = 2000, m = 500, k = 512;
     EXPECT_GE(estimate_memory(big, wide, 1, 2),
               (std::uint64_t{12} << 20) + 4 * k * (n + 1) + 4 * k * m * 2 + 4 * k * (n + m));

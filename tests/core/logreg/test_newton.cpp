@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -86,6 +87,70 @@ TEST(Newton, StopsByTheRuleOrAtTheCap) {
     EXPECT_EQ(capped.run(), NewtonStop::kIterations);
     EXPECT_EQ(capped.status().iteration, 2U);
     EXPECT_EQ(capped.status().subgradient, seen[2].subgradient);  // deterministic
+}
+
+// λ_max (objective.h) is the top of a path: at it the only nonzero weight is the intercept (its
+// optimum log(p / (1 − p))), just below it a feature enters; with and without the intercept.
+TEST(Newton, LambdaMaxIsWhereTheFirstWeightEnters) {
+    const Examples ex = testing::synthetic_examples(300, 40, 6, 11);
+    for (const bool intercept : {false, true}) {
+        Shard a(ex, intercept);
+        const double top = lambda_max(a);
+        ASSERT_GT(top, 0);
+        NewtonOptions o;
+        o.tol = 1e-10;
+        o.lambda = top;
+        NewtonSolver at(a, o);
+        ASSERT_EQ(at.run(), NewtonStop::kConverged);
+        for (std::size_t k = 0; k < a.keys().size(); ++k) {
+            if (a.keys()[k] == kInterceptKey) {
+                const auto pos = std::count(ex.labels.begin(), ex.labels.end(), std::int8_t{1});
+                const double p = double(pos) / double(ex.size());
+                EXPECT_NEAR(at.weights()[k], std::log(p / (1 - p)), 1e-6);
+            } else {
+                EXPECT_EQ(at.weights()[k], 0) << k;
+            }
+        }
+        o.lambda = 0.95 * top;
+        o.tol = 1e-6;  // ‖∇^S F(0)‖₁ is small this near λ_max: 1e-10 of it is below rounding
+        Shard b(ex, intercept);
+        NewtonSolver below(b, o);
+        ASSERT_EQ(below.run(), NewtonStop::kConverged);
+        std::size_t entered = 0;
+        for (std::size_t k = 0; k < b.keys().size(); ++k)
+            entered += b.keys()[k] != kInterceptKey && below.weights()[k] != 0 ? 1 : 0;
+        EXPECT_GE(entered, 1U) << "intercept " << intercept;
+    }
+}
+
+// A warm start (set_lambda) down a path reaches each λ's optimum: the objective of a run from
+// w = 0 to 1e-9 (both at --tol 1e-7), in fewer Newton iterations over the path; its stopping
+// rule is the cold run's (the reference ‖∇^S F(0)‖₁ of the new λ).
+TEST(Newton, WarmStartReachesTheColdStartsObjective) {
+    const Examples ex = testing::synthetic_examples(400, 60, 8, 5);
+    Shard warm_part(ex, true);
+    const double top = lambda_max(warm_part);
+    NewtonOptions o;
+    o.tol = 1e-7;
+    o.lambda = top;
+    NewtonSolver warm(warm_part, o);
+    std::uint64_t warm_iterations = 0, cold_iterations = 0;
+    for (int k = 0; k < 8; ++k) {
+        const double lambda = top * std::pow(0.5, k);
+        warm.set_lambda(lambda);
+        ASSERT_EQ(warm.run(), NewtonStop::kConverged);
+        warm_iterations += warm.status().iteration;
+        Shard cold_part(ex, true);
+        o.lambda = lambda;
+        NewtonSolver cold(cold_part, o);
+        ASSERT_EQ(cold.run(), NewtonStop::kConverged);
+        cold_iterations += cold.status().iteration;
+        EXPECT_EQ(warm.status().zero, cold.status().zero) << lambda;
+        const double fw = objective_of(warm_part, warm.weights(), lambda);
+        const double fc = objective_of(cold_part, cold.weights(), lambda);
+        EXPECT_NEAR(fw, fc, 1e-9 * fc) << lambda;
+    }
+    EXPECT_LT(warm_iterations, cold_iterations);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Test helpers of core/mf: random ratings with distinct (user, item) pairs, and a matrix's
-// entries listed from its CSR or its CSC.
+// entries listed from its CSR.
 #pragma once
 
 #include <cstdint>
@@ -42,15 +42,13 @@ inline std::multiset<Entry> csr_entries(const Ratings& r) {
     return out;
 }
 
-/// Every rating read through the CSC (by item).
-inline std::multiset<Entry> csc_entries(const Ratings& r) {
-    std::multiset<Entry> out;
-    for (ItemId i = 0; i < r.num_items(); ++i) {
-        const auto users = r.users_of(i);
-        const auto values = r.values_of_item(i);
-        for (std::size_t k = 0; k < users.size(); ++k) out.emplace(users[k], i, values[k]);
-    }
-    return out;
+/// True when item_degree(i) of every item is its number of ratings in the CSR.
+inline bool item_degrees_match(const Ratings& r) {
+    std::vector<std::uint64_t> counts(r.num_items(), 0);
+    for (const ItemId i : r.user_items()) ++counts[i];
+    for (ItemId i = 0; i < r.num_items(); ++i)
+        if (r.item_degree(i) != counts[i]) return false;
+    return r.item_offsets().size() == std::uint64_t{r.num_items()} + 1;
 }
 
 /// The triples as entries.

@@ -1,4 +1,5 @@
-// Tests of Ratings (CSR and CSC built from triples or from a CSR) and IdMap.
+// Tests of Ratings (the CSR and the item counts, built from triples or from a CSR), TripleList
+// and IdMap.
 #include "core/mf/ratings.h"
 
 #include <gtest/gtest.h>
@@ -14,9 +15,9 @@
 namespace rotor::mf {
 namespace {
 
-using testing::csc_entries;
 using testing::csr_entries;
 using testing::entries;
+using testing::item_degrees_match;
 using testing::random_triples;
 
 template <class T>
@@ -51,14 +52,12 @@ TEST(Ratings, SmallMatrixByUserAndByItem) {
     EXPECT_EQ(vec(r.user_items()), (std::vector<ItemId>{0, 1, 0, 1, 3}));
     EXPECT_EQ(vec(r.user_values()), (std::vector<float>{4, 3, 1, 2, 5}));
     EXPECT_EQ(vec(r.item_offsets()), (std::vector<std::uint64_t>{0, 2, 4, 4, 5}));
-    EXPECT_EQ(vec(r.item_users()), (std::vector<UserId>{0, 2, 0, 2, 2}));
-    EXPECT_EQ(vec(r.item_values()), (std::vector<float>{4, 1, 3, 2, 5}));
     EXPECT_TRUE(r.items_of(1).empty());
-    EXPECT_TRUE(r.users_of(2).empty());
+    EXPECT_EQ(r.item_degree(2), 0u);
     EXPECT_EQ(r.user_degree(2), 3u);
     EXPECT_EQ(r.item_degree(1), 2u);
     EXPECT_DOUBLE_EQ(r.mean(), 3.0);
-    EXPECT_EQ(r.memory_bytes(), 8u * (4 + 5) + 16u * 5);
+    EXPECT_EQ(r.memory_bytes(), 8u * (4 + 5) + 8u * 5);
 }
 
 TEST(Ratings, EmptyMatrix) {
@@ -67,23 +66,19 @@ TEST(Ratings, EmptyMatrix) {
     EXPECT_EQ(empty.user_offsets().size(), 1u);
     EXPECT_EQ(empty.item_offsets().size(), 1u);
     EXPECT_EQ(empty.mean(), 0.0);
-    const Ratings shaped = Ratings::from_triples(3, 2, {});
+    const Ratings shaped = Ratings::from_triples(3, 2, std::span<const RatingTriple>{});
     EXPECT_EQ(vec(shaped.user_offsets()), (std::vector<std::uint64_t>{0, 0, 0, 0}));
     EXPECT_EQ(vec(shaped.item_offsets()), (std::vector<std::uint64_t>{0, 0, 0}));
 }
 
-TEST(Ratings, CsrAndCscHoldEveryEntryOnceInIncreasingOrder) {
+TEST(Ratings, CsrHoldsEveryEntryOnceInIncreasingOrder) {
     const auto t = random_triples(50, 70, 900, 7);
     const Ratings r = Ratings::from_triples(50, 70, t);
     EXPECT_EQ(csr_entries(r), entries(t));
-    EXPECT_EQ(csc_entries(r), entries(t));
+    EXPECT_TRUE(item_degrees_match(r));
     for (UserId u = 0; u < r.num_users(); ++u) {
         const auto items = r.items_of(u);
         for (std::size_t k = 1; k < items.size(); ++k) EXPECT_LT(items[k - 1], items[k]);
-    }
-    for (ItemId i = 0; i < r.num_items(); ++i) {
-        const auto users = r.users_of(i);
-        for (std::size_t k = 1; k < users.size(); ++k) EXPECT_LT(users[k - 1], users[k]);
     }
     double sum = 0;
     for (const auto& x : t) sum += x.value;
@@ -96,18 +91,27 @@ TEST(Ratings, TheOrderOfTheTriplesDoesNotMatter) {
     std::reverse(t.begin(), t.end());
     const Ratings b = Ratings::from_triples(20, 30, t);
     EXPECT_EQ(a, b);
-    EXPECT_EQ(vec(a.item_users()), vec(b.item_users()));
+    EXPECT_EQ(vec(a.item_offsets()), vec(b.item_offsets()));
 }
 
-TEST(Ratings, FromCsrDerivesTheSameCsc) {
+TEST(Ratings, ATripleListAcrossChunksGivesTheSameMatrix) {
+    const auto t = random_triples(400, 400, TripleList::kChunk + 1000, 5);
+    TripleList list;
+    for (const RatingTriple& x : t) list.push_back(x);
+    ASSERT_EQ(list.size(), t.size());
+    EXPECT_EQ(list[TripleList::kChunk].item, t[TripleList::kChunk].item);
+    EXPECT_EQ(Ratings::from_triples(400, 400, list), Ratings::from_triples(400, 400, t));
+    list.clear();
+    EXPECT_EQ(list.size(), 0u);
+}
+
+TEST(Ratings, FromCsrCountsTheSameItems) {
     const auto t = random_triples(40, 25, 300, 11);
     const Ratings a = Ratings::from_triples(40, 25, t);
     const Ratings b = Ratings::from_csr(40, 25, vec(a.user_offsets()), vec(a.user_items()),
                                         vec(a.user_values()), "csr");
     EXPECT_EQ(a, b);
     EXPECT_EQ(vec(a.item_offsets()), vec(b.item_offsets()));
-    EXPECT_EQ(vec(a.item_users()), vec(b.item_users()));
-    EXPECT_EQ(vec(a.item_values()), vec(b.item_values()));
     EXPECT_EQ(a.mean(), b.mean());
 }
 
@@ -121,6 +125,18 @@ TEST(Ratings, DuplicateWithoutOriginNamesTheListPositions) {
                   std::string::npos)
             << e.what();
         EXPECT_NE(std::string(e.what()).find("#1 and #4"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Ratings, ThriceInAnUnsortedUserNamesTheFirstTwo) {
+    const std::vector<RatingTriple> t = {{0, 2, 1}, {0, 1, 1}, {0, 2, 2}, {1, 0, 1}, {0, 2, 3}};
+    try {
+        Ratings::from_triples(2, 3, t);
+        FAIL() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("user 0, item 2 (ratings #1 and #3 of the list)"),
+                  std::string::npos)
+            << e.what();
     }
 }
 

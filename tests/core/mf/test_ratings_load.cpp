@@ -91,9 +91,9 @@ TEST(LoadRatings, TheBinaryFormIsHeldToTheMemoryBound) {
     TempDir dir;
     const Both b = write_both(dir, "m", "u1 i1 3\nu2 i2 4\nu1 i2 5\n");
     ReadRatingsOptions o;
-    o.limits = core::ReadLimits::for_memory(128, "", "");
+    o.limits = core::ReadLimits::for_memory(92, "", "");  // 3 ratings * 20 + 4 ids * 8
     EXPECT_EQ(load_ratings(b.binary, o).ratings.nnz(), 3u);
-    o.limits = core::ReadLimits::for_memory(127, "", "");
+    o.limits = core::ReadLimits::for_memory(91, "", "");
     try {
         load_ratings(b.binary, o);
         FAIL() << "accepted";
@@ -102,7 +102,7 @@ TEST(LoadRatings, TheBinaryFormIsHeldToTheMemoryBound) {
                   std::string::npos)
             << e.what();
     }
-    o.limits = core::ReadLimits::for_memory(100, "--max-memory", "--max-memory 100");
+    o.limits = core::ReadLimits::for_memory(91, "--max-memory", "--max-memory 91");
     EXPECT_THROW(load_ratings(b.binary, o), ConfigError);
 }
 
