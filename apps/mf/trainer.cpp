@@ -99,11 +99,12 @@ std::uint64_t estimate_memory(const Ratings& train, const TrainOptions& options,
     const std::uint64_t rows = 4 * k * (n / p + 1) + 4 * k * m + 16 * (n + m);
     const std::uint64_t gathered = 4 * k * m + 4 * k * (n + m);
     if (options.solver == Solver::kCcd) {
-        // The matrix, the rank's users' ratings (a CSR copy); residuals; u and each worker's
-        // rebased offsets (12 bytes a row); v twice and a column of ones (12 bytes a column);
-        // each worker's exact column sums and the pulled totals (48 bytes a column each); across
-        // ranks, a pull's limbs and the reduction's buffer (64 bytes a column each).
-        const std::uint64_t held = train.memory_bytes() + 12 * (nnz / p + 1) + 8 * (n / p + 1) +
+        // The matrix, the rank's users' ratings (a CSR copy: 8 bytes a rating and 8 a row);
+        // residuals (4 bytes a rating); u and each worker's rebased offsets (12 bytes a row); v
+        // twice and a column of ones (12 bytes a column); each worker's exact column sums and the
+        // pulled totals (48 bytes a column each); across ranks, a pull's limbs and the
+        // reduction's buffer (64 bytes a column each).
+        const std::uint64_t held = train.memory_bytes() + 8 * (nnz / p + 1) + 8 * (n / p + 1) +
                                    4 * (nnz / p + 1) + 12 * (n / p + t) + 12 * m +
                                    48 * m * (t + 1) + (p > 1 ? 128 * m : 0);
         bytes += std::max(read_peak, held) + rows + gathered;

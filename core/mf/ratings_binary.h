@@ -1,7 +1,7 @@
 // The binary form of a ratings matrix, for inputs too big to parse as text on every run
 // (docs/formats.md, "Binary ratings"): a 64-byte header (magic "ROTORRAT", version, N, M, nnz,
 // payload size, CRC-32 of the payload), then the CSR arrays and the two id maps, every section
-// 8-byte aligned, little-endian. The CSC is rebuilt on reading.
+// 8-byte aligned, little-endian. The item counts are rebuilt on reading.
 #pragma once
 
 #include <cstddef>
