@@ -6,7 +6,8 @@ CSR matrix in memory, against `rotor lda train` on the same documents as a binar
 mapped: its reading is a few milliseconds). MF: the sotu documents x words ratings (1 + ln(count))
 with the users repeated `--copies` times (2: 1.18M ratings), against `rotor mf train` on the same
 ratings as a binary ratings file. The same parameters, threads and seed on both sides; runs
-alternate (python, cli, python, cli, ...) and the medians of wall-clock seconds are reported:
+alternate (python, cli, python, cli, ...) and the medians of wall-clock and CPU seconds are
+reported:
 fit() for Python (the CSR handed over, the corpus built, training, the model returned as arrays),
 the whole process for the command line (start, mapping the input, training, writing the model).
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import math
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -46,10 +48,19 @@ def write_docword(X, path):
         np.savetxt(f, np.column_stack([C.row + 1, C.col + 1, C.data]), fmt="%d")
 
 
+def cpu_seconds():
+    """CPU seconds (user + system) of this process and of its finished children so far."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def timed(fn):
-    t = time.perf_counter()
+    """(wall seconds, CPU seconds) of fn(): on a shared machine the CPU seconds of a run on one
+    thread barely move with the load, the wall seconds do."""
+    t, c = time.perf_counter(), cpu_seconds()
     fn()
-    return time.perf_counter() - t
+    return time.perf_counter() - t, cpu_seconds() - c
 
 
 def compare(name, py, cli, runs):
@@ -57,9 +68,12 @@ def compare(name, py, cli, runs):
     for _ in range(runs):
         p.append(timed(py))
         c.append(timed(cli))
-    mp, mc = statistics.median(p), statistics.median(c)
-    print(f"| {name} | {mp:.2f} | {mc:.2f} | {mp / mc:.3f} | "
-          f"{' '.join(f'{x:.2f}' for x in p)} / {' '.join(f'{x:.2f}' for x in c)} |", flush=True)
+    med = statistics.median
+    mp, mc = med(x for x, _ in p), med(x for x, _ in c)
+    cp, cc = med(y for _, y in p), med(y for _, y in c)
+    print(f"| {name} | {mp:.2f} | {mc:.2f} | {mp / mc:.3f} | {cp:.2f} | {cc:.2f} | {cp / cc:.3f} | "
+          f"{' '.join(f'{x:.2f}' for x, _ in p)} / {' '.join(f'{x:.2f}' for x, _ in c)} |",
+          flush=True)
 
 
 def main():
@@ -76,8 +90,9 @@ def main():
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="rotor-py-bench-"))
     X1 = sotu_matrix()
-    print("| what | python fit s (median) | cli s (median) | python / cli | runs (python / cli) |")
-    print("|---|---|---|---|---|")
+    print("| what | python fit s | cli s | python / cli | python CPU s | cli CPU s | python / cli "
+          "(CPU) | wall runs (python / cli) |")
+    print("|---|---|---|---|---|---|---|---|")
     if not a.skip_lda:
         X = sp.vstack([X1] * a.copies).tocsr()
         write_docword(X, tmp / "docword.txt")
