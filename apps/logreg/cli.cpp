@@ -45,10 +45,12 @@ logreg::Metrics metrics_on(const Model& m, const std::string& path) {
 
 /// The flags every `rotor <model> train` has (train::add_common_train_flags), as logreg means
 /// them: --out keeps its -o, --iterations and --eval-every default by solver, --threads says
-/// what it does for each solver; --trace and --no-pin (logreg runs no block scheduler) removed.
+/// what it does for each solver and defaults to 1 (docs/logreg.md, "Speed"); --trace and --no-pin
+/// (logreg runs no block scheduler) removed.
 void add_common_flags(CLI::App& c, train::CommonTrainFlags& f) {
     f.iterations = 1000;  // newton's iterations or prox's passes (docs/logreg.md, "Defaults")
     f.eval_every = 0;     // given or not, as auto_settings and train_newton read it
+    f.threads = 1;        // not every core: see --threads
     train::add_common_train_flags(c, f);
     for (const char* name : {"--out", "--trace", "--no-pin"}) c.remove_option(c.get_option(name));
     c.add_option("--out,-o", f.out, "The model file to write (new, or --overwrite)")->required();
@@ -59,9 +61,11 @@ void add_common_flags(CLI::App& c, train::CommonTrainFlags& f) {
             "--tol (a resumed run continues up to this number)");
     c.get_option("--threads")
         ->description(
-            "Threads per worker (default 0: every core, per rank under mpiexec); "
-            "prox's workers share their examples among them (the model is the same "
-            "for any number); newton is single-threaded and ignores them");
+            "Threads per worker (0: every core, per rank under mpiexec); prox's "
+            "workers share their examples among them (the model is the same for any "
+            "number; default 1: 2 threads took twice as long on sotu-party, whose "
+            "rounds are too small to share); newton is single-threaded, ignores them")
+        ->default_str("1");
     c.get_option("--seed")->description("Seed of the blocks and their order");
     c.get_option("--metrics")
         ->description("JSON-lines file: one record per evaluation, appended and flushed as made");
