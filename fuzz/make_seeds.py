@@ -88,7 +88,15 @@ def main():
                             ("a", "bb")),
         "empty": lasso_data([], 3, []),
     }
+    # First byte: the key kind (0 Lasso indices, 1 logreg keys, 2 hashed names), then the text.
+    svm = {
+        "index": b"\0" + b"1.5 1:2 3:-1e-3 # comment\n-2 qid:7 2:0 4:0.25\r\n\n+1 1:1\n",
+        "keys": b"\1" + b"+1 0:1 18446744073709551614:2\n-1 5:1.5e300 6:-2\n",
+        "hashed": b"\2" + b"1 kernel:2 driver memory:-1 kernel_2:1\n-1 a b:0 c:3\n",
+        "bom": b"\0" + b"\xef\xbb\xbf0.5 1:1\t2:2\n",
+    }
     for target, seeds in (("fuzz_uci_reader", uci), ("fuzz_text_reader", text),
+                          ("fuzz_svmlight_reader", svm),
                           ("fuzz_binary_corpus", binary), ("fuzz_lasso_data_binary", lasso)):
         os.makedirs(os.path.join(out, target), exist_ok=True)
         for name, data in seeds.items():

@@ -12,7 +12,7 @@ set -euo pipefail
 build=${1:?usage: fuzz/run_short.sh BUILD_DIR [SECONDS]}
 seconds=${2:-30}
 src=$(cd "$(dirname "$0")/.." && pwd)
-targets=(fuzz_uci_reader fuzz_binary_corpus fuzz_text_reader fuzz_lasso_data_binary)
+targets=(fuzz_uci_reader fuzz_binary_corpus fuzz_text_reader fuzz_svmlight_reader fuzz_lasso_data_binary)
 
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
     CC=clang-14 CXX=clang++-14 cmake -S "$src" -B "$build" -G Ninja -DROTOR_FUZZ=ON \

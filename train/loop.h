@@ -1,6 +1,7 @@
 // The iteration loop every trainer runs: iterate, evaluate at the evaluation iterations, report,
-// run the caller's hooks; with the sweeps between two sync points run back to back when the
-// driver can. Knows no model: a driver is anything with the members named below.
+// run the caller's hooks, stop at the last iteration or when a driver with a stopping rule has
+// converged; with the sweeps between two sync points run back to back when the driver can. Knows
+// no model: a driver is anything with the members named below.
 #pragma once
 
 #include <concepts>
@@ -15,6 +16,9 @@ namespace rotor::train {
 
 /// Optional steps the caller adds to training.
 struct Hooks {
+    /// On every iteration, before it is reported: may add values (the λ of a path, ...). Runs
+    /// after the evaluation, if any, on the thread that reports (see after_iteration).
+    std::function<void(Record&)> before_report;
     /// On evaluation iterations, after the driver's own evaluation: may add values. Runs on the
     /// training thread with every sweep finished.
     std::function<void(Record&)> on_evaluate;
@@ -44,6 +48,14 @@ concept SpanDriver = Driver<T> && requires(T& t, const std::function<void(Record
     { t.iterate_span(std::uint32_t{1}, f) } -> std::same_as<Record>;
 };
 
+/// A driver with a stopping rule: after an iteration and its evaluation, converged() true ends
+/// the loop before `last` (collective under MPI: every rank must answer the same, e.g. from a
+/// replicated evaluation). Its iterations are not spanned: the rule is looked at after each.
+template <class T>
+concept StoppingDriver = Driver<T> && requires(const T& t) {
+    { t.converged() } -> std::convertible_to<bool>;
+};
+
 /// How run_iterations runs.
 struct LoopOptions {
     std::uint32_t last = 0;        ///< run until iterations_done() reaches this
@@ -62,23 +74,34 @@ inline std::uint32_t next_sync_point(std::uint32_t done, std::uint32_t last,
     return last;
 }
 
-/// Iterates until driver.iterations_done() reaches options.last; evaluates every eval_every
-/// iterations and at the last one (driver.evaluate_record, then hooks.on_evaluate), reports
-/// each iteration when options.report, then runs hooks.after_iteration. time_s leaves
-/// evaluation and the hooks out: it measures training, not monitoring.
+/// Iterates until driver.iterations_done() reaches options.last or a StoppingDriver has
+/// converged; evaluates every eval_every iterations and at the last one
+/// (driver.evaluate_record, then hooks.on_evaluate), runs hooks.before_report, reports each
+/// iteration when options.report, then runs hooks.after_iteration. time_s leaves evaluation,
+/// reporting and the hooks out: it measures training, not monitoring. Returns the last
+/// iteration's record (empty when there was none to run).
 template <Driver T>
-void run_iterations(T& driver, const LoopOptions& options, Reporter& reporter, const Hooks& hooks) {
+Record run_iterations(T& driver, const LoopOptions& options, Reporter& reporter,
+                      const Hooks& hooks) {
     Stopwatch clock;
     double monitoring_s = 0;
-    while (driver.iterations_done() < options.last) {
-        Record r;
-        if constexpr (SpanDriver<T>) {
+    const auto stopped = [&] {
+        if constexpr (StoppingDriver<T>) {
+            return driver.converged();
+        } else {
+            return false;
+        }
+    };
+    Record r;
+    while (driver.iterations_done() < options.last && !stopped()) {
+        if constexpr (SpanDriver<T> && !StoppingDriver<T>) {
             const std::uint32_t done = driver.iterations_done();
             const std::uint32_t sync =
                 next_sync_point(done, options.last, options.eval_every, hooks);
             // Sweeps before the sync point are reported as they complete, from a worker.
             r = driver.iterate_span(sync - done, [&](Record& early) {
                 early.time_s = clock.seconds() - monitoring_s;
+                if (hooks.before_report) hooks.before_report(early);
                 if (options.report) reporter.on_iteration(early, options.last);
                 if (hooks.after_iteration) hooks.after_iteration(early);
             });
@@ -93,10 +116,12 @@ void run_iterations(T& driver, const LoopOptions& options, Reporter& reporter, c
             driver.evaluate_record(r);
             if (hooks.on_evaluate) hooks.on_evaluate(r);
         }
+        if (hooks.before_report) hooks.before_report(r);
         if (options.report) reporter.on_iteration(r, options.last);
         if (hooks.after_iteration) hooks.after_iteration(r);
         monitoring_s += monitoring.seconds();
     }
+    return r;
 }
 
 }  // namespace rotor::train

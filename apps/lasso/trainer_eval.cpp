@@ -10,6 +10,8 @@
 
 #include "apps/lasso/trainer_internal.h"
 #include "core/base/error.h"
+#include "core/base/timer.h"
+#include "train/loop.h"
 
 namespace rotor::lasso {
 namespace {
@@ -327,27 +329,52 @@ void Trainer::set_lambda(double lambda) {
 
 namespace rotor::lasso {
 
+namespace {
+
+/// The Trainer as the loop's driver, its evaluation through the caller's `evaluate`.
+class FitDriver {
+  public:
+    FitDriver(Trainer& t, const std::function<void(train::Record&)>& evaluate)
+        : t_(t), evaluate_(evaluate) {}
+    std::uint32_t iterations_done() const { return t_.iterations_done(); }
+    train::Record iterate() { return t_.iterate(); }
+    void evaluate_record(train::Record& r) {
+        Stopwatch clock;
+        evaluate_(r);
+        eval_s_ += clock.seconds();
+    }
+    bool converged() const { return t_.converged(); }
+    double eval_s() const { return eval_s_; }
+
+  private:
+    Trainer& t_;
+    const std::function<void(train::Record&)>& evaluate_;
+    double eval_s_ = 0;
+};
+
+class NoReporter final : public train::Reporter {
+  public:
+    void on_iteration(const train::Record&, std::uint32_t) override {}
+};
+
+}  // namespace
+
 train::Record fit(Trainer& t, train::Reporter* reporter,
                   const std::function<void(train::Record&)>& evaluate, std::optional<double> lambda,
                   const std::function<void()>& after_iteration) {
-    const TrainOptions& o = t.options();
-    train::Record r;
-    Stopwatch clock;
-    double monitoring = 0;
-    while (!t.converged() && t.iterations_done() < o.max_iterations) {
-        r = t.iterate();
-        r.time_s = clock.seconds() - monitoring;
-        const bool last = t.iterations_done() == o.max_iterations;
-        if (last || (o.eval_every > 0 && r.iter % o.eval_every == 0)) {
-            Stopwatch eval;
-            evaluate(r);
-            monitoring += eval.seconds();
-        }
-        r.set("eval_s", monitoring);  // evaluations so far (time_s leaves them out)
+    FitDriver driver(t, evaluate);
+    train::Hooks hooks;
+    hooks.before_report = [&](train::Record& r) {
+        r.set("eval_s", driver.eval_s());  // evaluations so far (time_s leaves them out)
         if (lambda) r.set("lambda", *lambda);
-        if (reporter != nullptr) reporter->on_iteration(r, o.max_iterations);
-        if (after_iteration) after_iteration();
-    }
+    };
+    if (after_iteration) hooks.after_iteration = [&](const train::Record&) { after_iteration(); };
+    NoReporter none;
+    const train::LoopOptions loop{.last = t.options().max_iterations,
+                                  .eval_every = t.options().eval_every,
+                                  .report = reporter != nullptr};
+    train::Record r =
+        train::run_iterations(driver, loop, reporter != nullptr ? *reporter : none, hooks);
     if (!r.has("objective")) evaluate(r);
     return r;
 }

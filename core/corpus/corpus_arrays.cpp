@@ -64,45 +64,80 @@ std::vector<std::uint64_t> labels_for(std::size_t docs) {
 
 }  // namespace
 
-Corpus corpus_from_counts(std::span<const std::int64_t> indptr,
-                          std::span<const std::int64_t> indices, std::span<const double> values,
-                          std::uint64_t num_words, const std::string& name,
-                          const ReadLimits& limits) {
+template <class Index, class Value>
+Corpus corpus_from_counts(std::span<const Index> indptr, std::span<const Index> indices,
+                          std::span<const Value> values, std::uint64_t num_words,
+                          const std::string& name, const ReadLimits& limits) {
     if (indices.size() != values.size())
         throw InputError(
             name, fmt::format("{} column indices but {} values", indices.size(), values.size()));
-    check_offsets(indptr, indices.size(), num_words, name, "indptr", limits);
-    // Every entry first, so that nothing is allocated for input that is refused.
+    const std::vector<std::int64_t> offsets(indptr.begin(), indptr.end());
+    check_offsets(offsets, indices.size(), num_words, name, "indptr", limits);
+    // Every entry first, so that nothing is allocated for input that is refused. The rows'
+    // token counts are summed as doubles (a count of any type, at most 2^53 exactly) and
+    // checked against the limits before the tokens are allocated.
+    const std::size_t docs = offsets.size() - 1;
     double tokens = 0;
     for (std::size_t i = 0; i < indices.size(); ++i) {
-        const double v = values[i];
-        if (!std::isfinite(v) || v < 0 || v != std::floor(v))
-            throw InputError(name, fmt::format("row {}, column {}: count {} is not a "
-                                               "non-negative integer",
-                                               row_of(indptr, i), indices[i], v));
+        const auto v = static_cast<double>(values[i]);
+        if (!(v >= 0 && std::isfinite(v) && v == std::floor(v))) {
+            const std::size_t row = row_of(offsets, i);
+            if (std::isfinite(v))
+                throw InputError(name, fmt::format("row {}, column {}: count {:g} is not a "
+                                                   "non-negative integer",
+                                                   row, indices[i], v));
+            throw InputError(
+                name, fmt::format("row {}, column {}: value {} is not finite", row, indices[i],
+                                  std::isnan(v) ? "NaN" : (v > 0 ? "inf" : "-inf")));
+        }
         if (indices[i] < 0 || static_cast<std::uint64_t>(indices[i]) >= num_words)
             throw InputError(name, fmt::format("row {}: column {} is outside [0, {})",
-                                               row_of(indptr, i), indices[i], num_words));
+                                               row_of(offsets, i), indices[i], num_words));
         tokens += v;
     }
     if (tokens > static_cast<double>(limits.max_tokens) || tokens > 9.0e18)
         throw InputError(name, fmt::format("{:.0f} tokens, more than the limit of {}", tokens,
                                            limits.max_tokens));
-    const std::size_t docs = indptr.size() - 1;
     check_tokens(static_cast<std::uint64_t>(tokens), docs, name, limits);
-    std::vector<TokenIndex> offsets(docs + 1, 0);
-    std::vector<WordId> words;
-    words.reserve(static_cast<std::size_t>(tokens));
+    std::vector<TokenIndex> doc_offsets(docs + 1, 0);
+    std::vector<WordId> words(static_cast<std::size_t>(tokens));
+    WordId* out = words.data();
     for (std::size_t d = 0; d < docs; ++d) {
-        for (auto i = static_cast<std::size_t>(indptr[d]);
-             i < static_cast<std::size_t>(indptr[d + 1]); ++i)
-            words.insert(words.end(), static_cast<std::size_t>(values[i]),
-                         static_cast<WordId>(indices[i]));
-        offsets[d + 1] = words.size();
+        for (auto i = static_cast<std::size_t>(offsets[d]);
+             i < static_cast<std::size_t>(offsets[d + 1]); ++i)
+            out = std::fill_n(out, static_cast<std::size_t>(values[i]),
+                              static_cast<WordId>(indices[i]));
+        doc_offsets[d + 1] = static_cast<TokenIndex>(out - words.data());
     }
-    return Corpus(std::move(offsets), std::move(words), labels_for(docs),
+    return Corpus(std::move(doc_offsets), std::move(words), labels_for(docs),
                   static_cast<WordId>(num_words));
 }
+
+// The index and value types of the arrays scipy and numpy hand over without a copy.
+template Corpus corpus_from_counts(std::span<const std::int32_t>, std::span<const std::int32_t>,
+                                   std::span<const double>, std::uint64_t, const std::string&,
+                                   const ReadLimits&);
+template Corpus corpus_from_counts(std::span<const std::int32_t>, std::span<const std::int32_t>,
+                                   std::span<const float>, std::uint64_t, const std::string&,
+                                   const ReadLimits&);
+template Corpus corpus_from_counts(std::span<const std::int32_t>, std::span<const std::int32_t>,
+                                   std::span<const std::int64_t>, std::uint64_t, const std::string&,
+                                   const ReadLimits&);
+template Corpus corpus_from_counts(std::span<const std::int32_t>, std::span<const std::int32_t>,
+                                   std::span<const std::int32_t>, std::uint64_t, const std::string&,
+                                   const ReadLimits&);
+template Corpus corpus_from_counts(std::span<const std::int64_t>, std::span<const std::int64_t>,
+                                   std::span<const double>, std::uint64_t, const std::string&,
+                                   const ReadLimits&);
+template Corpus corpus_from_counts(std::span<const std::int64_t>, std::span<const std::int64_t>,
+                                   std::span<const float>, std::uint64_t, const std::string&,
+                                   const ReadLimits&);
+template Corpus corpus_from_counts(std::span<const std::int64_t>, std::span<const std::int64_t>,
+                                   std::span<const std::int64_t>, std::uint64_t, const std::string&,
+                                   const ReadLimits&);
+template Corpus corpus_from_counts(std::span<const std::int64_t>, std::span<const std::int64_t>,
+                                   std::span<const std::int32_t>, std::uint64_t, const std::string&,
+                                   const ReadLimits&);
 
 Corpus corpus_from_tokens(std::span<const std::int64_t> offsets,
                           std::span<const std::int64_t> word_ids, std::uint64_t num_words,

@@ -57,6 +57,7 @@ std::string describe(const IdMap* map, std::uint32_t index) {
         fmt::format("duplicate rating for user {}, item {}", describe(origin.users, t.user),
                     describe(origin.items, t.item));
     const std::string path = origin.path.empty() ? "ratings" : origin.path;
+    if (origin.rows) throw InputError(path, fmt::format("rows {} and {}: {}", first, second, pair));
     if (origin.line_of) {
         throw InputError(path, origin.line_of(second), 1,
                          fmt::format("{} (first on line {})", pair, origin.line_of(first)));

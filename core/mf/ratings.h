@@ -65,11 +65,14 @@ struct RatingTriple {
 
 /// Where a list of triples came from, for error messages: a duplicate (user, item) pair is then
 /// reported as `<path>:<line of the second>:1: duplicate rating for user U, item I (first on
-/// line L)`, with U and I the original ids when the maps are given.
+/// line L)`, with U and I the original ids when the maps are given; for the rows of an array
+/// (`rows`) as `<path>: rows A and B: duplicate rating for user U, item I`.
 struct TripleOrigin {
     std::string path;
     /// The 1-based line of triple i (its index in the list); empty: lines unknown.
     std::function<std::uint64_t(std::uint64_t)> line_of;
+    /// The triples are the rows of an array named `path`, numbered from 0 (numpy's rows).
+    bool rows = false;
     const IdMap* users = nullptr;  ///< may be null: indices are printed
     const IdMap* items = nullptr;
 };

@@ -98,10 +98,12 @@ def seed_of(random_state) -> int:
     )
 
 
-def jobs_of(n_jobs) -> int:
-    """n_jobs for the native side: None -> 0 (every core, the command line's default)."""
+def jobs_of(n_jobs, none=0) -> int:
+    """n_jobs for the native side (-1: every core, -2: all but one, ...). None is what the
+    command line does without --threads: `none`, 0 (every core: lda, mf and lasso train, the
+    Lasso choosing from the data) or 1 (one thread: logreg and rica train)."""
     if n_jobs is None:
-        return 0
+        return none
     if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
         raise TypeError(f"n_jobs: must be None or an int, not {type(n_jobs).__name__}")
     if n_jobs == 0:
@@ -205,6 +207,34 @@ def as_csr(X, name="X", *, counts=False, min_samples=1, min_features=1):
         text = "NaN" if np.isnan(v) else ("inf" if v > 0 else "-inf")
         raise ValueError(f"{name}: row {r}, column {c}: value {text} is not finite")
     return M
+
+
+def count_arrays(X, name="X"):
+    """The CSR arrays (indptr, indices, data) and the number of columns of a count matrix X for
+    the native side, which checks the counts (non-negative integers, naming the row and column)
+    as it reads them. A scipy.sparse CSR matrix in canonical form (sorted indices, no
+    duplicates) is handed over as it is, without a copy; other sparse matrices are converted to
+    one (duplicates summed), other inputs go through as_csr. Raises TypeError for a non-numeric
+    dtype and ValueError for a wrong shape or too few samples or features."""
+    if not sp.issparse(X):
+        M = as_csr(X, name, counts=True)
+        return M.indptr, M.indices, M.data, M.shape[1]
+    if np.issubdtype(X.dtype, np.complexfloating):
+        raise ValueError(f"{name}: Complex data not supported")
+    if not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_):
+        raise TypeError(f"{name}: dtype {X.dtype} is not numeric")
+    n, p = X.shape
+    if n < 1:
+        raise ValueError(f"{name}: Found array with {n} sample(s) (shape={X.shape}) while a "
+                         "minimum of 1 is required.")
+    if p < 1:
+        raise ValueError(f"{name}: Found array with {p} feature(s) (shape={X.shape}) while a "
+                         "minimum of 1 is required.")
+    M = X.tocsr()
+    if not M.has_canonical_format:
+        M = M.copy() if M is X else M
+        M.sum_duplicates()  # sorts the indices too
+    return M.indptr, M.indices, M.data, M.shape[1]
 
 
 def as_targets(y, n, name="y"):

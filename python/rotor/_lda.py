@@ -12,9 +12,9 @@ from . import _rotor
 from ._base import (
     BaseEstimator,
     TransformerMixin,
-    as_csr,
     check_fitted,
     check_param,
+    count_arrays,
     jobs_of,
     memory_of,
     metrics_frame,
@@ -232,19 +232,16 @@ class LDA(TransformerMixin, BaseEstimator):
         if isinstance(X, (list, tuple)) and len(X) == 0:
             raise ValueError("X: Found array with 0 sample(s) (shape=(0,)) while a minimum of 1 "
                              "is required.")
-        M = as_csr(X, "X", counts=True)
-        if fitted and M.shape[1] != model_features:
+        indptr, indices, data, V = count_arrays(X, "X")
+        if fitted and V != model_features:
             raise ValueError(
-                f"X has {M.shape[1]} features, but LDA is expecting {model_features} "
-                "features as input."
+                f"X has {V} features, but LDA is expecting {model_features} features as input."
             )
         if vocabulary is not None:
             vocabulary = [str(w) for w in vocabulary]
-            if len(vocabulary) != M.shape[1]:
-                raise ValueError(f"vocabulary: {len(vocabulary)} words for X's {M.shape[1]} "
-                                 "columns")
-        return ("counts", M.indptr.astype(np.int64), M.indices.astype(np.int64), M.data,
-                M.shape[1], vocabulary or [], None)
+            if len(vocabulary) != V:
+                raise ValueError(f"vocabulary: {len(vocabulary)} words for X's {V} columns")
+        return "counts", indptr, indices, data, V, vocabulary or [], None
 
     # -- fit, transform -----------------------------------------------------------------------
 
@@ -274,10 +271,10 @@ class LDA(TransformerMixin, BaseEstimator):
                 raise ValueError("X_heldout: text needs training documents given as text")
             h = self._documents(X, fitted=True, model=(words, V))
             return h[0], h[1], h[2], h[3]
-        M = as_csr(X, "X_heldout", counts=True)
-        if M.shape[1] != V:
-            raise ValueError(f"X_heldout: {M.shape[1]} columns for X's {V}")
-        return "counts", M.indptr.astype(np.int64), M.indices.astype(np.int64), M.data
+        indptr, indices, data, columns = count_arrays(X, "X_heldout")
+        if columns != V:
+            raise ValueError(f"X_heldout: {columns} columns for X's {V}")
+        return "counts", indptr, indices, data
 
     def _set_state(self, state):
         self._state = state

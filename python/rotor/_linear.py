@@ -185,7 +185,8 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
     or 1000 passes), random_state (--seed; None: 1); prox's: blocks (--blocks; None: keys / 8 up
     to 1024), curvature (--curvature bound|local; None: local with max_step 1), eta (--eta;
     None: 1), max_step (--max-step), evaluate_every (--eval-every; None: every 4 passes with
-    tol), n_jobs (--threads of the worker; None: every core; newton uses one). The defaults are
+    tol), n_jobs (--threads of the worker; None: 1, as the command line; newton uses one
+    thread whatever it is). The defaults are
     the command line's (docs/logreg.md, "Stopping and defaults", "Solvers").
 
     Features are keyed as LIBSVM numbers them: column j is feature j + 1, so a saved model
@@ -244,7 +245,7 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
             raise ValueError(f"tol: must be < 1, got {self.tol}")
         if self.evaluate_every is not None:
             check_param("evaluate_every", self.evaluate_every, "int", low=0)
-        jobs = jobs_of(self.n_jobs)
+        jobs = jobs_of(self.n_jobs, none=1)  # logreg train's --threads 1
         return {
             "C": float(self.C),
             "fit_intercept": bool(self.fit_intercept),

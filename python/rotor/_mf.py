@@ -20,17 +20,29 @@ from ._base import (
 )
 
 
-def _triples(X, name="X", shape=None):
-    """(users, items, ratings) of X: a scipy.sparse matrix (users x items; its stored entries
-    are the ratings) or an (n, 3) array of (user, item, rating) rows. ValueError naming the
-    array and the row for indices that are not non-negative integers (or beyond `shape`), a
-    rating that is not finite, or a (user, item) pair given twice."""
+_NATIVE = {np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.uint64,
+                                  np.uint32)}
+
+
+def _native(column):
+    """A column as the native side reads it in place (a view when its dtype is one it takes)."""
+    if column.dtype in _NATIVE and column.dtype.isnative:
+        return column
+    return column.astype(np.float64)
+
+
+def _triples(X, name="X"):
+    """(users, items, ratings, n_users, n_items) of X: a scipy.sparse matrix (users x items; its
+    stored entries are the ratings; its shape) or an (n, 3) array of (user, item, rating) rows
+    (-1, -1: the largest ids + 1), as columns viewed in place. TypeError for a dtype that is not
+    a real number type, ValueError for a wrong shape or no ratings; the native side checks the
+    rows (ids non-negative integers, ratings finite, no (user, item) pair twice) as it reads
+    them, naming the array and the row."""
     if sp.issparse(X):
-        C = sp.coo_matrix(X)
-        if not np.issubdtype(C.dtype, np.number) or np.iscomplexobj(C.data):
-            raise TypeError(f"{name}: dtype {C.dtype} is not a real number type")
-        users, items = C.row.astype(np.int64), C.col.astype(np.int64)
-        values = C.data.astype(np.float64)
+        if not np.issubdtype(X.dtype, np.number) or np.iscomplexobj(X):
+            raise TypeError(f"{name}: dtype {X.dtype} is not a real number type")
+        C = X.tocoo()
+        columns = (C.row, C.col, C.data)
         n_users, n_items = C.shape
     else:
         A = np.asarray(X)
@@ -39,34 +51,11 @@ def _triples(X, name="X", shape=None):
         if A.ndim != 2 or A.shape[1] != 3:
             raise ValueError(f"{name}: expected an (n, 3) array of (user, item, rating) rows, "
                              f"got shape {A.shape}")
-        ids = A[:, :2].astype(np.float64)
-        bad = ~np.isfinite(ids).all(axis=1) | (ids < 0).any(axis=1) | \
-            (ids != np.floor(np.nan_to_num(ids))).any(axis=1)
-        if bad.any():
-            r = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{name}: row {r}: user and item must be non-negative integers, "
-                             f"got {A[r, 0]!r}, {A[r, 1]!r}")
-        users, items = ids[:, 0].astype(np.int64), ids[:, 1].astype(np.int64)
-        values = A[:, 2].astype(np.float64)
-        n_users = int(users.max()) + 1 if len(users) else 0
-        n_items = int(items.max()) + 1 if len(items) else 0
-    if len(values) == 0:
+        columns = (A[:, 0], A[:, 1], A[:, 2])
+        n_users = n_items = -1
+    if len(columns[2]) == 0:
         raise ValueError(f"{name}: no ratings")
-    bad = ~np.isfinite(values)
-    if bad.any():
-        r = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}: row {r}: rating {values[r]} is not finite")
-    if shape is not None:
-        n_users, n_items = shape
-    if n_users >= 2**32 - 1 or n_items >= 2**32 - 1:
-        raise ValueError(f"{name}: more than 2^32 - 2 users or items")
-    order = np.lexsort((items, users))
-    same = (np.diff(users[order]) == 0) & (np.diff(items[order]) == 0)
-    if same.any():
-        j = int(np.flatnonzero(same)[0])
-        a, b = sorted((int(order[j]), int(order[j + 1])))
-        raise ValueError(f"{name}: rows {a} and {b}: duplicate rating for user {users[a]}, item "
-                         f"{items[a]}")
+    users, items, values = (_native(c) for c in columns)
     return users, items, values, int(n_users), int(n_items)
 
 
@@ -211,9 +200,9 @@ class MF(BaseEstimator):
     def score(self, X, y=None):
         """Minus the RMSE of the predictions of X's ratings (higher is better, as
         scikit-learn's scores)."""
+        check_fitted(self, "user_factors_")
         users, items, values, _, _ = _triples(X)
-        pred = _rotor.mf_predict(self._state, users, items)
-        return -float(np.sqrt(np.mean((pred - values) ** 2)))
+        return -_rotor.mf_rmse(self._state, users, items, values)
 
     def save(self, path):
         """Writes the model directory of ``rotor mf train --out``."""

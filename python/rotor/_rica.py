@@ -39,7 +39,8 @@ class RICA(TransformerMixin, BaseEstimator):
 
     n_components (--components), alpha (--lambda), eta (--eta), admm_iter (--admm-iterations),
     block_rows (--block-rows), tol (--tol), max_iter (--iterations), evaluate_every
-    (--eval-every), random_state (--seed; None: 1), n_jobs (--threads; None: every core).
+    (--eval-every), random_state (--seed; None: 1), n_jobs (--threads; None: 1, as the command
+    line; -1: every core).
 
     Fitted: components_ (W, n_components x p), n_features_in_, n_iter_, objective_,
     converged_, metrics_. transform(X) is X W' (the features W x of each row).
@@ -77,7 +78,7 @@ class RICA(TransformerMixin, BaseEstimator):
             "max_iter": int(self.max_iter),
             "evaluate_every": int(self.evaluate_every),
             "random_state": seed_of(self.random_state),
-            "n_jobs": jobs_of(self.n_jobs),
+            "n_jobs": jobs_of(self.n_jobs, none=1),  # rica train's --threads 1
         }
 
     def fit(self, X, y=None):

@@ -28,9 +28,9 @@ namespace py = pybind11;
 template <class T>
 using Array = py::array_t<T, py::array::c_style | py::array::forcecast>;
 
-/// A read-only view of `a`'s elements; valid while `a` lives.
-template <class T>
-std::span<const T> view(const Array<T>& a) {
+/// A read-only view of `a`'s elements (C-contiguous); valid while the array's data lives.
+template <class T, int Flags>
+std::span<const T> view(const py::array_t<T, Flags>& a) {
     return {a.data(), static_cast<std::size_t>(a.size())};
 }
 

@@ -47,16 +47,59 @@ constexpr ParamNames kNames = {{"--topics", "n_components"},
                                {"--max-df", "max_df"},
                                {"--token-pattern", "token_pattern"}};
 
+/// The corpus of a CSR count matrix whose arrays have the index type I and the value type V
+/// (C-contiguous, native byte order), read in place without the GIL; nullopt when they have
+/// other types.
+template <class I, class V>
+std::optional<core::Corpus> counts_as(const py::array& indptr, const py::array& indices,
+                                      const py::array& values, std::uint64_t num_words,
+                                      const std::string& name, const core::ReadLimits& limits) {
+    using Index = py::array_t<I, py::array::c_style>;
+    using Value = py::array_t<V, py::array::c_style>;
+    if (!py::isinstance<Index>(indptr) || !py::isinstance<Index>(indices) ||
+        !py::isinstance<Value>(values))
+        return std::nullopt;
+    const auto p = view(py::reinterpret_borrow<Index>(indptr));
+    const auto i = view(py::reinterpret_borrow<Index>(indices));
+    const auto v = view(py::reinterpret_borrow<Value>(values));
+    py::gil_scoped_release release;  // the caller keeps the arrays
+    return core::corpus_from_counts<I, V>(p, i, v, num_words, name, limits);
+}
+
+/// counts_as for the count types scipy and numpy use, with the index type I.
+template <class I>
+std::optional<core::Corpus> counts_with_index(const py::array& indptr, const py::array& indices,
+                                              const py::array& values, std::uint64_t num_words,
+                                              const std::string& name,
+                                              const core::ReadLimits& limits) {
+    std::optional<core::Corpus> c =
+        counts_as<I, double>(indptr, indices, values, num_words, name, limits);
+    if (!c) c = counts_as<I, float>(indptr, indices, values, num_words, name, limits);
+    if (!c) c = counts_as<I, std::int64_t>(indptr, indices, values, num_words, name, limits);
+    if (!c) c = counts_as<I, std::int32_t>(indptr, indices, values, num_words, name, limits);
+    return c;
+}
+
 /// The documents of fit or transform: a CSR count matrix ("counts": values are the counts) or
-/// token lists ("tokens": indices are the word ids in order, values empty).
-core::Corpus corpus_of(const std::string& kind, const Array<std::int64_t>& indptr,
-                       const Array<std::int64_t>& indices, const Array<double>& values,
-                       std::uint64_t num_words, const std::string& name,
+/// token lists ("tokens": indices are the word ids in order, values empty). A matrix as scipy
+/// holds it (int32 or int64 indices; float64, float32, int64 or int32 counts) is read in place,
+/// in one pass that checks and expands it; other dtypes are converted first.
+core::Corpus corpus_of(const std::string& kind, const py::array& indptr, const py::array& indices,
+                       const py::array& values, std::uint64_t num_words, const std::string& name,
                        const core::ReadLimits& limits) {
-    if (kind == "counts")
-        return core::corpus_from_counts(view(indptr), view(indices), view(values), num_words, name,
-                                        limits);
-    return core::corpus_from_tokens(view(indptr), view(indices), num_words, name, limits);
+    if (kind == "counts") {
+        std::optional<core::Corpus> c =
+            counts_with_index<std::int32_t>(indptr, indices, values, num_words, name, limits);
+        if (!c)
+            c = counts_with_index<std::int64_t>(indptr, indices, values, num_words, name, limits);
+        if (c) return std::move(*c);
+        return core::corpus_from_counts(
+            view(indptr.cast<Array<std::int64_t>>()), view(indices.cast<Array<std::int64_t>>()),
+            view(values.cast<Array<double>>()), num_words, name, limits);
+    }
+    return core::corpus_from_tokens(view(indptr.cast<Array<std::int64_t>>()),
+                                    view(indices.cast<Array<std::int64_t>>()), num_words, name,
+                                    limits);
 }
 
 template <class T>
@@ -182,10 +225,9 @@ FitParams fit_params(const py::dict& p) {
     return f;
 }
 
-py::tuple fit(const std::string& kind, const Array<std::int64_t>& indptr,
-              const Array<std::int64_t>& indices, const Array<double>& values,
-              std::uint64_t num_words, std::vector<std::string> vocab, const py::dict& params,
-              const std::optional<py::tuple>& heldout) {
+py::tuple fit(const std::string& kind, const py::array& indptr, const py::array& indices,
+              const py::array& values, std::uint64_t num_words, std::vector<std::string> vocab,
+              const py::dict& params, const std::optional<py::tuple>& heldout) {
     py::tuple result;
     translate_errors(
         [&] {
@@ -206,9 +248,9 @@ py::tuple fit(const std::string& kind, const Array<std::int64_t>& indptr,
             std::optional<lda::HeldoutEvaluator> held;
             if (heldout) {
                 const py::tuple& h = *heldout;
-                held.emplace(corpus_of(h[0].cast<std::string>(), h[1].cast<Array<std::int64_t>>(),
-                                       h[2].cast<Array<std::int64_t>>(), h[3].cast<Array<double>>(),
-                                       num_words, "X_heldout", limits),
+                held.emplace(corpus_of(h[0].cast<std::string>(), h[1].cast<py::array>(),
+                                       h[2].cast<py::array>(), h[3].cast<py::array>(), num_words,
+                                       "X_heldout", limits),
                              lda::FoldInOptions{});
             }
             // The memory plan of `lda train` in one process: refused before anything big.
@@ -269,8 +311,8 @@ py::dict load(const std::string& path) {
 /// document's generator seeded from (seed, its label = row + 1), so rows do not depend on the
 /// threads. D x K, float64; a row of a document without tokens is the prior's.
 py::array_t<double> transform(const py::dict& state, const std::string& kind,
-                              const Array<std::int64_t>& indptr, const Array<std::int64_t>& indices,
-                              const Array<double>& values, std::uint32_t iterations,
+                              const py::array& indptr, const py::array& indices,
+                              const py::array& values, std::uint32_t iterations,
                               std::uint32_t burn_in, std::uint64_t seed, int n_jobs) {
     py::array_t<double> out;
     translate_errors(

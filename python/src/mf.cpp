@@ -1,6 +1,8 @@
 // rotor.MF's native half: Ratings from (user, item, rating) arrays, mf::make_trainer (the
 // trainer of `rotor mf train`, one process) on train::run_iterations, the model as arrays,
 // write_model/read_model, and predictions through ModelView.
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,18 +34,108 @@ constexpr ParamNames kNames = {{"--rank", "n_components"},
                                {"--max-memory", "max_memory"},
                                {"--threads", "n_jobs"}};
 
-/// Triples checked in Python (indices in range, finite values, no repeated pair).
-std::vector<mf::RatingTriple> triples_of(const Array<std::int64_t>& users,
-                                         const Array<std::int64_t>& items,
-                                         const Array<double>& values) {
-    std::vector<mf::RatingTriple> t(static_cast<std::size_t>(values.size()));
-    const auto u = view(users);
-    const auto i = view(items);
-    const auto v = view(values);
-    for (std::size_t r = 0; r < t.size(); ++r)
-        t[r] = {static_cast<mf::UserId>(u[r]), static_cast<mf::ItemId>(i[r]),
-                static_cast<float>(v[r])};
+/// Calls f(row, value) for each element of the 1-d array `a` (of any stride), read as a double.
+/// The dtypes are those the Python side hands over (float64, float32, int64, int32, uint64,
+/// uint32 in native byte order; it converts the others).
+template <class F>
+void each_number(const py::array& a, F&& f) {
+    const auto run = [&]<class T>(T*) {
+        const auto v = a.unchecked<T, 1>();
+        for (py::ssize_t r = 0; r < v.shape(0); ++r)
+            f(static_cast<std::size_t>(r), static_cast<double>(v(r)));
+    };
+    const char kind = a.dtype().kind();
+    const auto size = a.itemsize();
+    if (kind == 'f' && size == 8) return run(static_cast<double*>(nullptr));
+    if (kind == 'f' && size == 4) return run(static_cast<float*>(nullptr));
+    if (kind == 'i' && size == 8) return run(static_cast<std::int64_t*>(nullptr));
+    if (kind == 'i' && size == 4) return run(static_cast<std::int32_t*>(nullptr));
+    if (kind == 'u' && size == 8) return run(static_cast<std::uint64_t*>(nullptr));
+    if (kind == 'u' && size == 4) return run(static_cast<std::uint32_t*>(nullptr));
+    throw py::type_error("ratings: unsupported dtype " + py::str(a.dtype()).cast<std::string>());
+}
+
+/// Ratings given as three columns (users, items, ratings; `name` is the array they come from),
+/// checked and converted in one pass each: InputError naming the first bad row, its ids when
+/// they are not non-negative integers below 2^32 - 2, its rating when it is not finite.
+struct Triples {
+    std::vector<mf::RatingTriple> triples;
+    std::uint64_t users = 0;  ///< the largest user id + 1
+    std::uint64_t items = 0;  ///< the largest item id + 1
+};
+
+Triples read_triples(const py::array& users, const py::array& items, const py::array& values,
+                     const std::string& name) {
+    constexpr double kMaxId = 4294967293.0;  // ids below 2^32 - 2: the counts fit in 32 bits
+    Triples t;
+    t.triples.resize(static_cast<std::size_t>(values.size()));
+    if (users.size() != values.size() || items.size() != values.size())
+        throw InputError(name, "the user, item and rating columns differ in length");
+    std::size_t bad_id = t.triples.size();
+    const auto id = [&](std::size_t r, double v, std::uint64_t& max) {
+        if (!(v >= 0 && v <= kMaxId && v == std::floor(v))) {
+            bad_id = std::min(bad_id, r);
+            return std::uint32_t{0};
+        }
+        max = std::max(max, static_cast<std::uint64_t>(v) + 1);
+        return static_cast<std::uint32_t>(v);
+    };
+    each_number(users, [&](std::size_t r, double v) { t.triples[r].user = id(r, v, t.users); });
+    each_number(items, [&](std::size_t r, double v) { t.triples[r].item = id(r, v, t.items); });
+    if (bad_id < t.triples.size()) {
+        const auto at = [bad_id](const py::array& a) {
+            return py::float_(a.attr("__getitem__")(bad_id)).cast<double>();
+        };
+        throw InputError(name, fmt::format("row {}: user and item must be non-negative integers "
+                                           "below 2^32 - 2, got {:g}, {:g}",
+                                           bad_id, at(users), at(items)));
+    }
+    std::size_t bad_value = t.triples.size();
+    each_number(values, [&](std::size_t r, double v) {
+        if (!std::isfinite(v)) bad_value = std::min(bad_value, r);
+        t.triples[r].value = static_cast<float>(v);
+    });
+    if (bad_value < t.triples.size())
+        throw InputError(name, fmt::format("row {}: rating {} is not finite", bad_value,
+                                           t.triples[bad_value].value));
     return t;
+}
+
+/// The ratings matrix of `t`, num_users x num_items (-1: the largest id + 1). Triples sorted by
+/// (user, item), as a CSR matrix's or an array made from one, are its rows as they are (no pair
+/// can repeat); others are sorted, and a repeated pair is an InputError naming both rows.
+mf::Ratings ratings_of(const Triples& t, std::int64_t num_users, std::int64_t num_items,
+                       const std::string& name) {
+    const std::uint64_t n = num_users < 0 ? t.users : static_cast<std::uint64_t>(num_users);
+    const std::uint64_t m = num_items < 0 ? t.items : static_cast<std::uint64_t>(num_items);
+    if (n >= 0xffffffffULL || m >= 0xffffffffULL)
+        throw InputError(name, "more than 2^32 - 2 users or items");
+    if (t.users > n || t.items > m)
+        throw InputError(name, fmt::format("ids beyond the {} x {} matrix", n, m));
+    const auto& r = t.triples;
+    const auto before = [](const mf::RatingTriple& a, const mf::RatingTriple& b) {
+        return a.user < b.user || (a.user == b.user && a.item < b.item);
+    };
+    bool sorted = true;
+    for (std::size_t k = 1; k < r.size() && sorted; ++k) sorted = before(r[k - 1], r[k]);
+    if (!sorted) {
+        mf::TripleOrigin origin;
+        origin.path = name;
+        origin.rows = true;
+        return mf::Ratings::from_triples(static_cast<std::uint32_t>(n),
+                                         static_cast<std::uint32_t>(m), r, origin);
+    }
+    std::vector<std::uint64_t> offsets(n + 1, 0);
+    std::vector<mf::ItemId> items(r.size());
+    std::vector<float> values(r.size());
+    for (std::size_t k = 0; k < r.size(); ++k) {
+        ++offsets[r[k].user + 1];
+        items[k] = r[k].item;
+        values[k] = r[k].value;
+    }
+    for (std::uint64_t u = 0; u < n; ++u) offsets[u + 1] += offsets[u];
+    return mf::Ratings::from_csr(static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(m),
+                                 std::move(offsets), std::move(items), std::move(values), name);
 }
 
 mf::IdMap index_ids(std::uint32_t n) {
@@ -112,9 +204,11 @@ mf::Model model_of(const py::dict& s) {
     return m;
 }
 
-py::tuple fit(const Array<std::int64_t>& users, const Array<std::int64_t>& items,
-              const Array<double>& values, std::uint32_t num_users, std::uint32_t num_items,
-              const py::dict& p, const std::optional<py::tuple>& test) {
+/// rotor.MF.fit: X's columns (users, items, ratings) and its shape (-1: from the ids), the
+/// parameters, and the test ratings' columns.
+py::tuple fit(const py::array& users, const py::array& items, const py::array& values,
+              std::int64_t num_users, std::int64_t num_items, const py::dict& p,
+              const std::optional<py::tuple>& test) {
     py::tuple result;
     translate_errors(
         [&] {
@@ -140,18 +234,20 @@ py::tuple fit(const Array<std::int64_t>& users, const Array<std::int64_t>& items
             const std::string max_memory = p["max_memory"].cast<std::string>();
             const bool verbose = p["verbose"].cast<bool>();
             o.validate(1);
-            const std::vector<mf::RatingTriple> t = triples_of(users, items, values);
-            const mf::Ratings ratings = mf::Ratings::from_triples(num_users, num_items, t);
+            const mf::Ratings ratings =
+                ratings_of(read_triples(users, items, values, "X"), num_users, num_items, "X");
             std::optional<mf::TestRatings> test_ratings;
             if (test) {
+                const Triples t =
+                    read_triples((*test)[0].cast<py::array>(), (*test)[1].cast<py::array>(),
+                                 (*test)[2].cast<py::array>(), "X_test");
+                // The test set is checked as the training set is, repeated pairs included.
+                ratings_of(t, -1, -1, "X_test");
                 test_ratings.emplace();
-                const auto tu = view((*test)[0].cast<Array<std::int64_t>>());
-                const auto ti = view((*test)[1].cast<Array<std::int64_t>>());
-                const auto tv = view((*test)[2].cast<Array<double>>());
-                for (std::size_t r = 0; r < tv.size(); ++r) {
-                    test_ratings->users.push_back(static_cast<std::uint32_t>(tu[r]));
-                    test_ratings->items.push_back(static_cast<std::uint32_t>(ti[r]));
-                    test_ratings->values.push_back(static_cast<float>(tv[r]));
+                for (const mf::RatingTriple& r : t.triples) {
+                    test_ratings->users.push_back(r.user);
+                    test_ratings->items.push_back(r.item);
+                    test_ratings->values.push_back(r.value);
                 }
             }
             train::check_memory(mf::estimate_memory(ratings, o, 1, threads),
@@ -175,8 +271,8 @@ py::tuple fit(const Array<std::int64_t>& users, const Array<std::int64_t>& items
                 train::run_iterations(*trainer, loop, records, hooks);
                 model = trainer->gather_model();
             }
-            model.users = index_ids(num_users);
-            model.items = index_ids(num_items);
+            model.users = index_ids(ratings.num_users());
+            model.items = index_ids(ratings.num_items());
             model.seen_offsets.assign(ratings.user_offsets().begin(), ratings.user_offsets().end());
             model.seen_items.assign(ratings.user_items().begin(), ratings.user_items().end());
             result = py::make_tuple(state_of(model), records.lines());
@@ -205,6 +301,26 @@ py::array_t<double> predict(const py::dict& state, const Array<std::int64_t>& us
     return out;
 }
 
+/// The RMSE of the model's predictions of X's ratings (its columns, checked as fit checks them).
+double rmse(const py::dict& state, const py::array& users, const py::array& items,
+            const py::array& values) {
+    double out = 0;
+    translate_errors(
+        [&] {
+            const Triples t = read_triples(users, items, values, "X");
+            const mf::Model m = model_of(state);
+            const mf::ModelView v = m.view();
+            double sum = 0;
+            for (const mf::RatingTriple& r : t.triples) {
+                const double e = v.predict(r.user, r.item) - static_cast<double>(r.value);
+                sum += e * e;
+            }
+            out = std::sqrt(sum / static_cast<double>(t.triples.size()));
+        },
+        {});
+    return out;
+}
+
 void save(const py::dict& state, const std::string& path) {
     translate_errors([&] { mf::write_model(path, model_of(state)); }, {});
 }
@@ -220,6 +336,7 @@ py::dict load(const std::string& path) {
 void add_mf(py::module_& m) {
     m.def("mf_fit", &fit);
     m.def("mf_predict", &predict);
+    m.def("mf_rmse", &rmse);
     m.def("mf_save", &save);
     m.def("mf_load", &load);
 }

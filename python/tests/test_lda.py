@@ -103,9 +103,19 @@ def test_sparse_dense_and_dtypes_give_the_same_model(sotu):
     X, _ = sotu
     X = X[:300]
     base = rotor.LDA(6, **SMALL).fit(X).components_
+    # A CSR matrix with each count split into two entries of the same column, out of order:
+    # read as the sum (and the caller's matrix left as it was).
+    C = X.tocoo()
+    half = C.data // 2
+    order = np.argsort(np.r_[C.row, C.row], kind="stable")
+    split = sp.csr_matrix((np.r_[half, C.data - half][order], np.r_[C.col, C.col][order],
+                           np.r_[0, np.cumsum(np.bincount(C.row, minlength=X.shape[0]) * 2)]),
+                          shape=X.shape)
+    data = split.data.copy()
     for other in (X.toarray(), X.astype(np.int32), X.astype(np.float32).tocsc(),
-                  X.toarray().astype(np.uint16), sp.coo_matrix(X)):
+                  X.toarray().astype(np.uint16), sp.coo_matrix(X), split):
         np.testing.assert_array_equal(rotor.LDA(6, **SMALL).fit(other).components_, base)
+    np.testing.assert_array_equal(split.data, data)
 
 
 def test_raw_text_is_tokenized_as_corpus_build(cli, tmp_path):

@@ -71,6 +71,15 @@ def test_logreg_is_the_command_lines_model_bit_for_bit(sotu_party, party, cli, t
     assert "auc" in out.lower()
 
 
+def test_logreg_threads_default_to_the_command_lines_one(party):
+    # n_jobs=None is logreg train's --threads 1: with the blocks chosen from the keys (capped
+    # lower with threads), the model of one thread, not that of every core.
+    X, y, _, _ = party
+    a = rotor.LogisticRegression(solver="prox", max_iter=2).fit(X, y)
+    b = rotor.LogisticRegression(solver="prox", max_iter=2, n_jobs=1).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
 def test_logreg_sparse_and_dense_agree(party):
     X, y, _, _ = party
     X = X[::20]

@@ -30,7 +30,7 @@ def test_sparse_and_triples_give_the_same_model(ratings):
     u, i = rows[:, 0].astype(int), rows[:, 1].astype(int)
     A = sp.csr_matrix((rows[:, 2], (u, i)))
     a = rotor.MF(4, solver="ccd", max_iter=2).fit(rows)
-    for X in (A, A.tocoo(), A.tocsc()):
+    for X in (A, A.tocoo(), A.tocsc(), rows[::-1], rows.astype(np.float32)):
         b = rotor.MF(4, solver="ccd", max_iter=2).fit(X)
         np.testing.assert_array_equal(a.user_factors_, b.user_factors_)
         np.testing.assert_array_equal(a.item_factors_, b.item_factors_)

@@ -46,7 +46,20 @@ struct Collect : Reporter {
     }
 };
 
+/// A span driver with a stopping rule: converged once an evaluation scores `stop_at` or more.
+struct StoppingSpanDriver : SpanCountingDriver {
+    double stop_at = 0;
+    bool converged_ = false;
+    void evaluate_record(Record& r) {
+        SpanCountingDriver::evaluate_record(r);
+        converged_ = r.get("score").value_or(0) >= stop_at;
+    }
+    bool converged() const { return converged_; }
+};
+
 static_assert(Driver<CountingDriver>);
+static_assert(StoppingDriver<StoppingSpanDriver>);
+static_assert(!StoppingDriver<SpanCountingDriver>);
 static_assert(!SpanDriver<CountingDriver>);
 static_assert(SpanDriver<SpanCountingDriver>);
 
@@ -94,6 +107,31 @@ TEST(Loop, NoReportWhenOffAndNothingPastLast) {
     run_iterations(d, {.last = 6, .eval_every = 0, .report = false}, c, {});
     EXPECT_TRUE(c.calls.empty());
     EXPECT_EQ(d.evaluated, (std::vector<std::uint32_t>{6}));
+}
+
+TEST(Loop, AStoppingDriverEndsAtTheEvaluationThatConverged) {
+    StoppingSpanDriver d;
+    d.stop_at = 12;  // the score at iteration 6, an evaluation iteration
+    Collect c;
+    std::vector<std::uint32_t> before;
+    Hooks hooks;
+    hooks.before_report = [&](Record& r) {
+        before.push_back(r.iter);
+        r.set("lambda", 0.5);
+    };
+    const Record last = run_iterations(d, {.last = 20, .eval_every = 3}, c, hooks);
+    EXPECT_EQ(d.done, 6u);
+    EXPECT_TRUE(d.spans.empty());  // the rule is looked at after every iteration: no spans
+    EXPECT_EQ(d.evaluated, (std::vector<std::uint32_t>{3, 6}));
+    EXPECT_EQ(before, (std::vector<std::uint32_t>{1, 2, 3, 4, 5, 6}));
+    EXPECT_EQ(last.iter, 6u);
+    EXPECT_EQ(last.get("score"), std::optional<double>(12.0));
+    EXPECT_EQ(last.get("lambda"), std::optional<double>(0.5));
+    ASSERT_EQ(c.calls.size(), 6u);
+    EXPECT_TRUE(c.calls.back().second);
+    // Converged already: nothing runs, the record returned is empty.
+    EXPECT_EQ(run_iterations(d, {.last = 20, .eval_every = 3}, c, hooks).iter, 0u);
+    EXPECT_EQ(d.done, 6u);
 }
 
 TEST(Loop, NextSyncPoint) {

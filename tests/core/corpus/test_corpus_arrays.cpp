@@ -62,12 +62,12 @@ TEST(CorpusFromCounts, BadCountsNameTheArrayRowAndColumn) {
               "X: row 1, column 1: count -1 is not a non-negative integer");
     EXPECT_NE(input_error([] {
                   corpus_from_counts(I{0, 1}, I{0}, V{std::nan("")}, 3, "X");
-              }).find("X: row 0, column 0: count nan"),
+              }).find("X: row 0, column 0: value NaN is not finite"),
               std::string::npos);
     EXPECT_NE(
         input_error([] {
             corpus_from_counts(I{0, 1}, I{0}, V{std::numeric_limits<double>::infinity()}, 3, "X");
-        }).find("count inf"),
+        }).find("value inf is not finite"),
         std::string::npos);
     EXPECT_EQ(input_error([] {
                   corpus_from_counts(I{0, 0, 1}, I{0}, V{0.5}, 3, "X");

@@ -168,6 +168,19 @@ TEST(Ratings, DuplicateWithOriginNamesBothLinesAndTheIds) {
     }
 }
 
+TEST(Ratings, DuplicateInTheRowsOfAnArrayNamesBothRows) {
+    const std::vector<RatingTriple> t = {{0, 1, 1}, {2, 2, 1}, {0, 1, 2}};
+    TripleOrigin origin;
+    origin.path = "X";
+    origin.rows = true;
+    try {
+        Ratings::from_triples(3, 3, t, origin);
+        FAIL() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_STREQ(e.what(), "X: rows 0 and 2: duplicate rating for user 0, item 1");
+    }
+}
+
 TEST(Ratings, FromCsrRejectsBadArrays) {
     const auto bad = [](std::vector<std::uint64_t> off, std::vector<ItemId> items,
                         std::vector<float> values, const std::string& what) {
