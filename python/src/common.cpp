@@ -2,6 +2,10 @@
 
 #include <Python.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
 #include <new>
 #include <string_view>
@@ -15,6 +19,50 @@ void SignalCheck::operator()() const {
     if (std::this_thread::get_id() != owner_) return;
     py::gil_scoped_acquire gil;
     if (PyErr_CheckSignals() != 0) throw Interrupted{};
+}
+
+InterruptWatch::InterruptWatch() {
+    const py::module_ signal = py::module_::import("signal");
+    const py::module_ threading = py::module_::import("threading");
+    main_thread_ = threading.attr("current_thread")().is(threading.attr("main_thread")());
+    if (!main_thread_ ||
+        !signal.attr("getsignal")(signal.attr("SIGINT")).is(signal.attr("default_int_handler")))
+        return;
+    int fds[2];
+    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) return;  // inactive: SignalCheck still runs
+    try {
+        previous_ = signal.attr("set_wakeup_fd")(fds[1], py::arg("warn_on_full_buffer") = false);
+    } catch (const py::error_already_set&) {
+        close(fds[0]);
+        close(fds[1]);
+        return;
+    }
+    read_fd_ = fds[0];
+    write_fd_ = fds[1];
+}
+
+InterruptWatch::~InterruptWatch() {
+    if (!active()) return;
+    // Possibly while a KeyboardInterrupt is being raised: kept aside for the call.
+    const py::error_scope pending;
+    try {
+        py::module_::import("signal").attr("set_wakeup_fd")(previous_);
+    } catch (py::error_already_set& e) {
+        e.discard_as_unraisable("rotor: restoring the signal wakeup fd");
+    }
+    close(read_fd_);
+    close(write_fd_);
+}
+
+void InterruptWatch::poll() const {
+    if (!active()) return;
+    unsigned char signals[64];
+    for (;;) {
+        const ssize_t n = read(read_fd_, signals, sizeof signals);
+        if (n <= 0) return;  // nothing (EAGAIN) or nothing more
+        for (ssize_t i = 0; i < n; ++i)
+            if (signals[i] == SIGINT) throw Interrupted{};
+    }
 }
 
 Records::Records(train::RecordSchema schema, bool verbose)
@@ -72,7 +120,11 @@ void translate_errors(const std::function<void()>& body, ParamNames names) {
     try {
         body();
     } catch (const Interrupted&) {
-        throw py::error_already_set();  // the KeyboardInterrupt of the signal handler
+        // The KeyboardInterrupt of the signal handler: raised already (SignalCheck), or due
+        // (InterruptWatch saw the signal on a worker; the handler runs now, with the GIL).
+        if (!PyErr_Occurred()) PyErr_CheckSignals();
+        if (!PyErr_Occurred()) PyErr_SetNone(PyExc_KeyboardInterrupt);
+        throw py::error_already_set();
     } catch (const InputError& e) {
         throw py::value_error(e.what());
     } catch (const ConfigError& e) {

@@ -70,6 +70,38 @@ class SignalCheck {
     std::thread::id owner_;
 };
 
+/// Sees Ctrl-C on any thread, without the GIL, while training runs. Made with the GIL on the
+/// thread that calls fit: when that is Python's main thread and SIGINT has Python's default
+/// handler (KeyboardInterrupt), a non-blocking pipe becomes Python's signal wakeup fd
+/// (signal.set_wakeup_fd) until the watch is destroyed (with the GIL; the previous fd is put
+/// back), so that the C-level handler writes each signal's number to it. Otherwise the watch is
+/// inactive and Ctrl-C is seen only where SignalCheck runs (which on another thread than the
+/// main one is never: Python runs signal handlers only there). Unless every_iteration(),
+/// training may run sweeps back to back, as the command line does, and still stop within a
+/// sweep of a Ctrl-C.
+class InterruptWatch {
+  public:
+    InterruptWatch();
+    ~InterruptWatch();
+    InterruptWatch(const InterruptWatch&) = delete;
+    InterruptWatch& operator=(const InterruptWatch&) = delete;
+
+    bool active() const { return read_fd_ >= 0; }
+    /// Whether Ctrl-C is seen only if every iteration's hook runs on the calling thread (the
+    /// main thread, where the watch could not be set up).
+    bool every_iteration() const { return main_thread_ && !active(); }
+    /// Throws Interrupted when a SIGINT has arrived (the Python handler, already tripped, raises
+    /// KeyboardInterrupt once the binding takes the GIL back). Any thread; other signals are
+    /// left to their Python handlers, which run when the GIL is next taken on the main thread.
+    void poll() const;
+
+  private:
+    bool main_thread_ = false;
+    int read_fd_ = -1;
+    int write_fd_ = -1;
+    py::object previous_;  ///< the wakeup fd set before (-1: none)
+};
+
 /// The records of a run as JSON lines (train::record_json: the keys of the command line's
 /// --metrics file), and with `verbose` the command line's progress lines on stdout. Records may
 /// arrive from a worker thread (one at a time).

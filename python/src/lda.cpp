@@ -264,13 +264,12 @@ py::tuple fit(const std::string& kind, const py::array& indptr, const py::array&
                                 "max_memory");
             Records records(lda::record_schema(), f.verbose);
             lda::LdaModel model;
+            const InterruptWatch watch;
             {
                 py::gil_scoped_release release;
                 const SignalCheck check;
                 sched::Runtime runtime(f.threads, pin_mode(f.pin));
                 lda::Trainer trainer(corpus, f.options, runtime);
-                // Without needs_state every iteration is a sync point whose hook runs on this
-                // thread: Ctrl-C is seen within one sweep, and α may be re-estimated there.
                 train::Hooks hooks;
                 hooks.on_evaluate = [&](train::Record& m) {
                     if (held) {
@@ -283,11 +282,19 @@ py::tuple fit(const std::string& kind, const py::array& indptr, const py::array&
                             "coherence_umass",
                             lda::umass_coherence(corpus, trainer.top_words(f.coherence_top)).mean);
                 };
-                hooks.after_iteration = [&](const train::Record& r) {
-                    check();
-                    if (f.optimize_alpha > 0 && r.iter % f.optimize_alpha == 0)
-                        trainer.optimize_alpha();
+                // α is re-estimated on this thread with the sweeps stopped. The sweeps between
+                // evaluations run back to back as on the command line (the same model), the
+                // thread that ends one seeing a Ctrl-C; only when the watch is off on the main
+                // thread is every iteration a sync point whose hook runs here.
+                const auto alpha_due = [&f](std::uint32_t iter) {
+                    return f.optimize_alpha > 0 && iter % f.optimize_alpha == 0;
                 };
+                hooks.after_iteration = [&](const train::Record& r) {
+                    watch.poll();
+                    check();
+                    if (alpha_due(r.iter)) trainer.optimize_alpha();
+                };
+                if (!watch.every_iteration()) hooks.needs_state = alpha_due;
                 trainer.train(records, hooks, f.options.iterations);
                 model = trainer.gather_model(std::move(vocab), "");
             }

@@ -255,6 +255,7 @@ py::tuple fit(const py::array& users, const py::array& items, const py::array& v
                                 "use a smaller n_components or raise max_memory");
             Records records(mf::record_schema(test.has_value()), verbose);
             mf::Model model;
+            const InterruptWatch watch;
             {
                 py::gil_scoped_release release;
                 const SignalCheck check;
@@ -264,7 +265,14 @@ py::tuple fit(const py::array& users, const py::array& items, const py::array& v
                                            runtime, one.at(0)};
                 const std::unique_ptr<mf::Trainer> trainer = mf::make_trainer(in);
                 train::Hooks hooks;
-                hooks.after_iteration = [&check](const train::Record&) { check(); };
+                // As LDA's: with the watch, epochs between evaluations may run back to back as
+                // on the command line (no hook needs the trainer's state).
+                hooks.after_iteration = [&](const train::Record&) {
+                    watch.poll();
+                    check();
+                };
+                if (!watch.every_iteration())
+                    hooks.needs_state = [](std::uint32_t) { return false; };
                 train::LoopOptions loop;
                 loop.last = o.iterations;
                 loop.eval_every = o.eval_every;

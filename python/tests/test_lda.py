@@ -62,6 +62,16 @@ def test_deterministic_fit_is_the_command_lines_model_bit_for_bit(sotu, sotu_voc
         assert a.get("loglik") == b.get("loglik")
 
 
+def test_one_thread_fit_is_the_command_lines_model(sotu, cli, tmp_path):
+    # Without deterministic the model depends on which sweeps run back to back (each run of
+    # sweeps draws its own order of blocks): fit runs those of the command line.
+    X, d = sotu
+    cli("lda", "train", "--corpus", d / "docword.txt", "--topics", 8, "--iterations", 6,
+        "--eval-every", 3, "--seed", 7, "--threads", 1, "--out", tmp_path / "cli", "--quiet")
+    ours = rotor.LDA(8, max_iter=6, evaluate_every=3, random_state=7, n_jobs=1).fit(X)
+    np.testing.assert_array_equal(ours.components_, rotor.LDA.load(tmp_path / "cli").components_)
+
+
 def test_a_saved_model_is_read_by_the_command_line(sotu, sotu_vocab, cli, tmp_path):
     X, d = sotu
     cli("lda", "train", "--corpus", d / "docword.txt", "--topics", 8, "--iterations", 12,
@@ -252,7 +262,9 @@ def test_training_releases_the_gil(sotu):
 
 def test_ctrl_c_stops_training_cleanly(sotu):
     X, _ = sotu
-    lda = rotor.LDA(10, max_iter=100000, n_jobs=2)
+    # No evaluation before the end: the sweeps run back to back, and the worker that ends one
+    # sees the signal.
+    lda = rotor.LDA(10, max_iter=100000, evaluate_every=0, n_jobs=2)
     timer = threading.Timer(0.5, _thread.interrupt_main)
     start = time.monotonic()
     timer.start()
