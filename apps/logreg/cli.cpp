@@ -26,6 +26,7 @@
 #include "core/logreg/examples_input.h"
 #include "core/logreg/metrics.h"
 #include "core/logreg/model_file.h"
+#include "train/common_flags.h"
 
 namespace rotor::apps {
 namespace {
@@ -42,13 +43,47 @@ logreg::Metrics metrics_on(const Model& m, const std::string& path) {
     return logreg::compute_metrics(margins, ex.labels);
 }
 
-/// The flags of a run beyond the model: metrics, checkpoints, memory, the straggler.
+/// The flags every `rotor <model> train` has (train::add_common_train_flags), as logreg means
+/// them: --out keeps its -o, --iterations and --eval-every default by solver, --threads says
+/// what it does for each solver and defaults to 1 (docs/logreg.md, "Speed"); --trace and --no-pin
+/// (logreg runs no block scheduler) removed.
+void add_common_flags(CLI::App& c, train::CommonTrainFlags& f) {
+    f.iterations = 1000;  // newton's iterations or prox's passes (docs/logreg.md, "Defaults")
+    f.eval_every = 0;     // given or not, as auto_settings and train_newton read it
+    f.threads = 1;        // not every core: see --threads
+    train::add_common_train_flags(c, f);
+    for (const char* name : {"--out", "--trace", "--no-pin"}) c.remove_option(c.get_option(name));
+    c.add_option("--out,-o", f.out, "The model file to write (new, or --overwrite)")->required();
+    c.get_option("--iterations")
+        ->description(
+            "At most this many iterations: newton's Newton iterations (default 1000), "
+            "prox's block iterations (default 1000 passes); the run stops earlier by "
+            "--tol (a resumed run continues up to this number)");
+    c.get_option("--threads")
+        ->description(
+            "Threads per worker (0: every core, per rank under mpiexec); prox's "
+            "workers share their examples among them (the model is the same for any "
+            "number; default 1: 2 threads took twice as long on sotu-party, whose "
+            "rounds are too small to share); newton is single-threaded, ignores them")
+        ->default_str("1");
+    c.get_option("--seed")->description("Seed of the blocks and their order");
+    c.get_option("--metrics")
+        ->description("JSON-lines file: one record per evaluation, appended and flushed as made");
+    c.get_option("--eval-every")
+        ->description(
+            "Evaluate (objective, KKT, --test, the stopping rule) every N iterations "
+            "(0: at the end only; default: every Newton iteration, prox with --tol > 0 "
+            "every 4 passes)");
+    c.get_option("--resume")
+        ->description(
+            "Continue the run checkpointed in this directory (any ranks; tau = 0: "
+            "bitwise)");
+    c.get_option("--max-memory")
+        ->description("Refuse runs needing more per rank (e.g. 8G; default 90% of RAM)");
+}
+
+/// The flags of a run beyond the model and the common ones: the stopping rule, the straggler.
 void add_run_flags(CLI::App& c, logreg::TrainFlags& f) {
-    c.add_option("--metrics", f.metrics,
-                 "JSON-lines file: one record per evaluation, appended and flushed as made");
-    c.add_option("--eval-every", f.eval_every,
-                 "Evaluate (objective, KKT, --test, the stopping rule) every N iterations (0: at "
-                 "the end only; default with --tol > 0: every 4 passes)");
     c.add_option("--tol", f.tol,
                  "Stop when the min-norm subgradient's 1-norm is <= tol times its value at w = 0 "
                  "(liblinear's -e rule; 0: never)")
@@ -57,15 +92,6 @@ void add_run_flags(CLI::App& c, logreg::TrainFlags& f) {
                  "Stop at the first evaluation (prox) or Newton iteration after this many "
                  "training seconds (0: none)")
         ->capture_default_str();
-    c.add_option("--checkpoint-every", f.checkpoint_every,
-                 "Write a checkpoint every N iterations and at the end (0: never)")
-        ->capture_default_str();
-    c.add_option("--checkpoint-dir", f.checkpoint_dir,
-                 "Checkpoint directory (default <out>.checkpoint)");
-    c.add_option("--resume", f.resume,
-                 "Continue the run checkpointed in this directory (any ranks; tau = 0: bitwise)");
-    c.add_option("--max-memory", f.max_memory,
-                 "Refuse runs needing more per rank (e.g. 8G; default 90% of RAM)");
     c.add_option("--simulate-straggler", f.straggler,
                  "Testing/benchmark aid: the worker on rank RANK sleeps (FACTOR - 1) x its "
                  "compute time each iteration (RANK:FACTOR)");
@@ -79,10 +105,6 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
                   "Training examples: LIBSVM/svmlight (gzip allowed) or the binary form of "
                   "`rotor logreg build`; each worker reads only its part")
         ->required();
-    c->add_option("--out,-o", f->out, "The model file to write (new, or --overwrite)")->required();
-    c->add_flag("--overwrite", f->overwrite,
-                "Replace an earlier model of rotor at --out (a file that is not rotor's is never "
-                "replaced)");
     c->add_option(
          "--lambda", o.prox.lambda,
          "L1 penalty: sum log(1 + exp(-y x.w)) + lambda ||w||_1 (liblinear's C = 1/lambda); "
@@ -100,9 +122,6 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
     c->add_option("--block-file", f->block_file,
                   "Feature groups, key<TAB>group lines (names with --hash-features): a block "
                   "each");
-    c->add_option("--iterations", o.iterations,
-                  "At most this many iterations: newton's Newton iterations (default 1000), "
-                  "prox's block iterations (default 1000 passes); the run stops earlier by --tol");
     c->add_option("--delay", f->delay, "Bounded delay tau: 0 (sequential) .. inf (eventual)")
         ->capture_default_str();
     c->add_option("--servers", f->servers,
@@ -113,13 +132,7 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
                   "local with --max-step 1 at delay 0, bound with delay")
         ->check(CLI::IsMember({"bound", "local"}));
     c->add_option("--eta", o.prox.eta, "Step scale in (0, 1]")->capture_default_str();
-    c->add_option("--seed", o.prox.seed, "Seed of the blocks and their order")
-        ->capture_default_str();
     c->add_option("--timeout", o.timeout_s, "Seconds without a message before a rank gives up")
-        ->capture_default_str();
-    // Speed (docs/logreg.md, "Speed").
-    c->add_option("--threads", o.threads,
-                  "Threads per worker, sharing its examples (the model is the same for any)")
         ->capture_default_str();
     c->add_option("--max-step", o.prox.max_step,
                   "Trust region: clamp each step's change of a weight (0: none; use with local)")
@@ -144,9 +157,15 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
     c->add_option("--test", f->test, "Examples to report logloss, AUC and accuracy on");
     c->add_flag("--no-intercept", f->no_intercept, "Fit no intercept");
     c->add_flag("--hash-features", f->hash_features, "Features are strings, hashed to keys");
-    c->add_flag("--quiet,-q", f->quiet, "No progress lines");
+    add_common_flags(*c, f->common);
     add_run_flags(*c, *f);
     c->callback([f, world, c] {
+        // The common flags the solvers read from options (as the Python package sets them).
+        f->options.threads = f->common.threads;
+        f->options.prox.seed = f->common.seed;
+        if (c->count("--iterations") > 0) f->options.iterations = f->common.iterations;
+        f->eval_every = f->common.eval_every;
+        f->quiet = f->common.quiet;
         for (const char* flag : logreg::kModelFlags)
             if (c->count(flag) > 0) f->given.emplace_back(flag);
         for (const char* flag : {"--iterations", "--eval-every"})

@@ -14,6 +14,7 @@
 #include "apps/logreg/metrics_log.h"
 #include "core/base/error.h"
 #include "core/logreg/newton.h"
+#include "train/reporter.h"
 
 namespace rotor::logreg {
 namespace {
@@ -87,16 +88,16 @@ NewtonRun train_newton(const TrainFlags& f, comm::Communicator& world, Shard& pa
         if (metrics && pending && every > 0 && pending->iteration % every == 0)
             metrics(pending->iteration, metrics_json(record_of(*pending, f.tol)));
     };
+    std::optional<train::TerminalReporter> terminal;  // progress on stdout
+    if (!f.quiet) terminal.emplace(stdout, progress_schema(true));
     NewtonSolver solver(part, o);
     const NewtonStop stop = solver.run([&](const NewtonStatus& st) {
         flush();
+        if (terminal && st.iteration > 0)  // iteration 0: w = 0, before any work
+            terminal->on_iteration(progress_record(record_of(st, f.tol), 1,
+                                                   st.seconds - (pending ? pending->seconds : 0)),
+                                   static_cast<std::uint32_t>(o.max_iterations));
         pending = st;
-        if (!f.quiet)
-            fmt::print(stderr,
-                       "rotor: newton iteration {}: objective {:.10g}, subgradient {:.3g} of w = "
-                       "0's, {} nonzeros, {} CD cycles, working set {}, {:.2f} s\n",
-                       st.iteration, st.objective, st.subgradient / st.zero, st.nonzeros, st.cycles,
-                       st.working, st.seconds);
     });
     const NewtonStatus& st = solver.status();
     NewtonRun run;

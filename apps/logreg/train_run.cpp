@@ -26,6 +26,7 @@
 #include "train/common_flags.h"
 #include "train/memory_plan.h"
 #include "train/metrics_file.h"
+#include "train/reporter.h"
 #include "train/resume.h"
 #include "train/run_outputs.h"
 
@@ -46,7 +47,8 @@ struct TrainSetup {
     DataFingerprint print;
     std::uint64_t plan = 0;
     std::optional<Checkpoint> resume;
-    std::unique_ptr<train::MetricsFile> metrics;  // rank 0
+    std::unique_ptr<train::MetricsFile> metrics;      // rank 0
+    std::optional<train::TerminalReporter> terminal;  // rank 0 unless --quiet: progress on stdout
     DelayedStart start;
     std::uint64_t done = 0;
     double time_s = 0;
@@ -103,7 +105,7 @@ void apply_checkpoint(TrainFlags& f, const Checkpoint& c, bool iterations_given)
     for (std::size_t i = 0; i < std::size(kModelFlags); ++i)
         settings.push_back({kModelFlags[i], values[i].first, values[i].second});
     train::refuse_resume_conflicts(
-        settings, [&f](const std::string& flag) { return flag_given(f, flag); }, f.resume);
+        settings, [&f](const std::string& flag) { return flag_given(f, flag); }, f.common.resume);
     DelayedOptions& o = f.options;
     o.prox.lambda = theirs.lambda;
     o.prox.blocks = theirs.blocks;
@@ -117,9 +119,9 @@ void apply_checkpoint(TrainFlags& f, const Checkpoint& c, bool iterations_given)
     if (!theirs.block_file.empty() && f.block_file.empty())
         throw ConfigError("--block-file",
                           fmt::format("is required: {} was trained with a block file (digest {})",
-                                      f.resume, theirs.block_file));
+                                      f.common.resume, theirs.block_file));
     if (!iterations_given) o.iterations = theirs.iterations;
-    train::check_resume_target(c.state.iterations_done, o.iterations, f.resume);
+    train::check_resume_target(c.state.iterations_done, o.iterations, f.common.resume);
 }
 
 void validate(TrainFlags& f, int ranks) {
@@ -128,7 +130,6 @@ void validate(TrainFlags& f, int ranks) {
     if (o.prox.blocks < 1) throw ConfigError("--blocks", "must be >= 1");
     if (!(o.prox.eta > 0 && o.prox.eta <= 1)) throw ConfigError("--eta", "must be in (0, 1]");
     if (!(o.timeout_s > 0)) throw ConfigError("--timeout", "must be > 0");
-    if (o.threads < 1) throw ConfigError("--threads", "must be >= 1");
     o.filters.stack = parse_filters(f.filters);
     o.filters.seed = o.prox.seed;
     if (!(o.prox.max_step >= 0)) throw ConfigError("--max-step", "must be >= 0");
@@ -163,31 +164,32 @@ void read_groups(TrainFlags& f) {
 }
 
 std::string checkpoint_dir(const TrainFlags& f) {
-    return f.checkpoint_dir.empty() ? f.out + ".checkpoint" : f.checkpoint_dir;
+    return f.common.checkpoint_dir.empty() ? f.common.out + ".checkpoint" : f.common.checkpoint_dir;
 }
 
 /// Before any work: --out may be written (core::check_output: new, or an earlier model with
 /// --overwrite, or in place by a resumed run, which continues the run that wrote it), and the
 /// directories of --metrics, --stats and the checkpoints exist.
 void check_outputs(const TrainFlags& f) {
-    core::check_output(f.out, core::OutputKind::kFile, kModelMarker,
-                       f.overwrite || !f.resume.empty(), "--out");
-    if (!f.metrics.empty()) core::check_output_parent(f.metrics, "--metrics");
+    core::check_output(f.common.out, core::OutputKind::kFile, kModelMarker,
+                       f.common.overwrite || !f.common.resume.empty(), "--out");
+    if (!f.common.metrics.empty()) core::check_output_parent(f.common.metrics, "--metrics");
     if (!f.stats.empty()) core::check_output_parent(f.stats, "--stats");
-    if (f.checkpoint_every > 0)
-        core::check_output_parent(checkpoint_dir(f), f.checkpoint_dir.empty() ? "--checkpoint-every"
-                                                                              : "--checkpoint-dir");
+    if (f.common.checkpoint_every > 0)
+        core::check_output_parent(checkpoint_dir(f), f.common.checkpoint_dir.empty()
+                                                         ? "--checkpoint-every"
+                                                         : "--checkpoint-dir");
 }
 
 /// Phase 1 (local, agreed by the caller): flags, the checkpoint, the layout, the part's count.
 PartCount count_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s,
                       bool iterations_given) {
     if (world.rank() == 0) check_outputs(f);
-    if (f.resume.empty() && !flag_given(f, "--lambda"))
+    if (f.common.resume.empty() && !flag_given(f, "--lambda"))
         throw ConfigError("--lambda", "is required (unless --resume)");
     if (!f.block_file.empty()) f.block_file_digest = block_file_digest(f.block_file);
-    if (!f.resume.empty()) {
-        s.resume = read_checkpoint(f.resume);
+    if (!f.common.resume.empty()) {
+        s.resume = read_checkpoint(f.common.resume);
         apply_checkpoint(f, *s.resume, iterations_given);
     }
     validate(f, world.size());
@@ -200,7 +202,7 @@ PartCount count_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s,
             s.layout.workers.end())
         throw ConfigError("--simulate-straggler",
                           fmt::format("rank {} is not a worker", f.options.straggler_rank));
-    if (f.checkpoint_every > 0 && world.rank() == 0)
+    if (f.common.checkpoint_every > 0 && world.rank() == 0)
         train::remove_stale_temporaries(checkpoint_dir(f));
     if (s.worker < 0) return {};
     return count_part(f.data, static_cast<std::size_t>(s.worker), s.layout.workers.size());
@@ -211,7 +213,7 @@ PartCount count_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s,
 /// passes, and with --tol an evaluation every kEvalPasses passes (the rule is tested there).
 void auto_settings(TrainFlags& f, std::uint64_t keys) {
     DelayedOptions& o = f.options;
-    const bool resumed = !f.resume.empty();
+    const bool resumed = !f.common.resume.empty();
     if (!resumed && !flag_given(f, "--blocks")) o.prox.blocks += auto_blocks(keys, o.threads) - 1;
     const std::uint64_t pass = o.prox.blocks;
     if (!resumed && !flag_given(f, "--iterations")) o.iterations = kDefaultPasses * pass;
@@ -258,7 +260,7 @@ void load_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s, const P
             train::CommonTrainFlags::oversubscription_warning(f.options.threads, host_ranks);
         if (!warning.empty() && world.rank() == 0) fmt::print(stderr, "{}\n", warning);
         s.plan = estimate_memory(plan);
-        train::check_memory(s.plan, train::memory_limit(f.max_memory, host_ranks),
+        train::check_memory(s.plan, train::memory_limit(f.common.max_memory, host_ranks),
                             "use more worker ranks (mpiexec) or raise --max-memory",
                             world.size() > 1);
         if (s.worker < 0) return;
@@ -267,7 +269,7 @@ void load_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s, const P
         const Examples ex = read_part(f.data, mine, static_cast<std::size_t>(s.worker),
                                       s.layout.workers.size(), first_line, ro, hashed);
         // The hash is what a checkpoint records and --resume checks; nothing else reads it.
-        const bool hash = f.checkpoint_every > 0 || !f.resume.empty();
+        const bool hash = f.common.checkpoint_every > 0 || !f.common.resume.empty();
         s.print = hash ? fingerprint(ex) : DataFingerprint{ex.size(), ex.nonzeros(), 0};
         s.part.emplace(ex, !f.no_intercept);
     });
@@ -301,8 +303,8 @@ void restore_phase(const TrainFlags& f, comm::Communicator& world, TrainSetup& s
     if (s.resume) {
         const Checkpoint& c = *s.resume;
         if (!(c.data == s.print))
-            throw ConfigError("--resume",
-                              fmt::format("{} was made on other data than {}", f.resume, f.data));
+            throw ConfigError("--resume", fmt::format("{} was made on other data than {}",
+                                                      f.common.resume, f.data));
         const CheckpointState& st = c.state;
         for (std::size_t i = 0; i < st.keys.size(); ++i)
             s.start.server_weights.emplace(st.keys[i], st.weights[i]);
@@ -332,9 +334,9 @@ void restore_phase(const TrainFlags& f, comm::Communicator& world, TrainSetup& s
             s.test.emplace(read_examples(f.test, ro));
         }
     }
-    if (!f.metrics.empty())  // a resumed run keeps the records up to its checkpoint
+    if (!f.common.metrics.empty())  // a resumed run keeps the records up to its checkpoint
         s.metrics = std::make_unique<train::MetricsFile>(
-            f.metrics, s.resume ? std::optional<std::uint64_t>(s.done) : std::nullopt);
+            f.common.metrics, s.resume ? std::optional<std::uint64_t>(s.done) : std::nullopt);
 }
 
 void prepare(TrainFlags& f, comm::Communicator& world, TrainSetup& s, bool iterations_given) {
@@ -357,18 +359,6 @@ MetricsRecord record_of(const Evaluation& e, std::uint64_t iteration, double tim
         r.emplace_back("test_accuracy", e.test->accuracy);
     }
     return r;
-}
-
-void print_progress(const Evaluation& e, std::uint64_t iteration, std::uint64_t last, double time_s,
-                    double ratio) {
-    std::string test;
-    if (e.test)
-        test = fmt::format(", test auc {:.4f} accuracy {:.4f}", e.test->auc, e.test->accuracy);
-    fmt::print(
-        stderr,
-        "rotor: iteration {}/{}: objective {:.10g}, subgradient {:.3g} of w = 0's, kkt {:.3g}, "
-        "{} nonzeros{}, {:.2f} s\n",
-        iteration, last, e.objective, ratio, e.kkt_violation, e.nonzeros, test, time_s);
 }
 
 /// Collective: the state gathered on rank 0 and written as a checkpoint.
@@ -460,7 +450,11 @@ Evaluation evaluate_and_report(const TrainFlags& f, comm::Communicator& world, T
         record.emplace_back("server_bytes", static_cast<double>(traffic.server_bytes));
         record.emplace_back("worker_bytes", static_cast<double>(traffic.worker_bytes));
         if (s.metrics) s.metrics->append(p.done, metrics_json(record));
-        if (!f.quiet) print_progress(e, p.done, f.options.iterations, p.time_s, p.ratio);
+        if (s.terminal)
+            s.terminal->on_iteration(
+                progress_record(record, static_cast<std::uint64_t>(passes * double(s.all_examples)),
+                                p.since_s),
+                static_cast<std::uint32_t>(f.options.iterations));
         stop = converged ? 1 : f.time_limit > 0 && p.time_s >= f.time_limit ? 2 : 0;
     }
     comm::broadcast(world, stop, 0, "converged");
@@ -498,7 +492,7 @@ Model train_segments(TrainFlags& f, comm::Communicator& world, TrainSetup& s, Pr
         DelayedOptions o = f.options;
         o.first = p.done;
         o.iterations = std::min(next_stop(p.done, f.eval_every, end),
-                                next_stop(p.done, f.checkpoint_every, end));
+                                next_stop(p.done, f.common.checkpoint_every, end));
         Stopwatch clock;
         r = train_delayed(world, s.layout, s.part ? &*s.part : nullptr, o, s.start);
         p.stats.add(r.stats);
@@ -512,7 +506,7 @@ Model train_segments(TrainFlags& f, comm::Communicator& world, TrainSetup& s, Pr
         last.reset();
         if ((f.eval_every > 0 && p.done % f.eval_every == 0) || p.done == end)
             last = evaluate_and_report(f, world, s, r, p);
-        const std::uint64_t every = f.checkpoint_every;
+        const std::uint64_t every = f.common.checkpoint_every;
         if (every > 0 && (p.done % every == 0 || p.done == end || p.converged || p.out_of_time)) {
             if (!last)
                 last =
@@ -540,6 +534,11 @@ std::string stop_line(const TrainFlags& f, const Progress& p) {
 }  // namespace
 
 void run_train(TrainFlags& f, comm::Communicator& world) {
+    {  // --threads 0: this host's cores shared among its ranks, as every model's
+        train::CommonTrainFlags threads;
+        threads.threads = f.options.threads;
+        f.options.threads = threads.resolved_threads(train::ranks_on_this_host(world));
+    }
     const bool iterations_given = flag_given(f, "--iterations");
     const bool newton = use_newton(f, world.size());
     if (newton) reuse_freed_memory();
@@ -551,7 +550,7 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
             "rotor: logreg train: {} examples, {} keys; solver newton (newGLMNET, one "
             "thread{}), --tol {:g}; memory plan {}\n",
             s.all_examples, s.part->keys().size(),
-            f.options.threads > 1 ? "; --threads is --solver prox's" : "", f.tol,
+            f.common.threads > 1 ? "; --threads is --solver prox's" : "", f.tol,
             train::human_bytes(s.plan));
         std::fflush(stdout);
     } else if (talk) {
@@ -565,8 +564,9 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
             s.layout.servers.size() == 1 ? "" : "s", s.layout.workers.size(),
             s.layout.workers.size() == 1 ? "" : "s", train::human_bytes(s.plan),
             world.size() > 1 ? " on rank 0" : "");
-        if (s.done > 0) fmt::print("rotor: resumed {} at iteration {}\n", f.resume, s.done);
+        if (s.done > 0) fmt::print("rotor: resumed {} at iteration {}\n", f.common.resume, s.done);
         std::fflush(stdout);
+        s.terminal.emplace(stdout, progress_schema(false));
     }
     Progress p;
     p.done = s.done;
@@ -593,22 +593,22 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
         if (world.rank() != 0) return;
         m.hashed = f.hash_features;
         m.iterations = p.done;
-        write_model(f.out, m);
-        train::write_run_outputs(f.out, {[&] {
-                                             if (!f.stats.empty())
-                                                 core::write_file_atomically(f.stats,
-                                                                             traffic_json(traffic));
-                                         },
-                                         [&] {
-                                             if (s.metrics) s.metrics->commit();
-                                         }});
+        write_model(f.common.out, m);
+        train::write_run_outputs(f.common.out, {[&] {
+                                                    if (!f.stats.empty())
+                                                        core::write_file_atomically(
+                                                            f.stats, traffic_json(traffic));
+                                                },
+                                                [&] {
+                                                    if (s.metrics) s.metrics->commit();
+                                                }});
         if (!talk) return;
         fmt::print("rotor: {}\n", stop);
         fmt::print(
             "rotor: objective {:.10g}, {} nonzero weights and {}, {:.3f} s; model "
             "written to {}\n",
             m.objective, m.keys.size(), m.intercept != 0 ? "an intercept" : "no intercept",
-            p.time_s, f.out);
+            p.time_s, f.common.out);
         if (!newton) fmt::print("rotor: {}\n", traffic_line(traffic));
     });
 }

@@ -11,31 +11,25 @@
 #include "apps/logreg/trainer.h"
 #include "comm/communicator.h"
 #include "core/logreg/objective.h"
+#include "train/common_flags.h"
 
 namespace rotor::logreg {
 
 /// The flags of `rotor logreg train`. Plain struct.
 struct TrainFlags {
     std::string data;
-    std::string out;
     std::string test;
     std::string delay = "0";
     std::string solver = "auto";  ///< auto, newton or prox (apps/logreg/newton_run.h)
     std::string curvature;        ///< bound, local, or "" (auto: local with max-step 1 at τ = 0)
     bool no_intercept = false;
     bool hash_features = false;
-    bool quiet = false;
+    bool quiet = false;  ///< no progress lines (the CLI copies common.quiet)
     int servers = 0;
-    std::string metrics;
     std::uint64_t eval_every = 0;  ///< 0: at the end only (default: see auto_settings)
     double tol = kDefaultTol;      ///< the stopping rule (subgradient_converged; 0: never)
     double time_limit = 0;         ///< --time-limit: stop at the first evaluation after (0: none)
-    std::uint64_t checkpoint_every = 0;
-    std::string checkpoint_dir;
-    bool overwrite = false;  ///< --overwrite: replace an earlier model at --out
-    std::string resume;
-    std::string max_memory;
-    std::string straggler;  ///< --simulate-straggler RANK:FACTOR
+    std::string straggler;         ///< --simulate-straggler RANK:FACTOR
     // Filters (apps/logreg/filters.h): the --filters list and the --stats file.
     std::string filters;
     std::string stats;
@@ -43,6 +37,11 @@ struct TrainFlags {
     std::string block_file;
     std::uint64_t block_file_digest = 0;
     DelayedOptions options;
+    /// The flags every `rotor <model> train` has (train/common_flags.h): --out, --overwrite,
+    /// --metrics, --checkpoint-every, --checkpoint-dir, --resume and --max-memory are read from
+    /// here; the CLI copies --threads, --seed, --iterations, --eval-every and --quiet into
+    /// options, eval_every and quiet (which the Python package sets directly).
+    train::CommonTrainFlags common;
     /// The model-defining flags given on the command line (with --resume they must agree with
     /// the checkpoint).
     std::vector<std::string> given;

@@ -192,8 +192,13 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
 std::unique_ptr<mf::Trainer> make_trainer(TrainFlags& f, TrainSetup& s, comm::Communicator& world) {
     std::unique_ptr<mf::Trainer> trainer;
     comm::run_agreed(world, [&] {
-        const mf::TrainerInputs in{s.train->ratings, s.test_ratings ? &*s.test_ratings : nullptr,
-                                   f.options, *s.runtime, world};
+        // The CLI reads the matrix's values no more once a trainer holds them.
+        const mf::TrainerInputs in{s.train->ratings,
+                                   s.test_ratings ? &*s.test_ratings : nullptr,
+                                   f.options,
+                                   *s.runtime,
+                                   world,
+                                   &s.train->ratings};
         trainer = mf::make_trainer(in);
     });
     if (s.resume) {

@@ -93,6 +93,7 @@ WholeH empty_whole(std::uint32_t rows, std::uint32_t k, bool bias) {
 SgdTrainer::SgdTrainer(const TrainerInputs& in)
     : Trainer(in.comm.rank()),
       train_(in.train),
+      releasable_(in.releasable),
       test_(in.test),
       options_(in.options),
       params_(in.options.sgd()),
@@ -257,22 +258,37 @@ void SgdTrainer::build_blocks() {
                              1];
     std::partial_sum(block_offsets_.begin(), block_offsets_.end(), block_offsets_.begin());
     block_cursor_.assign(blocks, 0);
+    // The values first, then (the matrix's values released when its owner allows) the rows and
+    // columns: the CSR and the blocks never coexist whole (16 bytes a rating at most, not 20).
+    const auto fill = [&](const auto& put) {
+        std::vector<std::uint64_t> at(block_offsets_.begin(), block_offsets_.end() - 1);
+        for (std::uint32_t r = 0; r < rows; ++r) {
+            const std::span<const std::uint32_t> items = train_.items_of(users_[r]);
+            const std::uint64_t first = train_.user_offsets()[users_[r]];
+            for (std::size_t e = 0; e < items.size(); ++e) {
+                const std::uint32_t j = items[e];
+                put(at[block_id(static_cast<int>(row_group_[r]),
+                                static_cast<int>(col_of_item_[j]))]++,
+                    r, j, first + e);
+            }
+        }
+    };
+    block_values_.resize(local_nnz_);
+    const std::span<const float> values = train_.user_values();
+    fill([&](std::uint64_t t, std::uint32_t, std::uint32_t, std::uint64_t p) {
+        block_values_[t] = values[p];
+    });
+    if (releasable_ != nullptr) {
+        ROTOR_ASSERT(releasable_ == &train_,
+                     "TrainerInputs::releasable is not the training matrix");
+        releasable_->release_values();
+    }
     block_rows_.resize(local_nnz_);
     block_cols_.resize(local_nnz_);
-    block_values_.resize(local_nnz_);
-    std::vector<std::uint64_t> at(block_offsets_.begin(), block_offsets_.end() - 1);
-    for (std::uint32_t r = 0; r < rows; ++r) {
-        const std::span<const std::uint32_t> items = train_.items_of(users_[r]);
-        const std::span<const float> values = train_.values_of_user(users_[r]);
-        for (std::size_t e = 0; e < items.size(); ++e) {
-            const std::uint32_t j = items[e];
-            const std::uint64_t t =
-                at[block_id(static_cast<int>(row_group_[r]), static_cast<int>(col_of_item_[j]))]++;
-            block_rows_[t] = r;
-            block_cols_[t] = local_of_item_[j];
-            block_values_[t] = values[e];
-        }
-    }
+    fill([&](std::uint64_t t, std::uint32_t r, std::uint32_t j, std::uint64_t) {
+        block_rows_[t] = r;
+        block_cols_[t] = local_of_item_[j];
+    });
 }
 
 void SgdTrainer::init_slices() {

@@ -150,6 +150,7 @@ class SgdTrainer final : public Trainer {
     std::optional<WholeH> collect_w();
 
     const Ratings& train_;
+    Ratings* releasable_;  // TrainerInputs::releasable
     const TestRatings* test_;
     TrainOptions options_;
     SgdParams params_;

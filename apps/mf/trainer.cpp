@@ -113,11 +113,14 @@ std::uint64_t estimate_memory(const Ratings& train, const TrainOptions& options,
         if (p > 1) bytes += 4 * k * (n / p + 1) + 4 * k * n;
     } else {
         // The larger of three phases: reading (no factors yet); building the trainer (the
-        // matrix and the blocks' triples, 12 bytes a rating of the rank, the row and column
-        // maps); training, the matrix released but for the model's seen items (4 bytes a rating
-        // and 8 a user), with the gathered H and model and, under MPI, two slices in flight.
-        const std::uint64_t build =
-            train.memory_bytes() + 12 * (nnz / p + 1) + 8 * n + 16 * m + rows;
+        // matrix and the blocks' values, then the matrix but its values (released, as the CLI
+        // lets the trainer) and the blocks' triples, 12 bytes a rating of the rank; the row and
+        // column maps); training, the matrix released but for the model's seen items (4 bytes a
+        // rating and 8 a user), with the gathered H and model and, under MPI, two slices in
+        // flight.
+        const std::uint64_t build = std::max(train.memory_bytes() + 4 * (nnz / p + 1),
+                                             train.memory_bytes() - 4 * nnz + 12 * (nnz / p + 1)) +
+                                    8 * n + 16 * m + rows;
         const std::uint64_t after = 12 * (nnz / p + 1) + 4 * nnz + 8 * (n + 1) + rows + gathered +
                                     (p > 1 ? 2 * 4 * k * (m / p + 1) : 0);
         bytes += std::max({read_peak, build, after});

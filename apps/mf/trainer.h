@@ -101,6 +101,10 @@ struct TrainerInputs {
     const TrainOptions& options;
     sched::Runtime& runtime;
     comm::Communicator& comm;  ///< one rank for a single process
+    /// Null, or `train` itself when its owner lets the trainer release its values once it holds
+    /// its own copy (sgd, as soon as its blocks have them: building the trainer then peaks at 16
+    /// bytes a rating instead of 20); ccd ignores it.
+    Ratings* releasable = nullptr;
 };
 
 /// One training run's rank: its users' ratings and W rows, and its share of H. Every method is

@@ -95,7 +95,7 @@ Ratings Ratings::build(std::uint32_t num_users, std::uint32_t num_items, const T
         ++counts[t.user];
     }
     r.user_offsets_ = offsets_from_counts(counts);
-    counts = {};
+    std::vector<std::uint64_t>().swap(counts);
     r.user_items_.resize(nnz);
     r.user_values_.resize(nnz);
     {

@@ -99,7 +99,7 @@ class TripleList {
     }
     /// Releases every triple.
     void clear() noexcept {
-        chunks_ = {};
+        std::vector<std::vector<RatingTriple>>().swap(chunks_);
         size_ = 0;
     }
 
@@ -145,7 +145,7 @@ class Ratings {
 
     std::uint32_t num_users() const noexcept { return num_users_; }  ///< N
     std::uint32_t num_items() const noexcept { return num_items_; }  ///< M
-    std::uint64_t nnz() const noexcept { return user_values_.size(); }
+    std::uint64_t nnz() const noexcept { return user_items_.size(); }
 
     std::span<const std::uint64_t> user_offsets() const noexcept { return user_offsets_; }
     std::span<const ItemId> user_items() const noexcept { return user_items_; }
@@ -161,6 +161,11 @@ class Ratings {
     std::uint64_t item_degree(ItemId i) const noexcept {
         return item_offsets_[i + 1] - item_offsets_[i];
     }
+
+    /// Frees the values: user_values() is empty afterwards (values_of_user() must not be called),
+    /// the shape, offsets, items, item counts and mean() stay. For an owner that has copied the
+    /// values where it needs them (the sgd trainer, into its blocks).
+    void release_values() noexcept { std::vector<float>().swap(user_values_); }
 
     /// Moves the CSR's offsets and items out (what a model keeps as each user's items) and
     /// leaves an empty 0 x 0 matrix: for an owner that needs nothing else of the ratings.

@@ -103,18 +103,20 @@ TEST_F(LogregCli, BadInputExitsTwoNamingTheLineAndWritesNoModel) {
     EXPECT_NE(delay.err.find("--delay"), std::string::npos) << delay.err;
 }
 
+// --threads as every model's: 0 (the default) every core; any number the same model.
 TEST_F(LogregCli, ThreadsGiveTheSameModelByteForByteAndMaxStepIsChecked) {
     const std::string args = "logreg train --data " + data_ + flags_;
-    ASSERT_EQ(run_rotor(dir_, args + " --out " + path("t1.txt")).code, 0);
-    for (const std::string threads : {"2", "3"}) {
+    ASSERT_EQ(run_rotor(dir_, args + " --threads 1 --out " + path("t1.txt")).code, 0);
+    for (const std::string threads : {"2", "3", "0"}) {
         const auto res = run_rotor(
             dir_, args + " --threads " + threads + " --overwrite --out " + path("tn.txt"));
         ASSERT_EQ(res.code, 0) << res.err;
         EXPECT_EQ(read_text(path("tn.txt")), read_text(path("t1.txt"))) << threads << " threads";
     }
-    const auto zero = run_rotor(dir_, args + " --threads 0 --out " + path("t0.txt"));
-    EXPECT_NE(zero.code, 0);
-    EXPECT_NE(zero.err.find("--threads"), std::string::npos) << zero.err;
+    const auto negative = run_rotor(dir_, args + " --threads -1 --out " + path("t0.txt"));
+    EXPECT_EQ(negative.code, 3);
+    EXPECT_NE(negative.err.find("--threads"), std::string::npos) << negative.err;
+    EXPECT_FALSE(std::filesystem::exists(path("t0.txt")));
     const auto step = run_rotor(dir_, args + " --max-step -1 --out " + path("t0.txt"));
     EXPECT_NE(step.code, 0);
     EXPECT_NE(step.err.find("--max-step"), std::string::npos) << step.err;

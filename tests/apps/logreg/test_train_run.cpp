@@ -199,6 +199,13 @@ TEST_F(LogregTrainRun, TolStopsAtTheFirstEvaluationMeetingTheRule) {
                          std::to_string(recs.back()["iter"].get<int>()) + " iterations"),
               std::string::npos)
         << r.out;
+    // Progress on stdout (train::TerminalReporter), a line per evaluation; nothing on stderr.
+    EXPECT_NE(
+        r.out.find(" " + std::to_string(recs.back()["iter"].get<int>()) + "/4000  objective "),
+        std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("examples/s"), std::string::npos) << r.out;
+    EXPECT_EQ(r.err, "");
 }
 
 // An explicit --iterations is a cap: honoured, and the run says it stopped there unconverged
@@ -229,6 +236,12 @@ TEST_F(LogregTrainRun, TheCapIsHonouredAndReportedAsNotConverged) {
                          "--iterations 1 reached"),
               std::string::npos)
         << r.out;
+    EXPECT_NE(r.out.find("iter 1/1  objective "), std::string::npos) << r.out;
+    EXPECT_EQ(r.err, "");
+    r = run_rotor(dir_, "logreg train --data " + data_ + " --lambda 0.5 --iterations 1 -q --out " +
+                            path("n.txt") + " --overwrite");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, "");  // --quiet: no progress, no closing lines
     const std::pair<const char*, const char*> bads[] = {
         {" --tol -1", "--tol"},
         {" --tol 1", "--tol"},
