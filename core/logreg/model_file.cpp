@@ -9,8 +9,7 @@
 #include "core/io/byte_source.h"
 #include "core/io/checksum.h"
 #include "core/io/line_reader.h"
-#include "core/io/number.h"
-#include "core/io/parse.h"
+#include "core/io/text_fields.h"
 #include "core/io/whole_file.h"
 #include "core/logreg/examples.h"
 
@@ -18,51 +17,21 @@ namespace rotor::logreg {
 namespace {
 
 using core::LineReader;
+using core::next_line;
 
 constexpr std::string_view kMagic = "rotor-logreg-model 2";
 /// Models of rotor before the crc32 line: read, unchecked.
 constexpr std::string_view kMagicV1 = "rotor-logreg-model 1";
-
-/// The next line, which must exist.
-std::string_view next_line(LineReader& r, const char* what) {
-    std::string_view line;
-    if (!r.next(line)) r.fail(1, std::string("missing ") + what);
-    return line;
-}
-
-/// The value of a `<name> <value>` line.
-std::string_view field(LineReader& r, std::string_view name) {
-    const std::string_view line = next_line(r, std::string(name).c_str());
-    if (!line.starts_with(name) || line.size() <= name.size() + 1 || line[name.size()] != ' ') {
-        r.fail(1, fmt::format("expected \"{} <value>\"", name));
-    }
-    return line.substr(name.size() + 1);
-}
-
-double number(LineReader& r, std::string_view text, std::size_t col) {
-    const auto v = core::parse_number(text);
-    if (!v) r.fail(col, fmt::format("\"{}\" is not a finite number", text));
-    return *v;
-}
-
-std::uint64_t unsigned_of(LineReader& r, std::string_view text, std::size_t col) {
-    std::size_t pos = 0;
-    std::uint64_t v = 0;
-    if (core::parse_uint(text, pos, v) != core::ParseStatus::kOk || pos != text.size()) {
-        r.fail(col, fmt::format("\"{}\" is not an unsigned integer", text));
-    }
-    return v;
-}
 
 void read_weights(LineReader& r, std::uint64_t count, Model& m) {
     for (std::uint64_t n = 0; n < count; ++n) {
         const std::string_view line = next_line(r, "weight lines");
         const std::size_t tab = line.find('\t');
         if (tab == std::string_view::npos) r.fail(1, "expected \"<key>\\t<weight>\"");
-        const std::uint64_t key = unsigned_of(r, line.substr(0, tab), 1);
+        const std::uint64_t key = core::unsigned_at(r, line.substr(0, tab), 1);
         if (key == kInterceptKey) r.fail(1, "the intercept's key among the weights");
         if (!m.keys.empty() && key <= m.keys.back()) r.fail(1, "keys do not increase");
-        const double w = number(r, line.substr(tab + 1), tab + 2);
+        const double w = core::finite_number_at(r, line.substr(tab + 1), tab + 2);
         if (w == 0) r.fail(tab + 2, "a zero weight");
         m.keys.push_back(key);
         m.weights.push_back(w);
@@ -106,14 +75,14 @@ Model parse_model(const std::string& text, const std::string& path) {
     const std::string_view magic = next_line(r, "header");
     if (magic != kMagic && magic != kMagicV1) r.fail(1, fmt::format("not a \"{}\" file", kMagic));
     Model m;
-    m.lambda = number(r, field(r, "lambda"), 8);
-    const std::string_view hashed = field(r, "hashed");
+    m.lambda = core::finite_number_at(r, core::named_field(r, "lambda"), 8);
+    const std::string_view hashed = core::named_field(r, "hashed");
     if (hashed != "0" && hashed != "1") r.fail(8, "hashed is 0 or 1");
     m.hashed = hashed == "1";
-    m.iterations = unsigned_of(r, field(r, "iterations"), 12);
-    m.objective = number(r, field(r, "objective"), 11);
-    m.intercept = number(r, field(r, "intercept"), 11);
-    read_weights(r, unsigned_of(r, field(r, "weights"), 9), m);
+    m.iterations = core::unsigned_at(r, core::named_field(r, "iterations"), 12);
+    m.objective = core::finite_number_at(r, core::named_field(r, "objective"), 11);
+    m.intercept = core::finite_number_at(r, core::named_field(r, "intercept"), 11);
+    read_weights(r, core::unsigned_at(r, core::named_field(r, "weights"), 9), m);
     return m;
 }
 

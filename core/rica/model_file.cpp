@@ -8,42 +8,14 @@
 #include "core/io/checksum.h"
 #include "core/io/dense_table.h"
 #include "core/io/line_reader.h"
-#include "core/io/number.h"
-#include "core/io/parse.h"
+#include "core/io/text_fields.h"
 #include "core/io/whole_file.h"
 
 namespace rotor::rica {
 namespace {
 
 using core::LineReader;
-
-std::string_view next_line(LineReader& r, const char* what) {
-    std::string_view line;
-    if (!r.next(line)) r.fail(1, std::string("missing ") + what);
-    return line;
-}
-
-/// The value of a `<name> <value>` line.
-std::string_view field(LineReader& r, std::string_view name) {
-    const std::string_view line = next_line(r, std::string(name).c_str());
-    if (!line.starts_with(name) || (line.size() > name.size() && line[name.size()] != ' '))
-        r.fail(1, fmt::format("expected \"{} <value>\"", name));
-    return line.size() > name.size() ? line.substr(name.size() + 1) : std::string_view();
-}
-
-double number(LineReader& r, std::string_view text, std::size_t col) {
-    const auto v = core::parse_number(text);
-    if (!v) r.fail(col, fmt::format("\"{}\" is not a finite number", text));
-    return *v;
-}
-
-std::uint64_t count(LineReader& r, std::string_view text, std::size_t col) {
-    std::size_t pos = 0;
-    std::uint64_t v = 0;
-    if (core::parse_uint(text, pos, v) != core::ParseStatus::kOk || pos != text.size())
-        r.fail(col, fmt::format("\"{}\" is not an unsigned integer", text));
-    return v;
-}
+using core::next_line;
 
 /// The numbers of `text` separated by `sep`: exactly `want` of them.
 void numbers(LineReader& r, std::string_view text, char sep, std::size_t want, std::size_t col0,
@@ -52,7 +24,7 @@ void numbers(LineReader& r, std::string_view text, char sep, std::size_t want, s
     while (pos <= text.size() && !text.empty()) {
         const std::size_t end = std::min(text.find(sep, pos), text.size());
         if (got == want) r.fail(col0 + pos, fmt::format("more than {} numbers", want));
-        out.push_back(number(r, text.substr(pos, end - pos), col0 + pos));
+        out.push_back(core::finite_number_at(r, text.substr(pos, end - pos), col0 + pos));
         ++got;
         pos = end + 1;
     }
@@ -88,16 +60,16 @@ Model parse_model(const std::string& text, const std::string& path) {
     LineReader r(core::memory_byte_source(path, body));
     next_line(r, "header");
     Model m;
-    m.components = count(r, field(r, "components"), 12);
-    m.dimension = count(r, field(r, "dimension"), 11);
+    m.components = core::unsigned_at(r, core::named_field(r, "components", false), 12);
+    m.dimension = core::unsigned_at(r, core::named_field(r, "dimension", false), 11);
     if (m.components == 0 || m.dimension == 0 || m.components > (1U << 20) ||
         m.dimension > (1U << 16))
         r.fail(1, "components in 1..2^20 and dimension in 1..2^16");
-    m.lambda = number(r, field(r, "lambda"), 8);
-    m.iterations = count(r, field(r, "iterations"), 12);
-    m.objective = number(r, field(r, "objective"), 11);
-    m.time_s = number(r, field(r, "time_s"), 8);
-    const std::string_view metric = field(r, "metric");
+    m.lambda = core::finite_number_at(r, core::named_field(r, "lambda", false), 8);
+    m.iterations = core::unsigned_at(r, core::named_field(r, "iterations", false), 12);
+    m.objective = core::finite_number_at(r, core::named_field(r, "objective", false), 11);
+    m.time_s = core::finite_number_at(r, core::named_field(r, "time_s", false), 8);
+    const std::string_view metric = core::named_field(r, "metric", false);
     if (!metric.empty()) numbers(r, metric, ' ', m.components, 8, m.metric);
     m.w.reserve(m.components * m.dimension);
     for (std::size_t j = 0; j < m.components; ++j)
