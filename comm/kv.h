@@ -49,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/agreed.h"
 #include "comm/communicator.h"
 #include "comm/kv_filter.h"
 #include "core/base/error.h"
@@ -170,6 +171,21 @@ class KvNode {
     /// Tells every rank of the layout that this rank failed with `error` (best effort, never
     /// throws); they throw AgreedError with its message, exit code and this rank.
     void fail(const Error& error) noexcept;
+    /// This rank's part of a run: `body`, then finish(). An Error from either that the ranks
+    /// have not agreed on yet (anything but AgreedError) is told to every rank (fail) and
+    /// rethrown, so that every rank ends with the same error.
+    template <class Body>
+    void run(Body&& body) {
+        try {
+            body();
+            finish();
+        } catch (const AgreedError&) {
+            throw;
+        } catch (const Error& e) {
+            fail(e);
+            throw;
+        }
+    }
 
     /// The worker's schedule so far, in order.
     const std::vector<KvEvent>& schedule() const noexcept { return schedule_; }

@@ -214,20 +214,14 @@ DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layo
                 make_filter_stack(o.filters, screen ? &*screen : nullptr));
     ROTOR_ASSERT(node.is_worker() == (part != nullptr), "a part exactly on workers");
     DelayedResult result;
-    try {
+    node.run([&] {
         if (node.is_worker()) {
             Worker worker(*part, o.prox, o.threads, start.worker_weights,
                           screen ? &*screen : nullptr, kv.pull_width);
             run_worker(node, worker, o, comm.rank() == o.straggler_rank ? o.straggler_factor : 1.0);
             result.worker_weights = worker.weights();
         }
-        node.finish();
-    } catch (const comm::AgreedError&) {
-        throw;
-    } catch (const Error& e) {
-        node.fail(e);
-        throw;
-    }
+    });
     result.server_weights.insert(state.w.begin(), state.w.end());
     result.stats = node.stats();
     result.schedule = node.schedule();

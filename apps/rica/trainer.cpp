@@ -187,7 +187,7 @@ SegmentResult run_segment(comm::Communicator& comm, const comm::KvLayout& layout
     comm::KvNode node(comm, layout, kv, server_handler(state, keys.size()));
     ROTOR_ASSERT(node.is_worker() == (worker != nullptr), "rows exactly on workers");
     SegmentResult result;
-    try {
+    node.run([&] {
         if (worker != nullptr) {
             const double slow = comm.rank() == o.straggler_rank ? o.straggler_factor : 1.0;
             std::deque<std::pair<std::uint64_t, std::uint64_t>> pulls;  // (t, pull id)
@@ -216,13 +216,7 @@ SegmentResult run_segment(comm::Communicator& comm, const comm::KvLayout& layout
             }
             while (!pulls.empty()) take();
         }
-        node.finish();
-    } catch (const comm::AgreedError&) {
-        throw;
-    } catch (const Error& e) {
-        node.fail(e);
-        throw;
-    }
+    });
     result.stats = node.stats();
     return result;
 }
