@@ -45,18 +45,18 @@ namespace avx2 {
 namespace {
 struct Kernels {
     IalsKernels k;
-    void (*row_terms)(const SparseView&, const Factors&, std::span<const float>,
-                      const IalsParams&, const Factors&, std::uint32_t, std::uint32_t,
-                      std::span<double>);
+    void (*row_terms)(const SparseView&, const Factors&, std::span<const float>, const IalsParams&,
+                      const Factors&, std::uint32_t, std::uint32_t, std::span<double>);
+    void (*scores)(const Factors&, std::span<const float>, std::span<float>);
 };
 
 const Kernels& best() {
     static const Kernels b = [] {
 #ifdef ROTOR_HAVE_IALS_AVX2
         if (__builtin_cpu_supports("avx2"))
-            return Kernels{{&avx2::gram_upper, &avx2::solve}, &avx2::row_terms};
+            return Kernels{{&avx2::gram_upper, &avx2::solve}, &avx2::row_terms, &avx2::scores};
 #endif
-        return Kernels{{&scalar::gram_upper, &scalar::solve}, &scalar::row_terms};
+        return Kernels{{&scalar::gram_upper, &scalar::solve}, &scalar::row_terms, &scalar::scores};
     }();
     return b;
 }
@@ -92,8 +92,8 @@ std::vector<std::uint32_t> gram_row_split(std::uint32_t k, int parts) {
     std::vector<std::uint32_t> begin(static_cast<std::size_t>(parts) + 1, k);
     begin[0] = 0;
     for (int q = 1; q < parts; ++q) {
-        const std::uint64_t target = total * static_cast<std::uint64_t>(q) /
-                                     static_cast<std::uint64_t>(parts);
+        const std::uint64_t target =
+            total * static_cast<std::uint64_t>(q) / static_cast<std::uint64_t>(parts);
         const auto it = std::lower_bound(cost_before.begin(), cost_before.end(), target);
         const auto groups = static_cast<std::uint32_t>(it - cost_before.begin());
         begin[static_cast<std::size_t>(q)] =
@@ -137,6 +137,11 @@ void ials_row_terms(const SparseView& a, const Factors& y, std::span<const float
                      terms.size() >= end - begin && g.size() == std::size_t{y.k()} * y.k(),
                  "ials_row_terms: shapes disagree");
     detail::best().row_terms(a, y, g, params, x, begin, end, terms);
+}
+
+void ials_scores(const Factors& h, std::span<const float> w_u, std::span<float> out) {
+    ROTOR_ASSERT(w_u.size() == h.k() && out.size() == h.rows(), "ials_scores: shapes disagree");
+    detail::best().scores(h, w_u, out);
 }
 
 double ials_objective(const SparseView& a, const Factors& x, const Factors& y,

@@ -86,6 +86,10 @@ void ials_row_terms(const SparseView& a, const Factors& y, std::span<const float
                     const IalsParams& params, const Factors& x, std::uint32_t begin,
                     std::uint32_t end, std::span<double> terms);
 
+/// out[j] = w_u·h_j for every row j of h, in float (the kernel's dot product): the scores the
+/// ranking metrics rank by.
+void ials_scores(const Factors& h, std::span<const float> w_u, std::span<float> out);
+
 /// f itself over every row (one thread; tests and small checks).
 double ials_objective(const SparseView& a, const Factors& x, const Factors& y,
                       const IalsParams& params);

@@ -5,33 +5,43 @@
 #include <cmath>
 
 #include "core/base/error.h"
+#include "core/mf/ials.h"
 
 namespace rotor::mf {
 
 UserRanking rank_user(std::span<const float> w_u, const Factors& h,
                       std::span<const std::uint32_t> seen, std::span<const std::uint32_t> heldout,
-                      std::uint32_t k, std::vector<std::pair<double, std::uint32_t>>& scratch) {
+                      std::uint32_t k, RankScratch& scratch) {
     ROTOR_ASSERT(k >= 1 && !heldout.empty(), "rank_user: k = 0 or no held-out item");
-    scratch.clear();
+    scratch.scores.resize(h.rows());
+    ials_scores(h, w_u, scratch.scores);
+    // The k best (score, item) by score, then the lower item: a heap whose top is the worst kept.
+    const auto better = [](const std::pair<float, std::uint32_t>& a,
+                           const std::pair<float, std::uint32_t>& b) {
+        return a.first != b.first ? a.first > b.first : a.second < b.second;
+    };
+    auto& top = scratch.top;
+    top.clear();
     std::size_t s = 0;
     for (std::uint32_t j = 0; j < h.rows(); ++j) {
         while (s < seen.size() && seen[s] < j) ++s;
         if (s < seen.size() && seen[s] == j) continue;
-        scratch.emplace_back(dot(w_u, h.row(j)), j);
+        const std::pair<float, std::uint32_t> c{scratch.scores[j], j};
+        if (top.size() < k) {
+            top.push_back(c);
+            std::push_heap(top.begin(), top.end(), better);
+        } else if (better(c, top.front())) {
+            std::pop_heap(top.begin(), top.end(), better);
+            top.back() = c;
+            std::push_heap(top.begin(), top.end(), better);
+        }
     }
-    const std::size_t n = std::min<std::size_t>(k, scratch.size());
-    const auto better = [](const std::pair<double, std::uint32_t>& a,
-                           const std::pair<double, std::uint32_t>& b) {
-        return a.first != b.first ? a.first > b.first : a.second < b.second;
-    };
-    std::partial_sort(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(n),
-                      scratch.end(), better);
+    std::sort_heap(top.begin(), top.end(), better);  // best first
     UserRanking r;
     std::uint32_t hits = 0;
     double dcg = 0;
-    for (std::size_t rank = 1; rank <= n; ++rank) {
-        if (!std::binary_search(heldout.begin(), heldout.end(), scratch[rank - 1].second))
-            continue;
+    for (std::size_t rank = 1; rank <= top.size(); ++rank) {
+        if (!std::binary_search(heldout.begin(), heldout.end(), top[rank - 1].second)) continue;
         ++hits;
         r.ap += static_cast<double>(hits) / static_cast<double>(rank);
         dcg += 1.0 / std::log2(static_cast<double>(rank) + 1.0);
@@ -98,13 +108,12 @@ RankingSums rank_users(const Factors& w, const Factors& h, const SparseView& see
                        const SparseView& heldout, std::uint32_t k, std::uint32_t begin,
                        std::uint32_t end) {
     RankingSums sums;
-    std::vector<std::pair<double, std::uint32_t>> scratch;
+    RankScratch scratch;
     for (std::uint32_t u = begin; u < end; ++u) {
         const auto held = heldout.ids.subspan(heldout.offsets[u], heldout.count(u));
         if (held.empty()) continue;
-        const auto s = seen.offsets.empty()
-                           ? std::span<const std::uint32_t>{}
-                           : seen.ids.subspan(seen.offsets[u], seen.count(u));
+        const auto s = seen.offsets.empty() ? std::span<const std::uint32_t>{}
+                                            : seen.ids.subspan(seen.offsets[u], seen.count(u));
         sums.add(rank_user(w.row(u), h, s, held, k, scratch));
     }
     return sums;

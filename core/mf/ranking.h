@@ -1,7 +1,7 @@
 // Ranking metrics of a factor model on held-out items (docs/mf.md, "Implicit feedback"): for each
 // user with held-out items, the model's top k items among those the user did not have in
 // training (scores w_u·h_j, ties to the lower item index, as `rotor mf recommend` ranks them),
-// compared with the held-out set T_u:
+// compared with the held-out set T_u (scores in float: ials_scores):
 //     precision@k = |hits| / k
 //     AP@k        = Σ_(hit at rank n ≤ k) (hits among the first n) / n  /  min(k, |T_u|)
 //     NDCG@k      = Σ_(hit at rank n) 1 / log2(n + 1)  /  Σ_(n ≤ min(k, |T_u|)) 1 / log2(n + 1)
@@ -26,11 +26,17 @@ struct UserRanking {
     double ndcg = 0;
 };
 
+/// Memory rank_user reuses from call to call.
+struct RankScratch {
+    std::vector<float> scores;
+    std::vector<std::pair<float, std::uint32_t>> top;
+};
+
 /// The metrics of user row `w_u` against every row of h, leaving out `seen` (sorted item ids)
-/// and scoring `heldout` (sorted, non-empty, ids < h.rows()). k >= 1. scratch: reused memory.
+/// and scoring `heldout` (sorted, non-empty, ids < h.rows()). k >= 1. O(M K + M log k).
 UserRanking rank_user(std::span<const float> w_u, const Factors& h,
                       std::span<const std::uint32_t> seen, std::span<const std::uint32_t> heldout,
-                      std::uint32_t k, std::vector<std::pair<double, std::uint32_t>>& scratch);
+                      std::uint32_t k, RankScratch& scratch);
 
 /// Sums of the per-user metrics, exact (core::ExactSum), so that parts over users combine to
 /// the same bits however they are split.

@@ -212,7 +212,7 @@ TEST(Ranking, MetricsOfAHandMadeRanking) {
     w.at(0, 0) = 1;
     const float hv[] = {0.9f, 0.8f, 0.7f, 0.7f, 0.1f, 0.5f};
     for (std::uint32_t j = 0; j < 6; ++j) h.at(j, 0) = hv[j];
-    std::vector<std::pair<double, std::uint32_t>> scratch;
+    RankScratch scratch;
     // Seen item 0 is left out: the top 3 are 1, 2, 3. Held out: 2 and 5.
     const std::uint32_t seen[] = {0};
     const std::uint32_t held[] = {2, 5};
