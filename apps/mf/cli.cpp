@@ -75,7 +75,7 @@ struct TrainSetup {
 };
 
 /// --implicit's defaults where the flag is not given (docs/mf.md, "Implicit feedback").
-constexpr double kImplicitLambda = 0.1;
+constexpr double kImplicitLambda = 10;
 constexpr std::uint32_t kImplicitIterations = 15;
 
 bool given(const TrainFlags& f, std::string_view flag) {
@@ -367,7 +367,7 @@ void add_train(CLI::App& mf, comm::Communicator* world) {
     c->add_flag("--implicit", f->implicit,
                 "Implicit feedback: values are confidences (>= 0; c = 1 + alpha r), every "
                 "(user, item) pair counts (Hu-Koren-Volinsky), solved by ALS with CG (als); "
-                "lambda 0.1 and 15 iterations unless given");
+                "lambda 10 and 15 iterations unless given");
     c->add_option("--alpha", o.alpha, "implicit: confidence c = 1 + alpha r")
         ->capture_default_str();
     c->add_option("--cg-steps", o.cg_steps, "implicit: CG steps per row and half-step")

@@ -65,7 +65,7 @@ struct TrainOptions {
     /// Implicit feedback (--implicit): the ratings are confidences, the objective Hu-Koren-
     /// Volinsky's (core/mf/ials.h), solved by als only; objective.bias is off and λ plain.
     bool implicit = false;
-    double alpha = 1.0;            ///< als: c = 1 + α r (--alpha)
+    double alpha = 5.0;            ///< als: c = 1 + α r (--alpha; docs/mf.md, "Implicit feedback")
     std::uint32_t cg_steps = 3;    ///< als: CG steps per row and half-step (--cg-steps)
     std::uint32_t ranking_k = 10;  ///< als with --test: k of the ranking metrics (--ranking)
 

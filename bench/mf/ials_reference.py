@@ -23,7 +23,7 @@ Input: rotor's ratings text (``user item value``, blank- or comma-separated, ids
 appearance, as rotor indexes them). Output: one JSON line per iteration (``iter``,
 ``iteration_s``, ``time_s``) and a last one with the metrics, on stdout.
 
-    ials_reference.py --train T --test V [--rank 64] [--lambda 0.1] [--alpha 1]
+    ials_reference.py --train T --test V [--rank 64] [--lambda 10] [--alpha 5]
                       [--iterations 15] [--cg-steps 3] [--k 10] [--seed 1] [--threads N]
 """
 
@@ -151,8 +151,8 @@ def main(argv=None) -> int:
     ap.add_argument("--train", required=True)
     ap.add_argument("--test", required=True)
     ap.add_argument("--rank", type=int, default=64)
-    ap.add_argument("--lambda", dest="lam", type=float, default=0.1)
-    ap.add_argument("--alpha", type=float, default=1.0)
+    ap.add_argument("--lambda", dest="lam", type=float, default=10.0)
+    ap.add_argument("--alpha", type=float, default=5.0)
     ap.add_argument("--iterations", type=int, default=15)
     ap.add_argument("--cg-steps", type=int, default=3)
     ap.add_argument("--k", type=int, default=10)

@@ -37,10 +37,11 @@ namespace rotor::mf {
 /// The implicit objective's parameters and the solver's. validate() throws ConfigError naming
 /// the flag.
 struct IalsParams {
-    /// λ on every row of X and Y (plain), >= 0 (--lambda). docs/mf.md, "Implicit feedback".
+    /// λ on every row of X and Y (plain), >= 0 (--lambda; the CLI defaults it to 10 with
+    /// --implicit: docs/mf.md, "Implicit feedback").
     double lambda = 0.1;
-    /// α in c = 1 + α r, >= 0 and finite (--alpha).
-    double alpha = 1.0;
+    /// α in c = 1 + α r, >= 0 and finite (--alpha; 5 by measurement: docs/mf.md).
+    double alpha = 5.0;
     /// CG steps per row and half-step, 1..1024 (--cg-steps; implicit's default 3).
     std::uint32_t cg_steps = 3;
 

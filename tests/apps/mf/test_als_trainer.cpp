@@ -30,24 +30,13 @@ TrainOptions als_options(std::uint32_t k) {
     return o;
 }
 
-/// `iterations` on `ranks` in-process ranks x `threads`; rank 0's model, objectives, state.
-CcdRun run_als(const Ratings& train, const TrainOptions& o, int ranks, int threads, int iterations,
-               const TrainerState* from = nullptr, const TestRatings* test = nullptr) {
+/// run_ccd (make_trainer: als for these options) on `ranks` in-process ranks; rank 0's result.
+CcdRun run_als(const Ratings& train, const TrainOptions& o, int ranks, int threads,
+               int iterations, const TrainerState* from = nullptr,
+               const TestRatings* test = nullptr) {
     CcdRun out;
     comm::run_ranks(ranks, [&](comm::Communicator& c) {
-        sched::Runtime runtime(threads, sched::PinMode::kNone);
-        const TrainerInputs in{train, test, o, runtime, c};
-        auto trainer = make_trainer(in);
-        if (from != nullptr) trainer->restore(*from);
-        CcdRun run;
-        for (int it = 0; it < iterations; ++it) {
-            train::Record r = trainer->iterate();
-            trainer->evaluate_record(r);
-            run.objectives.push_back(*r.get("objective"));
-            run.records.push_back(std::move(r));
-        }
-        run.state = trainer->gather_state();
-        run.model = trainer->gather_model();
+        CcdRun run = testing::run_ccd(c, train, o, threads, iterations, from, test);
         if (c.rank() == 0) out = std::move(run);
     });
     return out;
