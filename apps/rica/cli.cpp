@@ -34,13 +34,23 @@ void add_train(CLI::App& rica, comm::Communicator* world) {
         ->required();
     c->add_option("--lambda", o.lambda, "Sparsity: sum_i 1/2 |W'W x_i - x_i|^2 + lambda |W x_i|_1")
         ->required();
-    c->add_option("--iterations", f->iterations, "At most this many proximal gradient steps")
-        ->capture_default_str();
+    c->add_option("--iterations", f->iterations, "At most this many steps")->capture_default_str();
     c->add_option("--tol", f->tol,
                   "Stop at an evaluation whose objective fell by less than tol x itself since "
                   "the last (0: never)")
         ->capture_default_str();
     c->add_option("--eval-every", f->eval_every, "Evaluate (and report) every N steps")
+        ->capture_default_str();
+    c->add_option("--solver", f->solver,
+                  "prox: the paper's proximal gradient step per row block (any workers); admm: "
+                  "ADMM on all of W with the true f in its W step (one worker); auto: admm with "
+                  "one worker rank, else prox")
+        ->capture_default_str();
+    c->add_option("--rho", o.rho,
+                  "admm: the initial penalty rho (doubled when the objective rises)")
+        ->capture_default_str();
+    c->add_option("--inner-iterations", o.inner_iterations,
+                  "admm: L-BFGS iterations of each W step (no pass over the data)")
         ->capture_default_str();
     c->add_option(
          "--eta", o.eta,

@@ -32,6 +32,7 @@ struct TrainFlags {
     std::string resume;
     std::string max_memory;
     std::string straggler;
+    std::string solver = "auto";  ///< auto (admm with one worker, else prox), prox, admm
     bool quiet = false;
     TrainerOptions options;
 };

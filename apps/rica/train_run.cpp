@@ -44,6 +44,10 @@ void validate(TrainFlags& f, int ranks) {
     if (!(o.lambda > 0) || !std::isfinite(o.lambda)) throw ConfigError("--lambda", "must be > 0");
     if (!(o.eta > 0) || !std::isfinite(o.eta)) throw ConfigError("--eta", "must be > 0");
     if (o.admm_iterations < 1) throw ConfigError("--admm-iterations", "must be >= 1");
+    if (!(o.rho > 0) || !std::isfinite(o.rho)) throw ConfigError("--rho", "must be > 0");
+    if (o.inner_iterations < 1) throw ConfigError("--inner-iterations", "must be >= 1");
+    if (f.solver != "auto" && f.solver != "prox" && f.solver != "admm")
+        throw ConfigError("--solver", "must be auto, prox or admm");
     if (o.block_rows < 1) throw ConfigError("--block-rows", "must be >= 1");
     if (o.threads < 1) throw ConfigError("--threads", "must be >= 1");
     if (!(o.timeout_s > 0)) throw ConfigError("--timeout", "must be > 0");
@@ -83,6 +87,12 @@ void prepare(TrainFlags& f, comm::Communicator& world, Setup& s) {
         const auto it = std::find(s.layout.workers.begin(), s.layout.workers.end(), world.rank());
         if (it != s.layout.workers.end())
             s.worker = static_cast<int>(it - s.layout.workers.begin());
+        const bool one_worker = s.layout.workers.size() == 1;
+        if (f.solver == "admm" && !one_worker)
+            throw ConfigError("--solver",
+                              "admm needs every row on one worker (one worker rank); "
+                              "prox is the distributed solver");
+        f.options.solver = f.solver == "prox" || !one_worker ? Solver::kProx : Solver::kAdmm;
         if (f.options.straggler_rank >= 0 &&
             std::find(s.layout.workers.begin(), s.layout.workers.end(), f.options.straggler_rank) ==
                 s.layout.workers.end())

@@ -12,6 +12,7 @@
 #include "core/base/error.h"
 #include "core/base/exact_sum.h"
 #include "core/base/timer.h"
+#include "core/rica/augmented.h"
 
 namespace rotor::rica {
 namespace {
@@ -94,7 +95,13 @@ std::vector<double> s_of(std::span<const double> pulled, std::size_t p) {
 RowWorker::RowWorker(const Dense& data, const std::vector<double>& c, const Spectrum& spectrum,
                      const TrainerOptions& options, std::size_t first_block, std::size_t last_block,
                      std::vector<double> w, std::vector<double> metric)
-    : data_(data), c_(c), spectrum_(spectrum), options_(options), w_(std::move(w)) {
+    : data_(data),
+      c_(c),
+      spectrum_(spectrum),
+      options_(options),
+      w_(std::move(w)),
+      rho_(options.rho),
+      last_objective_(std::numeric_limits<double>::infinity()) {
     const std::size_t p = data.p, first_row = first_block * options.block_rows;
     for (std::size_t b = first_block; b <= last_block; ++b)
         block_first_.push_back(std::min(b * options.block_rows, options.components) - first_row);
@@ -116,12 +123,16 @@ RowWorker::RowWorker(const Dense& data, const std::vector<double>& c, const Spec
             if (!metric.empty()) std::copy_n(metric.begin() + r0, rows, states_[b].h.begin());
         }
     };
-    if (team_) {
-        team_->run(init);
-    } else {
-        init(0);
-    }
+    run_shares(init);
     contribute();
+}
+
+void RowWorker::run_shares(const std::function<void(int)>& body) {
+    if (team_) {
+        team_->run(body);
+    } else {
+        body(0);
+    }
 }
 
 RowWorker::~RowWorker() = default;
@@ -148,7 +159,43 @@ void RowWorker::contribute() {
     for (std::size_t e = 0; e < sums.size(); ++e) put_limbs(sums[e], push_.data() + e * kLimbs);
 }
 
+void RowWorker::step_admm(std::span<const double> pulled) {
+    const std::size_t p = data_.p, blocks = states_.size(), shares = scratch_.size();
+    // A rise of F (nonconvex ADMM with too small a ρ oscillates) doubles ρ; the scaled dual
+    // U = Y/ρ is halved with it, so the unscaled Y carries over.
+    const double objective =
+        smooth_terms(s_of(pulled, p), c_, p, false).value + options_.lambda * pulled.back();
+    if (objective > last_objective_) {
+        rho_ *= 2;
+        for (BlockState& st : states_)
+            for (double& u : st.u) u *= 0.5;
+    }
+    last_objective_ = objective;
+    target_.resize(w_.size());
+    run_shares([&](int share) {
+        for (std::size_t b = static_cast<std::size_t>(share); b < blocks; b += shares) {
+            const std::size_t r0 = block_first_[b], rows = block_first_[b + 1] - r0;
+            dual_target(data_, states_[b], scratch_[static_cast<std::size_t>(share)],
+                        std::span<double>(target_).subspan(r0 * p, rows * p));
+        }
+    });
+    augmented_w_step(w_, rows(), p, c_, target_, rho_, options_.inner_iterations);
+    const std::vector<double> cut(options_.block_rows, options_.lambda / rho_);
+    run_shares([&](int share) {
+        for (std::size_t b = static_cast<std::size_t>(share); b < blocks; b += shares) {
+            const std::size_t r0 = block_first_[b], rows = block_first_[b + 1] - r0;
+            l1_[b] = split_update(data_, std::span<const double>(w_).subspan(r0 * p, rows * p), cut,
+                                  states_[b], scratch_[static_cast<std::size_t>(share)]);
+        }
+    });
+}
+
 void RowWorker::step(std::span<const double> pulled) {
+    if (options_.solver == Solver::kAdmm) {
+        step_admm(pulled);
+        contribute();
+        return;
+    }
     const std::size_t p = data_.p;
     const std::vector<double> s = s_of(pulled, p);
     const SmoothTerms smooth = smooth_terms(s, c_, p, true);
@@ -166,11 +213,7 @@ void RowWorker::step(std::span<const double> pulled) {
                                         scratch_[static_cast<std::size_t>(share)]);
         }
     };
-    if (team_) {
-        team_->run(work);
-    } else {
-        work(0);
-    }
+    run_shares(work);
     contribute();
 }
 

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -33,12 +34,21 @@
 
 namespace rotor::rica {
 
+/// How a worker steps its rows (docs/rica.md, "Algorithm" and "One worker: ADMM on all of W").
+enum class Solver {
+    kProx,  ///< the paper's: a proximal gradient step per row block, its prox by ADMM (any workers)
+    kAdmm,  ///< ADMM on all of W, its W step on the true f (one worker holding every row)
+};
+
 /// Options of the trainer. A plain struct.
 struct TrainerOptions {
+    Solver solver = Solver::kProx;
     std::size_t components = 0;   ///< ℓ, rows of W
     double lambda = 0;            ///< λ > 0
     double eta = 8;               ///< step scale η > 0 (1: the safe step 1/L of an exact prox)
     int admm_iterations = 1;      ///< ADMM iterations per step (warm-started)
+    double rho = 0.2;             ///< kAdmm: the initial penalty ρ (doubled when F rises)
+    int inner_iterations = 20;    ///< kAdmm: L-BFGS iterations of each W step
     std::size_t block_rows = 16;  ///< rows per block (the unit of work of a thread)
     std::uint64_t seed = 1;       ///< of the initial W
     std::int64_t delay = 0;       ///< τ, or comm::kInfiniteDelay
@@ -76,6 +86,9 @@ class RowWorker {
 
   private:
     void contribute();
+    /// Calls body(share) on every share of the team (or on this thread).
+    void run_shares(const std::function<void(int)>& body);
+    void step_admm(std::span<const double> pulled);
 
     const Dense& data_;
     const std::vector<double>& c_;
@@ -87,6 +100,9 @@ class RowWorker {
     std::vector<double> l1_;        ///< per block: Σ ‖X w_j‖₁ of its rows
     std::vector<Scratch> scratch_;  ///< per share
     std::vector<double> push_;
+    double rho_ = 0;              ///< kAdmm: the current ρ
+    double last_objective_ = 0;   ///< kAdmm: F at the previous step (∞ before the first)
+    std::vector<double> target_;  ///< kAdmm: R = (Z − U)ᵀX, rows×p
     std::unique_ptr<sched::Runtime> runtime_;
     std::unique_ptr<sched::Team> team_;
 };

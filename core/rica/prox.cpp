@@ -38,6 +38,40 @@ double init_block(const Dense& d, std::span<const double> w, std::size_t rows, B
     return l1;
 }
 
+void dual_target(const Dense& d, const BlockState& st, Scratch& sc, std::span<double> r) {
+    const std::size_t n = d.n, rows = st.rows;
+    sc.y.resize(n * rows);
+    for (std::size_t k = 0; k < n * rows; ++k) sc.y[k] = st.z[k] - st.u[k];
+    core::blas::gemm(Op::kTranspose, Op::kNone, rows, d.p, n, 1.0, sc.y.data(), rows, d.x.data(),
+                     d.p, 0.0, r.data(), d.p);
+}
+
+double split_update(const Dense& d, std::span<const double> w, std::span<const double> cut,
+                    BlockState& st, Scratch& sc) {
+    const std::size_t n = d.n, p = d.p, rows = st.rows;
+    // (19b), (19c): y = X wᵀ; t = y + u; z = shrink_{λ/ρ}(t) = t − clamp(t, ±λ/ρ);
+    // u = t − z = clamp(t, ±λ/ρ). Branch-free, so the loop over a row's columns vectorises.
+    sc.y.resize(n * rows);
+    core::blas::gemm(Op::kNone, Op::kTranspose, n, rows, p, 1.0, d.x.data(), p, w.data(), p, 0.0,
+                     sc.y.data(), rows);
+    double l1 = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double* y = sc.y.data() + i * rows;
+        double* z = st.z.data() + i * rows;
+        double* u = st.u.data() + i * rows;
+        double row_l1 = 0;
+        for (std::size_t j = 0; j < rows; ++j) {
+            row_l1 += std::fabs(y[j]);
+            const double t = y[j] + u[j];
+            const double c = std::min(std::max(t, -cut[j]), cut[j]);
+            z[j] = t - c;
+            u[j] = c;
+        }
+        l1 += row_l1;
+    }
+    return l1;
+}
+
 double admm_prox(const Dense& d, const Spectrum& spec, std::span<const double> v,
                  std::span<const double> a, double lambda, int iterations, BlockState& st,
                  Scratch& sc, std::span<double> w) {
@@ -55,15 +89,12 @@ double admm_prox(const Dense& d, const Spectrum& spec, std::span<const double> v
     }
     std::vector<double> cut(rows);
     for (std::size_t j = 0; j < rows; ++j) cut[j] = lambda / rho[j];
-    sc.y.resize(n * rows);
     sc.r.resize(rows * p);
     sc.t.resize(rows * p);
     double l1 = 0;
     for (int it = 0; it < iterations; ++it) {
         // (19a): r = Xᵀ(z − u) per row; w = Q diag(1/(a + ρΛ)) Qᵀ (a v + ρ r).
-        for (std::size_t k = 0; k < n * rows; ++k) sc.y[k] = st.z[k] - st.u[k];
-        core::blas::gemm(Op::kTranspose, Op::kNone, rows, p, n, 1.0, sc.y.data(), rows, d.x.data(),
-                         p, 0.0, sc.r.data(), p);
+        dual_target(d, st, sc, sc.r);
         for (std::size_t j = 0; j < rows; ++j)
             for (std::size_t k = 0; k < p; ++k)
                 sc.r[j * p + k] = a[j] * v[j * p + k] + rho[j] * sc.r[j * p + k];
@@ -73,25 +104,7 @@ double admm_prox(const Dense& d, const Spectrum& spec, std::span<const double> v
             for (std::size_t k = 0; k < p; ++k) sc.t[j * p + k] /= a[j] + rho[j] * spec.values[k];
         core::blas::gemm(Op::kNone, Op::kTranspose, rows, p, p, 1.0, sc.t.data(), p, spec.q.data(),
                          p, 0.0, w.data(), p);
-        // (19b), (19c): y = X wᵀ; t = y + u; z = shrink_{λ/ρ}(t) = t − clamp(t, ±λ/ρ);
-        // u = t − z = clamp(t, ±λ/ρ). Branch-free, so the loop over a row's columns vectorises.
-        core::blas::gemm(Op::kNone, Op::kTranspose, n, rows, p, 1.0, d.x.data(), p, w.data(), p,
-                         0.0, sc.y.data(), rows);
-        l1 = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            const double* y = sc.y.data() + i * rows;
-            double* z = st.z.data() + i * rows;
-            double* u = st.u.data() + i * rows;
-            double row_l1 = 0;
-            for (std::size_t j = 0; j < rows; ++j) {
-                row_l1 += std::fabs(y[j]);
-                const double t = y[j] + u[j];
-                const double c = std::min(std::max(t, -cut[j]), cut[j]);
-                z[j] = t - c;
-                u[j] = c;
-            }
-            l1 += row_l1;
-        }
+        l1 = split_update(d, w, cut, st, sc);
     }
     return l1;
 }

@@ -60,6 +60,14 @@ struct Scratch {
 double init_block(const Dense& data, std::span<const double> w, std::size_t rows, BlockState& st,
                   Scratch& scratch);
 
+/// r = Xᵀ(z − u) of the block (rows×p): the data side of (19a), one n×p×rows gemm.
+void dual_target(const Dense& data, const BlockState& st, Scratch& scratch, std::span<double> r);
+
+/// (19b) and (19c) for the block's new rows `w` (rows×p): y = X wᵀ, z ← shrink_{cut_j}(y + u),
+/// u ← u + y − z, with cut_j = λ/ρ_j per row. Returns Σ_j ‖X w_j‖₁ (of y).
+double split_update(const Dense& data, std::span<const double> w, std::span<const double> cut,
+                    BlockState& st, Scratch& scratch);
+
 /// Solves min_w Σ_j (a_j/2)‖w_j − v_j‖² + λ‖X w_j‖₁ for the block's rows by `iterations`
 /// ADMM iterations (19a–19c), warm-started from `st` (whose z, u it updates), into `w`
 /// (rows×p). `v` rows×p, `a` per row (> 0). Returns Σ_j ‖X w_j‖₁ of the w returned (the X w of

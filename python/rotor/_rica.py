@@ -34,10 +34,12 @@ def _dense(X):
 
 class RICA(TransformerMixin, BaseEstimator):
     """Reconstruction ICA: min_W sum_i 1/2 |W'W x_i - x_i|^2 + alpha |W x_i|_1 over W of
-    n_components x p (overcomplete allowed), by the proximal gradient with ADMM of ``rotor rica
-    train`` on one process (the same W bit for bit as the command line on the same data).
+    n_components x p (overcomplete allowed), by the solvers of ``rotor rica train`` on one
+    process (the same W bit for bit as the command line on the same data).
 
-    n_components (--components), alpha (--lambda), eta (--eta), admm_iter (--admm-iterations),
+    n_components (--components), alpha (--lambda), solver (--solver: "auto" and "admm" are ADMM
+    on all of W, "prox" the paper's proximal gradient), rho (--rho), inner_iter
+    (--inner-iterations), eta (--eta), admm_iter (--admm-iterations),
     block_rows (--block-rows), tol (--tol), max_iter (--iterations), evaluate_every
     (--eval-every), random_state (--seed; None: 1), n_jobs (--threads; None: 1, as the command
     line; -1: every core).
@@ -46,10 +48,14 @@ class RICA(TransformerMixin, BaseEstimator):
     converged_, metrics_. transform(X) is X W' (the features W x of each row).
     """
 
-    def __init__(self, n_components=128, *, alpha=0.1, eta=8.0, admm_iter=1, block_rows=16,
-                 tol=1e-4, max_iter=1000, evaluate_every=10, random_state=None, n_jobs=1):
+    def __init__(self, n_components=128, *, alpha=0.1, solver="auto", rho=0.2, inner_iter=20,
+                 eta=8.0, admm_iter=1, block_rows=16, tol=1e-4, max_iter=1000, evaluate_every=10,
+                 random_state=None, n_jobs=1):
         self.n_components = n_components
         self.alpha = alpha
+        self.solver = solver
+        self.rho = rho
+        self.inner_iter = inner_iter
         self.eta = eta
         self.admm_iter = admm_iter
         self.block_rows = block_rows
@@ -62,6 +68,9 @@ class RICA(TransformerMixin, BaseEstimator):
     def _params(self):
         check_param("n_components", self.n_components, "int", low=1)
         check_param("alpha", self.alpha, "float", low=0, low_open=True)
+        check_param("solver", self.solver, "str", choices=("auto", "admm", "prox"))
+        check_param("rho", self.rho, "float", low=0, low_open=True)
+        check_param("inner_iter", self.inner_iter, "int", low=1)
         check_param("eta", self.eta, "float", low=0, low_open=True)
         check_param("admm_iter", self.admm_iter, "int", low=1)
         check_param("block_rows", self.block_rows, "int", low=1)
@@ -71,6 +80,9 @@ class RICA(TransformerMixin, BaseEstimator):
         return {
             "n_components": int(self.n_components),
             "alpha": float(self.alpha),
+            "solver": self.solver,
+            "rho": float(self.rho),
+            "inner_iter": int(self.inner_iter),
             "eta": float(self.eta),
             "admm_iter": int(self.admm_iter),
             "block_rows": int(self.block_rows),

@@ -20,9 +20,10 @@ namespace rotor::python {
 namespace {
 
 constexpr ParamNames kNames = {
-    {"--components", "n_components"},   {"--lambda", "alpha"},          {"--eta", "eta"},
-    {"--admm-iterations", "admm_iter"}, {"--block-rows", "block_rows"}, {"--threads", "n_jobs"},
-    {"--iterations", "max_iter"}};
+    {"--components", "n_components"},    {"--lambda", "alpha"},          {"--eta", "eta"},
+    {"--admm-iterations", "admm_iter"},  {"--block-rows", "block_rows"}, {"--threads", "n_jobs"},
+    {"--iterations", "max_iter"},        {"--solver", "solver"},         {"--rho", "rho"},
+    {"--inner-iterations", "inner_iter"}};
 
 py::dict state_of(const rica::Model& m) {
     py::dict s;
@@ -58,6 +59,11 @@ py::tuple fit(const Array<double>& x, std::size_t n, std::size_t p, const py::di
             rica::TrainerOptions o;
             o.components = params["n_components"].cast<std::size_t>();
             o.lambda = params["alpha"].cast<double>();
+            // One process holds every row: auto is ADMM on all of W, as `rotor rica train`.
+            o.solver = params["solver"].cast<std::string>() == "prox" ? rica::Solver::kProx
+                                                                      : rica::Solver::kAdmm;
+            o.rho = params["rho"].cast<double>();
+            o.inner_iterations = params["inner_iter"].cast<int>();
             o.eta = params["eta"].cast<double>();
             o.admm_iterations = params["admm_iter"].cast<int>();
             o.block_rows = params["block_rows"].cast<std::size_t>();

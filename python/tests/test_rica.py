@@ -34,6 +34,13 @@ def test_fit_equals_the_command_line(patches, cli, tmp_path):
     assert np.allclose(est.transform(patches), patches @ est.components_.T)
     est.save(tmp_path / "py.txt")
     assert np.array_equal(rotor.RICA.load(tmp_path / "py.txt").components_, est.components_)
+    # The paper's solver too.
+    prox = rotor.RICA(n_components=10, alpha=0.5, max_iter=20, evaluate_every=5, tol=0,
+                      block_rows=3, solver="prox").fit(patches)
+    cli("rica", "train", "--data", data, "--components", 10, "--lambda", 0.5, "--iterations", 20,
+        "--eval-every", 5, "--tol", 0, "--block-rows", 3, "--solver", "prox", "--out", out,
+        "--overwrite", "-q")
+    assert np.array_equal(prox.components_, rotor.RICA.load(out).components_)
 
 
 def test_errors_name_the_parameter(patches):

@@ -62,7 +62,7 @@ class RicaTrain : public ::testing::Test {
 
     /// Trains on `ranks` in-process ranks; returns the model file's text.
     std::string train(int ranks, int servers, int threads, const std::string& delay,
-                      const std::string& name) {
+                      const std::string& name, const std::string& solver = "prox") {
         comm::run_ranks(ranks, [&](comm::Communicator& c) {
             TrainFlags f;
             f.data = data_;
@@ -70,6 +70,7 @@ class RicaTrain : public ::testing::Test {
             f.quiet = true;
             f.servers = servers;
             f.delay = delay;
+            f.solver = solver;
             f.iterations = 12;
             f.eval_every = 5;
             f.tol = 0;
@@ -94,6 +95,15 @@ TEST_F(RicaTrain, TheSameWForAnyThreadsWorkersAndServersAtDelayZero) {
     const Model m = read_model(dir_.file("one.txt"));
     EXPECT_EQ(m.iterations, 12U);
     EXPECT_EQ(m.w.size(), 60U);
+}
+
+TEST_F(RicaTrain, OneWorkerAdmmIsTheSameForAnyThreadsAndDescends) {
+    const std::string one = train(1, 0, 1, "0", "admm1.txt", "admm");
+    EXPECT_EQ(train(1, 0, 2, "0", "admm2.txt", "admm"), one);
+    EXPECT_EQ(train(2, 1, 2, "0", "admm-server.txt", "auto"), one);  // 1 worker: auto is admm
+    train(1, 0, 1, "0", "prox.txt");  // the same 12 steps of the paper's solver
+    EXPECT_LT(read_model(dir_.file("admm1.txt")).objective,
+              read_model(dir_.file("prox.txt")).objective);
 }
 
 TEST_F(RicaTrain, DelayedPullsStillDescend) {
@@ -142,6 +152,10 @@ TEST_F(RicaCli, BadInputNamesFileAndLineAndWritesNothing) {
                             " --iterations 20 --lambda -1 --out " + path("m.txt"));
     EXPECT_EQ(r.code, 3);
     EXPECT_NE(r.err.find("--lambda"), std::string::npos) << r.err;
+    r = run_rotor(dir_, "rica train --data " + data_ + flags_ +
+                            " --iterations 20 --solver lbfgs --out " + path("m.txt"));
+    EXPECT_EQ(r.code, 3);
+    EXPECT_NE(r.err.find("--solver"), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(path("m.txt")));
 }
 
@@ -185,7 +199,7 @@ TEST_F(RicaCli, UnderMpiexecTheModelEqualsOneProcessByteForByte) {
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
     ::setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
     const std::string args =
-        " rica train --data " + data_ + flags_ + " --iterations 20 --block-rows 3";
+        " rica train --data " + data_ + flags_ + " --iterations 20 --block-rows 3 --solver prox";
     ASSERT_EQ(run_rotor(dir_, args + " --out " + path("one.txt")).code, 0);
     const std::string one = without_time(core::read_whole_file(path("one.txt")));
     const std::string cmd = std::string(ROTOR_MPIEXEC) + " -n 3 --oversubscribe " +

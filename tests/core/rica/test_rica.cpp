@@ -1,13 +1,15 @@
 // core/rica: the smooth part through C = XᵀX equals the data's sum; its gradient W(AC + CA)
 // (eq. 16) matches central finite differences; the ADMM of the proximal step (19a-19c) reaches
 // the solution of a direct solve (projected gradient on the dual); proximal gradient steps with
-// the safe step never increase F.
+// the safe step never increase F; the one-worker ADMM's W step minimises f + (ρ/2)‖X Wᵀ − B‖²
+// (its gradient, through C and R = BᵀX, equals the data's, and is driven to 0).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "core/rica/augmented.h"
 #include "core/rica/objective.h"
 #include "core/rica/prox.h"
 
@@ -145,6 +147,46 @@ TEST(RicaProx, SafeStepsNeverIncreaseTheObjective) {
         last = now.objective(lambda);
     }
     EXPECT_LT(last, 0.9 * first);
+}
+
+TEST(RicaAugmented, WStepMinimisesTheAugmentedSmoothPart) {
+    const std::size_t p = 4, rows = 6, n = 40;
+    const Dense d = random_data(n, p, 9);
+    const std::vector<double> c = gram(d);
+    const std::vector<double> b = random_w(n, rows, 10, 0.7);  // B = Z − U, n×rows
+    std::vector<double> r(rows * p, 0.0);                      // R = BᵀX
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < rows; ++j)
+            for (std::size_t k = 0; k < p; ++k) r[j * p + k] += b[i * rows + j] * d.row(i)[k];
+    const double rho = 0.3;
+    // φ and ∇φ from the data: f's gradient (tested above) + ρ (X Wᵀ − B)ᵀ X.
+    const auto direct_gradient = [&](const std::vector<double>& w) {
+        const SmoothTerms t = smooth_terms(outer_gram(w, rows, p), c, p, true);
+        std::vector<double> g(rows * p, 0.0);
+        for (std::size_t j = 0; j < rows; ++j)
+            for (std::size_t k = 0; k < p; ++k)
+                for (std::size_t l = 0; l < p; ++l) g[j * p + k] += w[j * p + l] * t.m[l * p + k];
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < rows; ++j) {
+                double e = -b[i * rows + j];
+                for (std::size_t k = 0; k < p; ++k) e += w[j * p + k] * d.row(i)[k];
+                for (std::size_t k = 0; k < p; ++k) g[j * p + k] += rho * e * d.row(i)[k];
+            }
+        return g;
+    };
+    std::vector<double> w = random_w(rows, p, 11, 0.5), g(rows * p);
+    const double before = augmented_value(w, rows, p, c, r, rho, g);
+    const std::vector<double> g0 = direct_gradient(w);
+    double norm0 = 0;
+    for (std::size_t e = 0; e < g.size(); ++e) {
+        EXPECT_NEAR(g[e], g0[e], 1e-9 * (1 + std::fabs(g0[e]))) << "entry " << e;
+        norm0 += g0[e] * g0[e];
+    }
+    augmented_w_step(w, rows, p, c, r, rho, 200);
+    EXPECT_LT(augmented_value(w, rows, p, c, r, rho, {}), before);
+    double norm = 0;
+    for (const double v : direct_gradient(w)) norm += v * v;
+    EXPECT_LT(std::sqrt(norm), 1e-6 * std::sqrt(norm0));
 }
 
 }  // namespace
