@@ -84,6 +84,14 @@ double objective_of(const Examples& ex, const std::map<std::uint64_t, double>& w
     return loss.value() + penalty(keys, w, lambda);
 }
 
+/// The sequential BlockProx after 4 × o.iterations: the optimum the filtered runs must reach.
+ProxEvaluation optimum(const Examples& ex, const DelayedOptions& o) {
+    std::vector<Shard> one{Shard(ex, true)};
+    BlockProx reference(one, o.prox);
+    for (std::uint64_t t = 0; t < 4 * o.iterations; ++t) reference.step(t);
+    return reference.evaluate();
+}
+
 std::uint64_t bytes_sent(const FilteredRun& r) {
     std::uint64_t n = 0;
     for (const comm::KvStats& s : r.stats) n += s.bytes_sent;
@@ -134,10 +142,7 @@ TEST(LogregFilters, LossyFiltersStillReachTheOptimumWithFewerBytes) {
     o.filters.kkt_delta = 0.3;
     o.filters.sigmod_threshold = 0.05;
     o.filters.skip_rate = 0.2;
-    std::vector<Shard> one{Shard(ex, true)};
-    BlockProx reference(one, o.prox);
-    for (std::uint64_t t = 0; t < 4 * o.iterations; ++t) reference.step(t);
-    const ProxEvaluation best = reference.evaluate();
+    const ProxEvaluation best = optimum(ex, o);
     ASSERT_LT(best.nonzeros, 50u);  // some keys are zero at the optimum: kkt has work
     const KvLayout layout = KvLayout::even({0}, {1, 2});
     o.filters.stack = {};
@@ -179,10 +184,7 @@ TEST(LogregFilters, Float32PushesReachTheOptimumOnOneAndThreeRanksInFewerBytes) 
     o.prox.lambda = 3.0;
     o.prox.blocks = 4;
     o.iterations = 1200;
-    std::vector<Shard> one{Shard(ex, true)};
-    BlockProx reference(one, o.prox);
-    for (std::uint64_t t = 0; t < 4 * o.iterations; ++t) reference.step(t);
-    const ProxEvaluation best = reference.evaluate();
+    const ProxEvaluation best = optimum(ex, o);
     for (const std::int64_t delay : {0, 2}) {
         for (const int p : {1, 3}) {
             const KvLayout layout = p == 1 ? KvLayout::even({0}, {0}) : KvLayout::even({0}, {1, 2});
@@ -224,10 +226,7 @@ TEST(LogregFilters, TheFiltersMemoryCarriesOverConsecutiveCalls) {
     o.push_values = PushValues::kFloat32;
     o.filters.stack = parse_filters("all");
     o.filters.sigmod_threshold = 0.05;
-    std::vector<Shard> one{Shard(ex, true)};
-    BlockProx reference(one, o.prox);
-    for (std::uint64_t t = 0; t < 4 * o.iterations; ++t) reference.step(t);
-    const ProxEvaluation best = reference.evaluate();
+    const ProxEvaluation best = optimum(ex, o);
     const KvLayout layout = KvLayout::even({0}, {1, 2});
     const FilteredRun carried = run(ex, 3, layout, o, 4, true);
     const FilteredRun fresh = run(ex, 3, layout, o, 4, false);
