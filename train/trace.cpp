@@ -86,4 +86,13 @@ void write_chrome_trace_ranks(const std::string& path,
     write_events(path, std::move(events));
 }
 
+void write_run_trace(const std::string& path, std::span<const std::vector<BlockRun>> runs_by_rank,
+                     int workers, const std::string& name) {
+    if (runs_by_rank.size() == 1) {
+        write_chrome_trace(path, runs_by_rank[0], workers, name);
+    } else {
+        write_chrome_trace_ranks(path, runs_by_rank, workers);
+    }
+}
+
 }  // namespace rotor::train

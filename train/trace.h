@@ -42,4 +42,9 @@ void write_chrome_trace(const std::string& path, std::span<const BlockRun> runs,
 void write_chrome_trace_ranks(const std::string& path,
                               std::span<const std::vector<BlockRun>> runs_by_rank, int workers);
 
+/// A run's timeline as gathered from its ranks (Trainer::gather_schedule): one rank's as
+/// write_chrome_trace under `name`, several as write_chrome_trace_ranks.
+void write_run_trace(const std::string& path, std::span<const std::vector<BlockRun>> runs_by_rank,
+                     int workers, const std::string& name);
+
 }  // namespace rotor::train

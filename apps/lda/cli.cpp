@@ -372,25 +372,19 @@ void finish_train(TrainFlags& f, TrainSetup& s, lda::Trainer& trainer, comm::Com
         if (world.rank() != 0) return;
         lda::save_model(model, f.common.out);
         // What records the run never costs the model: all tried, failures named after it.
-        train::write_run_outputs(f.common.out,
-                                 {[&] {
-                                      if (!f.doc_topics.empty())
-                                          lda::write_doc_topics(model, f.doc_topics);
-                                  },
-                                  [&] {
-                                      if (s.metrics) s.metrics->commit();
-                                  },
-                                  [&] {
-                                      if (f.common.trace.empty()) return;
-                                      if (world.size() == 1) {
-                                          train::write_chrome_trace(f.common.trace, timeline[0],
-                                                                    s.runtime->threads(),
-                                                                    "rotor lda train");
-                                      } else {
-                                          train::write_chrome_trace_ranks(f.common.trace, timeline,
-                                                                          s.runtime->threads());
-                                      }
-                                  }});
+        train::write_run_outputs(
+            f.common.out, {[&] {
+                               if (!f.doc_topics.empty())
+                                   lda::write_doc_topics(model, f.doc_topics);
+                           },
+                           [&] {
+                               if (s.metrics) s.metrics->commit();
+                           },
+                           [&] {
+                               if (!f.common.trace.empty())
+                                   train::write_run_trace(f.common.trace, timeline,
+                                                          s.runtime->threads(), "rotor lda train");
+                           }});
     });
     if (!f.common.quiet && world.rank() == 0)
         fmt::print("rotor: model written to {}{}\n", f.common.out,

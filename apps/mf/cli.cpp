@@ -249,21 +249,15 @@ void finish_train(TrainFlags& f, TrainSetup& s, mf::Trainer& trainer, comm::Comm
         model.train_path = train::absolute_path(f.train);
         mf::write_model(f.common.out, model);
         // What records the run never costs the model: all tried, failures named after it.
-        train::write_run_outputs(f.common.out,
-                                 {[&] {
-                                      if (s.metrics) s.metrics->commit();
-                                  },
-                                  [&] {
-                                      if (f.common.trace.empty()) return;
-                                      if (world.size() == 1) {
-                                          train::write_chrome_trace(f.common.trace, timeline.at(0),
-                                                                    s.runtime->threads(),
-                                                                    "rotor mf train");
-                                      } else {
-                                          train::write_chrome_trace_ranks(f.common.trace, timeline,
-                                                                          s.runtime->threads());
-                                      }
-                                  }});
+        train::write_run_outputs(f.common.out, {[&] {
+                                                    if (s.metrics) s.metrics->commit();
+                                                },
+                                                [&] {
+                                                    if (!f.common.trace.empty())
+                                                        train::write_run_trace(
+                                                            f.common.trace, timeline,
+                                                            s.runtime->threads(), "rotor mf train");
+                                                }});
     });
     if (!f.common.quiet && world.rank() == 0)
         fmt::print("rotor: model written to {}{}\n", f.common.out,

@@ -10,6 +10,11 @@ alternate (python, cli, python, cli, ...) and the medians of wall-clock and CPU 
 reported:
 fit() for Python (the CSR handed over, the corpus built, training, the model returned as arrays),
 the whole process for the command line (start, mapping the input, training, writing the model).
+On a shared machine the load changes from one run to the next, and with it both the wall and the
+CPU seconds of the same work (cache and memory contention); `--side-by-side` (one thread) runs
+fit and the command line at the same time instead, each confined to one of two CPUs, swapped
+every run, both unpinned, so that each pair sees the same load; the median of the pairs' ratios
+is then the comparison.
 
     PYTHONPATH=build/ci/python /usr/bin/python3 bench/python/overhead.py --rotor build/ci/apps/rotor
 """
@@ -19,10 +24,12 @@ from __future__ import annotations
 import argparse
 import gzip
 import math
+import os
 import resource
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -56,22 +63,64 @@ def cpu_seconds():
 
 
 def timed(fn):
-    """(wall seconds, CPU seconds) of fn(): on a shared machine the CPU seconds of a run on one
-    thread barely move with the load, the wall seconds do."""
+    """(wall seconds, CPU seconds) of fn()."""
     t, c = time.perf_counter(), cpu_seconds()
     fn()
     return time.perf_counter() - t, cpu_seconds() - c
 
 
-def compare(name, py, cli, runs):
+def side_by_side(py, cli, run):
+    """Python's fit and the command line at the same time, each confined to one of the first two
+    CPUs (swapped on odd runs): both see the same load at the same moment, which alternating
+    runs on a shared machine do not. ((python wall, CPU), (cli wall, CPU))."""
+    cpus = sorted(os.sched_getaffinity(0))[:2]
+    mine, its = cpus if run % 2 == 0 else cpus[::-1]
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {mine})  # this thread; the fit's workers inherit it (unpinned)
+    done = []
+    try:
+        t0 = time.perf_counter()
+        child = subprocess.Popen(cli, preexec_fn=lambda: os.sched_setaffinity(0, {its}))
+
+        def reap():
+            _, status, usage = os.wait4(child.pid, 0)
+            done.append((time.perf_counter() - t0, usage.ru_utime + usage.ru_stime, status))
+
+        reaper = threading.Thread(target=reap)
+        reaper.start()
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        t = time.perf_counter()
+        py()
+        wall = time.perf_counter() - t
+        end = resource.getrusage(resource.RUSAGE_SELF)
+        reaper.join()
+    finally:
+        os.sched_setaffinity(0, before)
+    child.returncode = os.waitstatus_to_exitcode(done[0][2])
+    if child.returncode != 0:
+        raise subprocess.CalledProcessError(child.returncode, cli)
+    cpu = end.ru_utime + end.ru_stime - own.ru_utime - own.ru_stime
+    return (wall, cpu), done[0][:2]
+
+
+def compare(name, py, cli, runs, together):
+    """Medians over `runs` of Python's fit and of the command line, alternating (python, cli,
+    python, ...) or, with `together`, side by side (side_by_side)."""
     p, c = [], []
-    for _ in range(runs):
-        p.append(timed(py))
-        c.append(timed(cli))
+    for run in range(runs):
+        if together:
+            a, b = side_by_side(py, cli, run)
+            p.append(a)
+            c.append(b)
+        else:
+            p.append(timed(py))
+            c.append(timed(lambda: subprocess.run(cli, check=True)))
     med = statistics.median
     mp, mc = med(x for x, _ in p), med(x for x, _ in c)
     cp, cc = med(y for _, y in p), med(y for _, y in c)
+    ratios = [x / y for (x, _), (y, _) in zip(p, c)]
     print(f"| {name} | {mp:.2f} | {mc:.2f} | {mp / mc:.3f} | {cp:.2f} | {cc:.2f} | {cp / cc:.3f} | "
+          f"{med(ratios):.3f} | "
           f"{' '.join(f'{x:.2f}' for x, _ in p)} / {' '.join(f'{x:.2f}' for x, _ in c)} |",
           flush=True)
 
@@ -87,25 +136,35 @@ def main():
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--skip-lda", action="store_true")
+    ap.add_argument("--skip-mf", action="store_true")
+    ap.add_argument("--side-by-side", action="store_true",
+                    help="run Python and the command line at the same time on two CPUs, swapped "
+                         "every run, both unpinned (one thread each)")
     a = ap.parse_args()
+    if a.side_by_side and (a.threads != 1 or len(os.sched_getaffinity(0)) < 2):
+        ap.error("--side-by-side needs --threads 1 and two CPUs")
+    pin = {"pin": False} if a.side_by_side else {}
+    no_pin = ["--no-pin"] if a.side_by_side else []
     tmp = Path(tempfile.mkdtemp(prefix="rotor-py-bench-"))
     X1 = sotu_matrix()
     print("| what | python fit s | cli s | python / cli | python CPU s | cli CPU s | python / cli "
-          "(CPU) | wall runs (python / cli) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "(CPU) | median of the runs' python / cli | wall runs (python / cli) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     if not a.skip_lda:
         X = sp.vstack([X1] * a.copies).tocsr()
         write_docword(X, tmp / "docword.txt")
         subprocess.run([a.rotor, "corpus", "build", "--corpus", tmp / "docword.txt", "--format",
                         "uci", "--out", tmp / "c.rcorpus"], check=True, capture_output=True)
         (tmp / "docword.txt").unlink()
-        lda = rotor.LDA(a.topics, max_iter=a.iterations, n_jobs=a.threads, random_state=1)
+        lda = rotor.LDA(a.topics, max_iter=a.iterations, n_jobs=a.threads, random_state=1, **pin)
         cli = [a.rotor, "lda", "train", "--corpus", tmp / "c.rcorpus", "--topics", a.topics,
                "--iterations", a.iterations, "--threads", a.threads, "--seed", 1, "--out",
-               tmp / "lda", "--overwrite", "--quiet"]
+               tmp / "lda", "--overwrite", "--quiet", *no_pin]
         compare(f"LDA, {X.sum() / 1e6:.1f}M tokens, K = {a.topics}, {a.iterations} sweeps, "
-                f"{a.threads} threads", lambda: lda.fit(X),
-                lambda: subprocess.run(list(map(str, cli)), check=True), a.runs)
+                f"{a.threads} threads", lambda: lda.fit(X), list(map(str, cli)), a.runs,
+                a.side_by_side)
+    if a.skip_mf:
+        return
     C = X1.tocoo()
     users = np.concatenate([C.row + k * X1.shape[0] for k in range(a.mf_copies)])
     items = np.tile(C.col, a.mf_copies)
@@ -120,14 +179,15 @@ def main():
     subprocess.run([a.rotor, "ratings", "build", "--ratings", tmp / "ratings.txt", "--out",
                     tmp / "r.bin"], check=True, capture_output=True)
     for solver in ("sgd", "ccd"):
-        mf = rotor.MF(64, solver=solver, max_iter=a.epochs, n_jobs=a.threads, random_state=1)
+        mf = rotor.MF(64, solver=solver, max_iter=a.epochs, n_jobs=a.threads, random_state=1,
+                      **pin)
         cli = [a.rotor, "mf", "train", "--train", tmp / "r.bin", "--solver", solver, "--rank", 64,
                "--iterations", a.epochs, "--threads", a.threads, "--seed", 1, "--out",
-               tmp / "mf", "--overwrite", "--quiet"]
+               tmp / "mf", "--overwrite", "--quiet", *no_pin]
         compare(f"MF {solver}, {len(rows) / 1e6:.2f}M ratings, K = 64, {a.epochs} epochs, "
-                f"{a.threads} threads", lambda: mf.fit(rows),
-                lambda: subprocess.run(list(map(str, cli)), check=True), a.runs)
-    assert math.isfinite(mf.global_mean_)
+                f"{a.threads} threads", lambda: mf.fit(rows), list(map(str, cli)), a.runs,
+                a.side_by_side)
+        assert math.isfinite(mf.global_mean_)
 
 
 if __name__ == "__main__":
