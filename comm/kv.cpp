@@ -48,6 +48,7 @@ enum class Kind : std::uint32_t {
     kPushFiltered = 8,    ///< a push through the filters: t, then a KvWire
     kPullFiltered = 9,    ///< a pull through the filters: t, id, exact, then a KvWire of keys
     kReplyFiltered = 10,  ///< an answer through the filters: id, then a KvWire of values
+    kPushFloat32 = 11,    ///< kPush with float32 values (KvOptions::push_float32)
 };
 
 std::int64_t now_ns() {
@@ -67,10 +68,10 @@ WireWriter start(Kind kind) {
 constexpr std::size_t kKindBytes = sizeof(std::uint32_t);
 constexpr std::size_t kU64Bytes = sizeof(std::uint64_t);
 
-/// kPush: t, keys, values.
-constexpr std::size_t push_bytes(std::size_t keys, std::size_t width) {
+/// kPush (kPushFloat32): t, keys, values of `value_bytes` each.
+constexpr std::size_t push_bytes(std::size_t keys, std::size_t width, std::size_t value_bytes) {
     return kKindBytes + kU64Bytes + (kU64Bytes + keys * kU64Bytes) +
-           (kU64Bytes + keys * width * sizeof(double));
+           (kU64Bytes + keys * width * value_bytes);
 }
 /// kPull: t, id, keys.
 constexpr std::size_t pull_bytes(std::size_t keys) {
@@ -268,11 +269,20 @@ void KvNode::handle_request(int src, std::span<const std::byte> bytes) {
     const std::uint64_t lo = layout_.bounds[server_index_];
     const std::uint64_t hi = layout_.bounds[server_index_ + 1];
     const bool last = server_index_ + 1 == static_cast<int>(layout_.servers.size());
-    if (kind == Kind::kPush) {
+    if (kind == Kind::kPush || kind == Kind::kPushFloat32) {
         const auto t = r.get<std::uint64_t>();
         const auto keys = r.get<std::vector<std::uint64_t>>();
-        const auto values = r.get<std::vector<double>>();
+        std::vector<double> values;
+        if (kind == Kind::kPush) {
+            r.get(values);
+        } else {
+            const auto narrow = r.get<std::vector<float>>();
+            values.assign(narrow.begin(), narrow.end());
+        }
         r.finish();
+        if ((kind == Kind::kPushFloat32) != options_.push_float32) {
+            r.fail("a push of another value width than this node's");
+        }
         check_keys(r, keys, lo, hi, last);
         if (values.size() != keys.size() * options_.push_width) r.fail("wrong number of values");
         on_push_message(src, t, keys, values);
@@ -289,7 +299,8 @@ void KvNode::handle_request(int src, std::span<const std::byte> bytes) {
         } else {
             if (filters_.empty()) r.fail("a filtered pull to a node without filters");
             d->exact = r.get<bool>();
-            const KvFilterContext ctx{KvChannel::kPullRequest, comm_.rank(), src, d->t, d->exact};
+            const KvFilterContext ctx{KvChannel::kPullRequest, comm_.rank(), src,
+                                      options_.filter_first + d->t, d->exact};
             d->keys = filters_.receive(ctx, read_kv_wire(r), {}, 0).keys;
         }
         r.finish();
@@ -312,7 +323,8 @@ void KvNode::handle_filtered_push(int src, WireReader& r) {
     const auto t = r.get<std::uint64_t>();
     KvWire wire = read_kv_wire(r);
     r.finish();
-    const KvFilterContext ctx{KvChannel::kPush, comm_.rank(), src, t, false};
+    const KvFilterContext ctx{KvChannel::kPush,          comm_.rank(), src,
+                              options_.filter_first + t, false,        options_.push_float32};
     const KvEntries e = filters_.receive(ctx, std::move(wire), {}, options_.push_width);
     check_keys(r, e.keys, layout_.bounds[server_index_], layout_.bounds[server_index_ + 1],
                server_index_ + 1 == static_cast<int>(layout_.servers.size()));
@@ -391,7 +403,8 @@ void KvNode::send_answer(const Deferred& d, std::vector<double> values) {
     e.keys = d.keys;
     e.values = std::move(values);
     e.width = options_.pull_width;
-    const KvFilterContext ctx{KvChannel::kPullReply, comm_.rank(), d.src, d.t, d.exact};
+    const KvFilterContext ctx{KvChannel::kPullReply, comm_.rank(), d.src,
+                              options_.filter_first + d.t, d.exact};
     const KvWire wire = filters_.send(ctx, e);
     WireWriter w = start(Kind::kReplyFiltered);
     w.put(d.id);
@@ -477,7 +490,8 @@ void KvNode::take_filtered_answer(int src, WireReader& r) {
     PendingPull& p = *pending;
     const std::span<const std::uint64_t> keys(p.keys.data() + p.first[s],
                                               p.first[s + 1] - p.first[s]);
-    const KvFilterContext ctx{KvChannel::kPullReply, comm_.rank(), src, p.t, p.exact};
+    const KvFilterContext ctx{KvChannel::kPullReply, comm_.rank(), src, options_.filter_first + p.t,
+                              p.exact};
     const KvEntries e = filters_.receive(ctx, std::move(wire), keys, options_.pull_width);
     if (!store_answer(p, s, e.values)) r.fail("wrong number of values");
 }
@@ -533,6 +547,11 @@ void KvNode::push(std::uint64_t t, std::span<const std::uint64_t> keys,
     ROTOR_ASSERT(std::adjacent_find(keys.begin(), keys.end(), std::greater_equal<>()) == keys.end(),
                  "push keys strictly increasing");
     const std::size_t w = options_.push_width;
+    if (options_.push_float32) {  // what the server sees, whichever way the push goes
+        rounded_.assign(values.begin(), values.end());
+        for (double& v : rounded_) v = static_cast<double>(static_cast<float>(v));
+        values = rounded_;
+    }
     std::size_t lo = 0;
     for (std::size_t s = 0; s < layout_.servers.size(); ++s) {
         std::size_t hi = lo;
@@ -547,15 +566,21 @@ void KvNode::push(std::uint64_t t, std::span<const std::uint64_t> keys,
 void KvNode::send_push(int server, std::uint64_t t, std::span<const std::uint64_t> keys,
                        std::span<const double> values) {
     if (direct_to(server)) {
-        count_direct(kKvRequestTag, push_bytes(keys.size(), options_.push_width));
+        count_direct(kKvRequestTag,
+                     push_bytes(keys.size(), options_.push_width,
+                                options_.push_float32 ? sizeof(float) : sizeof(double)));
         on_push_message(server, t, keys, values);
         return;
     }
     if (filters_.empty()) {
-        WireWriter m = start(Kind::kPush);
+        WireWriter m = start(options_.push_float32 ? Kind::kPushFloat32 : Kind::kPush);
         m.put(t);
         m.put(std::vector<std::uint64_t>(keys.begin(), keys.end()));
-        m.put(std::vector<double>(values.begin(), values.end()));
+        if (options_.push_float32) {
+            m.put(std::vector<float>(values.begin(), values.end()));  // exact: rounded in push
+        } else {
+            m.put(std::vector<double>(values.begin(), values.end()));
+        }
         send(server, kKvRequestTag, m.take());
         return;
     }
@@ -563,7 +588,9 @@ void KvNode::send_push(int server, std::uint64_t t, std::span<const std::uint64_
     e.keys.assign(keys.begin(), keys.end());
     e.values.assign(values.begin(), values.end());
     e.width = options_.push_width;
-    const KvWire wire = filters_.send({KvChannel::kPush, comm_.rank(), server, t, false}, e);
+    const KvWire wire = filters_.send({KvChannel::kPush, comm_.rank(), server,
+                                       options_.filter_first + t, false, options_.push_float32},
+                                      e);
     WireWriter m = start(Kind::kPushFiltered);
     m.put(t);
     write_kv_wire(m, wire);
@@ -592,7 +619,8 @@ void KvNode::send_pull(int server, std::uint64_t t, std::uint64_t id,
     }
     KvEntries e;
     e.keys.assign(keys.begin(), keys.end());
-    const KvWire wire = filters_.send({KvChannel::kPullRequest, comm_.rank(), server, t, exact}, e);
+    const KvWire wire = filters_.send(
+        {KvChannel::kPullRequest, comm_.rank(), server, options_.filter_first + t, exact}, e);
     WireWriter m = start(Kind::kPullFiltered);
     m.put(t);
     m.put(id);
@@ -682,6 +710,11 @@ void KvNode::finish() {
     }
     wait_until([&] { return outgoing_.empty(); }, "sending");
     finished_ = true;
+}
+
+KvFilterStack KvNode::release_filters() {
+    ROTOR_ASSERT(finished_, "release_filters after finish");
+    return std::move(filters_);
 }
 
 KvStats KvNode::stats() const {

@@ -87,6 +87,12 @@ struct KvOptions {
     /// sent through the communicator: the same calls of the handler in the same order, the same
     /// values, and the stats count it as the message it stands for. false: always send.
     bool direct_self = true;
+    /// Push values travel as float32: push() rounds every value to the nearest float, and the
+    /// server sees the rounded values (sent or delivered directly alike). false: doubles.
+    bool push_float32 = false;
+    /// Added to an iteration in what the filters see (KvFilterContext::t): consecutive nodes
+    /// sharing one filter stack (release_filters) count on from where the last one ended.
+    std::uint64_t filter_first = 0;
 };
 
 /// What a server does with the messages (all required on server ranks).
@@ -187,6 +193,11 @@ class KvNode {
         }
     }
 
+    /// After finish(): hands the filter stack over with what it remembers (key caches, last
+    /// values), for a next node of the same ranks to go on with (every rank of the layout does
+    /// the same, so both ends of each pair keep moving in lockstep).
+    KvFilterStack release_filters();
+
     /// The worker's schedule so far, in order.
     const std::vector<KvEvent>& schedule() const noexcept { return schedule_; }
     KvStats stats() const;
@@ -255,6 +266,7 @@ class KvNode {
     std::uint64_t clock_ = 0;
     std::uint64_t next_pull_id_ = 0;
     std::map<std::uint64_t, std::unique_ptr<PendingPull>> pulls_;
+    std::vector<double> rounded_;  ///< push_float32: the values pushed, rounded
     std::vector<KvEvent> schedule_;
     // Server state.
     std::map<std::uint64_t, std::size_t> pushes_;  ///< pushes arrived per incomplete iteration

@@ -17,7 +17,8 @@ namespace {
 constexpr std::uint8_t kKeysCached = 1;
 constexpr std::uint8_t kHasDropped = 2;
 constexpr std::uint8_t kPacked = 4;
-constexpr std::uint8_t kNoKeys = 8;  ///< no keys and no key vector on the wire
+constexpr std::uint8_t kNoKeys = 8;    ///< no keys and no key vector on the wire
+constexpr std::uint8_t kFloat32 = 16;  ///< the values are written as float32
 
 /// Bytes of a vector on the wire: its u64 count and the elements.
 std::uint64_t vector_bytes(std::size_t n, std::size_t element) noexcept {
@@ -30,7 +31,7 @@ std::uint64_t plain_bytes(const KvFilterContext& ctx, const KvEntries& e) {
     const bool dropped = kept != e.size();
     const std::size_t keys = ctx.channel == KvChannel::kPullReply ? 0 : e.size();
     return 1 + (keys == 0 ? 0 : vector_bytes(keys, 8)) + (dropped ? vector_bytes(e.size(), 1) : 0) +
-           vector_bytes(kept * e.width, 8);
+           vector_bytes(kept * e.width, ctx.float32 ? 4 : 8);
 }
 
 /// One slot per (channel, peer), grown on demand.
@@ -42,6 +43,24 @@ T& slot(std::vector<std::unique_ptr<T>>& v, bool sender, const KvFilterContext& 
     if (v.size() <= i) v.resize(i + 1);
     if (!v[i]) v[i] = std::make_unique<T>();
     return *v[i];
+}
+
+/// The values of `wire` as written: doubles, or floats (KvWire::float32).
+void put_values(WireWriter& w, const KvWire& wire) {
+    if (wire.float32) {
+        w.put(std::vector<float>(wire.values.begin(), wire.values.end()));
+    } else {
+        w.put(wire.values);
+    }
+}
+
+void get_values(WireReader& r, KvWire& wire) {
+    if (wire.float32) {
+        const auto narrow = r.get<std::vector<float>>();
+        wire.values.assign(narrow.begin(), narrow.end());
+    } else {
+        r.get(wire.values);
+    }
 }
 
 double largest_change(std::span<const double> now, std::span<const double> old) {
@@ -66,7 +85,7 @@ std::uint64_t KvWire::bytes() const noexcept {
     }
     if (packed) return n + 8 + vector_bytes(payload.size(), 1);
     if (has_dropped) n += vector_bytes(dropped_by.size(), 1);
-    return n + vector_bytes(values.size(), 8);
+    return n + vector_bytes(values.size(), float32 ? 4 : 8);
 }
 
 void KvFilter::select(const KvFilterContext&, KvEntries&, std::uint8_t) {}
@@ -279,7 +298,7 @@ void KvZstdFilter::encode(const KvFilterContext& ctx, KvWire& wire) {
     if (wire.packed) return;
     WireWriter raw;
     if (wire.has_dropped) raw.put(wire.dropped_by);
-    raw.put(wire.values);
+    put_values(raw, wire);
     const std::span<const std::byte> in = raw.bytes();
     std::vector<std::uint8_t> out(ZSTD_compressBound(in.size()));
     const std::size_t n = ZSTD_compress(out.data(), out.size(), in.data(), in.size(), level_);
@@ -310,7 +329,7 @@ void KvZstdFilter::decode(const KvFilterContext& ctx, KvWire& wire) {
     if (n != raw.size()) throw bad("short payload");
     WireReader r(raw, fmt::format("kv zstd payload from rank {}", ctx.peer), ctx.self);
     if (wire.has_dropped) r.get(wire.dropped_by);
-    r.get(wire.values);
+    get_values(r, wire);
     r.finish();
     wire.packed = false;
     wire.payload.clear();
@@ -326,6 +345,10 @@ KvFilterStack::KvFilterStack(std::vector<std::unique_ptr<KvFilter>> filters)
         ROTOR_ASSERT(f != nullptr, "no null filters");
         stats_.push_back({.name = f->name()});
     }
+}
+
+void KvFilterStack::clear_stats() {
+    for (KvFilterStats& s : stats_) s = {.name = s.name};
 }
 
 KvWire KvFilterStack::send(const KvFilterContext& ctx, KvEntries& e) {
@@ -347,6 +370,7 @@ KvWire KvFilterStack::send(const KvFilterContext& ctx, KvEntries& e) {
     for (const auto& f : filters_) f->sent(ctx, e);
     KvWire wire;
     if (push) wire.keys = e.keys;
+    wire.float32 = ctx.float32;
     wire.has_dropped = e.kept() != e.size();
     if (wire.has_dropped) wire.dropped_by = e.dropped_by;
     wire.values.reserve(e.kept() * e.width);
@@ -371,6 +395,7 @@ KvEntries KvFilterStack::receive(const KvFilterContext& ctx, KvWire wire,
     };
     for (auto f = filters_.rbegin(); f != filters_.rend(); ++f) (*f)->decode(ctx, wire);
     if (wire.keys_cached || wire.packed) throw bad("encoded by a filter this rank does not have");
+    if (wire.float32 != ctx.float32) throw bad("values of another width than this rank's");
     KvEntries e;
     e.width = width;
     if (ctx.channel == KvChannel::kPullReply) {
@@ -413,6 +438,7 @@ void write_kv_wire(WireWriter& w, const KvWire& wire) {
     if (wire.has_dropped) flags |= kHasDropped;
     if (wire.packed) flags |= kPacked;
     if (!wire.keys_cached && wire.keys.empty()) flags |= kNoKeys;
+    if (wire.float32) flags |= kFloat32;
     w.put(flags);
     if (wire.keys_cached) {
         w.put(wire.key_signature);
@@ -426,19 +452,20 @@ void write_kv_wire(WireWriter& w, const KvWire& wire) {
         return;
     }
     if (wire.has_dropped) w.put(wire.dropped_by);
-    w.put(wire.values);
+    put_values(w, wire);
 }
 
 KvWire read_kv_wire(WireReader& r) {
     KvWire wire;
     const auto flags = r.get<std::uint8_t>();
-    if ((flags & ~(kKeysCached | kHasDropped | kPacked | kNoKeys)) != 0) {
+    if ((flags & ~(kKeysCached | kHasDropped | kPacked | kNoKeys | kFloat32)) != 0) {
         r.fail("unknown filter flags");
     }
     if ((flags & kKeysCached) != 0 && (flags & kNoKeys) != 0) r.fail("cached keys and no keys");
     wire.keys_cached = (flags & kKeysCached) != 0;
     wire.has_dropped = (flags & kHasDropped) != 0;
     wire.packed = (flags & kPacked) != 0;
+    wire.float32 = (flags & kFloat32) != 0;
     if (wire.keys_cached) {
         wire.key_signature = r.get<std::uint64_t>();
         wire.key_count = r.get<std::uint64_t>();
@@ -453,7 +480,7 @@ KvWire read_kv_wire(WireReader& r) {
         return wire;
     }
     if (wire.has_dropped) r.get(wire.dropped_by);
-    r.get(wire.values);
+    get_values(r, wire);
     return wire;
 }
 

@@ -46,6 +46,7 @@ struct KvFilterContext {
     int peer = 0;           ///< the other end's rank
     std::uint64_t t = 0;    ///< the iteration of the push or pull
     bool lossless = false;  ///< true: select() must keep everything (an exact pull)
+    bool float32 = false;   ///< the values travel as float32 (pushes of KvOptions::push_float32)
 };
 
 /// The entries of one message. keys strictly increasing; values: width per key, for every key
@@ -74,6 +75,7 @@ struct KvWire {
     bool has_dropped = false;              ///< some entry was dropped: dropped_by is sent
     std::vector<std::uint8_t> dropped_by;  ///< per key (when has_dropped and not packed)
     std::vector<double> values;            ///< kept entries only, width each
+    bool float32 = false;                  ///< values written as float32 (each one a float)
     bool packed = false;                   ///< dropped_by and values are in `payload` instead
     std::vector<std::uint8_t> payload;     ///< compressed dropped_by bytes then value bytes
     std::uint64_t payload_raw = 0;         ///< bytes of the uncompressed payload
@@ -235,8 +237,10 @@ class KvFilterStack {
     /// or on a pull answer with entries no filter restored.
     KvEntries receive(const KvFilterContext& ctx, KvWire wire, std::span<const std::uint64_t> keys,
                       std::size_t width);
-    /// Per filter, in order.
+    /// Per filter, in order, since the stack was made or clear_stats().
     std::vector<KvFilterStats> stats() const { return stats_; }
+    /// Zeroes the counts (the filters' memory stays).
+    void clear_stats();
 
   private:
     std::vector<std::unique_ptr<KvFilter>> filters_;

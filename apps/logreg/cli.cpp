@@ -153,6 +153,10 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
         ->capture_default_str();
     c->add_option("--skip-rate", o.filters.skip_rate, "skip: share of push entries skipped")
         ->capture_default_str();
+    c->add_flag("--deterministic", f->deterministic,
+                "prox: push the exact sums' limbs at any delay (64 bytes a key: the same sums "
+                "for any split and order of arrival); default: exact at --delay 0, float32 "
+                "g and u (8 bytes a key) with delay");
     c->add_option("--stats", f->stats, "Write the bytes sent (per role and filter) as JSON here");
     c->add_option("--test", f->test, "Examples to report logloss, AUC and accuracy on");
     c->add_flag("--no-intercept", f->no_intercept, "Fit no intercept");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include <fmt/format.h>
@@ -29,8 +30,10 @@ double push_change(std::span<const double> now, std::span<const double> old) {
     return std::max(dg, du);
 }
 
-/// The change of a pull entry: of w_k only (ĝ_k, when sent, follows it).
+/// The change of a pull entry: of w_k, or +∞ when the screen value of ĝ_k (0 or +∞, when sent)
+/// changed, so that the worker's KKT screen learns every change of the rule's answer.
 double pull_change(std::span<const double> now, std::span<const double> old) {
+    if (now.size() > 1 && now[1] != old[1]) return std::numeric_limits<double>::infinity();
     return std::fabs(now[0] - old[0]);
 }
 
@@ -63,7 +66,8 @@ std::vector<std::string> parse_filters(const std::string& list) {
     return out;
 }
 
-comm::KvFilterStack make_filter_stack(const FilterOptions& o, const KktScreen* screen) {
+comm::KvFilterStack make_filter_stack(const FilterOptions& o, const KktScreen* screen,
+                                      bool exact_pushes) {
     std::vector<std::unique_ptr<comm::KvFilter>> filters;
     for (const std::string& name : o.stack) {
         if (name == "kkt") {
@@ -72,8 +76,9 @@ comm::KvFilterStack make_filter_stack(const FilterOptions& o, const KktScreen* s
                     return screen != nullptr && screen->skips(t, key);
                 }));
         } else if (name == "sigmod") {
-            filters.push_back(std::make_unique<comm::KvSigmodFilter>(o.sigmod_threshold,
-                                                                     push_change, pull_change));
+            filters.push_back(std::make_unique<comm::KvSigmodFilter>(
+                o.sigmod_threshold,
+                exact_pushes ? comm::KvSigmodFilter::Distance(push_change) : nullptr, pull_change));
         } else if (name == "skip") {
             filters.push_back(std::make_unique<comm::KvSkipFilter>(o.skip_rate, o.seed));
         } else if (name == "keycache") {

@@ -18,8 +18,8 @@ namespace rotor::logreg {
 struct FilterOptions {
     std::vector<std::string> stack;  ///< of kkt, sigmod, skip, keycache, zstd; each at most once
     double kkt_delta = 0;            ///< δ of the KKT rule (>= 0)
-    std::uint32_t kkt_refresh = 4;   ///< every kkt_refresh-th pass pushes every key; 0: never
-    double sigmod_threshold = 1;     ///< c: entries change by more than c / (t + 1) to be sent
+    std::uint32_t kkt_refresh = 16;  ///< every kkt_refresh-th pass pushes every key; 0: never
+    double sigmod_threshold = 0.01;  ///< c: entries change by more than c / (t + 1) to be sent
     double skip_rate = 0.1;          ///< p in [0, 1): the share of push entries skipped
     std::uint64_t seed = 1;          ///< of the random skip
 
@@ -35,9 +35,11 @@ struct FilterOptions {
 std::vector<std::string> parse_filters(const std::string& list);
 
 /// The stack of one rank. `screen` (a worker's, or null on a pure server) is read by the KKT
-/// filter when it pushes; it must outlive the stack. Pull answers are w_k (and ĝ_k) and pushes
-/// the core::ExactSum limbs of g_k then u_k, kLimbs each: sigmod measures the change of w_k on
-/// pulls and of g_k and u_k on pushes.
-comm::KvFilterStack make_filter_stack(const FilterOptions& options, const KktScreen* screen);
+/// filter when it pushes; it must outlive the stack. Pull answers are w_k (and the screen value
+/// of ĝ_k) and pushes g_k then u_k, as core::ExactSum limbs (kLimbs each) when `exact_pushes`,
+/// else plain: sigmod measures the change of w_k (or of the screen value) on pulls and of g_k
+/// and u_k on pushes.
+comm::KvFilterStack make_filter_stack(const FilterOptions& options, const KktScreen* screen,
+                                      bool exact_pushes = true);
 
 }  // namespace rotor::logreg

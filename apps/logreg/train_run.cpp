@@ -50,6 +50,7 @@ struct TrainSetup {
     std::unique_ptr<train::MetricsFile> metrics;      // rank 0
     std::optional<train::TerminalReporter> terminal;  // rank 0 unless --quiet: progress on stdout
     DelayedStart start;
+    DelayedMemory memory;  ///< the filters' memory, carried over the calls between evaluations
     std::uint64_t done = 0;
     double time_s = 0;
 };
@@ -136,6 +137,7 @@ void validate(TrainFlags& f, int ranks) {
     if (!(f.tol >= 0 && f.tol < 1)) throw ConfigError("--tol", "must be in [0, 1)");
     if (!(f.time_limit >= 0)) throw ConfigError("--time-limit", "must be >= 0");
     o.delay = parse_delay(f.delay);
+    o.push_values = f.deterministic ? PushValues::kExact : PushValues::kAuto;
     if (f.curvature.empty()) {  // auto (not given, not resumed): docs/logreg.md, "Defaults"
         f.curvature = o.delay == 0 ? "local" : "bound";
         if (o.delay == 0 && !flag_given(f, "--max-step")) o.prox.max_step = 1;
@@ -494,7 +496,7 @@ Model train_segments(TrainFlags& f, comm::Communicator& world, TrainSetup& s, Pr
         o.iterations = std::min(next_stop(p.done, f.eval_every, end),
                                 next_stop(p.done, f.common.checkpoint_every, end));
         Stopwatch clock;
-        r = train_delayed(world, s.layout, s.part ? &*s.part : nullptr, o, s.start);
+        r = train_delayed(world, s.layout, s.part ? &*s.part : nullptr, o, s.start, &s.memory);
         p.stats.add(r.stats);
         const double seconds = clock.seconds();
         p.time_s += seconds;
@@ -555,15 +557,15 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
         std::fflush(stdout);
     } else if (talk) {
         fmt::print(
-            "rotor: logreg train: {} examples; {} blocks, curvature {}{}, delay {}, at most {} "
-            "iterations, --tol {:g}; {} server{}, {} worker{}; memory plan {}{}\n",
+            "rotor: logreg train: {} examples; {} blocks, curvature {}{}, delay {}, pushes {}, at "
+            "most {} iterations, --tol {:g}; {} server{}, {} worker{}; memory plan {}{}\n",
             s.all_examples, f.options.prox.blocks, f.curvature,
             f.options.prox.max_step > 0 ? fmt::format(" (max-step {:g})", f.options.prox.max_step)
                                         : std::string(),
-            f.delay, f.options.iterations, f.tol, s.layout.servers.size(),
-            s.layout.servers.size() == 1 ? "" : "s", s.layout.workers.size(),
-            s.layout.workers.size() == 1 ? "" : "s", train::human_bytes(s.plan),
-            world.size() > 1 ? " on rank 0" : "");
+            f.delay, f.options.exact_pushes() ? "exact" : "float32", f.options.iterations, f.tol,
+            s.layout.servers.size(), s.layout.servers.size() == 1 ? "" : "s",
+            s.layout.workers.size(), s.layout.workers.size() == 1 ? "" : "s",
+            train::human_bytes(s.plan), world.size() > 1 ? " on rank 0" : "");
         if (s.done > 0) fmt::print("rotor: resumed {} at iteration {}\n", f.common.resume, s.done);
         std::fflush(stdout);
         s.terminal.emplace(stdout, progress_schema(false));

@@ -24,7 +24,8 @@ struct TrainFlags {
     std::string curvature;        ///< bound, local, or "" (auto: local with max-step 1 at τ = 0)
     bool no_intercept = false;
     bool hash_features = false;
-    bool quiet = false;  ///< no progress lines (the CLI copies common.quiet)
+    bool deterministic = false;  ///< --deterministic: exact pushes at any delay (PushValues)
+    bool quiet = false;          ///< no progress lines (the CLI copies common.quiet)
     int servers = 0;
     std::uint64_t eval_every = 0;  ///< 0: at the end only (default: see auto_settings)
     double tol = kDefaultTol;      ///< the stopping rule (subgradient_converged; 0: never)

@@ -21,10 +21,15 @@ namespace {
 using comm::KvNode;
 constexpr std::size_t kLimbs = core::ExactSum::kLimbs;
 
-/// The sums pushed for one key of an iteration.
+/// The sums pushed for one key of an iteration: exact (limbs pushed) or in double, added in
+/// order of arrival (float32 pushed).
 struct PendingSum {
     std::uint64_t key;
     core::ExactSum g, u;
+    double gf = 0, uf = 0;
+
+    double gradient(bool exact) const noexcept { return exact ? g.value() : gf; }
+    double curvature(bool exact) const noexcept { return exact ? u.value() : uf; }
 };
 
 /// A server's state: w (a hash map: a block's keys are spread over the key space, and the
@@ -64,11 +69,12 @@ double screen_value(const ServerState& s, std::uint64_t key, double w, double la
 }
 
 comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o, bool gradient,
-                                     double kkt_delta) {
+                                     double kkt_delta, bool exact) {
     return {
         .on_push =
-            [&s](std::uint64_t t, int, std::span<const std::uint64_t> keys,
-                 std::span<const double> values) {
+            [&s, exact](std::uint64_t t, int, std::span<const std::uint64_t> keys,
+                        std::span<const double> values) {
+                const std::size_t width = exact ? kPushWidth : kFloatPushWidth;
                 auto& sums = s.pending[t];
                 s.merged.clear();
                 s.merged.reserve(sums.size() + keys.size());
@@ -77,8 +83,13 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o, 
                     while (a < sums.size() && sums[a].key < keys[i]) s.merged.push_back(sums[a++]);
                     PendingSum p{keys[i], {}, {}};
                     if (a < sums.size() && sums[a].key == keys[i]) p = sums[a++];
-                    p.g.add(from_values(values.subspan(i * kPushWidth, kLimbs)));
-                    p.u.add(from_values(values.subspan(i * kPushWidth + kLimbs, kLimbs)));
+                    if (exact) {
+                        p.g.add(from_values(values.subspan(i * width, kLimbs)));
+                        p.u.add(from_values(values.subspan(i * width + kLimbs, kLimbs)));
+                    } else {
+                        p.gf += values[i * width];
+                        p.uf += values[i * width + 1];
+                    }
                     s.merged.push_back(p);
                 }
                 s.merged.insert(s.merged.end(), sums.begin() + static_cast<std::ptrdiff_t>(a),
@@ -86,7 +97,7 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o, 
                 sums.swap(s.merged);
             },
         .on_complete =
-            [&s, o, gradient](std::uint64_t t) {
+            [&s, o, gradient, exact](std::uint64_t t) {
                 const auto it = s.pending.find(t);
                 const auto dropped = s.dropped.find(t);
                 std::span<const std::uint64_t> skip;
@@ -101,9 +112,10 @@ comm::KvServerHandler server_handler(ServerState& s, const BlockProxOptions& o, 
                         while (next_skip < skip.size() && skip[next_skip] < p.key) ++next_skip;
                         if (next_skip < skip.size() && skip[next_skip] == p.key) continue;
                         double& w = s.w[p.key];
-                        w = prox_step(w, p.g.value(), p.u.value(), penalty_of(p.key, o.lambda),
-                                      o.eta, o.max_step);
-                        if (gradient) s.g_last[p.key] = p.g.value();
+                        const double g = p.gradient(exact);
+                        w = prox_step(w, g, p.curvature(exact), penalty_of(p.key, o.lambda), o.eta,
+                                      o.max_step);
+                        if (gradient) s.g_last[p.key] = g;
                     }
                     s.pending.erase(it);
                 }
@@ -162,10 +174,10 @@ void run_worker(KvNode& node, Worker& worker, const DelayedOptions& o, double st
         // Pulls that arrived meanwhile are applied before computing (fresher margins).
         while (!pulls.empty() && node.pull_ready(pulls.front().second.second)) take();
         Stopwatch compute;
-        // t: what the kkt filter sees
+        // g: what the kkt filter sees (KvOptions::filter_first)
         const std::uint32_t b = held
-                                    ? worker.apply_and_push(held->first, held->second, g, values, t)
-                                    : worker.push_values(g, values, t);
+                                    ? worker.apply_and_push(held->first, held->second, g, values, g)
+                                    : worker.push_values(g, values, g);
         held.reset();
         straggle(straggler_factor, compute_s + compute.seconds());
         compute_s = 0;
@@ -188,7 +200,8 @@ void run_worker(KvNode& node, Worker& worker, const DelayedOptions& o, double st
 }  // namespace
 
 DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layout, Shard* part,
-                            const DelayedOptions& o, const DelayedStart& start) {
+                            const DelayedOptions& o, const DelayedStart& start,
+                            DelayedMemory* memory) {
     ServerState state;
     const auto self = std::find(layout.servers.begin(), layout.servers.end(), comm.rank());
     if (self != layout.servers.end()) {
@@ -196,28 +209,41 @@ DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layo
         for (const auto& [k, w] : start.server_weights)
             if (layout.server_of(k) == s) state.w.emplace(k, w);
     }
+    const bool exact = o.exact_pushes();
     comm::KvOptions kv;
     kv.delay = o.delay;
-    kv.push_width = kPushWidth;
+    kv.push_width = exact ? kPushWidth : kFloatPushWidth;
+    kv.push_float32 = !exact;
+    kv.filter_first = o.first;
     const bool gradient = o.filters.pulls_gradient();
     kv.pull_width = gradient ? 2 : 1;
     kv.timeout_s = o.timeout_s;
-    // Filters: a worker's KKT screen, read by its kkt filter, fed by its pulls.
-    std::optional<KktScreen> screen;
-    if (part != nullptr && o.filters.has("kkt")) {
-        screen.emplace(KktOptions{.lambda = o.prox.lambda,
-                                  .delta = o.filters.kkt_delta,
-                                  .blocks = o.prox.blocks,
-                                  .refresh = o.filters.kkt_refresh});
+    // Filters: a worker's KKT screen, read by its kkt filter, fed by its pulls; both carried
+    // over from the last call when there is a memory.
+    DelayedMemory own;
+    DelayedMemory& m = memory != nullptr ? *memory : own;
+    if (part != nullptr && o.filters.has("kkt") && !m.screen) {
+        m.screen = std::make_unique<KktScreen>(KktOptions{.lambda = o.prox.lambda,
+                                                          .delta = o.filters.kkt_delta,
+                                                          .blocks = o.prox.blocks,
+                                                          .refresh = o.filters.kkt_refresh});
     }
-    KvNode node(comm, layout, kv, server_handler(state, o.prox, gradient, o.filters.kkt_delta),
-                make_filter_stack(o.filters, screen ? &*screen : nullptr));
+    KktScreen* screen = m.screen.get();
+    // A server's ĝ_k: without them its first answers of a call would tell every screened key
+    // "no ĝ yet" (+∞), and each would be pushed once more a call.
+    state.g_last.swap(m.last_gradient);
+    if (!m.filters) m.filters = make_filter_stack(o.filters, screen, exact);
+    m.filters->clear_stats();  // this call's bytes only
+    KvNode node(comm, layout, kv,
+                server_handler(state, o.prox, gradient, o.filters.kkt_delta, exact),
+                std::move(*m.filters));
+    m.filters.reset();
     ROTOR_ASSERT(node.is_worker() == (part != nullptr), "a part exactly on workers");
     DelayedResult result;
     node.run([&] {
         if (node.is_worker()) {
-            Worker worker(*part, o.prox, o.threads, start.worker_weights,
-                          screen ? &*screen : nullptr, kv.pull_width);
+            Worker worker(*part, o.prox, o.threads, start.worker_weights, screen, kv.pull_width,
+                          exact);
             run_worker(node, worker, o, comm.rank() == o.straggler_rank ? o.straggler_factor : 1.0);
             result.worker_weights = worker.weights();
         }
@@ -225,6 +251,8 @@ DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layo
     result.server_weights.insert(state.w.begin(), state.w.end());
     result.stats = node.stats();
     result.schedule = node.schedule();
+    m.filters = node.release_filters();
+    state.g_last.swap(m.last_gradient);
     return result;
 }
 

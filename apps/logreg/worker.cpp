@@ -32,7 +32,7 @@ std::vector<std::uint32_t> row_cuts(const Shard& part, int threads) {
 }
 
 Worker::Worker(Shard& part, const BlockProxOptions& o, int threads, std::span<const double> start,
-               KktScreen* screen, std::size_t pull_width, sched::PinMode pin)
+               KktScreen* screen, std::size_t pull_width, bool exact, sched::PinMode pin)
     : part_(part),
       options_(o),
       threads_(threads),
@@ -41,7 +41,8 @@ Worker::Worker(Shard& part, const BlockProxOptions& o, int threads, std::span<co
       g_(static_cast<std::size_t>(std::max(threads, 1))),
       u_(static_cast<std::size_t>(std::max(threads, 1))),
       screen_(screen),
-      pull_width_(pull_width) {
+      pull_width_(pull_width),
+      exact_(exact) {
     if (threads < 1) throw ConfigError("threads", "must be >= 1");
     ROTOR_ASSERT(start.empty() || start.size() == w_.size(), "w over the part's keys");
     if (!start.empty()) w_.assign(start.begin(), start.end());
@@ -98,14 +99,20 @@ void Worker::push_rows(std::uint32_t b, std::size_t j) {
 
 void Worker::combine(std::uint32_t b, std::vector<double>& values) const {
     const std::size_t n = blocks_[b].size();
-    values.resize(n * kPushWidth);
+    const std::size_t width = exact_ ? kPushWidth : kFloatPushWidth;
+    values.resize(n * width);
     for (std::size_t i = 0; i < n; ++i) {
         core::ExactSum g = g_[0][i], u = u_[0][i];
         for (std::size_t j = 1; j < g_.size(); ++j) {
             g.add(g_[j][i]);
             u.add(u_[j][i]);
         }
-        double* out = values.data() + i * kPushWidth;
+        double* out = values.data() + i * width;
+        if (!exact_) {  // the kv engine rounds them to float32 (KvOptions::push_float32)
+            out[0] = g.value();
+            out[1] = u.value();
+            continue;
+        }
         for (const std::int64_t l : g.to_limbs()) *out++ = static_cast<double>(l);
         for (const std::int64_t l : u.to_limbs()) *out++ = static_cast<double>(l);
     }

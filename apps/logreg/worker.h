@@ -26,6 +26,8 @@ namespace rotor::logreg {
 
 /// Values pushed per key: g's core::ExactSum limbs, then u's.
 inline constexpr std::size_t kPushWidth = 2 * core::ExactSum::kLimbs;
+/// Values pushed per key without the limbs: g_k and u_k (each a float32, PushValues::kFloat32).
+inline constexpr std::size_t kFloatPushWidth = 2;
 
 /// The T + 1 row boundaries of `threads` row ranges of `part` (0 first, part.examples() last,
 /// non-decreasing) holding about equal numbers of nonzeros: the threads' share of every pass.
@@ -38,15 +40,17 @@ class Worker {
     /// `threads` >= 1 share its examples. `screen` (null without the KKT filter; borrowed)
     /// learns w_k and ĝ_k from pulls of `pull_width` values per key (w_k, then ĝ_k when 2).
     /// With threads > 1 the worker owns a runtime of that many workers, bound by `pin`.
+    /// `exact`: pushes carry the limbs (kPushWidth values a key); else g_k and u_k rounded to
+    /// float32 (kFloatPushWidth).
     Worker(Shard& part, const BlockProxOptions& options, int threads = 1,
            std::span<const double> start = {}, KktScreen* screen = nullptr,
-           std::size_t pull_width = 1, sched::PinMode pin = sched::PinMode::kPu);
+           std::size_t pull_width = 1, bool exact = true, sched::PinMode pin = sched::PinMode::kPu);
     ~Worker();
     Worker(const Worker&) = delete;
     Worker& operator=(const Worker&) = delete;
 
-    /// The block of iteration t; sets `values` to kPushWidth values per key of the block. With
-    /// a KKT screen, the keys it skips at the kv engine's iteration `kv_t` (the ones the kkt
+    /// The block of iteration t; sets `values` to the push's values per key of the block. With
+    /// a KKT screen, the keys it skips at the filters' iteration `kv_t` (the ones the kkt
     /// filter drops from this push) are not computed: their values are zeros.
     std::uint32_t push_values(std::uint64_t t, std::vector<double>& values, std::uint64_t kv_t = 0);
     /// Takes block b's pulled weights (pull_width values per key of block(b), w_k first):
@@ -95,6 +99,7 @@ class Worker {
     std::unique_ptr<sched::Team> team_;
     KktScreen* screen_;
     std::size_t pull_width_;
+    bool exact_;
 };
 
 }  // namespace rotor::logreg

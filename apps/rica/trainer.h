@@ -12,6 +12,9 @@
 //     of t − τ before ending t (τ = --delay; the pull of iteration 0 is always waited for);
 //   server: sums the pushes of t exactly; once every worker's is in, S and the L1 total of
 //     iteration t replace the last ones and answer the pulls.
+// With one worker holding every row, Solver::kAdmm replaces the per-block proximal step by a step
+// of ADMM on all of W (core/rica/augmented.h; the same pushes and pulls, so the objective is
+// still the servers' exact S and L1 total).
 // Each worker's blocks are shared by its threads (sched::Team; a block's step is one thread's
 // gemms of shapes that depend on the block only, core/base/blas.h "Determinism"). So with τ = 0
 // the model is the same bit for bit for any number of threads, workers and servers.

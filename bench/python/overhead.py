@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """What a Python fit costs beyond the command line, on the same data after loading.
 
-LDA: the shipped sotu-para training corpus stacked `--copies` times (15: 10.2M tokens) as one
-CSR matrix in memory, against `rotor lda train` on the same documents as a binary corpus (memory
+LDA: the shipped sotu-para training corpus stacked `--copies` times (15: 10.2M tokens) as one CSR
+matrix in memory, against `rotor lda train` on the same documents as a binary corpus (memory
 mapped: its reading is a few milliseconds). MF: the sotu documents x words ratings (1 + ln(count))
 with the users repeated `--copies` times (2: 1.18M ratings), against `rotor mf train` on the same
-ratings as a binary ratings file. The same parameters, threads and seed on both sides; runs
-alternate (python, cli, python, cli, ...) and the medians of wall-clock and CPU seconds are
-reported:
+ratings as a binary ratings file. With `--linear`, also the Lasso (sotu-year) and L1 logistic
+regression (sotu-party), their training splits stacked 15 times, as CSR matrices against `rotor
+lasso train` and `rotor logreg train` on binary files. The same parameters, threads and seed on
+both sides; runs alternate (python, cli, python, cli, ...) and the medians of wall-clock and CPU
+seconds are reported:
 fit() for Python (the CSR handed over, the corpus built, training, the model returned as arrays),
 the whole process for the command line (start, mapping the input, training, writing the model).
 On a shared machine the load changes from one run to the next, and with it both the wall and the
@@ -28,6 +30,7 @@ import os
 import resource
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -125,6 +128,41 @@ def compare(name, py, cli, runs, together):
           flush=True)
 
 
+def linear(a, tmp, pin, no_pin):
+    """The Lasso on sotu-year and L1 logistic regression on sotu-party (tools/data), each
+    training split stacked a.linear_copies times: fit on the CSR matrix against `rotor lasso
+    train` / `rotor logreg train` on the same rows as a binary file."""
+    from sklearn.datasets import load_svmlight_file
+
+    for script in ("make_sotu_year.py", "make_sotu_party.py"):
+        subprocess.run([sys.executable, REPO / "tools/data" / script, "--out", tmp], check=True,
+                       capture_output=True)
+    runs = []
+    for name, kind in (("sotu-year", "lasso"), ("sotu-party", "logreg")):
+        text = (tmp / f"{name}.train.svm").read_text()
+        (tmp / f"{name}.svm").write_text(text * a.linear_copies)
+        subprocess.run([a.rotor, kind, "build", "--data", tmp / f"{name}.svm", "--out",
+                        tmp / f"{name}.bin"], check=True, capture_output=True)
+        X, y = load_svmlight_file(str(tmp / f"{name}.svm"), zero_based=False)
+        runs.append((X, y))
+    (X, y), (Xc, yc) = runs
+    lasso = rotor.Lasso(alpha=1.2, n_jobs=a.threads, **pin)
+    cli = [a.rotor, "lasso", "train", "--data", tmp / "sotu-year.bin", "--lambda", 1.2,
+           "--threads", a.threads, "--out", tmp / "lasso.model", "--overwrite", "--quiet", *no_pin]
+    compare(f"Lasso, sotu-year x {a.linear_copies}: {X.shape[0]} x {X.shape[1]}, "
+            f"{X.nnz / 1e6:.2f}M nonzeros, alpha = 1.2, {a.threads} threads",
+            lambda: lasso.fit(X, y), list(map(str, cli)), a.runs, a.side_by_side)
+    # newton (the default) is single-threaded, on both sides.
+    lr = rotor.LogisticRegression(C=0.5, n_jobs=a.threads)
+    cli = [a.rotor, "logreg", "train", "--data", tmp / "sotu-party.bin", "--lambda", 2,
+           "--threads", a.threads, "--out", tmp / "logreg.model", "--overwrite", "--quiet"]
+    compare(f"LogisticRegression, sotu-party x {a.linear_copies}: {Xc.shape[0]} x "
+            f"{Xc.shape[1]}, {Xc.nnz / 1e6:.2f}M nonzeros, C = 0.5 (--lambda 2), "
+            f"{a.threads} threads", lambda: lr.fit(Xc, yc), list(map(str, cli)), a.runs,
+            a.side_by_side)
+    assert lasso.n_iter_ > 0 and lr.n_iter_ > 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rotor", required=True)
@@ -137,6 +175,10 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--skip-lda", action="store_true")
     ap.add_argument("--skip-mf", action="store_true")
+    ap.add_argument("--linear", action="store_true",
+                    help="also the Lasso (sotu-year) and LogisticRegression (sotu-party), their "
+                         "training splits stacked --linear-copies times")
+    ap.add_argument("--linear-copies", type=int, default=15)
     ap.add_argument("--side-by-side", action="store_true",
                     help="run Python and the command line at the same time on two CPUs, swapped "
                          "every run, both unpinned (one thread each)")
@@ -163,6 +205,8 @@ def main():
         compare(f"LDA, {X.sum() / 1e6:.1f}M tokens, K = {a.topics}, {a.iterations} sweeps, "
                 f"{a.threads} threads", lambda: lda.fit(X), list(map(str, cli)), a.runs,
                 a.side_by_side)
+    if a.linear:
+        linear(a, tmp, pin, no_pin)
     if a.skip_mf:
         return
     C = X1.tocoo()

@@ -37,6 +37,8 @@ def rotor_run(a, tmp: str, extra: list[str], prefix: list[str] | None = None,
                             str(a.components), "--lambda", str(a.lam), "--iterations",
                             str(steps or a.iterations), "--eval-every", str(a.eval_every), "--tol", "0",
                             "--out", out, "--overwrite", "--metrics", metrics, "-q"] + extra
+    if a.solver and not prefix:  # the mpiexec cases have 2 workers: the paper's solver
+        cmd += ["--solver", a.solver]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(metrics) as f:
         return [json.loads(line) for line in f]
@@ -69,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval-every", type=int, default=5)
     ap.add_argument("--ref-iterations", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--solver", help="rotor's --solver for the one-process runs (default: its "
+                    "own, admm with one worker)")
     ap.add_argument("--ranks", action="store_true", help="also the mpiexec cases")
     ap.add_argument("--only-ranks", action="store_true", help="the mpiexec cases alone")
     a = ap.parse_args(argv)

@@ -25,10 +25,10 @@ inline bool kkt_skippable(double w, double g_hat, double lambda_k, double delta)
 
 /// Options of KktScreen. A plain struct.
 struct KktOptions {
-    double lambda = 1;          ///< λ of the problem
-    double delta = 0;           ///< δ >= 0: the margin below λ
-    std::uint32_t blocks = 1;   ///< B: iterations per pass
-    std::uint32_t refresh = 4;  ///< every refresh-th pass (0, R, 2R, ...) skips nothing; 0: never
+    double lambda = 1;           ///< λ of the problem
+    double delta = 0;            ///< δ >= 0: the margin below λ
+    std::uint32_t blocks = 1;    ///< B: iterations per pass
+    std::uint32_t refresh = 16;  ///< every refresh-th pass (0, R, 2R, ...) skips nothing; 0: never
 };
 
 /// A worker's memory of w_k and ĝ_k for the keys it pulled, and the rule over it.

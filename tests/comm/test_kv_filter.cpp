@@ -347,5 +347,109 @@ TEST(KvFilter, ANodeWithKeyCacheAndZstdDeliversPushesAndPullsExactly) {
     EXPECT_EQ(stats[1].reply_bytes_sent, 0u);
 }
 
+/// One run of 3 ranks (server 0; workers 0, 1 and 2) pushing two values a key for 3 iterations;
+/// returns what server 0 received, each rank's stats, and each rank's filters afterwards.
+struct Float32Run {
+    std::vector<double> received;  ///< every value pushed, in order of (worker, iteration)
+    std::vector<KvStats> stats = std::vector<KvStats>(3);
+    std::vector<KvFilterStack> left = std::vector<KvFilterStack>(3);
+};
+
+Float32Run run_float32(bool float32, std::vector<KvFilterStack> stacks) {
+    const KvLayout layout = KvLayout::even({0}, {0, 1, 2});
+    KvOptions o;
+    o.push_width = 2;
+    o.push_float32 = float32;
+    Float32Run out;
+    std::mutex mu;
+    std::map<std::pair<int, std::uint64_t>, std::vector<double>> got;
+    run_ranks(3, [&](Communicator& c) {
+        const auto r = static_cast<std::size_t>(c.rank());
+        KvServerHandler h{
+            .on_push =
+                [&](std::uint64_t t, int w, std::span<const std::uint64_t>,
+                    std::span<const double> values) {
+                    got[{w, t}].assign(values.begin(), values.end());  // server 0's thread only
+                },
+            .on_complete = [](std::uint64_t) {},
+            .on_pull = [](std::span<const std::uint64_t> keys,
+                          std::vector<double>& v) { v.resize(v.size() + keys.size(), 1.0); },
+        };
+        KvNode node(c, layout, o, h, std::move(stacks[r]));
+        const std::vector<std::uint64_t> keys = {5, 1u << 30, 9ull << 50};
+        for (std::uint64_t t = 0; t < 3; ++t) {
+            node.begin_iteration(t);
+            const double x = static_cast<double>(c.rank() + 1) / 3 + static_cast<double>(t);
+            node.push(t, keys, std::vector<double>{x, 0.1 * x, -x, 1e-30 * x, 1e30 * x, 0.0});
+            node.wait_pull(node.pull(t, keys));
+            node.end_iteration(t);
+        }
+        node.finish();
+        const std::lock_guard lock(mu);
+        out.stats[r] = node.stats();
+        out.left[r] = node.release_filters();
+    });
+    for (const auto& [at, v] : got) out.received.insert(out.received.end(), v.begin(), v.end());
+    return out;
+}
+
+std::vector<KvFilterStack> lossless_stacks() {
+    std::vector<KvFilterStack> s;
+    for (int r = 0; r < 3; ++r) s.emplace_back(lossless(8));
+    return s;
+}
+
+TEST(KvFilter, Float32PushesArriveRoundedAndTakeHalfTheValueBytes) {
+    const Float32Run doubles = run_float32(false, std::vector<KvFilterStack>(3));
+    const Float32Run floats = run_float32(true, std::vector<KvFilterStack>(3));
+    const Float32Run filtered = run_float32(true, lossless_stacks());
+    ASSERT_EQ(doubles.received.size(), 3u * 3u * 6u);
+    ASSERT_EQ(floats.received.size(), doubles.received.size());
+    ASSERT_EQ(filtered.received.size(), doubles.received.size());
+    std::size_t inexact = 0;
+    for (std::size_t i = 0; i < doubles.received.size(); ++i) {
+        const double want = static_cast<float>(doubles.received[i]);
+        // Rank 0's own push (direct), the plain messages and the filtered ones alike.
+        ASSERT_EQ(std::bit_cast<std::uint64_t>(floats.received[i]),
+                  std::bit_cast<std::uint64_t>(want))
+            << i;
+        ASSERT_EQ(std::bit_cast<std::uint64_t>(filtered.received[i]),
+                  std::bit_cast<std::uint64_t>(want))
+            << i;
+        inexact += want != doubles.received[i];
+    }
+    EXPECT_GT(inexact, 30u);  // the values do need rounding
+    // A worker's requests: the same messages, 4 bytes fewer a value (3 pushes of 6 values).
+    for (const std::size_t r : {0, 1, 2}) {
+        EXPECT_EQ(doubles.stats[r].request_bytes_sent - floats.stats[r].request_bytes_sent,
+                  3u * 6u * 4u)
+            << r;
+    }
+    // A message of the other width is refused, not misread.
+    std::vector<KvFilterStack> one;
+    one.emplace_back(lossless(8));
+    KvEntries e;
+    e.keys = {1, 2};
+    e.values = {0.5, 0.25};
+    e.width = 1;
+    const KvWire wire = one[0].send({KvChannel::kPush, 0, 1, 0, false, true}, e);
+    KvFilterStack receiver(lossless(8));
+    EXPECT_THROW(receiver.receive({KvChannel::kPush, 1, 0, 0, false, false}, wire, {}, 1),
+                 CommError);
+}
+
+TEST(KvFilter, ReleasedFiltersGoOnWithTheirKeyCaches) {
+    Float32Run first = run_float32(true, lossless_stacks());
+    for (KvFilterStack& stack : first.left) stack.clear_stats();  // the second run's bytes only
+    const Float32Run again = run_float32(true, std::move(first.left));
+    // The second run's first pushes hit the caches the first run filled: every push of it is a
+    // hit, where the first run missed on its first push to each server.
+    for (const std::size_t r : {1, 2}) {
+        ASSERT_EQ(again.stats[r].filters[0].name, "keycache");
+        EXPECT_LT(again.stats[r].filters[0].push_out, first.stats[r].filters[0].push_out) << r;
+    }
+    EXPECT_EQ(again.received, first.received);
+}
+
 }  // namespace
 }  // namespace rotor::comm

@@ -179,6 +179,44 @@ TEST_F(LogregCli, UnderMpiexecLosslessFiltersKeepTheModelAndSendFewerBytes) {
         }
     }
 }
+
+/// The number after "objective " in a model file.
+double objective_in(const std::string& model) {
+    const std::size_t at = model.find("\nobjective ");
+    return at == std::string::npos ? NAN : std::stod(model.substr(at + 11));
+}
+
+TEST_F(LogregCli, UnderMpiexecDelayPushesFloat32AndConvergesDeterministicPushesTheLimbs) {
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    ::setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
+    const std::string args = " logreg train --data " + data_ + " --lambda 0.5";
+    ASSERT_EQ(run_rotor(dir_, args + " --tol 1e-8 -q --out " + path("best.txt")).code, 0);
+    const double best = objective_in(read_text(path("best.txt")));
+    ASSERT_TRUE(std::isfinite(best));
+    std::uint64_t exact_workers = 0;
+    for (const std::string extra :
+         {" --filters none --deterministic", " --filters none", " --filters all"}) {
+        const std::string cmd =
+            std::string(ROTOR_MPIEXEC) + " -n 3 --oversubscribe " + ROTOR_BINARY_DIR "/apps/rotor" +
+            args + " --delay 2 --servers 1 --overwrite --stats " + path("stats.json") + extra +
+            " --out " + path("three.txt") + " > " + path("mpi.out") + " 2>&1";
+        ASSERT_EQ(std::system(cmd.c_str()), 0) << read_text(path("mpi.out"));
+        const std::string out = read_text(path("mpi.out"));
+        const bool exact = extra.find("deterministic") != std::string::npos;
+        EXPECT_NE(out.find(exact ? "pushes exact" : "pushes float32"), std::string::npos) << out;
+        EXPECT_NE(out.find("rotor: converged after"), std::string::npos) << out;
+        const double f = objective_in(read_text(path("three.txt")));
+        EXPECT_LT(f, best * (1 + 1e-3)) << extra;
+        EXPECT_GE(f, best * (1 - 1e-9)) << extra;
+        const std::uint64_t workers = stat_of(read_text(path("stats.json")), "worker_bytes");
+        if (exact) {
+            exact_workers = workers;
+        } else if (extra == " --filters none") {
+            EXPECT_LT(2 * workers, exact_workers);  // 8 bytes a key pushed instead of 64
+        }
+    }
+}
 #endif
 
 }  // namespace

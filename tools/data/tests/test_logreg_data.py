@@ -1,5 +1,5 @@
 """Tests of the logistic-regression data scripts: make_logreg_synthetic.py,
-make_kernel_drivers.py, make_debian_libs.py and make_sotu_party.py.
+make_kernel_drivers.py, make_debian_libs.py, make_sotu_party.py and make_sotu_bigrams.py.
 
 Run: python3 -m unittest discover -s tools/data/tests -v
 """
@@ -118,6 +118,37 @@ class SotuPartyTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SotuBigramsTest(unittest.TestCase):
+    def test_unigrams_and_bigrams_hashed_with_party_labels(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus = Path(tmp) / "sotu"
+            corpus.mkdir()
+            with gzip.open(corpus / "sotu-para.txt.gz", "wt") as f:
+                f.write("taxes raise taxes\nwar peace\nignored line\n")
+            (corpus / "docs.tsv").write_text(
+                "split\tdoc\tline\tyear\tparty\n"
+                "train\t1\t1\t1900\tRepublican\ntrain\t2\t2\t1901\tDemocratic\n"
+                "heldout\t1\t3\t1902\tnone\n")
+            out = Path(tmp) / "out"
+            run("make_sotu_bigrams.py", "--corpus", str(corpus), "--out", str(out),
+                "--bits", "20")
+            lines = (out / "sotu-bigrams.train.svm").read_text().splitlines()
+            self.assertEqual([line.split()[0] for line in lines], ["+1", "-1"])
+            first = dict(field.split(":") for field in lines[0].split()[1:])
+            keys = [int(k) for k in first]
+            self.assertEqual(keys, sorted(keys))
+            self.assertTrue(all(1 <= k <= 1 << 20 for k in keys))
+            # taxes (twice: 1 + ln 2), raise, and the bigrams "taxes raise", "raise taxes"
+            self.assertEqual(len(first), 4)
+            self.assertIn("1.69315", first.values())
+            self.assertEqual((out / "sotu-bigrams.test.svm").read_text(), "")
+            again = Path(tmp) / "again"
+            run("make_sotu_bigrams.py", "--corpus", str(corpus), "--out", str(again),
+                "--bits", "20")
+            self.assertEqual((again / "sotu-bigrams.train.svm").read_bytes(),
+                             (out / "sotu-bigrams.train.svm").read_bytes())
 
 
 class OutsideTheRepositoryTest(unittest.TestCase):
