@@ -208,7 +208,15 @@ class RuntimeImpl {
         // The coordinator only waits, so P TBB worker threads must be allowed besides it.
         control_ = std::make_unique<tbb::global_control>(
             tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(p) + 1);
-        std::string why_not;
+        std::string why_not, why_off;
+        if (pin_ == PinMode::kAuto) {
+            const int allowed = CPU_COUNT(&original_);
+            pin_ = p >= allowed ? PinMode::kPu : PinMode::kNone;
+            if (pin_ == PinMode::kNone)
+                why_off = ": " + plural(static_cast<std::uint64_t>(p), "worker") + " on " +
+                          plural(static_cast<std::uint64_t>(allowed), "allowed CPU") +
+                          ", placed by the OS";
+        }
         if (pin_ != PinMode::kNone) why_not = check_pinning();
         if (!why_not.empty()) pin_ = PinMode::kNone;
 
@@ -245,7 +253,10 @@ class RuntimeImpl {
                   plural(static_cast<std::uint64_t>(p), "worker") + "; ";
         switch (pin_) {
             case PinMode::kNone:
-                status_ += why_not.empty() ? "pinning off" : "pinning disabled: " + why_not;
+                status_ +=
+                    why_not.empty() ? "pinning off" + why_off : "pinning disabled: " + why_not;
+                break;
+            case PinMode::kAuto:  // resolved above
                 break;
             case PinMode::kPu:
                 status_ += "threads pinned to PUs";

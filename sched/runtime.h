@@ -22,6 +22,10 @@ enum class PinMode {
     kPu,        ///< each arena slot bound to its worker's PU (hwloc_set_cpubind), the default
     kNumaNode,  ///< threads bound to their arena's NUMA node: through task_arena::constraints
                 ///< (tbbbind) when the TBB build supports it, else by the observer with hwloc
+    kAuto,      ///< kPu when the workers are at least as many as the CPUs the creating thread may
+                ///< run on (the whole machine, or the cpuset mpiexec --bind-to gave the rank),
+                ///< else kNone: a run that leaves CPUs free leaves placement to the OS, so that
+                ///< runs side by side do not all stack on the first PUs (what `train` uses)
 };
 
 /// What one run_workers() task observed, for tests and diagnostics.
@@ -59,7 +63,7 @@ class Runtime {
 
     int threads() const noexcept;
     const Placement& placement() const noexcept;
-    /// The binding in effect: the requested mode, or kNone after a fallback.
+    /// The binding in effect: the requested mode (kAuto resolved), or kNone after a fallback.
     PinMode pin_mode() const noexcept;
     /// One line on arenas, constraints and pinning, e.g. "2 arenas (tbb constraints), pinned to
     /// PUs" or "pinning disabled: ...". Includes the placement warning, if any.

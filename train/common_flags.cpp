@@ -41,7 +41,7 @@ std::string CommonTrainFlags::oversubscription_warning(int threads, int host_ran
 }
 
 sched::PinMode CommonTrainFlags::pin_mode() const {
-    return no_pin ? sched::PinMode::kNone : sched::PinMode::kPu;
+    return no_pin ? sched::PinMode::kNone : sched::PinMode::kAuto;
 }
 
 std::string CommonTrainFlags::resolved_checkpoint_dir() const {
@@ -101,7 +101,9 @@ void add_common_train_flags(CLI::App& c, CommonTrainFlags& f, const std::string&
     c.add_option("--metrics", f.metrics, "Write one JSON metrics record per iteration here");
     c.add_option("--eval-every", f.eval_every, "Evaluate every N iterations (0: only at the end)")
         ->capture_default_str();
-    c.add_flag("--no-pin", f.no_pin, "Do not pin worker threads to cores");
+    c.add_flag("--no-pin", f.no_pin,
+               "Do not pin worker threads to cores (pinned by default when they are as many as the "
+               "CPUs the process may use)");
     c.add_option("--checkpoint-every", f.checkpoint_every,
                  "Write a checkpoint every N iterations (0: never)")
         ->capture_default_str();

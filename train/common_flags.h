@@ -44,7 +44,7 @@ struct CommonTrainFlags {
     static std::string oversubscription_warning(int threads, int host_ranks = 1);
     /// The same for a process allowed `cpus` of the host's `online` processors.
     static std::string oversubscription_warning(int threads, int host_ranks, int cpus, int online);
-    /// kNone with --no-pin, else kPu.
+    /// kNone with --no-pin, else kAuto (pinned when the workers fill the CPUs the rank may use).
     sched::PinMode pin_mode() const;
     /// --checkpoint-dir, or <out>.checkpoint when checkpoints are on and it is not given.
     std::string resolved_checkpoint_dir() const;

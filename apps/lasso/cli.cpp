@@ -515,7 +515,9 @@ void add_fit_flags(CLI::App& c, FitFlags& f) {
     c.add_option("--max-memory", f.common.max_memory,
                  "Refuse runs needing more (e.g. 8G; default 90% of RAM)");
     c.add_flag("--quiet,-q", f.common.quiet, "No progress lines");
-    c.add_flag("--no-pin", f.common.no_pin, "Do not pin workers to cores");
+    c.add_flag("--no-pin", f.common.no_pin,
+               "Do not pin workers to cores (pinned by default when they are as many as the CPUs "
+               "the process may use)");
 }
 
 template <class Run>

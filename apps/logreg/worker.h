@@ -44,7 +44,8 @@ class Worker {
     /// float32 (kFloatPushWidth).
     Worker(Shard& part, const BlockProxOptions& options, int threads = 1,
            std::span<const double> start = {}, KktScreen* screen = nullptr,
-           std::size_t pull_width = 1, bool exact = true, sched::PinMode pin = sched::PinMode::kPu);
+           std::size_t pull_width = 1, bool exact = true,
+           sched::PinMode pin = sched::PinMode::kAuto);
     ~Worker();
     Worker(const Worker&) = delete;
     Worker& operator=(const Worker&) = delete;

@@ -111,7 +111,7 @@ RowWorker::RowWorker(const Dense& data, const std::vector<double>& c, const Spec
     const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(blocks)));
     scratch_.resize(static_cast<std::size_t>(threads));
     if (threads > 1) {
-        runtime_ = std::make_unique<sched::Runtime>(threads);
+        runtime_ = std::make_unique<sched::Runtime>(threads, sched::PinMode::kAuto);
         team_ = std::make_unique<sched::Team>(*runtime_);
     }
     const auto init = [&](int share) {

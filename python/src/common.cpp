@@ -101,7 +101,7 @@ int resolve_threads(int n_jobs) {
         "(-2 for all but one, ...)");
 }
 
-sched::PinMode pin_mode(bool pin) { return pin ? sched::PinMode::kPu : sched::PinMode::kNone; }
+sched::PinMode pin_mode(bool pin) { return pin ? sched::PinMode::kAuto : sched::PinMode::kNone; }
 
 namespace {
 

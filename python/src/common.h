@@ -136,7 +136,8 @@ using ParamNames = std::initializer_list<std::pair<const char*, const char*>>;
 /// "n_components: must be >= 1").
 void translate_errors(const std::function<void()>& body, ParamNames names);
 
-/// sched::PinMode::kPu (pin each worker to a core, as the command line does) or kNone.
+/// sched::PinMode::kAuto (workers pinned to cores when they fill the CPUs the process may use, as
+/// the command line does) or kNone.
 sched::PinMode pin_mode(bool pin);
 
 }  // namespace rotor::python

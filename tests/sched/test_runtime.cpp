@@ -81,6 +81,33 @@ TEST(Runtime, ExceptionsPropagateAfterAllWorkersFinish) {
     EXPECT_EQ(calls.load(), 4);
 }
 
+// kAuto pins only a run that fills the CPUs the calling thread may use; fewer workers are left
+// to the OS, unbound (not every one on PU 0 as the compact plan would put them).
+TEST(Runtime, AutoPinsOnlyWhenTheWorkersFillTheAllowedCpus) {
+    cpu_set_t allowed;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+    const int cpus = CPU_COUNT(&allowed);
+    if (cpus < 2) GTEST_SKIP() << "one CPU allowed";
+    {
+        Runtime rt(1, PinMode::kAuto);
+        EXPECT_EQ(rt.pin_mode(), PinMode::kNone);
+        EXPECT_NE(rt.status().find("1 worker on " + std::to_string(cpus) + " allowed CPUs"),
+                  std::string::npos)
+            << rt.status();
+        rt.run_workers([&](int) {
+            cpu_set_t mine;
+            ASSERT_EQ(sched_getaffinity(0, sizeof(mine), &mine), 0);
+            EXPECT_EQ(CPU_COUNT(&mine), cpus);  // not bound to one PU
+        });
+    }
+    Runtime full(cpus, PinMode::kAuto);
+    EXPECT_NE(full.pin_mode(), PinMode::kAuto);  // resolved
+    if (full.pin_mode() == PinMode::kNone)
+        EXPECT_NE(full.status().find("pinning disabled"), std::string::npos) << full.status();
+    else
+        EXPECT_EQ(full.pin_mode(), PinMode::kPu) << full.status();
+}
+
 TEST(Runtime, PinsWorkersToTheirPus) {
     Runtime rt(2, PinMode::kPu);
     if (rt.pin_mode() != PinMode::kPu) GTEST_SKIP() << rt.status();

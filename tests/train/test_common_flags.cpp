@@ -45,7 +45,7 @@ TEST(CommonFlags, DefaultsAndErrors) {
     parse(app, {"--out", "m"});
     EXPECT_FALSE(f.iterations_set);
     EXPECT_EQ(f.iterations, 100u);
-    EXPECT_EQ(f.pin_mode(), sched::PinMode::kPu);
+    EXPECT_EQ(f.pin_mode(), sched::PinMode::kAuto);
     EXPECT_EQ(f.resolved_checkpoint_dir(), "");  // no checkpoints
     EXPECT_EQ(f.resolved_threads(),
               std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
