@@ -48,7 +48,11 @@ nlohmann::ordered_json options_json(const TrainOptions& o) {
             {"timer", o.timer},
             {"timer_low", o.timer_params.low},
             {"timer_high", o.timer_params.high},
-            {"timer_initial_s", o.timer_params.initial_s}};
+            {"timer_initial_s", o.timer_params.initial_s},
+            {"implicit", o.implicit},
+            {"alpha", o.alpha},
+            {"cg_steps", o.cg_steps},
+            {"ranking_k", o.ranking_k}};
 }
 
 TrainOptions options_from_json(const nlohmann::json& j, const std::string& path) {
@@ -79,6 +83,13 @@ TrainOptions options_from_json(const nlohmann::json& j, const std::string& path)
     o.timer_params.low = train::json_double(j, "timer_low", path);
     o.timer_params.high = train::json_double(j, "timer_high", path);
     o.timer_params.initial_s = train::json_double(j, "timer_initial_s", path);
+    if (j.contains("implicit")) {  // absent in checkpoints written before implicit feedback
+        o.implicit = train::json_bool(j, "implicit", path);
+        o.alpha = train::json_double(j, "alpha", path);
+        o.cg_steps = static_cast<std::uint32_t>(train::json_unsigned(j, "cg_steps", path, 1024));
+        o.ranking_k =
+            static_cast<std::uint32_t>(train::json_unsigned(j, "ranking_k", path, 1U << 30));
+    }
     try {
         o.validate(1);
     } catch (const ConfigError& e) {

@@ -52,6 +52,7 @@ struct TrainFlags {
     std::string solver = "sgd";
     std::string lambda_form = "weighted";
     bool no_bias = false;
+    bool implicit = false;
     mf::TrainOptions options;
     /// The model-defining flags given on the command line (with --resume they must agree with
     /// the checkpoint).
@@ -73,10 +74,33 @@ struct TrainSetup {
     std::uint64_t plan = 0;
 };
 
+/// --implicit's defaults where the flag is not given (docs/mf.md, "Implicit feedback").
+constexpr double kImplicitLambda = 10;
+constexpr std::uint32_t kImplicitIterations = 15;
+
+bool given(const TrainFlags& f, std::string_view flag) {
+    return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
+}
+
 /// The flags into the options (before --resume replaces them).
 void apply_flags(TrainFlags& f) {
     mf::TrainOptions& o = f.options;
-    o.solver = mf::parse_solver(f.solver);
+    o.implicit = f.implicit;
+    // --implicit picks als (the only solver of its objective) unless --solver says otherwise,
+    // which validate() then refuses by name.
+    o.solver = mf::parse_solver(f.implicit && !given(f, "--solver") ? "als" : f.solver);
+    if (f.implicit) {
+        for (const char* flag : {"--lambda-form", "--lambda-bias"})
+            if (given(f, flag))
+                throw ConfigError(flag, "--implicit has no biases and a plain lambda");
+        f.lambda_form = "plain";
+        f.no_bias = true;
+        if (!given(f, "--lambda")) o.objective.lambda = kImplicitLambda;
+        if (!f.common.iterations_set) f.common.iterations = kImplicitIterations;
+    } else {
+        for (const char* flag : {"--alpha", "--cg-steps", "--ranking"})
+            if (given(f, flag)) throw ConfigError(flag, "only with --implicit");
+    }
     if (f.lambda_form != "plain" && f.lambda_form != "weighted")
         throw ConfigError("--lambda-form", "must be plain or weighted");
     o.objective.form =
@@ -107,7 +131,11 @@ std::vector<train::ResumeSetting> settings(const mf::TrainOptions& a, const mf::
         {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
         {"--deterministic", a.deterministic ? "on" : "off", b.deterministic ? "on" : "off"},
         {"--blocks", std::to_string(a.blocks), std::to_string(b.blocks)},
-        {"--timer", a.timer ? "on" : "off", b.timer ? "on" : "off"}};
+        {"--timer", a.timer ? "on" : "off", b.timer ? "on" : "off"},
+        {"--implicit", a.implicit ? "on" : "off", b.implicit ? "on" : "off"},
+        {"--alpha", fmt::format("{}", a.alpha), fmt::format("{}", b.alpha)},
+        {"--cg-steps", std::to_string(a.cg_steps), std::to_string(b.cg_steps)},
+        {"--ranking", std::to_string(a.ranking_k), std::to_string(b.ranking_k)}};
 }
 
 /// --resume: the run continues with the checkpoint's options. A model-defining flag given with a
@@ -134,6 +162,7 @@ void read_inputs(TrainFlags& f, TrainSetup& s, int host_ranks) {
     // The memory limit bounds the ratings as they are read (text), before the plan.
     mf::ReadRatingsOptions read;
     read.limits = train::corpus_limits(f.common.max_memory, host_ranks);
+    if (f.options.implicit) read.nonnegative = "--implicit takes confidences: values >= 0";
     s.train.emplace(mf::load_ratings(f.train, read));
     if (s.train->ratings.nnz() == 0) throw InputError(f.train, "no ratings");
     if (f.common.checkpoint_every > 0 || s.resume) s.print = mf::fingerprint(*s.train);
@@ -183,7 +212,7 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         s.runtime.emplace(threads, f.common.pin_mode());
         if (world.rank() == 0 && !f.common.metrics.empty())  // resumed: kept up to the checkpoint
             s.metrics = std::make_unique<train::JsonLinesReporter>(
-                f.common.metrics, mf::record_schema(s.test_ratings.has_value()),
+                f.common.metrics, mf::record_schema(s.test_ratings.has_value(), f.options.implicit),
                 s.resume ? std::optional<std::uint64_t>(s.resume->state.iterations_done)
                          : std::nullopt);
     });
@@ -270,7 +299,8 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
     prepare_train(f, world, s);
     print_start(f, s, world);
     std::unique_ptr<mf::Trainer> trainer = make_trainer(f, s, world);
-    train::TerminalReporter terminal(stdout, mf::record_schema(s.test_ratings.has_value()));
+    train::TerminalReporter terminal(
+        stdout, mf::record_schema(s.test_ratings.has_value(), f.options.implicit));
     train::TeeReporter tee;
     if (!f.common.quiet && world.rank() == 0) tee.add(terminal);
     if (s.metrics) tee.add(*s.metrics);
@@ -302,8 +332,10 @@ void add_train(CLI::App& mf, comm::Communicator* world) {
         ->required();
     c->add_option("--test", f->test,
                   "Held-out ratings: log their RMSE and MAE at every evaluation");
-    c->add_option("--solver", f->solver, "ccd (STRADS coordinate descent) or sgd (block SGD)")
-        ->check(CLI::IsMember({"ccd", "sgd"}))
+    c->add_option("--solver", f->solver,
+                  "ccd (STRADS coordinate descent), sgd (block SGD), or als (implicit feedback: "
+                  "implied by --implicit)")
+        ->check(CLI::IsMember({"ccd", "sgd", "als"}))
         ->capture_default_str();
     c->add_option("--rank,-k", o.rank, "Rank K of the factors")->capture_default_str();
     c->add_option("--lambda", o.objective.lambda, "Regularisation of W and H")
@@ -326,6 +358,17 @@ void add_train(CLI::App& mf, comm::Communicator* world) {
     c->add_option("--blocks", o.blocks,
                   "sgd: grid side L per slice (default max(ceil(sqrt(2)*threads), 8); 16 with "
                   "--deterministic)");
+    c->add_flag("--implicit", f->implicit,
+                "Implicit feedback: values are confidences (>= 0; c = 1 + alpha r), every "
+                "(user, item) pair counts (Hu-Koren-Volinsky), solved by ALS with CG (als); "
+                "lambda 10 and 15 iterations unless given");
+    c->add_option("--alpha", o.alpha, "implicit: confidence c = 1 + alpha r")
+        ->capture_default_str();
+    c->add_option("--cg-steps", o.cg_steps, "implicit: CG steps per row and half-step")
+        ->capture_default_str();
+    c->add_option("--ranking", o.ranking_k,
+                  "implicit with --test: k of precision@k, MAP@k and NDCG@k")
+        ->capture_default_str();
     train::add_switch(*c, "timer", o.timer,
                       "sgd under MPI: stop each round after a tuned time budget");
     f->common.iterations = o.iterations;

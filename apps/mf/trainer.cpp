@@ -9,12 +9,23 @@
 
 namespace rotor::mf {
 
-std::string_view solver_name(Solver s) { return s == Solver::kCcd ? "ccd" : "sgd"; }
+std::string_view solver_name(Solver s) {
+    switch (s) {
+        case Solver::kCcd:
+            return "ccd";
+        case Solver::kSgd:
+            return "sgd";
+        case Solver::kAls:
+            return "als";
+    }
+    return "?";
+}
 
 Solver parse_solver(std::string_view name) {
     if (name == "ccd") return Solver::kCcd;
     if (name == "sgd") return Solver::kSgd;
-    throw ConfigError("--solver", fmt::format("'{}' is not a solver (ccd or sgd)", name));
+    if (name == "als") return Solver::kAls;
+    throw ConfigError("--solver", fmt::format("'{}' is not a solver (ccd, sgd or als)", name));
 }
 
 CcdParams TrainOptions::ccd() const {
@@ -31,6 +42,14 @@ SgdParams TrainOptions::sgd() const {
     return p;
 }
 
+IalsParams TrainOptions::ials() const {
+    IalsParams p;
+    p.lambda = objective.lambda;
+    p.alpha = alpha;
+    p.cg_steps = cg_steps;
+    return p;
+}
+
 void TrainOptions::validate(int ranks) const {
     if (ranks < 1) throw ConfigError("ranks", "at least one rank is needed");
     if (rank == 0 || rank > kMaxRank)
@@ -38,10 +57,20 @@ void TrainOptions::validate(int ranks) const {
     if (iterations == 0) throw ConfigError("--iterations", "must be at least 1");
     if (blocks < 0) throw ConfigError("--blocks", "must be positive (0: the default)");
     if (blocks > 4096) throw ConfigError("--blocks", "at most 4096 per side");
+    if (implicit != (solver == Solver::kAls)) {
+        throw ConfigError("--solver", implicit ? "--implicit is solved by als only"
+                                               : "als solves the implicit-feedback objective: "
+                                                 "add --implicit");
+    }
     if (solver == Solver::kCcd) {
         ccd().validate();
-    } else {
+    } else if (solver == Solver::kSgd) {
         sgd().validate();
+    } else {
+        ials().validate();
+        if (objective.bias || objective.form != LambdaForm::kPlain)
+            throw ConfigError("--implicit", "has no biases and a plain lambda");
+        if (ranking_k == 0) throw ConfigError("--ranking", "must be at least 1");
     }
     if (timer) timer_params.validate();
 }
@@ -74,7 +103,15 @@ train::Record Trainer::iterate_span(std::uint32_t sweeps,
 
 std::unique_ptr<Trainer> make_trainer(const TrainerInputs& in) {
     in.options.validate(in.comm.size());
-    return in.options.solver == Solver::kCcd ? make_ccd_trainer(in) : make_sgd_trainer(in);
+    switch (in.options.solver) {
+        case Solver::kCcd:
+            return make_ccd_trainer(in);
+        case Solver::kSgd:
+            return make_sgd_trainer(in);
+        case Solver::kAls:
+            return make_als_trainer(in);
+    }
+    return nullptr;
 }
 
 namespace {
@@ -98,7 +135,15 @@ std::uint64_t estimate_memory(const Ratings& train, const TrainOptions& options,
     // per-row state; on evaluation a gathered H, and rank 0's gathered model at the end.
     const std::uint64_t rows = 4 * k * (n / p + 1) + 4 * k * m + 16 * (n + m);
     const std::uint64_t gathered = 4 * k * m + 4 * k * (n + m);
-    if (options.solver == Solver::kCcd) {
+    if (options.solver == Solver::kAls) {
+        // The matrix and its item-major copy (8 bytes a rating, 8 an item); W and H whole on
+        // every rank; G; each worker's batch buffers; the evaluation's terms (8 bytes a user)
+        // and rankings (32); rank 0's model and, under MPI, the allgather's message and buffer.
+        const std::uint64_t factors = 4 * k * (n + m);
+        const std::uint64_t held = train.memory_bytes() + 8 * nnz + 8 * (m + 1) + factors +
+                                   4 * k * k + t * 16 * 4 * k * 4 + 40 * (n / p + 1);
+        bytes += std::max(read_peak, held) + factors + (p > 1 ? 8 * k * std::max(n, m) : 0);
+    } else if (options.solver == Solver::kCcd) {
         // The matrix, the rank's users' ratings (a CSR copy: 8 bytes a rating and 8 a row);
         // residuals (4 bytes a rating); u and each worker's rebased offsets (12 bytes a row); v
         // twice and a column of ones (12 bytes a column); each worker's exact column sums and the
@@ -128,11 +173,16 @@ std::uint64_t estimate_memory(const Ratings& train, const TrainOptions& options,
     return bytes;
 }
 
-train::RecordSchema record_schema(bool has_test) {
+train::RecordSchema record_schema(bool has_test, bool implicit) {
     train::RecordSchema s;
     s.count_key = "ratings_processed";
     s.rate_key = "ratings_per_s";
     s.rate_unit = "ratings/s";
+    if (implicit) {
+        s.headline_key = has_test ? "test_ndcg_at_k" : "objective";
+        s.headline_label = has_test ? "test NDCG@k" : "objective";
+        return s;
+    }
     s.headline_key = has_test ? "test_rmse" : "train_rmse";
     s.headline_label = has_test ? "test RMSE" : "train RMSE";
     return s;

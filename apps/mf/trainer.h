@@ -1,13 +1,16 @@
 // Training a matrix-factorization model on 1..N ranks (docs/mf.md, "Training"): the options of
 // `rotor mf train`, what a run reports, and the Trainer every solver implements.
 //
-// Two solvers share the interface:
+// Three solvers share the interface:
 //   - ccd: CCD++ as STRADS push/pull (core/mf/ccd.h). Users (rows of W) are split over ranks
 //     (assign_users) and, inside a rank, over the pinned workers; H is replicated; a column
 //     update's partial sums are exact (core::ExactSum) and summed across workers and ranks, so any
 //     thread and rank count gives bitwise the same model.
 //   - sgd: block SGD (core/mf/sgd.h) on the dynamic block scheduler; across ranks W's rows stay
 //     and H's column slices rotate on the two-slot ring pipeline under the HarpLDA+ timer.
+//   - als: implicit feedback (--implicit): the Hu-Koren-Volinsky objective by ALS with CG inner
+//     solves (core/mf/ials.h); W and H replicated, each rank solving a range of users, then of
+//     items, and allgathering them.
 // One process is the ranks = 1 case over a communicator of one rank.
 #pragma once
 
@@ -19,6 +22,7 @@
 
 #include "comm/communicator.h"
 #include "core/mf/ccd.h"
+#include "core/mf/ials.h"
 #include "core/mf/model_file.h"
 #include "core/mf/objective.h"
 #include "core/mf/ratings.h"
@@ -30,9 +34,9 @@
 
 namespace rotor::mf {
 
-enum class Solver : std::uint8_t { kCcd, kSgd };
+enum class Solver : std::uint8_t { kCcd, kSgd, kAls };
 
-/// "ccd" or "sgd".
+/// "ccd", "sgd" or "als".
 std::string_view solver_name(Solver s);
 /// The solver named `name`; ConfigError("--solver") otherwise.
 Solver parse_solver(std::string_view name);
@@ -58,9 +62,16 @@ struct TrainOptions {
     bool timer = true;
     sched::TimerParams timer_params;
     bool record_schedule = false;  ///< keep the block timeline (--trace)
+    /// Implicit feedback (--implicit): the ratings are confidences, the objective Hu-Koren-
+    /// Volinsky's (core/mf/ials.h), solved by als only; objective.bias is off and λ plain.
+    bool implicit = false;
+    double alpha = 5.0;            ///< als: c = 1 + α r (--alpha; docs/mf.md, "Implicit feedback")
+    std::uint32_t cg_steps = 3;    ///< als: CG steps per row and half-step (--cg-steps)
+    std::uint32_t ranking_k = 10;  ///< als with --test: k of the ranking metrics (--ranking)
 
     CcdParams ccd() const;
     SgdParams sgd() const;
+    IalsParams ials() const;
     /// ConfigError naming the flag on any bad value.
     void validate(int ranks) const;
 };
@@ -148,6 +159,7 @@ class Trainer {
 
 std::unique_ptr<Trainer> make_ccd_trainer(const TrainerInputs& in);
 std::unique_ptr<Trainer> make_sgd_trainer(const TrainerInputs& in);
+std::unique_ptr<Trainer> make_als_trainer(const TrainerInputs& in);
 /// The trainer of in.options.solver; validates the options.
 std::unique_ptr<Trainer> make_trainer(const TrainerInputs& in);
 
@@ -157,7 +169,7 @@ std::uint64_t estimate_memory(const Ratings& train, const TrainOptions& options,
                               int threads);
 
 /// ratings_processed, ratings_per_s; headline test_rmse when there is a test set, else
-/// train_rmse.
-train::RecordSchema record_schema(bool has_test);
+/// train_rmse; implicit: test_ndcg_at_k, else the objective.
+train::RecordSchema record_schema(bool has_test, bool implicit = false);
 
 }  // namespace rotor::mf

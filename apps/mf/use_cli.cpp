@@ -16,6 +16,7 @@
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
 #include "core/mf/model_file.h"
+#include "core/mf/ranking.h"
 #include "core/mf/ratings_load.h"
 #include "train/common_flags.h"
 
@@ -140,14 +141,45 @@ MfEvalSummary run_mf_eval(const MfEvalFlags& flags) {
     options.items = &model.items;
     const mf::RatingsFile test = mf::load_ratings(flags.test, options);
     const mf::Ratings& a = test.ratings;
-    std::vector<std::uint32_t> users;
-    users.reserve(a.nnz());
-    for (mf::UserId u = 0; u < a.num_users(); ++u) users.insert(users.end(), a.user_degree(u), u);
-    const mf::ErrorStats e = mf::evaluate(users, a.user_items(), a.user_values(), model.view());
     MfEvalSummary s;
-    s.rmse = e.rmse;
-    s.mae = e.mae;
-    s.count = e.count;
+    if (a.nnz() == 0) throw InputError(flags.test, "holds no held-out ratings");
+    s.has_rmse = model.solver != "als";
+    s.ranking_k = flags.ranking > 0 ? flags.ranking : (s.has_rmse ? 0 : 10);
+    if (s.has_rmse) {
+        std::vector<std::uint32_t> users;
+        users.reserve(a.nnz());
+        for (mf::UserId u = 0; u < a.num_users(); ++u)
+            users.insert(users.end(), a.user_degree(u), u);
+        const mf::ErrorStats e = mf::evaluate(users, a.user_items(), a.user_values(), model.view());
+        s.rmse = e.rmse;
+        s.mae = e.mae;
+        s.count = e.count;
+    } else {
+        s.count = a.nnz();
+    }
+    if (s.ranking_k > 0) {
+        // The held-out sets of the users the model knows, items it knows (sorted by the CSR).
+        const std::uint32_t n = model.users.size(), m = model.items.size();
+        std::vector<std::uint64_t> offsets(std::size_t{n} + 1, 0);
+        std::vector<std::uint32_t> items;
+        for (mf::UserId u = 0; u < n && u < a.num_users(); ++u) {
+            for (const std::uint32_t j : a.items_of(u))
+                if (j < m) items.push_back(j);
+            offsets[u + 1] = items.size();
+        }
+        for (mf::UserId u = std::min(n, a.num_users()); u < n; ++u) offsets[u + 1] = items.size();
+        if (items.empty())
+            throw InputError(flags.test,
+                             "no held-out pair of a user and an item the model knows: nothing to "
+                             "rank");
+        const mf::SparseView held{offsets, items, {}};
+        const mf::SparseView seen{model.seen_offsets, model.seen_items, {}};
+        const mf::RankingSums r = mf::rank_users(model.w, model.h, seen, held, s.ranking_k, 0, n);
+        s.precision = r.mean_precision();
+        s.map = r.mean_ap();
+        s.ndcg = r.mean_ndcg();
+        s.ranked_users = r.users;
+    }
     s.unseen_ratings = test.ratings_with_new_ids;
     s.new_users = test.new_users();
     s.new_items = test.new_items();
@@ -230,27 +262,43 @@ void add_recommend(CLI::App& mf) {
 
 void add_eval(CLI::App& mf) {
     auto f = std::make_shared<MfEvalFlags>();
-    auto* c = mf.add_subcommand("eval", "RMSE and MAE of a model on held-out ratings");
+    auto* c = mf.add_subcommand(
+        "eval", "RMSE and MAE of a model on held-out ratings; ranking metrics (--ranking K)");
     c->add_option("--model", f->model, "Model directory")->required();
     c->add_option("--test", f->test, "Held-out ratings: text or binary")->required();
+    c->add_option("--ranking", f->ranking,
+                  "precision@K, MAP@K and NDCG@K of each test user's top K (training items left "
+                  "out) against their held-out items (default 10 for an implicit model)");
     c->add_flag("--json", f->json, "Print one JSON object");
     c->callback([f] {
         const MfEvalSummary s = run_mf_eval(*f);
-        if (f->json) {
-            nlohmann::ordered_json j;
+        nlohmann::ordered_json j;
+        if (s.has_rmse) {
             j["rmse"] = s.rmse;
             j["mae"] = s.mae;
-            j["count"] = s.count;
-            j["unseen_ratings"] = s.unseen_ratings;
-            j["new_users"] = s.new_users;
-            j["new_items"] = s.new_items;
+        }
+        if (s.ranking_k > 0) {
+            j["k"] = s.ranking_k;
+            j["precision_at_k"] = s.precision;
+            j["map_at_k"] = s.map;
+            j["ndcg_at_k"] = s.ndcg;
+            j["ranked_users"] = s.ranked_users;
+        }
+        j["count"] = s.count;
+        j["unseen_ratings"] = s.unseen_ratings;
+        j["new_users"] = s.new_users;
+        j["new_items"] = s.new_items;
+        if (f->json) {
             fmt::print("{}\n", j.dump());
             return;
         }
-        fmt::print(
-            "rmse: {:.6f}\nmae: {:.6f}\ncount: {}\nunseen_ratings: {}\nnew_users: {}\n"
-            "new_items: {}\n",
-            s.rmse, s.mae, s.count, s.unseen_ratings, s.new_users, s.new_items);
+        for (const auto& [key, value] : j.items()) {
+            if (value.is_number_float()) {
+                fmt::print("{}: {:.6f}\n", key, value.get<double>());
+            } else {
+                fmt::print("{}: {}\n", key, value.dump());
+            }
+        }
     });
 }
 

@@ -68,10 +68,21 @@ struct MfEvalFlags {
     std::string model;  ///< model directory (--model)
     std::string test;   ///< held-out ratings, text or binary (--test)
     bool json = false;  ///< one JSON object instead of `key: value` lines (--json)
+    /// k of the ranking metrics (--ranking K); 0: none, but 10 for an implicit (als) model.
+    std::uint32_t ranking = 0;
 };
 
-/// RMSE and MAE of the model on the test ratings, and how many of them the model could not know.
+/// RMSE and MAE of the model on the test ratings (not for an implicit model, whose scores are
+/// preferences, not ratings), and how many of them the model could not know; with ranking, the
+/// ranking metrics of core/mf/ranking.h over the test users the model knows, their pairs with
+/// known items as the held-out sets, the user's training items left out of the top k.
 struct MfEvalSummary {
+    bool has_rmse = true;
+    std::uint32_t ranking_k = 0;  ///< 0: no ranking metrics
+    double precision = 0;         ///< mean precision@k
+    double map = 0;               ///< MAP@k
+    double ndcg = 0;              ///< mean NDCG@k
+    std::uint64_t ranked_users = 0;
     double rmse = 0;
     double mae = 0;
     std::uint64_t count = 0;

@@ -105,9 +105,11 @@ void check_seen(const Model& m, const std::string& name) {
 }  // namespace
 
 void Model::check(const std::string& name) const {
-    if (solver != "ccd" && solver != "sgd") {
-        throw InputError(name, fmt::format("solver \"{}\" is neither ccd nor sgd", solver));
+    if (solver != "ccd" && solver != "sgd" && solver != "als") {
+        throw InputError(name, fmt::format("solver \"{}\" is not ccd, sgd or als", solver));
     }
+    if (solver == "als" && (params.bias || !(alpha >= 0) || !std::isfinite(alpha)))
+        throw InputError(name, "an als (implicit) model has no bias and a finite alpha >= 0");
     try {
         params.validate();
     } catch (const ConfigError& e) {
@@ -190,7 +192,7 @@ void write_model(const std::string& dir, const Model& model) {
     }
     write_ids(out, kUsers, model.users);
     write_ids(out, kItems, model.items);
-    const nlohmann::ordered_json params = {
+    nlohmann::ordered_json params = {
         {"format", kFormat},
         {"version", kVersion},
         {"solver", model.solver},
@@ -208,6 +210,7 @@ void write_model(const std::string& dir, const Model& model) {
         {"seen_ratings", seen ? nlohmann::ordered_json(model.seen_items.size()) : nullptr},
         {"crc32", crcs},
         {"manifest", std::string(core::kManifestName)}};
+    if (model.solver == "als") params["alpha"] = model.alpha;  // implicit feedback's c = 1 + α r
     core::write_file_atomically(out.file(kParams), params.dump(2) + "\n");
     // Last: it lists every file above (the binary ones by the CRCs taken as they were written:
     // reading them back would map the whole model once more).
@@ -328,7 +331,9 @@ Layout read_params(Params& p, Model& m) {
                          fmt::format("unsupported version {} (this rotor reads {})", v, kVersion));
     Layout l;
     m.solver = p.get_string("solver");
-    if (m.solver != "ccd" && m.solver != "sgd") p.fail("solver", "\"ccd\" or \"sgd\"");
+    if (m.solver != "ccd" && m.solver != "sgd" && m.solver != "als")
+        p.fail("solver", "\"ccd\", \"sgd\" or \"als\"");
+    if (m.solver == "als") m.alpha = p.get_double("alpha");
     l.k = static_cast<std::uint32_t>(p.get_unsigned("rank", kMaxRank));
     if (l.k == 0) p.fail("rank", fmt::format("an integer in 1..{}", kMaxRank));
     l.n = static_cast<std::uint32_t>(p.get_unsigned("users", IdMap::kMaxSize));

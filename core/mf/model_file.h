@@ -24,7 +24,8 @@ namespace rotor::mf {
 /// row_bias N and col_bias M floats when params.bias, else both empty.
 struct Model {
     ObjectiveParams params;
-    std::string solver;            ///< "ccd" or "sgd"
+    std::string solver;            ///< "ccd", "sgd" or "als" (implicit feedback: no bias)
+    double alpha = 0;              ///< als: the confidence c = 1 + α r it was trained with
     std::uint32_t iterations = 0;  ///< iterations trained
     std::uint64_t seed = 0;
     std::string train_path;  ///< the training file, for the record

@@ -73,11 +73,30 @@ RatingsFile map_binary(RatingsFile bin, const std::string& path,
     return out;
 }
 
+/// ReadRatingsOptions::nonnegative for a binary file: the first negative rating by user.
+void check_nonnegative(const RatingsFile& f, const std::string& path, const char* reason) {
+    const Ratings& r = f.ratings;
+    for (UserId u = 0; u < r.num_users(); ++u) {
+        const auto items = r.items_of(u);
+        const auto values = r.values_of_user(u);
+        for (std::size_t t = 0; t < items.size(); ++t) {
+            if (values[t] >= 0) continue;
+            const auto name = [](const IdMap& m, std::uint32_t i) {
+                return i < m.size() ? m.name(i) : std::to_string(i);
+            };
+            throw InputError(
+                path, fmt::format("rating {} of user {}, item {} is negative ({})", values[t],
+                                  name(f.users, u), name(f.items, items[t]), reason));
+        }
+    }
+}
+
 }  // namespace
 
 RatingsFile load_ratings(const std::string& path, const ReadRatingsOptions& options) {
     if (!is_binary(path)) return read_ratings(path, options);
     RatingsFile bin = read_ratings_binary(path, options.limits);
+    if (options.nonnegative != nullptr) check_nonnegative(bin, path, options.nonnegative);
     if (options.users == nullptr && options.items == nullptr) return bin;
     return map_binary(std::move(bin), path, options);
 }

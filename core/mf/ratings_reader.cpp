@@ -204,6 +204,9 @@ RatingsFile read_ratings(LineReader& r, const ReadRatingsOptions& options) {
         }
         const auto f = split_fields(r, line, start, csv);
         const float value = parse_rating(r, f[2]);
+        if (options.nonnegative != nullptr && value < 0)
+            r.fail(f[2].col + 1, "rating " + std::string(f[2].text) + " is negative (" +
+                                     options.nonnegative + ")");
         const std::uint32_t u = users.index(r, f[0]);
         const std::uint32_t i = items.index(r, f[1]);
         if (u >= out.first_new_user || i >= out.first_new_item) ++out.ratings_with_new_ids;

@@ -46,6 +46,9 @@ struct ReadRatingsOptions {
     /// line: a file that would take more is refused at the line that takes it over
     /// (core::ReadLimits::refuse_bytes).
     core::ReadLimits limits;
+    /// Non-null: a negative rating is refused (`<path>:<line>:<col>: rating -1 is negative
+    /// (<this reason>)`); a binary file names the rating's user and item instead of a line.
+    const char* nonnegative = nullptr;
     static constexpr std::uint64_t kBytesPerRating = 12 + 8;
 };
 

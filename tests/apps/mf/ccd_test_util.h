@@ -57,7 +57,7 @@ inline CcdRun run_ccd(comm::Communicator& comm, const Ratings& train, const Trai
                       const TestRatings* test = nullptr) {
     sched::Runtime runtime(threads, sched::PinMode::kNone);
     const TrainerInputs in{train, test, options, runtime, comm};
-    auto trainer = make_ccd_trainer(in);
+    auto trainer = make_trainer(in);  // the options' solver (ccd, or als for its tests)
     if (from != nullptr) trainer->restore(*from);
     CcdRun run;
     for (int it = 0; it < iterations; ++it) {

@@ -201,6 +201,64 @@ TEST_F(MfTrainCli, ResumedRunEqualsUninterruptedRun) {
     }
 }
 
+/// The planted problem's training pairs as implicit data (value 1 + (j mod 3)) and its test pairs.
+void write_implicit(const std::string& train, const std::string& test) {
+    const auto p = rotor::mf::testing::planted(240, 160, 3, kSigma, 0.25, 0.05, 11);
+    std::ofstream t(train);
+    for (std::uint32_t i = 0; i < p.train.rows(); ++i)
+        for (std::uint64_t e = p.train.offsets[i]; e < p.train.offsets[i + 1]; ++e)
+            t << "u" << i << " m" << p.train.ids[e] << " " << 1 + p.train.ids[e] % 3 << "\n";
+    std::ofstream v(test);
+    for (std::size_t e = 0; e < p.test.values.size(); ++e)
+        v << "u" << p.test.users[e] << " m" << p.test.items[e] << " 1\n";
+}
+
+TEST_F(MfTrainCli, ImplicitTrainsResumesRanksAndRefusesBadInput) {
+    write_implicit(path("imp.txt"), path("imp-test.txt"));
+    const std::string base = "mf train --implicit --train " + path("imp.txt") +
+                             " --rank 4 --alpha 2 --seed 3 -q --threads 2";
+    const Outcome straight = run(base + " --test " + path("imp-test.txt") + " --iterations 4" +
+                                 " --metrics " + path("m.jsonl") + " --out " + path("straight"));
+    ASSERT_EQ(straight.code, 0) << straight.out;
+    const auto records = read_metrics(path("m.jsonl"));
+    ASSERT_EQ(records.size(), 4u);
+    for (const char* key : {"objective", "test_precision_at_k", "test_map_at_k", "test_ndcg_at_k"})
+        EXPECT_TRUE(records.back().contains(key)) << key;
+    EXPECT_LT(records.back().at("objective").get<double>(),
+              records.front().at("objective").get<double>());
+    const std::string params = slurp(path("straight") + "/params.json");
+    EXPECT_NE(params.find("\"solver\": \"als\""), std::string::npos) << params;
+    EXPECT_NE(params.find("\"alpha\": 2"), std::string::npos) << params;
+    // Stopped at 2, resumed on one thread: the uninterrupted model.
+    const std::string ck = path("imp.ck");
+    ASSERT_EQ(run(base + " --iterations 2 --checkpoint-every 2 --checkpoint-dir " + ck + " --out " +
+                  path("first"))
+                  .code,
+              0);
+    const Outcome resumed = run("mf train --train " + path("imp.txt") + " --threads 1 -q" +
+                                " --iterations 4 --resume " + ck + " --out " + path("resumed"));
+    ASSERT_EQ(resumed.code, 0) << resumed.out;
+    expect_same_model(path("straight"), path("resumed"));
+    // Bad input: a negative value names its line; --implicit with another solver names the flag.
+    {
+        std::ofstream bad(path("neg.txt"));
+        bad << "u1 m1 1\nu2 m2 0\nu3 m3 -1\n";
+    }
+    const Outcome neg =
+        run("mf train --implicit --train " + path("neg.txt") + " -q --out " + path("neg-model"));
+    EXPECT_EQ(neg.code, 2) << neg.out;
+    EXPECT_NE(neg.out.find(path("neg.txt") + ":3:"), std::string::npos) << neg.out;
+    EXPECT_NE(neg.out.find("negative"), std::string::npos) << neg.out;
+    EXPECT_FALSE(fs::exists(path("neg-model")));
+    const Outcome solver = run(base + " --solver ccd --out " + path("ccd-model"));
+    EXPECT_EQ(solver.code, 3) << solver.out;
+    EXPECT_NE(solver.out.find("--solver"), std::string::npos) << solver.out;
+    const Outcome alpha =
+        run("mf train --train " + path("imp.txt") + " --alpha 3 -q --out " + path("alpha-model"));
+    EXPECT_EQ(alpha.code, 3) << alpha.out;
+    EXPECT_NE(alpha.out.find("--alpha"), std::string::npos) << alpha.out;
+}
+
 TEST_F(MfTrainCli, ResumeRefusesOtherRatingsAndBrokenCheckpoints) {
     const std::string ck = path("ck");
     ASSERT_EQ(run(train_args("ccd", "m") + " --iterations 3 --checkpoint-every 1" +
@@ -298,6 +356,16 @@ TEST_F(MfTrainCli, CcdUnderMpiexecEqualsOneProcess) {
     ASSERT_EQ(run(train_args("ccd", "one", 1) + " --iterations 4").code, 0);
     const Outcome r =
         run_command(mpiexec(2) + kRotor + " " + train_args("ccd", "two", 1) + " --iterations 4");
+    ASSERT_EQ(r.code, 0) << r.out;
+    expect_same_model(path("one"), path("two"));
+}
+
+TEST_F(MfTrainCli, ImplicitUnderMpiexecEqualsOneProcess) {
+    write_implicit(path("imp.txt"), path("imp-test.txt"));
+    const std::string args = "mf train --implicit --train " + path("imp.txt") +
+                             " --rank 4 --threads 1 --iterations 3 -q --out ";
+    ASSERT_EQ(run(args + path("one")).code, 0);
+    const Outcome r = run_command(mpiexec(2) + kRotor + " " + args + path("two"));
     ASSERT_EQ(r.code, 0) << r.out;
     expect_same_model(path("one"), path("two"));
 }

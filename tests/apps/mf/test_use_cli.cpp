@@ -2,6 +2,8 @@
 // written with write_model: every number printed is checked against ModelView::predict.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -243,6 +245,82 @@ TEST_F(MfUseCli, EvalMatchesTheModelsErrorsAndCountsUnseenRatings) {
     EXPECT_EQ(b.code, 2);
     EXPECT_NE(b.err.find(bad + ":2:7: rating \"high\" is not a number"), std::string::npos)
         << b.err;
+}
+
+/// An implicit (als) model: eval ranks instead of RMSE, against the top k computed here from
+/// the factors (seen items left out, unknown users and items skipped); recommend leaves the
+/// seen items out; a held-out file with nothing to rank names itself.
+TEST_F(MfUseCli, EvalRanksAnImplicitModel) {
+    mf::Model m = m_;
+    m.solver = "als";
+    m.alpha = 1.5;
+    m.mu = 0;
+    m.params.bias = false;
+    m.params.form = mf::LambdaForm::kPlain;
+    m.row_bias.clear();
+    m.col_bias.clear();
+    const std::string model = dir_.file("als-model");
+    mf::write_model(model, m);
+    const std::string test =
+        dir_.write("held.txt", "u0 i0 1\nu0 i4 1\nu1 i2 1\nnew i1 1\nu2 newitem 1\n");
+    const auto r = rotor("mf eval --json --ranking 2 --model " + model + " --test " + test);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_FALSE(j.contains("rmse"));
+    // Expected: users u0 (held i0, i4) and u1 (held i2), k = 2.
+    const auto top2 = [&](std::uint32_t u) {
+        std::vector<std::pair<double, std::uint32_t>> s;
+        for (std::uint32_t i = 0; i < 6; ++i) {
+            bool seen = false;
+            for (auto t = m.seen_offsets[u]; t < m.seen_offsets[u + 1]; ++t)
+                seen = seen || m.seen_items[t] == i;
+            if (!seen) s.emplace_back(-mf::dot(m.w.row(u), m.h.row(i)), i);
+        }
+        std::sort(s.begin(), s.end());
+        return std::vector<std::uint32_t>{s[0].second, s[1].second};
+    };
+    const std::vector<std::vector<std::uint32_t>> held = {{0, 4}, {2}};
+    double precision = 0, ap = 0, ndcg = 0;
+    for (std::uint32_t u = 0; u < 2; ++u) {
+        const auto top = top2(u);
+        double hits = 0, a = 0, dcg = 0;
+        for (std::size_t n = 0; n < 2; ++n) {
+            if (std::find(held[u].begin(), held[u].end(), top[n]) == held[u].end()) continue;
+            hits += 1;
+            a += hits / static_cast<double>(n + 1);
+            dcg += 1 / std::log2(static_cast<double>(n) + 2);
+        }
+        const std::size_t ideal = std::min<std::size_t>(2, held[u].size());
+        double idcg = 0;
+        for (std::size_t n = 0; n < ideal; ++n) idcg += 1 / std::log2(static_cast<double>(n) + 2);
+        precision += hits / 2;
+        ap += a / static_cast<double>(ideal);
+        ndcg += dcg / idcg;
+    }
+    EXPECT_EQ(j.at("k").get<int>(), 2);
+    EXPECT_EQ(j.at("ranked_users").get<int>(), 2);
+    EXPECT_NEAR(j.at("precision_at_k").get<double>(), precision / 2, 1e-12);
+    EXPECT_NEAR(j.at("map_at_k").get<double>(), ap / 2, 1e-12);
+    EXPECT_NEAR(j.at("ndcg_at_k").get<double>(), ndcg / 2, 1e-12);
+    EXPECT_EQ(j.at("unseen_ratings").get<int>(), 2);
+    // Text form, k = 10 by default for an implicit model.
+    const auto text = rotor("mf eval --model " + model + " --test " + test);
+    ASSERT_EQ(text.code, 0) << text.err;
+    EXPECT_NE(text.out.find("k: 10\nprecision_at_k: "), std::string::npos) << text.out;
+    const auto rec = rotor("mf recommend --model " + model + " --user u0 --top 6");
+    ASSERT_EQ(rec.code, 0) << rec.err;
+    const auto rows = tsv(rec.out);
+    EXPECT_EQ(rows.size(), 4u);  // 6 items, 2 seen
+    for (const auto& row : rows) EXPECT_TRUE(row.at(1) != "i1" && row.at(1) != "i3") << rec.out;
+    const std::string none = dir_.write("none.txt", "new i1 1\nu2 newitem 1\n");
+    const auto e = rotor("mf eval --model " + model + " --test " + none);
+    EXPECT_EQ(e.code, 2) << e.err;
+    EXPECT_NE(e.err.find(none), std::string::npos) << e.err;
+    EXPECT_NE(e.err.find("nothing to rank"), std::string::npos) << e.err;
+    const std::string empty = dir_.write("empty.txt", "");
+    const auto e2 = rotor("mf eval --model " + model + " --test " + empty);
+    EXPECT_EQ(e2.code, 2) << e2.err;
+    EXPECT_NE(e2.err.find(empty), std::string::npos) << e2.err;
 }
 
 TEST_F(MfUseCli, ExportWritesFactorsThatReadBackIdentical) {

@@ -212,7 +212,7 @@ TEST_F(ModelFile, ParamsJsonIsParsedStrictly) {
     set_params(j);
     expect_refused("params.json", "\"mu\" must be a finite number");
     j = original;
-    j["solver"] = "als";
+    j["solver"] = "svd";
     set_params(j);
     expect_refused("params.json", "\"solver\" must be");
     j = original;
@@ -304,8 +304,8 @@ TEST(ModelCheck, RefusesWhatCannotBeWrittenOrRead) {
     m.h = Factors(3, 3);
     refused(m, "rank K = 2 (W) and 3 (H)");
     m = small_model();
-    m.solver = "als";
-    refused(m, "neither ccd nor sgd");
+    m.solver = "svd";
+    refused(m, "not ccd, sgd or als");
 }
 
 }  // namespace
