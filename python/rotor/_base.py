@@ -210,14 +210,21 @@ def as_csr(X, name="X", *, counts=False, min_samples=1, min_features=1):
 
 
 def count_arrays(X, name="X"):
-    """The CSR arrays (indptr, indices, data) and the number of columns of a count matrix X for
-    the native side, which checks the counts (non-negative integers, naming the row and column)
-    as it reads them. A scipy.sparse CSR matrix in canonical form (sorted indices, no
-    duplicates) is handed over as it is, without a copy; other sparse matrices are converted to
-    one (duplicates summed), other inputs go through as_csr. Raises TypeError for a non-numeric
-    dtype and ValueError for a wrong shape or too few samples or features."""
+    """csr_arrays of a count matrix X: the native side checks the counts (non-negative integers,
+    naming the row and column) as it reads them."""
+    return csr_arrays(X, name, counts=True)
+
+
+def csr_arrays(X, name="X", *, counts=False):
+    """The CSR arrays (indptr, indices, data) and the number of columns of X for the native
+    side, which checks the values (finite; with counts, non-negative integers), naming the row
+    and column, as it reads them. A scipy.sparse CSR matrix in canonical form (sorted indices,
+    no duplicates) is handed over as it is, without a copy (int32 or int64 indices, its values'
+    dtype); other sparse matrices are converted to one (duplicates summed), other inputs go
+    through as_csr. Raises TypeError for a non-numeric dtype and ValueError for a wrong shape or
+    too few samples or features."""
     if not sp.issparse(X):
-        M = as_csr(X, name, counts=True)
+        M = as_csr(X, name, counts=counts)
         return M.indptr, M.indices, M.data, M.shape[1]
     if np.issubdtype(X.dtype, np.complexfloating):
         raise ValueError(f"{name}: Complex data not supported")
@@ -274,9 +281,11 @@ def finite_targets(a, name="y"):
 
 
 def check_features(estimator, M, name="X"):
-    if M.shape[1] != estimator.n_features_in_:
+    """M: a matrix, or its number of columns."""
+    p = int(M) if isinstance(M, numbers.Integral) else M.shape[1]
+    if p != estimator.n_features_in_:
         raise ValueError(
-            f"X has {M.shape[1]} features, but {type(estimator).__name__} is expecting "
+            f"X has {p} features, but {type(estimator).__name__} is expecting "
             f"{estimator.n_features_in_} features as input."
         )
 

@@ -17,16 +17,13 @@ from ._base import (
     check_features,
     check_fitted,
     check_param,
+    csr_arrays,
     finite_targets,
     jobs_of,
     metrics_frame,
     records,
     seed_of,
 )
-
-
-def _csr_arrays(M):
-    return M.indptr.astype(np.int64), M.indices.astype(np.int64), M.data
 
 
 class Lasso(RegressorMixin, BaseEstimator):
@@ -124,9 +121,9 @@ class Lasso(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         """X: numpy array or scipy.sparse matrix (n x p, finite values); y: n finite values."""
         params = self._params()
-        M = as_csr(X, "X")
-        t = finite_targets(as_targets(y, M.shape[0]))
-        state, lines, converged, lambda_max = _rotor.lasso_fit(*_csr_arrays(M), M.shape[1], t,
+        indptr, indices, data, p = csr_arrays(X, "X")
+        t = finite_targets(as_targets(y, len(indptr) - 1))
+        state, lines, converged, lambda_max = _rotor.lasso_fit(indptr, indices, data, p, t,
                                                                params)
         self._set_state(state)
         self.metrics_ = records(lines)
@@ -265,8 +262,8 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         """X: numpy array or scipy.sparse matrix (n x p, finite); y: two classes (the second
         of classes_, sorted, is the positive one, +1)."""
         params = self._params()
-        M = as_csr(X, "X")
-        labels = as_targets(y, M.shape[0])
+        indptr, indices, data, p = csr_arrays(X, "X")
+        labels = as_targets(y, len(indptr) - 1)
         if labels.dtype.kind == "f":
             finite_targets(labels)
             if np.any(labels != np.floor(labels)):
@@ -277,9 +274,9 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
             raise ValueError(f"y: LogisticRegression is binary: {len(classes)} classes given "
                              "(need exactly 2)")
         signs = np.where(labels == classes[1], 1, -1).astype(np.int64)
-        state, lines, converged = _rotor.logreg_fit(*_csr_arrays(M), signs, params)
+        state, lines, converged = _rotor.logreg_fit(indptr, indices, data, p, signs, params)
         self.classes_ = classes
-        self._set_state(state, M.shape[1])
+        self._set_state(state, p)
         self.metrics_ = records(lines)
         self.converged_ = bool(converged)
         return self
@@ -300,9 +297,9 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """x.w + intercept of each row (> 0: classes_[1])."""
         check_fitted(self, "coef_")
-        M = as_csr(X, "X")
-        check_features(self, M)
-        return _rotor.logreg_decision(self._state, *_csr_arrays(M))
+        indptr, indices, data, p = csr_arrays(X, "X")
+        check_features(self, p)
+        return _rotor.logreg_decision(self._state, indptr, indices, data, p)
 
     def predict_proba(self, X):
         m = self.decision_function(X)

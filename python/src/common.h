@@ -3,6 +3,7 @@
 // the metrics records collected as JSON lines, and rotor's errors mapped to Python's.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -13,9 +14,11 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include "core/base/error.h"
 #include "sched/runtime.h"
 #include "train/record.h"
 #include "train/reporter.h"
@@ -32,6 +35,78 @@ using Array = py::array_t<T, py::array::c_style | py::array::forcecast>;
 template <class T, int Flags>
 std::span<const T> view(const py::array_t<T, Flags>& a) {
     return {a.data(), static_cast<std::size_t>(a.size())};
+}
+
+namespace detail {
+template <class I, class V, class F>
+bool visit_csr_as(const py::array& indptr, const py::array& indices, const py::array& values,
+                  F& f) {
+    using Index = py::array_t<I, py::array::c_style>;
+    using Value = py::array_t<V, py::array::c_style>;
+    if (!py::isinstance<Index>(indptr) || !py::isinstance<Index>(indices) ||
+        !py::isinstance<Value>(values))
+        return false;
+    f(view(py::reinterpret_borrow<Index>(indptr)), view(py::reinterpret_borrow<Index>(indices)),
+      view(py::reinterpret_borrow<Value>(values)));
+    return true;
+}
+}  // namespace detail
+
+/// Calls f(indptr, indices, values) with std::spans of a CSR matrix's arrays (scipy's indptr,
+/// indices, data). Arrays as scipy holds them (C-contiguous, native byte order; std::int32_t or
+/// std::int64_t indices; double, float, std::int64_t or std::int32_t values) are read in place;
+/// other dtypes are converted (copied) to std::int64_t indices and double values first. The
+/// spans live while the call does; f may release the GIL (the caller keeps the arrays).
+template <class F>
+void visit_csr(const py::array& indptr, const py::array& indices, const py::array& values, F&& f) {
+    const auto with_index = [&]<class I>(I*) {
+        return detail::visit_csr_as<I, double>(indptr, indices, values, f) ||
+               detail::visit_csr_as<I, float>(indptr, indices, values, f) ||
+               detail::visit_csr_as<I, std::int64_t>(indptr, indices, values, f) ||
+               detail::visit_csr_as<I, std::int32_t>(indptr, indices, values, f);
+    };
+    if (with_index(static_cast<std::int32_t*>(nullptr)) ||
+        with_index(static_cast<std::int64_t*>(nullptr)))
+        return;
+    const auto p = indptr.cast<Array<std::int64_t>>();
+    const auto i = indices.cast<Array<std::int64_t>>();
+    const auto v = values.cast<Array<double>>();
+    f(view(p), view(i), view(v));
+}
+
+/// Checks a CSR matrix of `columns` columns in one pass, as the readers check a file: indptr
+/// of rows + 1 >= 1 entries rising from 0 to nnz, indices and values of nnz entries, every
+/// index in [0, columns), every value finite. InputError naming `name` and the row (and
+/// column) otherwise ("X: row 3, column 7: value NaN is not finite", 0-based as numpy counts).
+template <class I, class V>
+void check_csr(std::span<const I> indptr, std::span<const I> indices, std::span<const V> values,
+               std::uint64_t columns, const std::string& name) {
+    if (indices.size() != values.size())
+        throw InputError(
+            name, fmt::format("{} column indices but {} values", indices.size(), values.size()));
+    if (indptr.empty())
+        throw InputError(name, "indptr is empty: it needs one entry per row plus one");
+    if (indptr.front() != 0)
+        throw InputError(name, fmt::format("indptr[0] is {}, not 0", indptr.front()));
+    for (std::size_t r = 0; r + 1 < indptr.size(); ++r) {
+        const I b = indptr[r], e = indptr[r + 1];
+        if (e < b || static_cast<std::uint64_t>(e) > indices.size())
+            throw InputError(name, fmt::format("row {}: indptr goes from {} to {} ({} entries)", r,
+                                               b, e, indices.size()));
+        for (auto j = static_cast<std::size_t>(b); j < static_cast<std::size_t>(e); ++j) {
+            if (indices[j] < 0 || static_cast<std::uint64_t>(indices[j]) >= columns)
+                throw InputError(name, fmt::format("row {}: column {} is outside [0, {})", r,
+                                                   indices[j], columns));
+            const auto v = static_cast<double>(values[j]);
+            if (!std::isfinite(v))
+                throw InputError(
+                    name, fmt::format("row {}, column {}: value {} is not finite", r, indices[j],
+                                      std::isnan(v) ? "NaN" : (v > 0 ? "inf" : "-inf")));
+        }
+    }
+    if (static_cast<std::uint64_t>(indptr.back()) != indices.size())
+        throw InputError(name, fmt::format("indptr ends at {} but there are {} entries",
+                                           indptr.back(), indices.size()));
 }
 
 /// A new 1-d numpy array holding a copy of `v`.

@@ -71,22 +71,25 @@ lasso::Model model_of(const py::dict& s) {
     return m;
 }
 
-/// The samples of a CSR matrix (indices sorted within rows, checked in Python) and targets.
-lasso::RawData raw_of(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indices,
-                      const Array<double>& values, std::uint32_t features, const Array<double>& y) {
+/// The samples of a CSR matrix (scipy's arrays read in place, checked in one pass; indices
+/// sorted within rows, as Python hands them over) and targets.
+lasso::RawData raw_of(const py::array& indptr, const py::array& indices, const py::array& values,
+                      std::uint32_t features, const Array<double>& y) {
     lasso::RawData raw;
     raw.features = features;
-    const auto off = view(indptr);
-    raw.row_offsets.assign(off.begin(), off.end());
-    raw.cols.assign(indices.data(), indices.data() + indices.size());
-    raw.values.assign(values.data(), values.data() + values.size());
+    visit_csr(indptr, indices, values, [&](auto off, auto col, auto val) {
+        py::gil_scoped_release release;
+        check_csr(off, col, val, features, "X");
+        raw.row_offsets.assign(off.begin(), off.end());
+        raw.cols.assign(col.begin(), col.end());
+        raw.values.assign(val.begin(), val.end());
+    });
     raw.targets.assign(y.data(), y.data() + y.size());
     return raw;
 }
 
-py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indices,
-              const Array<double>& values, std::uint32_t features, const Array<double>& y,
-              const py::dict& p) {
+py::tuple fit(const py::array& indptr, const py::array& indices, const py::array& values,
+              std::uint32_t features, const Array<double>& y, const py::dict& p) {
     py::tuple result;
     translate_errors(
         [&] {

@@ -47,39 +47,6 @@ constexpr ParamNames kNames = {{"--topics", "n_components"},
                                {"--max-df", "max_df"},
                                {"--token-pattern", "token_pattern"}};
 
-/// The corpus of a CSR count matrix whose arrays have the index type I and the value type V
-/// (C-contiguous, native byte order), read in place without the GIL; nullopt when they have
-/// other types.
-template <class I, class V>
-std::optional<core::Corpus> counts_as(const py::array& indptr, const py::array& indices,
-                                      const py::array& values, std::uint64_t num_words,
-                                      const std::string& name, const core::ReadLimits& limits) {
-    using Index = py::array_t<I, py::array::c_style>;
-    using Value = py::array_t<V, py::array::c_style>;
-    if (!py::isinstance<Index>(indptr) || !py::isinstance<Index>(indices) ||
-        !py::isinstance<Value>(values))
-        return std::nullopt;
-    const auto p = view(py::reinterpret_borrow<Index>(indptr));
-    const auto i = view(py::reinterpret_borrow<Index>(indices));
-    const auto v = view(py::reinterpret_borrow<Value>(values));
-    py::gil_scoped_release release;  // the caller keeps the arrays
-    return core::corpus_from_counts<I, V>(p, i, v, num_words, name, limits);
-}
-
-/// counts_as for the count types scipy and numpy use, with the index type I.
-template <class I>
-std::optional<core::Corpus> counts_with_index(const py::array& indptr, const py::array& indices,
-                                              const py::array& values, std::uint64_t num_words,
-                                              const std::string& name,
-                                              const core::ReadLimits& limits) {
-    std::optional<core::Corpus> c =
-        counts_as<I, double>(indptr, indices, values, num_words, name, limits);
-    if (!c) c = counts_as<I, float>(indptr, indices, values, num_words, name, limits);
-    if (!c) c = counts_as<I, std::int64_t>(indptr, indices, values, num_words, name, limits);
-    if (!c) c = counts_as<I, std::int32_t>(indptr, indices, values, num_words, name, limits);
-    return c;
-}
-
 /// The documents of fit or transform: a CSR count matrix ("counts": values are the counts) or
 /// token lists ("tokens": indices are the word ids in order, values empty). A matrix as scipy
 /// holds it (int32 or int64 indices; float64, float32, int64 or int32 counts) is read in place,
@@ -88,14 +55,12 @@ core::Corpus corpus_of(const std::string& kind, const py::array& indptr, const p
                        const py::array& values, std::uint64_t num_words, const std::string& name,
                        const core::ReadLimits& limits) {
     if (kind == "counts") {
-        std::optional<core::Corpus> c =
-            counts_with_index<std::int32_t>(indptr, indices, values, num_words, name, limits);
-        if (!c)
-            c = counts_with_index<std::int64_t>(indptr, indices, values, num_words, name, limits);
-        if (c) return std::move(*c);
-        return core::corpus_from_counts(
-            view(indptr.cast<Array<std::int64_t>>()), view(indices.cast<Array<std::int64_t>>()),
-            view(values.cast<Array<double>>()), num_words, name, limits);
+        std::optional<core::Corpus> c;
+        visit_csr(indptr, indices, values, [&](auto p, auto i, auto v) {
+            py::gil_scoped_release release;  // the caller keeps the arrays
+            c = core::corpus_from_counts(p, i, v, num_words, name, limits);
+        });
+        return std::move(*c);
     }
     return core::corpus_from_tokens(view(indptr.cast<Array<std::int64_t>>()),
                                     view(indices.cast<Array<std::int64_t>>()), num_words, name,

@@ -60,27 +60,48 @@ logreg::Model model_of(const py::dict& s) {
     return m;
 }
 
-/// Example i: the stored entries of CSR row i as keys column + 1 (LIBSVM's 1-based feature
-/// numbers, so that a model reads the same data as a file), label ±1 (checked in Python).
-logreg::Examples examples_of(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indices,
-                             const Array<double>& values, const Array<std::int64_t>& labels) {
+/// Calls f(i, keys, values) for each CSR row i (scipy's arrays read in place, checked in one
+/// pass without the GIL): its stored entries as keys column + 1 (LIBSVM's 1-based feature
+/// numbers, so that a model reads the same data as a file) and values as doubles.
+template <class F>
+void each_row(const py::array& indptr, const py::array& indices, const py::array& values,
+              std::uint64_t columns, F&& f) {
+    visit_csr(indptr, indices, values,
+              [&]<class I, class V>(std::span<const I> off, std::span<const I> col,
+                                    std::span<const V> val) {
+                  py::gil_scoped_release release;
+                  check_csr(off, col, val, columns, "X");
+                  std::vector<std::uint64_t> keys;
+                  std::vector<double> row;
+                  for (std::size_t i = 0; i + 1 < off.size(); ++i) {
+                      const auto b = static_cast<std::size_t>(off[i]),
+                                 e = static_cast<std::size_t>(off[i + 1]);
+                      keys.clear();
+                      row.clear();
+                      for (std::size_t j = b; j < e; ++j) {
+                          keys.push_back(static_cast<std::uint64_t>(col[j]) + 1);
+                          row.push_back(static_cast<double>(val[j]));
+                      }
+                      f(i, std::span<const std::uint64_t>(keys), std::span<const double>(row));
+                  }
+              });
+}
+
+/// Example i: CSR row i (each_row), label ±1 (checked in Python).
+logreg::Examples examples_of(const py::array& indptr, const py::array& indices,
+                             const py::array& values, std::uint64_t columns,
+                             const Array<std::int64_t>& labels) {
     logreg::Examples ex;
-    const auto off = view(indptr);
-    const auto col = view(indices);
-    const auto val = view(values);
     const auto lab = view(labels);
-    std::vector<std::uint64_t> keys;
-    for (std::size_t i = 0; i + 1 < off.size(); ++i) {
-        const auto b = static_cast<std::size_t>(off[i]), e = static_cast<std::size_t>(off[i + 1]);
-        keys.clear();
-        for (std::size_t j = b; j < e; ++j) keys.push_back(static_cast<std::uint64_t>(col[j]) + 1);
-        ex.add(static_cast<int>(lab[i]), keys, val.subspan(b, e - b));
-    }
+    each_row(indptr, indices, values, columns,
+             [&](std::size_t i, std::span<const std::uint64_t> keys, std::span<const double> v) {
+                 ex.add(static_cast<int>(lab[i]), keys, v);
+             });
     return ex;
 }
 
-py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indices,
-              const Array<double>& values, const Array<std::int64_t>& labels, const py::dict& p) {
+py::tuple fit(const py::array& indptr, const py::array& indices, const py::array& values,
+              std::uint64_t columns, const Array<std::int64_t>& labels, const py::dict& p) {
     py::tuple result;
     translate_errors(
         [&] {
@@ -108,7 +129,7 @@ py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indi
             if (!(o.prox.eta > 0 && o.prox.eta <= 1))
                 throw ConfigError("--eta", "must be in (0, 1]");
             if (!(o.prox.max_step >= 0)) throw ConfigError("--max-step", "must be >= 0");
-            const logreg::Examples ex = examples_of(indptr, indices, values, labels);
+            const logreg::Examples ex = examples_of(indptr, indices, values, columns, labels);
             std::vector<std::string> lines;
             logreg::Model model;
             bool converged = false;
@@ -198,25 +219,17 @@ py::tuple fit(const Array<std::int64_t>& indptr, const Array<std::int64_t>& indi
 }
 
 /// x_iᵀw + intercept of each CSR row (keys column + 1).
-py::array_t<double> decision(const py::dict& state, const Array<std::int64_t>& indptr,
-                             const Array<std::int64_t>& indices, const Array<double>& values) {
-    py::array_t<double> out(indptr.size() - 1);
+py::array_t<double> decision(const py::dict& state, const py::array& indptr,
+                             const py::array& indices, const py::array& values,
+                             std::uint64_t columns) {
+    py::array_t<double> out(std::max<py::ssize_t>(indptr.size() - 1, 0));
     translate_errors(
         [&] {
             const logreg::Model m = model_of(state);
-            const auto off = view(indptr);
-            const auto col = view(indices);
-            const auto val = view(values);
-            std::vector<std::uint64_t> keys;
             double* y = out.mutable_data();
-            for (std::size_t i = 0; i + 1 < off.size(); ++i) {
-                const auto b = static_cast<std::size_t>(off[i]);
-                const auto e = static_cast<std::size_t>(off[i + 1]);
-                keys.clear();
-                for (std::size_t j = b; j < e; ++j)
-                    keys.push_back(static_cast<std::uint64_t>(col[j]) + 1);
-                y[i] = m.margin(keys, val.subspan(b, e - b));
-            }
+            each_row(indptr, indices, values, columns,
+                     [&](std::size_t i, std::span<const std::uint64_t> keys,
+                         std::span<const double> v) { y[i] = m.margin(keys, v); });
         },
         {});
     return out;

@@ -129,6 +129,42 @@ def test_bad_inputs(Model):
         m.predict(np.ones((1, 3)))
 
 
+@pytest.mark.parametrize("Model", [rotor.Lasso, rotor.LogisticRegression])
+def test_index_and_value_dtypes_give_the_same_model(Model, year):
+    """scipy's arrays read in place: int32 or int64 indices, float32 or float64 values (or a
+    matrix that is not canonical, converted) give the model of the same numbers in float64;
+    a non-finite value of a sparse matrix is refused naming its row and column."""
+    import scipy.sparse as sp
+
+    X, y, _, _ = year
+    X, y = X[::6], y[::6]
+    if Model is rotor.LogisticRegression:
+        y = np.where(y > np.median(y), 1, -1)
+    X32 = sp.csr_matrix(X, dtype=np.float32)
+    X64 = sp.csr_matrix(X32, dtype=np.float64)
+    X64.indptr, X64.indices = X64.indptr.astype(np.int32), X64.indices.astype(np.int32)
+    base = Model(max_iter=8).fit(X64, y)
+    wide = X32.copy()
+    wide.indptr, wide.indices = wide.indptr.astype(np.int64), wide.indices.astype(np.int64)
+    shuffled = X64.copy()
+    shuffled.indices, shuffled.data = shuffled.indices.copy(), shuffled.data.copy()
+    for r in range(shuffled.shape[0]):  # each row's entries reversed: not canonical
+        b, e = shuffled.indptr[r], shuffled.indptr[r + 1]
+        shuffled.indices[b:e] = shuffled.indices[b:e][::-1]
+        shuffled.data[b:e] = shuffled.data[b:e][::-1]
+    shuffled.has_sorted_indices = False
+    for other in (X32, wide, X64.tocsc(), shuffled):
+        m = Model(max_iter=8).fit(other, y)
+        np.testing.assert_array_equal(m.coef_, base.coef_)
+        assert np.array_equal(m.intercept_, base.intercept_)
+    bad = X32.copy()
+    r = 3
+    bad.data[bad.indptr[r]] = np.inf
+    with pytest.raises(ValueError, match=f"X: row {r}, column {bad.indices[bad.indptr[r]]}: "
+                       "value inf is not finite"):
+        Model().fit(bad, y)
+
+
 def test_logreg_needs_two_classes_and_a_positive_c():
     X = np.eye(3)
     with pytest.raises(ValueError, match="3 classes given"):
