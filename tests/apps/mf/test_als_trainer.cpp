@@ -31,9 +31,8 @@ TrainOptions als_options(std::uint32_t k) {
 }
 
 /// run_ccd (make_trainer: als for these options) on `ranks` in-process ranks; rank 0's result.
-CcdRun run_als(const Ratings& train, const TrainOptions& o, int ranks, int threads,
-               int iterations, const TrainerState* from = nullptr,
-               const TestRatings* test = nullptr) {
+CcdRun run_als(const Ratings& train, const TrainOptions& o, int ranks, int threads, int iterations,
+               const TrainerState* from = nullptr, const TestRatings* test = nullptr) {
     CcdRun out;
     comm::run_ranks(ranks, [&](comm::Communicator& c) {
         CcdRun run = testing::run_ccd(c, train, o, threads, iterations, from, test);
