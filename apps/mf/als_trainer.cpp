@@ -304,8 +304,7 @@ void AlsTrainer::restore(const TrainerState& state) {
 }
 
 std::vector<std::vector<train::BlockRun>> AlsTrainer::gather_schedule() {
-    if (rank() != 0) return {};
-    return std::vector<std::vector<train::BlockRun>>(static_cast<std::size_t>(comm_.size()));
+    return empty_schedule(comm_.size());
 }
 
 }  // namespace

@@ -286,9 +286,7 @@ void CcdTrainer::restore(const TrainerState& state) {
 }
 
 std::vector<std::vector<train::BlockRun>> CcdTrainer::gather_schedule() {
-    // CCD has no blocks: every rank's timeline is empty.
-    if (rank() != 0) return {};
-    return std::vector<std::vector<train::BlockRun>>(static_cast<std::size_t>(comm_.size()));
+    return empty_schedule(comm_.size());
 }
 
 }  // namespace

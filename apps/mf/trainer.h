@@ -14,6 +14,7 @@
 // One process is the ranks = 1 case over a communicator of one rank.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -152,6 +153,12 @@ class Trainer {
 
   protected:
     explicit Trainer(int rank) : rank_(rank) {}
+    /// gather_schedule() of a solver without blocks (ccd, als): every rank's timeline empty, on
+    /// rank 0 (empty elsewhere).
+    std::vector<std::vector<train::BlockRun>> empty_schedule(int ranks) const {
+        if (rank_ != 0) return {};
+        return std::vector<std::vector<train::BlockRun>>(static_cast<std::size_t>(ranks));
+    }
 
   private:
     int rank_ = 0;
