@@ -12,6 +12,7 @@
 
 #include "apps/mf/trainer.h"
 #include "comm/communicator.h"
+#include "comm/inprocess_communicator.h"
 #include "core/mf/ratings.h"
 #include "sched/runtime.h"
 #include "tests/core/mf/mf_test_util.h"
@@ -69,6 +70,18 @@ inline CcdRun run_ccd(comm::Communicator& comm, const Ratings& train, const Trai
     run.state = trainer->gather_state();
     run.model = trainer->gather_model();
     return run;
+}
+
+/// run_ccd on `ranks` in-process ranks; rank 0's result.
+inline CcdRun run_ccd_ranks(const Ratings& train, const TrainOptions& options, int ranks,
+                            int threads, int iterations, const TrainerState* from = nullptr,
+                            const TestRatings* test = nullptr) {
+    CcdRun out;
+    comm::run_ranks(ranks, [&](comm::Communicator& c) {
+        CcdRun run = run_ccd(c, train, options, threads, iterations, from, test);
+        if (c.rank() == 0) out = std::move(run);
+    });
+    return out;
 }
 
 inline bool same_bits(std::span<const float> a, std::span<const float> b) {

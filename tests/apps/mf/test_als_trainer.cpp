@@ -30,26 +30,15 @@ TrainOptions als_options(std::uint32_t k) {
     return o;
 }
 
-/// run_ccd (make_trainer: als for these options) on `ranks` in-process ranks; rank 0's result.
-CcdRun run_als(const Ratings& train, const TrainOptions& o, int ranks, int threads, int iterations,
-               const TrainerState* from = nullptr, const TestRatings* test = nullptr) {
-    CcdRun out;
-    comm::run_ranks(ranks, [&](comm::Communicator& c) {
-        CcdRun run = testing::run_ccd(c, train, o, threads, iterations, from, test);
-        if (c.rank() == 0) out = std::move(run);
-    });
-    return out;
-}
-
 TEST(AlsTrainer, AnyRanksAndThreadsGiveBitwiseTheSameModel) {
     const Ratings r = testing::small_ratings();
     for (const std::uint32_t k : {5U, 20U}) {
         const TrainOptions o = als_options(k);
-        const CcdRun one = run_als(r, o, 1, 1, 3);
+        const CcdRun one = testing::run_ccd_ranks(r, o, 1, 1, 3);
         ASSERT_EQ(one.model.w.rows(), r.num_users());
         EXPECT_EQ(one.model.solver, "als");
         for (const auto& [ranks, threads] : {std::pair{1, 2}, {2, 1}, {3, 2}}) {
-            const CcdRun many = run_als(r, o, ranks, threads, 3);
+            const CcdRun many = testing::run_ccd_ranks(r, o, ranks, threads, 3);
             testing::expect_bitwise_equal(
                 many.model, one.model,
                 fmt::format("K {}: {} ranks x {} threads", k, ranks, threads));
@@ -62,7 +51,7 @@ TEST(AlsTrainer, ObjectiveDecreasesWithExactSolves) {
     const Ratings r = testing::small_ratings(4);
     TrainOptions o = als_options(4);
     o.cg_steps = 20;
-    const CcdRun run = run_als(r, o, 1, 2, 6);
+    const CcdRun run = testing::run_ccd_ranks(r, o, 1, 2, 6);
     for (std::size_t i = 1; i < run.objectives.size(); ++i)
         EXPECT_LE(run.objectives[i], run.objectives[i - 1] * (1 + 1e-6)) << "iteration " << i;
     EXPECT_LT(run.objectives.back(), 0.9 * run.objectives.front());
@@ -71,10 +60,10 @@ TEST(AlsTrainer, ObjectiveDecreasesWithExactSolves) {
 TEST(AlsTrainer, RestoreContinuesBitwise) {
     const Ratings r = testing::small_ratings(9);
     const TrainOptions o = als_options(6);
-    const CcdRun whole = run_als(r, o, 1, 2, 4);
-    const CcdRun first = run_als(r, o, 2, 1, 2);
+    const CcdRun whole = testing::run_ccd_ranks(r, o, 1, 2, 4);
+    const CcdRun first = testing::run_ccd_ranks(r, o, 2, 1, 2);
     ASSERT_EQ(first.state.iterations_done, 2U);
-    const CcdRun rest = run_als(r, o, 1, 2, 2, &first.state);
+    const CcdRun rest = testing::run_ccd_ranks(r, o, 1, 2, 2, &first.state);
     testing::expect_bitwise_equal(rest.model, whole.model, "restored");
     EXPECT_EQ(rest.model.iterations, 4U);
     EXPECT_EQ(rest.objectives.back(), whole.objectives.back());
@@ -109,7 +98,7 @@ TEST(AlsTrainer, RankingMetricsFindPlantedGroups) {
     TrainOptions o = als_options(8);
     o.alpha = 10;
     o.ranking_k = 3;
-    const CcdRun run = run_als(r, o, 2, 2, 8, nullptr, &test);
+    const CcdRun run = testing::run_ccd_ranks(r, o, 2, 2, 8, nullptr, &test);
     const train::Record& last = run.records.back();
     EXPECT_GT(*last.get("test_precision_at_k"), 0.4);
     EXPECT_GT(*last.get("test_ndcg_at_k"), 0.6);

@@ -21,18 +21,6 @@ using testing::ccd_options;
 using testing::CcdRun;
 using testing::expect_bitwise_equal;
 
-/// run_ccd on `ranks` in-process ranks; rank 0's result.
-CcdRun run_ranks(const Ratings& train, const TrainOptions& o, int ranks, int threads,
-                 int iterations, const TrainerState* from = nullptr,
-                 const TestRatings* test = nullptr) {
-    CcdRun out;
-    comm::run_ranks(ranks, [&](comm::Communicator& c) {
-        CcdRun run = testing::run_ccd(c, train, o, threads, iterations, from, test);
-        if (c.rank() == 0) out = std::move(run);
-    });
-    return out;
-}
-
 TEST(CcdTrainer, SplitRowsByRatingsBalancesAndCovers) {
     const std::vector<std::uint64_t> offsets{0, 5, 5, 6, 10, 12, 20};
     EXPECT_EQ(split_rows_by_ratings(offsets, 1), (std::vector<std::uint32_t>{0, 6}));
@@ -50,12 +38,12 @@ TEST(CcdTrainer, AnyRanksAndThreadsGiveBitwiseTheSameModel) {
         TrainOptions o = ccd_options(3);
         o.objective.form = weighted ? LambdaForm::kWeighted : LambdaForm::kPlain;
         o.objective.bias = weighted;  // plain form without bias: the STRADS objective
-        const CcdRun one = run_ranks(r, o, 1, 1, 2);
+        const CcdRun one = testing::run_ccd_ranks(r, o, 1, 1, 2);
         ASSERT_EQ(one.model.w.rows(), r.num_users());
         for (int ranks = 1; ranks <= 4; ++ranks) {
             for (int threads = 1; threads <= 2; ++threads) {
                 if (!weighted && ranks % 2 == threads % 2) continue;  // a few splits suffice
-                const CcdRun many = run_ranks(r, o, ranks, threads, 2);
+                const CcdRun many = testing::run_ccd_ranks(r, o, ranks, threads, 2);
                 expect_bitwise_equal(
                     many.model, one.model,
                     fmt::format("{} ranks x {} threads, weighted {}", ranks, threads, weighted));
@@ -76,9 +64,9 @@ TEST(CcdTrainer, RanksWithoutUsersChangeNothing) {
     }
     const Ratings r = testing::to_ratings(m, 1, 1);
     const TrainOptions o = ccd_options(3);
-    const CcdRun one = run_ranks(r, o, 1, 1, 3);
+    const CcdRun one = testing::run_ccd_ranks(r, o, 1, 1, 3);
     for (int threads = 1; threads <= 2; ++threads) {
-        expect_bitwise_equal(run_ranks(r, o, 4, threads, 3).model, one.model,
+        expect_bitwise_equal(testing::run_ccd_ranks(r, o, 4, threads, 3).model, one.model,
                              fmt::format("4 ranks x {} threads", threads));
     }
     EXPECT_EQ(one.model.w.row(2)[0], 0.0f);  // the user without ratings
@@ -88,7 +76,7 @@ TEST(CcdTrainer, MatchesTheCoreIterationOnOnePart) {
     const testing::Csr m = testing::random_csr(30, 20, 0.3, 11);
     const Ratings r = testing::to_ratings(m);
     const TrainOptions o = ccd_options(3);
-    const CcdRun run = run_ranks(r, o, 1, 2, 2);
+    const CcdRun run = testing::run_ccd_ranks(r, o, 1, 2, 2);
     // The same start as the trainer: W uniform in [0, 0.1) on its stream, H = 0.
     Factors w(m.rows(), 3), h(m.cols, 3);
     w.init_uniform(o.seed, 0x43434457, 0.0f, 0.1f);
@@ -109,7 +97,7 @@ TEST(CcdTrainer, MatchesTheCoreIterationOnOnePart) {
 
 TEST(CcdTrainer, ObjectiveNeverIncreases) {
     const Ratings r = testing::small_ratings(8);
-    const CcdRun run = run_ranks(r, ccd_options(5), 2, 2, 8);
+    const CcdRun run = testing::run_ccd_ranks(r, ccd_options(5), 2, 2, 8);
     ASSERT_EQ(run.objectives.size(), 8u);
     for (std::size_t i = 1; i < run.objectives.size(); ++i) {
         EXPECT_LE(run.objectives[i], run.objectives[i - 1] * (1 + 1e-9)) << "iteration " << i;
@@ -135,7 +123,7 @@ TEST(CcdTrainer, RecoversAPlantedMatrix) {
     o.objective.lambda = 0.002;
     o.objective.lambda_bias = 0.002;
     const TestRatings test{pl.test.users, pl.test.items, pl.test.values};
-    const CcdRun run = run_ranks(r, o, 1, 2, 10, nullptr, &test);
+    const CcdRun run = testing::run_ccd_ranks(r, o, 1, 2, 10, nullptr, &test);
     const double rmse = *run.records.back().get("test_rmse");
     EXPECT_LT(rmse, 1.05 * kSigma);
     EXPECT_LT(*run.records.back().get("train_rmse"), kSigma);
@@ -144,12 +132,12 @@ TEST(CcdTrainer, RecoversAPlantedMatrix) {
 TEST(CcdTrainer, RestoreOnAnotherRankCountContinuesBitwise) {
     const Ratings r = testing::small_ratings(9);
     const TrainOptions o = ccd_options(4);
-    const CcdRun whole = run_ranks(r, o, 1, 2, 5);
-    const CcdRun first = run_ranks(r, o, 3, 1, 2);
+    const CcdRun whole = testing::run_ccd_ranks(r, o, 1, 2, 5);
+    const CcdRun first = testing::run_ccd_ranks(r, o, 3, 1, 2);
     ASSERT_EQ(first.state.iterations_done, 2u);
     ASSERT_EQ(first.state.residuals.size(), r.nnz());
     for (const int ranks : {1, 2, 4}) {
-        const CcdRun rest = run_ranks(r, o, ranks, 2, 3, &first.state);
+        const CcdRun rest = testing::run_ccd_ranks(r, o, ranks, 2, 3, &first.state);
         expect_bitwise_equal(rest.model, whole.model, fmt::format("restored on {} ranks", ranks));
         EXPECT_EQ(rest.model.iterations, 5u);
         EXPECT_EQ(rest.objectives.back(), whole.objectives.back());
@@ -158,11 +146,11 @@ TEST(CcdTrainer, RestoreOnAnotherRankCountContinuesBitwise) {
 
 TEST(CcdTrainer, RestoreRefusesAStateThatDoesNotFit) {
     const Ratings r = testing::small_ratings(9);
-    const CcdRun first = run_ranks(r, ccd_options(4), 1, 1, 1);
+    const CcdRun first = testing::run_ccd_ranks(r, ccd_options(4), 1, 1, 1);
     TrainerState bad = first.state;
     bad.residuals.pop_back();
-    EXPECT_THROW(run_ranks(r, ccd_options(4), 2, 1, 1, &bad), InputError);
-    EXPECT_THROW(run_ranks(r, ccd_options(3), 1, 1, 1, &first.state), InputError);
+    EXPECT_THROW(testing::run_ccd_ranks(r, ccd_options(4), 2, 1, 1, &bad), InputError);
+    EXPECT_THROW(testing::run_ccd_ranks(r, ccd_options(3), 1, 1, 1, &first.state), InputError);
 }
 
 TEST(CcdTrainer, UnseenTestUsersAndItemsGiveFiniteErrors) {
@@ -171,7 +159,7 @@ TEST(CcdTrainer, UnseenTestUsersAndItemsGiveFiniteErrors) {
     const TestRatings test{
         {0, n, n + 1, 3, 5}, {m, 1, m + 2, 2, 4}, {3.0f, 4.0f, 2.0f, 1.0f, 5.0f}};
     for (const int ranks : {1, 3}) {
-        const CcdRun run = run_ranks(r, ccd_options(3), ranks, 1, 2, nullptr, &test);
+        const CcdRun run = testing::run_ccd_ranks(r, ccd_options(3), ranks, 1, 2, nullptr, &test);
         const train::Record& rec = run.records.back();
         ASSERT_TRUE(rec.has("test_rmse"));
         EXPECT_TRUE(std::isfinite(*rec.get("test_rmse")));
@@ -179,8 +167,10 @@ TEST(CcdTrainer, UnseenTestUsersAndItemsGiveFiniteErrors) {
         EXPECT_GT(*rec.get("test_rmse"), 0.0);
     }
     // Every rank's share counted exactly once: the same errors on 1 and 3 ranks.
-    const auto one = run_ranks(r, ccd_options(3), 1, 1, 2, nullptr, &test).records.back();
-    const auto three = run_ranks(r, ccd_options(3), 3, 2, 2, nullptr, &test).records.back();
+    const auto one =
+        testing::run_ccd_ranks(r, ccd_options(3), 1, 1, 2, nullptr, &test).records.back();
+    const auto three =
+        testing::run_ccd_ranks(r, ccd_options(3), 3, 2, 2, nullptr, &test).records.back();
     EXPECT_NEAR(*one.get("test_rmse"), *three.get("test_rmse"), 1e-12);
     EXPECT_NEAR(*one.get("test_mae"), *three.get("test_mae"), 1e-12);
     EXPECT_NEAR(*one.get("objective"), *three.get("objective"), 1e-9 * *one.get("objective"));
