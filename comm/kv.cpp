@@ -37,7 +37,7 @@ void KvStats::add(const KvStats& run) {
 
 namespace {
 
-enum class Kind : std::uint32_t {
+enum class Kind : std::uint8_t {
     kPush = 1,
     kPull = 2,
     kDone = 3,
@@ -59,31 +59,34 @@ std::int64_t now_ns() {
 
 WireWriter start(Kind kind) {
     WireWriter w;
-    w.put(static_cast<std::uint32_t>(kind));
+    w.put(static_cast<std::uint8_t>(kind));
     return w;
 }
 
-// Sizes of the messages in the wire format (a u32 kind; u64 fields; a u64 count before a
-// vector): what a direct delivery to this rank counts in the stats.
-constexpr std::size_t kKindBytes = sizeof(std::uint32_t);
-constexpr std::size_t kU64Bytes = sizeof(std::uint64_t);
+// Sizes of the messages in the wire format (a u8 kind; iterations, ids, clocks and counts as
+// varints, keys as u64, values as doubles or floats): what a direct delivery to this rank counts
+// in the stats.
+constexpr std::size_t kKindBytes = sizeof(std::uint8_t);
 
 /// kPush (kPushFloat32): t, keys, values of `value_bytes` each.
-constexpr std::size_t push_bytes(std::size_t keys, std::size_t width, std::size_t value_bytes) {
-    return kKindBytes + kU64Bytes + (kU64Bytes + keys * kU64Bytes) +
-           (kU64Bytes + keys * width * value_bytes);
+constexpr std::size_t push_bytes(std::uint64_t t, std::size_t keys, std::size_t width,
+                                 std::size_t value_bytes) {
+    return kKindBytes + varint_bytes(t) + counted_bytes(keys, sizeof(std::uint64_t)) +
+           counted_bytes(keys * width, value_bytes);
 }
 /// kPull: t, id, keys.
-constexpr std::size_t pull_bytes(std::size_t keys) {
-    return kKindBytes + 2 * kU64Bytes + (kU64Bytes + keys * kU64Bytes);
+constexpr std::size_t pull_bytes(std::uint64_t t, std::uint64_t id, std::size_t keys) {
+    return kKindBytes + varint_bytes(t) + varint_bytes(id) +
+           counted_bytes(keys, sizeof(std::uint64_t));
 }
 /// kReply: id, values.
-constexpr std::size_t reply_bytes(std::size_t values) {
-    return kKindBytes + kU64Bytes + (kU64Bytes + values * sizeof(double));
+constexpr std::size_t reply_bytes(std::uint64_t id, std::size_t values) {
+    return kKindBytes + varint_bytes(id) + counted_bytes(values, sizeof(double));
 }
 /// kDone (t) and kClock (the clock).
-constexpr std::size_t kDoneBytes = kKindBytes + kU64Bytes;
-constexpr std::size_t kClockBytes = kKindBytes + kU64Bytes;
+constexpr std::size_t counter_bytes(std::uint64_t value) {
+    return kKindBytes + varint_bytes(value);
+}
 constexpr std::size_t kStopBytes = kKindBytes;
 
 /// Throws unless keys are strictly increasing and inside [lo, hi) (hi == 0: up to 2^64 − 1).
@@ -265,18 +268,20 @@ int KvNode::worker_slot(int rank, const char* what) const {
 
 void KvNode::handle_request(int src, std::span<const std::byte> bytes) {
     WireReader r(bytes, fmt::format("kv request from rank {}", src), comm_.rank());
-    const auto kind = static_cast<Kind>(r.get<std::uint32_t>());
+    const auto kind = static_cast<Kind>(r.get<std::uint8_t>());
     const std::uint64_t lo = layout_.bounds[server_index_];
     const std::uint64_t hi = layout_.bounds[server_index_ + 1];
     const bool last = server_index_ + 1 == static_cast<int>(layout_.servers.size());
     if (kind == Kind::kPush || kind == Kind::kPushFloat32) {
-        const auto t = r.get<std::uint64_t>();
-        const auto keys = r.get<std::vector<std::uint64_t>>();
+        const auto t = r.get_varint();
+        std::vector<std::uint64_t> keys;
+        r.get_counted(keys);
         std::vector<double> values;
         if (kind == Kind::kPush) {
-            r.get(values);
+            r.get_counted(values);
         } else {
-            const auto narrow = r.get<std::vector<float>>();
+            std::vector<float> narrow;
+            r.get_counted(narrow);
             values.assign(narrow.begin(), narrow.end());
         }
         r.finish();
@@ -292,10 +297,10 @@ void KvNode::handle_request(int src, std::span<const std::byte> bytes) {
     } else if (kind == Kind::kPull || kind == Kind::kPullFiltered) {
         auto d = std::make_unique<Deferred>();
         d->src = src;
-        d->t = r.get<std::uint64_t>();
-        d->id = r.get<std::uint64_t>();
+        d->t = r.get_varint();
+        d->id = r.get_varint();
         if (kind == Kind::kPull) {
-            d->keys = r.get<std::vector<std::uint64_t>>();
+            r.get_counted(d->keys);
         } else {
             if (filters_.empty()) r.fail("a filtered pull to a node without filters");
             d->exact = r.get<bool>();
@@ -307,7 +312,7 @@ void KvNode::handle_request(int src, std::span<const std::byte> bytes) {
         check_keys(r, d->keys, lo, hi, last);
         take_pull_request(std::move(d));
     } else if (kind == Kind::kDone) {
-        const auto t = r.get<std::uint64_t>();
+        const auto t = r.get_varint();
         r.finish();
         if (server_index_ != 0) r.fail("a done message to a server that is not the scheduler");
         on_done(src, t);
@@ -315,12 +320,12 @@ void KvNode::handle_request(int src, std::span<const std::byte> bytes) {
         r.finish();
         ++stops_;
     } else {
-        r.fail(fmt::format("unknown kind {}", static_cast<std::uint32_t>(kind)));
+        r.fail(fmt::format("unknown kind {}", static_cast<int>(kind)));
     }
 }
 
 void KvNode::handle_filtered_push(int src, WireReader& r) {
-    const auto t = r.get<std::uint64_t>();
+    const auto t = r.get_varint();
     KvWire wire = read_kv_wire(r);
     r.finish();
     const KvFilterContext ctx{KvChannel::kPush,          comm_.rank(), src,
@@ -384,7 +389,7 @@ void KvNode::answer_pulls() {
 
 void KvNode::send_answer(const Deferred& d, std::vector<double> values) {
     if (direct_to(d.src)) {
-        count_direct(kKvReplyTag, reply_bytes(values.size()));
+        count_direct(kKvReplyTag, reply_bytes(d.id, values.size()));
         const auto s = static_cast<std::size_t>(server_index_);
         PendingPull* p = answered_pull(d.id, s);
         ROTOR_ASSERT(p != nullptr, "a direct answer to a pending pull");
@@ -394,8 +399,8 @@ void KvNode::send_answer(const Deferred& d, std::vector<double> values) {
     }
     if (filters_.empty()) {
         WireWriter w = start(Kind::kReply);
-        w.put(d.id);
-        w.put(values);
+        w.put_varint(d.id);
+        w.put_counted(std::span<const double>(values));
         send(d.src, kKvReplyTag, w.take());
         return;
     }
@@ -407,7 +412,7 @@ void KvNode::send_answer(const Deferred& d, std::vector<double> values) {
                               options_.filter_first + d.t, d.exact};
     const KvWire wire = filters_.send(ctx, e);
     WireWriter w = start(Kind::kReplyFiltered);
-    w.put(d.id);
+    w.put_varint(d.id);
     write_kv_wire(w, wire);
     send(d.src, kKvReplyTag, w.take());
 }
@@ -424,21 +429,21 @@ void KvNode::on_done(int src, std::uint64_t t) {
     clock_sent_ = clock;
     for (const int worker : layout_.workers) {
         if (direct_to(worker)) {
-            count_direct(kKvReplyTag, kClockBytes);
+            count_direct(kKvReplyTag, counter_bytes(clock));
             take_clock(clock);
             continue;
         }
         WireWriter m = start(Kind::kClock);
-        m.put(clock);
+        m.put_varint(clock);
         send(worker, kKvReplyTag, m.take());
     }
 }
 
 void KvNode::handle_reply(int src, std::span<const std::byte> bytes) {
     WireReader r(bytes, fmt::format("kv reply from rank {}", src), comm_.rank());
-    const auto kind = static_cast<Kind>(r.get<std::uint32_t>());
+    const auto kind = static_cast<Kind>(r.get<std::uint8_t>());
     if (kind == Kind::kClock) {
-        const auto c = r.get<std::uint64_t>();
+        const auto c = r.get_varint();
         r.finish();
         if (src != layout_.servers.front()) r.fail("a clock from a rank that is not the scheduler");
         take_clock(c);
@@ -450,8 +455,9 @@ void KvNode::handle_reply(int src, std::span<const std::byte> bytes) {
         return;
     }
     if (kind != Kind::kReply) r.fail(fmt::format("unknown kind {}", static_cast<int>(kind)));
-    const auto id = r.get<std::uint64_t>();
-    const auto values = r.get<std::vector<double>>();
+    const auto id = r.get_varint();
+    std::vector<double> values;
+    r.get_counted(values);
     r.finish();
     const std::size_t s = server_slot(src);
     PendingPull* pending = answered_pull(id, s);
@@ -481,7 +487,7 @@ std::size_t KvNode::server_slot(int src) const {
 }
 
 void KvNode::take_filtered_answer(int src, WireReader& r) {
-    const auto id = r.get<std::uint64_t>();
+    const auto id = r.get_varint();
     KvWire wire = read_kv_wire(r);
     r.finish();
     const std::size_t s = server_slot(src);
@@ -498,7 +504,7 @@ void KvNode::take_filtered_answer(int src, WireReader& r) {
 
 void KvNode::handle_control(int src, std::span<const std::byte> bytes) {
     WireReader r(bytes, fmt::format("kv control from rank {}", src), comm_.rank());
-    if (static_cast<Kind>(r.get<std::uint32_t>()) != Kind::kFail) r.fail("unknown kind");
+    if (static_cast<Kind>(r.get<std::uint8_t>()) != Kind::kFail) r.fail("unknown kind");
     const auto code = r.get<std::int32_t>();
     const auto message = r.get<std::string>();
     r.finish();
@@ -567,19 +573,21 @@ void KvNode::send_push(int server, std::uint64_t t, std::span<const std::uint64_
                        std::span<const double> values) {
     if (direct_to(server)) {
         count_direct(kKvRequestTag,
-                     push_bytes(keys.size(), options_.push_width,
+                     push_bytes(t, keys.size(), options_.push_width,
                                 options_.push_float32 ? sizeof(float) : sizeof(double)));
         on_push_message(server, t, keys, values);
         return;
     }
     if (filters_.empty()) {
         WireWriter m = start(options_.push_float32 ? Kind::kPushFloat32 : Kind::kPush);
-        m.put(t);
-        m.put(std::vector<std::uint64_t>(keys.begin(), keys.end()));
+        m.put_varint(t);
+        m.put_counted(keys);
         if (options_.push_float32) {
-            m.put(std::vector<float>(values.begin(), values.end()));  // exact: rounded in push
+            const std::vector<float> narrow(values.begin(),
+                                            values.end());  // exact: rounded in push
+            m.put_counted(std::span<const float>(narrow));
         } else {
-            m.put(std::vector<double>(values.begin(), values.end()));
+            m.put_counted(values);
         }
         send(server, kKvRequestTag, m.take());
         return;
@@ -592,7 +600,7 @@ void KvNode::send_push(int server, std::uint64_t t, std::span<const std::uint64_
                                        options_.filter_first + t, false, options_.push_float32},
                                       e);
     WireWriter m = start(Kind::kPushFiltered);
-    m.put(t);
+    m.put_varint(t);
     write_kv_wire(m, wire);
     send(server, kKvRequestTag, m.take());
 }
@@ -600,7 +608,7 @@ void KvNode::send_push(int server, std::uint64_t t, std::span<const std::uint64_
 void KvNode::send_pull(int server, std::uint64_t t, std::uint64_t id,
                        std::span<const std::uint64_t> keys, bool exact) {
     if (direct_to(server)) {
-        count_direct(kKvRequestTag, pull_bytes(keys.size()));
+        count_direct(kKvRequestTag, pull_bytes(t, id, keys.size()));
         auto d = std::make_unique<Deferred>();
         d->src = server;
         d->t = t;
@@ -611,9 +619,9 @@ void KvNode::send_pull(int server, std::uint64_t t, std::uint64_t id,
     }
     if (filters_.empty()) {
         WireWriter m = start(Kind::kPull);
-        m.put(t);
-        m.put(id);
-        m.put(std::vector<std::uint64_t>(keys.begin(), keys.end()));
+        m.put_varint(t);
+        m.put_varint(id);
+        m.put_counted(keys);
         send(server, kKvRequestTag, m.take());
         return;
     }
@@ -622,8 +630,8 @@ void KvNode::send_pull(int server, std::uint64_t t, std::uint64_t id,
     const KvWire wire = filters_.send(
         {KvChannel::kPullRequest, comm_.rank(), server, options_.filter_first + t, exact}, e);
     WireWriter m = start(Kind::kPullFiltered);
-    m.put(t);
-    m.put(id);
+    m.put_varint(t);
+    m.put_varint(id);
     m.put(exact);
     write_kv_wire(m, wire);
     send(server, kKvRequestTag, m.take());
@@ -682,11 +690,11 @@ void KvNode::end_iteration(std::uint64_t t) {
     schedule_.push_back({KvEvent::Kind::kEnd, t, now_ns(), clock_});
     const int scheduler = layout_.servers.front();
     if (direct_to(scheduler)) {
-        count_direct(kKvRequestTag, kDoneBytes);
+        count_direct(kKvRequestTag, counter_bytes(t));
         on_done(scheduler, t);
     } else {
         WireWriter m = start(Kind::kDone);
-        m.put(t);
+        m.put_varint(t);
         send(scheduler, kKvRequestTag, m.take());
     }
     progress();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <list>
+#include <memory>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -20,9 +21,59 @@ constexpr std::uint8_t kPacked = 4;
 constexpr std::uint8_t kNoKeys = 8;    ///< no keys and no key vector on the wire
 constexpr std::uint8_t kFloat32 = 16;  ///< the values are written as float32
 
-/// Bytes of a vector on the wire: its u64 count and the elements.
-std::uint64_t vector_bytes(std::size_t n, std::size_t element) noexcept {
-    return 8 + static_cast<std::uint64_t>(n) * element;
+// Drop codes on the wire: the key count (varint), a code byte c, and a bitmap of the dropped keys
+// (key i is bit i % 8 of byte i / 8). When every dropped key has the same code, c is that code;
+// otherwise c is 0 and the dropped keys' codes follow, one byte each, in key order. A message
+// of a few hundred keys dropped by one filter costs a few dozen bytes instead of one a key.
+
+/// The code all dropped entries share, or 0 when they differ.
+std::uint8_t common_code(std::span<const std::uint8_t> codes) noexcept {
+    std::uint8_t c = 0;
+    for (const std::uint8_t d : codes) {
+        if (d == 0 || d == c) continue;
+        if (c != 0) return 0;
+        c = d;
+    }
+    return c;
+}
+
+std::uint64_t drop_codes_bytes(std::span<const std::uint8_t> codes) noexcept {
+    std::uint64_t n = varint_bytes(codes.size()) + 1 + (codes.size() + 7) / 8;
+    if (common_code(codes) == 0) {
+        n += static_cast<std::uint64_t>(codes.size()) -
+             static_cast<std::uint64_t>(std::count(codes.begin(), codes.end(), 0));
+    }
+    return n;
+}
+
+void put_drop_codes(WireWriter& w, std::span<const std::uint8_t> codes) {
+    const std::uint8_t c = common_code(codes);
+    w.put_varint(codes.size());
+    w.put(c);
+    std::vector<std::uint8_t> bits((codes.size() + 7) / 8, 0);
+    std::vector<std::uint8_t> each;
+    for (std::size_t i = 0; i < codes.size(); ++i) {
+        if (codes[i] == 0) continue;
+        bits[i / 8] = static_cast<std::uint8_t>(bits[i / 8] | (1u << (i % 8)));
+        if (c == 0) each.push_back(codes[i]);
+    }
+    w.put_array(std::span<const std::uint8_t>(bits));
+    w.put_array(std::span<const std::uint8_t>(each));
+}
+
+void get_drop_codes(WireReader& r, std::vector<std::uint8_t>& codes) {
+    const std::uint64_t n = r.get_varint();
+    const auto c = r.get<std::uint8_t>();
+    if (n / 8 > r.remaining()) r.fail("drop codes: more keys than bytes left");
+    std::vector<std::uint8_t> bits((n + 7) / 8);
+    r.get_array(std::span<std::uint8_t>(bits));
+    codes.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (((bits[i / 8] >> (i % 8)) & 1u) == 0) continue;
+        codes[i] = c != 0 ? c : r.get<std::uint8_t>();
+        if (codes[i] == 0) r.fail("drop codes: a dropped key with code 0");
+    }
+    if (n % 8 != 0 && (bits.back() >> (n % 8)) != 0) r.fail("drop codes: bits past the last key");
 }
 
 /// The bytes of the unencoded wire form of `e` (what write_kv_wire would write before encoding).
@@ -30,8 +81,9 @@ std::uint64_t plain_bytes(const KvFilterContext& ctx, const KvEntries& e) {
     const std::size_t kept = e.kept();
     const bool dropped = kept != e.size();
     const std::size_t keys = ctx.channel == KvChannel::kPullReply ? 0 : e.size();
-    return 1 + (keys == 0 ? 0 : vector_bytes(keys, 8)) + (dropped ? vector_bytes(e.size(), 1) : 0) +
-           vector_bytes(kept * e.width, ctx.float32 ? 4 : 8);
+    return 1 + (keys == 0 ? 0 : counted_bytes(keys, 8)) +
+           (dropped ? drop_codes_bytes(e.dropped_by) : 0) +
+           counted_bytes(kept * e.width, ctx.float32 ? 4 : 8);
 }
 
 /// One slot per (channel, peer), grown on demand.
@@ -48,18 +100,20 @@ T& slot(std::vector<std::unique_ptr<T>>& v, bool sender, const KvFilterContext& 
 /// The values of `wire` as written: doubles, or floats (KvWire::float32).
 void put_values(WireWriter& w, const KvWire& wire) {
     if (wire.float32) {
-        w.put(std::vector<float>(wire.values.begin(), wire.values.end()));
+        const std::vector<float> narrow(wire.values.begin(), wire.values.end());
+        w.put_counted(std::span<const float>(narrow));
     } else {
-        w.put(wire.values);
+        w.put_counted(std::span<const double>(wire.values));
     }
 }
 
 void get_values(WireReader& r, KvWire& wire) {
     if (wire.float32) {
-        const auto narrow = r.get<std::vector<float>>();
+        std::vector<float> narrow;
+        r.get_counted(narrow);
         wire.values.assign(narrow.begin(), narrow.end());
     } else {
-        r.get(wire.values);
+        r.get_counted(wire.values);
     }
 }
 
@@ -79,13 +133,13 @@ std::size_t KvEntries::kept() const noexcept {
 std::uint64_t KvWire::bytes() const noexcept {
     std::uint64_t n = 1;
     if (keys_cached) {
-        n += 16;
+        n += 8 + varint_bytes(key_count);
     } else if (!keys.empty()) {
-        n += vector_bytes(keys.size(), 8);
+        n += counted_bytes(keys.size(), 8);
     }
-    if (packed) return n + 8 + vector_bytes(payload.size(), 1);
-    if (has_dropped) n += vector_bytes(dropped_by.size(), 1);
-    return n + vector_bytes(values.size(), float32 ? 4 : 8);
+    if (packed) return n + varint_bytes(payload_raw) + counted_bytes(payload.size(), 1);
+    if (has_dropped) n += drop_codes_bytes(dropped_by);
+    return n + counted_bytes(values.size(), float32 ? 4 : 8);
 }
 
 void KvFilter::select(const KvFilterContext&, KvEntries&, std::uint8_t) {}
@@ -288,25 +342,59 @@ std::uint64_t key_list_signature(std::span<const std::uint64_t> keys) noexcept {
 
 // zstd ----------------------------------------------------------------------------------------
 
+struct KvZstdFilter::Stream {
+    struct FreeC {
+        void operator()(ZSTD_CCtx* c) const noexcept { ZSTD_freeCCtx(c); }
+    };
+    struct FreeD {
+        void operator()(ZSTD_DCtx* d) const noexcept { ZSTD_freeDCtx(d); }
+    };
+    std::unique_ptr<ZSTD_CCtx, FreeC> compress;
+    std::unique_ptr<ZSTD_DCtx, FreeD> decompress;
+};
+
 KvZstdFilter::KvZstdFilter(int level) : level_(level) {
     if (level < 1 || level > ZSTD_maxCLevel()) {
         throw ConfigError("zstd level", fmt::format("must be in 1..{}", ZSTD_maxCLevel()));
     }
 }
 
+KvZstdFilter::~KvZstdFilter() = default;
+
+KvZstdFilter::Stream& KvZstdFilter::stream(bool sender, const KvFilterContext& ctx) {
+    return slot(streams_, sender, ctx);
+}
+
 void KvZstdFilter::encode(const KvFilterContext& ctx, KvWire& wire) {
     if (wire.packed) return;
+    const auto check = [&](std::size_t code) {
+        if (ZSTD_isError(code) != 0) {
+            throw CommError(ctx.self, fmt::format("kv zstd: {}", ZSTD_getErrorName(code)));
+        }
+        return code;
+    };
+    Stream& s = stream(true, ctx);
+    if (!s.compress) {
+        s.compress.reset(ZSTD_createCCtx());
+        if (!s.compress) throw CommError(ctx.self, "kv zstd: out of memory");
+        check(ZSTD_CCtx_setParameter(s.compress.get(), ZSTD_c_compressionLevel, level_));
+        check(ZSTD_CCtx_setParameter(s.compress.get(), ZSTD_c_windowLog, kWindowLog));
+    }
     WireWriter raw;
-    if (wire.has_dropped) raw.put(wire.dropped_by);
+    if (wire.has_dropped) put_drop_codes(raw, wire.dropped_by);
     put_values(raw, wire);
     const std::span<const std::byte> in = raw.bytes();
-    std::vector<std::uint8_t> out(ZSTD_compressBound(in.size()));
-    const std::size_t n = ZSTD_compress(out.data(), out.size(), in.data(), in.size(), level_);
-    if (ZSTD_isError(n) != 0) {
-        throw CommError(ctx.self, fmt::format("kv zstd: {}", ZSTD_getErrorName(n)));
+    // Every message goes through the stream (the receiver's history must see what the sender's
+    // saw): an incompressible one costs a raw block's 3-byte header.
+    std::vector<std::uint8_t> out(ZSTD_compressBound(in.size()) + 32);
+    ZSTD_inBuffer src{in.data(), in.size(), 0};
+    ZSTD_outBuffer dst{out.data(), out.size(), 0};
+    while (check(ZSTD_compressStream2(s.compress.get(), &dst, &src, ZSTD_e_flush)) != 0) {
+        out.resize(out.size() * 2);
+        dst.dst = out.data();
+        dst.size = out.size();
     }
-    out.resize(n);
-    if (8 + vector_bytes(out.size(), 1) >= in.size()) return;  // incompressible: send it plain
+    out.resize(dst.pos);
     wire.packed = true;
     wire.payload = std::move(out);
     wire.payload_raw = in.size();
@@ -319,16 +407,29 @@ void KvZstdFilter::decode(const KvFilterContext& ctx, KvWire& wire) {
     const auto bad = [&](const std::string& what) {
         return CommError(ctx.self, fmt::format("kv zstd message from rank {}: {}", ctx.peer, what));
     };
-    const unsigned long long stated =
-        ZSTD_getFrameContentSize(wire.payload.data(), wire.payload.size());
-    if (stated != wire.payload_raw) throw bad("the frame's size differs from the stated size");
+    Stream& s = stream(false, ctx);
+    if (!s.decompress) {
+        s.decompress.reset(ZSTD_createDCtx());
+        if (!s.decompress) throw bad("out of memory");
+        const std::size_t code =
+            ZSTD_DCtx_setParameter(s.decompress.get(), ZSTD_d_windowLogMax, kWindowLog);
+        if (ZSTD_isError(code) != 0) throw bad(ZSTD_getErrorName(code));
+    }
     std::vector<std::byte> raw(wire.payload_raw);
-    const std::size_t n =
-        ZSTD_decompress(raw.data(), raw.size(), wire.payload.data(), wire.payload.size());
-    if (ZSTD_isError(n) != 0) throw bad(ZSTD_getErrorName(n));
-    if (n != raw.size()) throw bad("short payload");
+    ZSTD_inBuffer src{wire.payload.data(), wire.payload.size(), 0};
+    ZSTD_outBuffer dst{raw.data(), raw.size(), 0};
+    while (src.pos < src.size) {
+        const std::size_t before_in = src.pos;
+        const std::size_t before_out = dst.pos;
+        const std::size_t code = ZSTD_decompressStream(s.decompress.get(), &dst, &src);
+        if (ZSTD_isError(code) != 0) throw bad(ZSTD_getErrorName(code));
+        if (src.pos == before_in && dst.pos == before_out) {
+            throw bad("the payload is larger than its stated size");
+        }
+    }
+    if (dst.pos != raw.size()) throw bad("the payload is shorter than its stated size");
     WireReader r(raw, fmt::format("kv zstd payload from rank {}", ctx.peer), ctx.self);
-    if (wire.has_dropped) r.get(wire.dropped_by);
+    if (wire.has_dropped) get_drop_codes(r, wire.dropped_by);
     get_values(r, wire);
     r.finish();
     wire.packed = false;
@@ -442,16 +543,16 @@ void write_kv_wire(WireWriter& w, const KvWire& wire) {
     w.put(flags);
     if (wire.keys_cached) {
         w.put(wire.key_signature);
-        w.put(wire.key_count);
+        w.put_varint(wire.key_count);
     } else if (!wire.keys.empty()) {
-        w.put(wire.keys);
+        w.put_counted(std::span<const std::uint64_t>(wire.keys));
     }
     if (wire.packed) {
-        w.put(wire.payload_raw);
-        w.put(wire.payload);
+        w.put_varint(wire.payload_raw);
+        w.put_counted(std::span<const std::uint8_t>(wire.payload));
         return;
     }
-    if (wire.has_dropped) w.put(wire.dropped_by);
+    if (wire.has_dropped) put_drop_codes(w, wire.dropped_by);
     put_values(w, wire);
 }
 
@@ -468,18 +569,18 @@ KvWire read_kv_wire(WireReader& r) {
     wire.float32 = (flags & kFloat32) != 0;
     if (wire.keys_cached) {
         wire.key_signature = r.get<std::uint64_t>();
-        wire.key_count = r.get<std::uint64_t>();
+        wire.key_count = r.get_varint();
     } else if ((flags & kNoKeys) == 0) {
-        r.get(wire.keys);
+        r.get_counted(wire.keys);
         if (wire.keys.empty()) r.fail("an empty key vector without the no-keys flag");
     }
     if (wire.packed) {
-        wire.payload_raw = r.get<std::uint64_t>();
+        wire.payload_raw = r.get_varint();
         if (wire.payload_raw > (std::uint64_t{1} << 36)) r.fail("payload too large");
-        r.get(wire.payload);
+        r.get_counted(wire.payload);
         return wire;
     }
-    if (wire.has_dropped) r.get(wire.dropped_by);
+    if (wire.has_dropped) get_drop_codes(r, wire.dropped_by);
     get_values(r, wire);
     return wire;
 }

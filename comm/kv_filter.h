@@ -202,19 +202,29 @@ class KvKeyCacheFilter final : public KvFilter {
     std::uint64_t misses_ = 0;
 };
 
-/// zstd (lossless) on the payload: the drop codes and the values' bytes, unless that does not
-/// make the message smaller (then it goes plain). Throws CommError on a payload that does not
-/// decompress to its stated size.
+/// zstd (lossless) on the payload: the drop codes and the values' bytes. One zstd stream per
+/// (channel, peer) and direction, never ended: each message is a flushed block of it, so it
+/// carries no frame header and refers back to the pair's earlier messages (a worker pulls the
+/// same block's keys every pass; their answers look alike). Both ends move in lockstep, as every
+/// filter's state does. Throws CommError on a payload that does not decompress to its stated size.
 class KvZstdFilter final : public KvFilter {
   public:
+    /// The window of a stream: 2^kWindowLog bytes of a pair's history (a pass of answers on the
+    /// sets measured), which is about what a stream's state costs on each end.
+    static constexpr int kWindowLog = 20;
+
     explicit KvZstdFilter(int level = 3);
+    ~KvZstdFilter() override;
     std::string name() const override { return "zstd"; }
     bool encodes() const override { return true; }
     void encode(const KvFilterContext& ctx, KvWire& wire) override;
     void decode(const KvFilterContext& ctx, KvWire& wire) override;
 
   private:
+    struct Stream;
+    Stream& stream(bool sender, const KvFilterContext& ctx);
     int level_;
+    std::vector<std::unique_ptr<Stream>> streams_;
 };
 
 /// The 64-bit signature of a key list (FNV-1a over the keys' bytes and the count, then a

@@ -14,6 +14,9 @@
 //   in bulk (one memcpy on little-endian hosts: an LDA slice is millions of u32 words);
 // - arrays without a length (put_array / get_array): the elements only, the count known to both
 //   sides;
+// - varints (put_varint / get_varint, for small counters and counts in short messages: the
+//   key-value engine's headers): LEB128, 7 bits a byte, low first, at most 10 bytes; vectors with
+//   a varint count (put_counted / get_counted), then the elements as above;
 // - user types: whatever the ADL functions `wire_encode(WireWriter&, const T&)` and
 //   `wire_decode(WireReader&, T&)` in T's namespace write and read, field by field.
 // No padding, no alignment, no raw copies of structs: the bytes do not depend on the compiler's
@@ -75,6 +78,21 @@ struct IsVector<std::vector<T, A>> : std::true_type {};
 
 }  // namespace detail
 
+/// Bytes of `v` as a varint (LEB128): 1 for v < 128, up to 10.
+constexpr std::size_t varint_bytes(std::uint64_t v) noexcept {
+    std::size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        ++n;
+    }
+    return n;
+}
+
+/// Bytes of a vector of `n` elements of `element_bytes` each written by put_counted.
+constexpr std::size_t counted_bytes(std::size_t n, std::size_t element_bytes) noexcept {
+    return varint_bytes(n) + n * element_bytes;
+}
+
 /// Builds one message. put() appends a field; take() hands the bytes over. Appending never
 /// fails except for memory.
 class WireWriter {
@@ -114,6 +132,22 @@ class WireWriter {
 
     /// Appends a length or element count (u64).
     void put_length(std::size_t n) { put(static_cast<std::uint64_t>(n)); }
+
+    /// Appends `v` as a varint (LEB128: 7 bits a byte, low first; varint_bytes(v) bytes).
+    void put_varint(std::uint64_t v) {
+        while (v >= 0x80) {
+            bytes_.push_back(static_cast<std::byte>((v & 0x7f) | 0x80));
+            v >>= 7;
+        }
+        bytes_.push_back(static_cast<std::byte>(v));
+    }
+
+    /// Appends a vector with a varint count, then its elements (counted_bytes(size, sizeof(T))).
+    template <WireScalar T>
+    void put_counted(std::span<const T> values) {
+        put_varint(values.size());
+        put_array(values);
+    }
 
     /// Appends `values` without a length (the reader knows the count): a bulk copy on
     /// little-endian hosts.
@@ -200,6 +234,19 @@ class WireReader {
     /// the count.
     std::size_t get_length(std::size_t element_bytes);
 
+    /// Reads a varint written by put_varint; throws on more than 10 bytes or a value past 2^64.
+    std::uint64_t get_varint();
+
+    /// Reads a vector written by put_counted (the count checked against the bytes left first).
+    template <WireScalar T>
+    void get_counted(std::vector<T>& out) {
+        const std::size_t at = pos_;
+        const std::uint64_t n = get_varint();
+        if (n > remaining() / sizeof(T)) fail_length(n, sizeof(T), at);
+        out.resize(static_cast<std::size_t>(n));
+        get_array(std::span<T>(out));
+    }
+
     /// Reads out.size() values written by put_array.
     template <WireScalar T>
     void get_array(std::span<T> out) {
@@ -241,6 +288,8 @@ class WireReader {
         return at;
     }
     [[noreturn]] void truncated(std::size_t n) const;
+    /// Throws "truncated or corrupt length" for a count `n` read at `at`.
+    [[noreturn]] void fail_length(std::uint64_t n, std::size_t element_bytes, std::size_t at) const;
     [[noreturn]] void fail_at(std::size_t offset, std::string_view what) const;
 
     std::span<const std::byte> bytes_;

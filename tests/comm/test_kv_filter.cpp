@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 
 #include "comm/inprocess_communicator.h"
 #include "comm/kv.h"
@@ -112,7 +113,9 @@ TEST(KvFilter, KeyCacheAndZstdRoundTripExactlyOverRepeatedAndChangedRanges) {
         }
         for (double& v : e.values) v = random_value(rng);
         const KvEntries want = e;
-        plain += 1 + (e.keys.empty() ? 0 : 8 + 8 * e.size()) + 8 + 8 * e.values.size();
+        // Flags, the keys and the values, each vector after its varint count (comm/wire.h).
+        plain += 1 + (e.keys.empty() ? 0 : counted_bytes(e.size(), 8)) +
+                 counted_bytes(e.values.size(), 8);
         const KvFilterContext ctx{KvChannel::kPush, 0, 1, static_cast<std::uint64_t>(round), false};
         expect_same(link.carry(ctx, e), want);
     }
@@ -122,6 +125,50 @@ TEST(KvFilter, KeyCacheAndZstdRoundTripExactlyOverRepeatedAndChangedRanges) {
     EXPECT_LT(stats[0].push_out, stats[0].push_in);  // hits happened
     EXPECT_EQ(stats[0].push_in, plain);
     EXPECT_EQ(stats[1].push_in, stats[0].push_out);
+}
+
+TEST(KvFilter, DropCodesTravelAsABitmapAndOneCodeOrEachCode) {
+    // 13 keys, 2 values each; the wire form of the entries as a filter stack leaves it.
+    KvWire wire;
+    for (std::uint64_t k = 0; k < 13; ++k) wire.keys.push_back(100 + 3 * k);
+    wire.has_dropped = true;
+    wire.dropped_by = {0, 2, 2, 0, 0, 0, 2, 0, 0, 2, 0, 0, 2};  // one filter dropped 5
+    wire.values.assign(8 * 2, 0.25);
+    const auto round_trip = [](const KvWire& in) {
+        WireWriter w;
+        write_kv_wire(w, in);
+        const std::vector<std::byte> bytes = w.take();
+        EXPECT_EQ(bytes.size(), in.bytes());
+        WireReader r(bytes, "test message", 1);
+        KvWire back = read_kv_wire(r);
+        r.finish();
+        EXPECT_EQ(back.keys, in.keys);
+        EXPECT_EQ(back.dropped_by, in.dropped_by);
+        EXPECT_EQ(back.values, in.values);
+        return bytes;
+    };
+    // Flags, keys; then the count, the common code and two bytes of bitmap; then the values.
+    std::vector<std::byte> one = round_trip(wire);
+    EXPECT_EQ(one.size(), 1 + counted_bytes(13, 8) + (1 + 1 + 2) + counted_bytes(16, 8));
+    // Two filters dropped: the code of each dropped key follows the bitmap.
+    wire.dropped_by[6] = 1;
+    std::vector<std::byte> each = round_trip(wire);
+    EXPECT_EQ(each.size(), one.size() + 5);
+    const std::size_t bitmap = 1 + counted_bytes(13, 8) + 2;
+    // Malformed: a bit past the 13th key; a dropped key whose code is 0.
+    const auto fails = [](std::vector<std::byte> bytes, const std::string& what) {
+        WireReader r(bytes, "test message", 1);
+        try {
+            read_kv_wire(r);
+            ADD_FAILURE() << "no error for " << what;
+        } catch (const CommError& e) {
+            EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+        }
+    };
+    one[bitmap + 1] |= std::byte{0x80};
+    fails(one, "drop codes: bits past the last key");
+    each[bitmap + 2] = std::byte{0};
+    fails(each, "drop codes: a dropped key with code 0");
 }
 
 TEST(KvFilter, EvictionsAndSignatureCollisionsSendTheKeysAgain) {

@@ -291,5 +291,66 @@ TEST(WireReader, MalformedValuesNameTheMessage) {
     EXPECT_EQ(r2.remaining(), 4u);
 }
 
+TEST(WireVarint, BytesAndRoundTrips) {
+    // LEB128: 7 bits a byte, low first, the high bit set on every byte but the last.
+    WireWriter w;
+    w.put_varint(300);
+    EXPECT_EQ(w.bytes().size(), 2u);
+    EXPECT_EQ(w.bytes()[0], std::byte{0xac});
+    EXPECT_EQ(w.bytes()[1], std::byte{0x02});
+    const std::vector<std::uint64_t> values = {
+        0,          1,
+        127,        128,
+        16383,      16384,
+        1ULL << 35, (1ULL << 63) - 1,
+        1ULL << 63, std::numeric_limits<std::uint64_t>::max()};
+    WireWriter all;
+    std::size_t expected = 0;
+    for (const std::uint64_t v : values) {
+        all.put_varint(v);
+        expected += varint_bytes(v);
+    }
+    EXPECT_EQ(varint_bytes(127), 1u);
+    EXPECT_EQ(varint_bytes(128), 2u);
+    EXPECT_EQ(varint_bytes(std::numeric_limits<std::uint64_t>::max()), 10u);
+    const std::vector<float> floats = {1.5f, -2.0f};
+    all.put_counted(std::span<const float>(floats));
+    expected += counted_bytes(floats.size(), sizeof(float));
+    ASSERT_EQ(all.size(), expected);
+    const std::vector<std::byte> bytes = all.take();
+    WireReader r(bytes, "varints", 0);
+    for (const std::uint64_t v : values) EXPECT_EQ(r.get_varint(), v);
+    std::vector<float> back;
+    r.get_counted(back);
+    EXPECT_EQ(back, floats);
+    r.finish();
+}
+
+TEST(WireVarint, MalformedOnesFail) {
+    // Eleven bytes, or a tenth byte above 1: past 2^64.
+    std::vector<std::byte> long_one(10, std::byte{0x80});
+    long_one.push_back(std::byte{0x01});
+    WireReader r1(long_one, "clock message", 1);
+    expect_comm_error([&] { r1.get_varint(); }, "rank 1: clock message: a varint past 2^64");
+    std::vector<std::byte> over(9, std::byte{0xff});
+    over.push_back(std::byte{0x02});
+    WireReader r2(over, "clock message", 1);
+    expect_comm_error([&] { r2.get_varint(); }, "a varint past 2^64 at offset 0");
+    // Truncated: a continuation bit on the last byte.
+    const std::vector<std::byte> cut = {std::byte{0x80}};
+    WireReader r3(cut, "clock message", 1);
+    expect_comm_error([&] { r3.get_varint(); }, "truncated");
+    // A count the bytes cannot back, before anything is allocated.
+    WireWriter w;
+    w.put_varint(1ULL << 40);
+    w.put(std::uint32_t{7});
+    const std::vector<std::byte> bytes = w.take();
+    WireReader r4(bytes, "answer", 1);
+    std::vector<double> out;
+    expect_comm_error([&] { r4.get_counted(out); },
+                      "answer: truncated or corrupt length: 1099511627776 elements of 8 bytes at "
+                      "offset 0 exceed the 4 bytes left");
+}
+
 }  // namespace
 }  // namespace rotor::comm
