@@ -122,17 +122,25 @@ def file_kind(path: str) -> str | None:
     return None
 
 
-def document(kind: str, data: bytes) -> bytes:
-    """The document text of one file of the given kind."""
+def document(kind: str, data: bytes, code: bool = False) -> bytes:
+    """The document text of one file of the given kind (with ``code``, a C file's whole text)."""
     if kind == "doc":
         return data
     if kind == "c":
-        return c_comments(data)
+        return data if code else c_comments(data)
     return kconfig_help(data)
 
 
 def main() -> int:
-    args = datalib.parse_args(__doc__.split("\n\n")[0])
+    args = datalib.parse_args(
+        __doc__.split("\n\n")[0],
+        lambda p: p.add_argument(
+            "--code",
+            action="store_true",
+            help="a C file's document is its whole text (code and comments): the larger "
+            "corpus behind the 20M-rating MF benchmark (docs/BENCHMARKS.md)",
+        ),
+    )
     started = time.time()
     deb = datalib.apt_download("linux-source-6.1", args.cache)
     root = datalib.extract_deb(deb, args.cache)
@@ -151,7 +159,7 @@ def main() -> int:
             kind = file_kind(path)
             if kind is None:
                 continue
-            text = document(kind, tar.extractfile(member).read())
+            text = document(kind, tar.extractfile(member).read(), args.code)
             if text and text.strip():
                 found[path] = text
     paths = sorted(found)
@@ -164,6 +172,7 @@ def main() -> int:
         "deb": deb.name,
         "files": "usr/src/" + tarballs[0].name,
         "input_docs": len(paths),
+        "code": args.code,
     }
     datalib.tokenize_docs(args, docs_path, meta_path, source, started)
     return 0
