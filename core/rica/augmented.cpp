@@ -117,29 +117,32 @@ namespace {
 /// scaled dual, is updated in place. Returns Σ|X Wᵀ|. T = Y + U, U = clamp(T, ±cut) and
 /// Z − U = T − 2U; branch-free, in lanes (the L1 summed by lane, then the lanes in order) so
 /// that the loop vectorises.
-double shrink_tile(double* __restrict y, double* __restrict u, std::size_t count, double cut) {
-    constexpr std::size_t kLanes = 8;
+constexpr std::size_t kLanes = 8;
+
+/// shrink_tile on kLanes entries, |X Wᵀ| added to the lanes' sums. Fixed length and restrict
+/// pointers: the loop vectorises.
+inline void shrink_lanes(double* __restrict y, double* __restrict u, double cut,
+                         double* __restrict acc) {
+    for (std::size_t j = 0; j < kLanes; ++j) {
+        const double v = y[j], t = v + u[j];
+        const double clamped = std::min(std::max(t, -cut), cut);
+        acc[j] += std::fabs(v);
+        u[j] = clamped;
+        y[j] = t - 2 * clamped;
+    }
+}
+
+double shrink_tile(double* y, double* u, std::size_t count, double cut) {
     double acc[kLanes] = {};
     std::size_t k = 0;
-    for (; k + kLanes <= count; k += kLanes) {
-        double* __restrict yk = y + k;
-        double* __restrict uk = u + k;
-        for (std::size_t j = 0; j < kLanes; ++j) {
-            const double v = yk[j];
-            acc[j] += std::fabs(v);
-            const double t = v + uk[j];
-            const double clamped = std::min(std::max(t, -cut), cut);
-            uk[j] = clamped;
-            yk[j] = t - 2 * clamped;
-        }
-    }
-    for (std::size_t j = 0; k < count; ++k, ++j) {
-        const double v = y[k];
-        acc[j] += std::fabs(v);
-        const double t = v + u[k];
-        const double clamped = std::min(std::max(t, -cut), cut);
-        u[k] = clamped;
-        y[k] = t - 2 * clamped;
+    for (; k + kLanes <= count; k += kLanes) shrink_lanes(y + k, u + k, cut, acc);
+    if (k < count) {  // the tail, padded with zeros (which add 0 to the sums)
+        double ty[kLanes] = {}, tu[kLanes] = {};
+        std::copy(y + k, y + count, ty);
+        std::copy(u + k, u + count, tu);
+        shrink_lanes(ty, tu, cut, acc);
+        std::copy_n(ty, count - k, y + k);
+        std::copy_n(tu, count - k, u + k);
     }
     double l1 = 0;
     for (const double a : acc) l1 += a;
