@@ -62,8 +62,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from compare_lib.report import time_to_reach  # noqa: E402
 from compare_lib.rotor_run import read_metrics, run_timed  # noqa: E402
 
-# compare_lib.score and .corpus need numpy (Debian's /usr/bin/python3): imported in held-out
-# mode only, so --self-check of the training curves runs without it.
+# compare_lib.score and .corpus need numpy (Debian's /usr/bin/python3, as the shebang says):
+# imported where used (held-out mode and the z conversion).
 
 kAlphaSum = 50.0
 kBeta = 0.01
@@ -250,7 +250,7 @@ def run_warplda(args, prefix, repeat):
         cmd = [os.path.join(args.warplda, "warplda"), "--prefix", prefix, "--k", str(args.topics),
                "--niter", str(niter), "--alpha", repr(kAlphaSum), "--beta", repr(kBeta),
                "--dumpmodel=false", "--writeinfo=false"]
-        cmd += [f"--dumpz=true", "--z", z] if args.heldout else ["--dumpz=false"]
+        cmd += ["--dumpz=true", "--z", z] if args.heldout else ["--dumpz=false"]
         w, r, out = run_timed(["nice", "-n", "19"] + cmd)
         pts = parse_warplda(out)
         wall, rss = wall + w, max(rss, r)
@@ -548,7 +548,8 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--iterations", type=int, default=100, help="rotor's sweeps")
     p.add_argument("--warplda-iterations", type=int, default=0,
-                   help="WarpLDA's iterations (default: --iterations)")
+                   help="WarpLDA's iterations (default: --iterations; with --heldout, "
+                   "--warplda-points instead)")
     p.add_argument("--rotor", help="the rotor binary")
     p.add_argument("--rotor-variant", action="append", default=[],
                    help="LABEL=EXTRA_FLAGS, one rotor configuration (default: default=); "
