@@ -238,9 +238,12 @@ std::unique_ptr<mf::Trainer> make_trainer(TrainFlags& f, TrainSetup& s, comm::Co
                        trainer->iterations_done());
     }
     // The sgd trainer holds its ratings as its blocks' triples and reads the matrix no more: only
-    // what the model keeps (each user's items) stays.
-    if (f.options.solver == mf::Solver::kSgd)
-        s.seen = std::move(s.train->ratings).take_user_items();
+    // what the model keeps (each user's items) stays, and not even that when the trainer gives
+    // them back from its blocks at the end (one rank).
+    if (f.options.solver == mf::Solver::kSgd) {
+        auto items = std::move(s.train->ratings).take_user_items();
+        if (!trainer->gives_seen_items()) s.seen = std::move(items);
+    }
     return trainer;
 }
 
@@ -262,6 +265,8 @@ void print_start(const TrainFlags& f, const TrainSetup& s, comm::Communicator& w
 /// `summary` is the progress reporter's closing line ("" when it reported nothing).
 void finish_train(TrainFlags& f, TrainSetup& s, mf::Trainer& trainer, comm::Communicator& world,
                   const std::string& summary) {
+    // Before the model is gathered: the trainer's ratings go before its factors are copied.
+    if (trainer.gives_seen_items() && world.rank() == 0) s.seen = trainer.release_seen_items();
     mf::Model model = trainer.gather_model();
     std::vector<std::vector<train::BlockRun>> timeline;
     if (!f.common.trace.empty()) timeline = trainer.gather_schedule();
