@@ -557,6 +557,30 @@ std::optional<WholeH> SgdTrainer::collect_w() {
 
 Model SgdTrainer::gather_model() { return gather_state().model; }
 
+std::pair<std::vector<std::uint64_t>, std::vector<ItemId>> SgdTrainer::release_seen_items() {
+    ROTOR_ASSERT(ranks_ == 1, "release_seen_items() under MPI: a rank holds its users only");
+    // The values go first, and the items take their place: 12 bytes a rating at most, as while
+    // training. One rank holds every rating, its blocks in one slice.
+    std::vector<float>().swap(block_values_);
+    std::vector<std::uint64_t> offsets(std::size_t{num_users_} + 1, 0);
+    for (const std::uint32_t r : block_rows_) ++offsets[std::size_t{users_[r]} + 1];
+    std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+    std::vector<ItemId> items(block_rows_.size());
+    {
+        std::vector<std::uint64_t> at(offsets.begin(), offsets.end() - 1);
+        const std::vector<std::uint32_t>& global = slice_items_[0];
+        for (std::size_t t = 0; t < block_rows_.size(); ++t)
+            items[at[users_[block_rows_[t]]]++] = global[block_cols_[t]];
+    }
+    std::vector<std::uint32_t>().swap(block_rows_);
+    std::vector<std::uint32_t>().swap(block_cols_);
+    block_offsets_.assign(block_offsets_.size(), 0);
+    for (std::uint32_t u = 0; u < num_users_; ++u)
+        std::sort(items.begin() + static_cast<std::ptrdiff_t>(offsets[u]),
+                  items.begin() + static_cast<std::ptrdiff_t>(offsets[u + 1]));
+    return {std::move(offsets), std::move(items)};
+}
+
 TrainerState SgdTrainer::gather_state() {
     std::optional<WholeH> w = collect_w();
     std::optional<WholeH> h = collect_h(false);

@@ -93,6 +93,8 @@ class SgdTrainer final : public Trainer {
     void evaluate_record(train::Record& r) override;
     Model gather_model() override;
     TrainerState gather_state() override;
+    bool gives_seen_items() const override { return ranks_ == 1; }
+    std::pair<std::vector<std::uint64_t>, std::vector<ItemId>> release_seen_items() override;
     void restore(const TrainerState& state) override;
     std::vector<std::vector<train::BlockRun>> gather_schedule() override;
 

@@ -129,8 +129,9 @@ std::uint64_t estimate_memory(const Ratings& train, const TrainOptions& options,
     // The program, its libraries and the runtime's threads (10.5 MiB measured on a tiny input).
     std::uint64_t bytes = kProcessBytes;
     // Reading (every rank reads the whole matrix): the triples (12 bytes a rating) while
-    // Ratings::from_triples sorts them into the CSR (8 bytes a rating), offsets and counts.
-    const std::uint64_t read_peak = 20 * nnz + 16 * (n + m + 2);
+    // Ratings::from_triples sorts them into the CSR (8 bytes a rating), offsets and counts; the
+    // CSR in the place of the triples when a file is grouped by user (12 in all).
+    const std::uint64_t read_peak = train.build_peak_bytes();
     // Its rows of W and its H rows (ccd: all of H, replicated; sgd: its slices), biases and
     // per-row state; on evaluation a gathered H, and rank 0's gathered model at the end.
     const std::uint64_t rows = 4 * k * (n / p + 1) + 4 * k * m + 16 * (n + m);
@@ -160,14 +161,18 @@ std::uint64_t estimate_memory(const Ratings& train, const TrainOptions& options,
         // The larger of three phases: reading (no factors yet); building the trainer (the
         // matrix and the blocks' values, then the matrix but its values (released, as the CLI
         // lets the trainer) and the blocks' triples, 12 bytes a rating of the rank; the row and
-        // column maps); training, the matrix released but for the model's seen items (4 bytes a
-        // rating and 8 a user), with the gathered H and model and, under MPI, two slices in
-        // flight.
+        // column maps); training, the matrix released (under MPI but for the model's seen items,
+        // 4 bytes a rating and 8 a user; one rank rebuilds them from its blocks at the end, in
+        // the place of the blocks' values), with the gathered H and model and, under MPI, two
+        // slices in flight.
+        const std::uint64_t seen = 4 * nnz + 8 * (n + 1);
+        const std::uint64_t after =
+            p > 1 ? 12 * (nnz / p + 1) + seen + rows + gathered + 2 * 4 * k * (m / p + 1)
+                  : std::max(12 * nnz + rows + 4 * k * m, 8 * nnz + seen + 8 * n + rows) +
+                        (gathered - 4 * k * m);
         const std::uint64_t build = std::max(train.memory_bytes() + 4 * (nnz / p + 1),
                                              train.memory_bytes() - 4 * nnz + 12 * (nnz / p + 1)) +
                                     8 * n + 16 * m + rows;
-        const std::uint64_t after = 12 * (nnz / p + 1) + 4 * nnz + 8 * (n + 1) + rows + gathered +
-                                    (p > 1 ? 2 * 4 * k * (m / p + 1) : 0);
         bytes += std::max({read_peak, build, after});
     }
     return bytes;
@@ -186,6 +191,11 @@ train::RecordSchema record_schema(bool has_test, bool implicit) {
     s.headline_key = has_test ? "test_rmse" : "train_rmse";
     s.headline_label = has_test ? "test RMSE" : "train RMSE";
     return s;
+}
+
+std::pair<std::vector<std::uint64_t>, std::vector<ItemId>> Trainer::release_seen_items() {
+    ROTOR_ASSERT(false, "release_seen_items() of a trainer without gives_seen_items()");
+    return {};
 }
 
 }  // namespace rotor::mf

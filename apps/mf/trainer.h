@@ -18,7 +18,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -148,6 +150,14 @@ class Trainer {
     virtual void restore(const TrainerState& state) = 0;
     /// With record_schedule: every rank's block runs, on rank 0 (empty elsewhere).
     virtual std::vector<std::vector<train::BlockRun>> gather_schedule() = 0;
+    /// Whether release_seen_items() gives each user's items (fixed when the trainer is built):
+    /// then its owner needs no copy of the matrix while it trains.
+    virtual bool gives_seen_items() const { return false; }
+    /// After the last iteration: each user's items (CSR offsets over every user, items
+    /// increasing within a user; what Ratings::take_user_items gives), rebuilt from the
+    /// trainer's own copy of the ratings, which it releases first: the trainer cannot iterate
+    /// again. Only when gives_seen_items(); local.
+    virtual std::pair<std::vector<std::uint64_t>, std::vector<ItemId>> release_seen_items();
 
     int rank() const { return rank_; }
 

@@ -131,12 +131,13 @@ void prepare(TrainFlags& f, comm::Communicator& world, Setup& s) {
                                             s.layout.workers.size());
         const std::size_t r0 = std::min(b0 * o.block_rows, o.components),
                           r1 = std::min(b1 * o.block_rows, o.components);
-        // X, and z, u of the rows, the threads' scratch, C and its eigenvectors.
-        const std::uint64_t plan =
-            s.worker < 0
-                ? 0
-                : 8 * (s.n * s.p + 2 * s.n * (r1 - r0) +
-                       s.n * o.block_rows * static_cast<std::uint64_t>(o.threads) + 3 * s.p * s.p);
+        // X, C and its eigenvectors; kProx: z, u of the rows and the threads' scratch; kAdmm: its
+        // split (U, the chunks' partial Rs, a tile per thread).
+        const std::uint64_t threads = static_cast<std::uint64_t>(o.threads);
+        const std::uint64_t state = o.solver == Solver::kAdmm
+                                        ? AdmmSplit::bytes(s.n, s.p, r1 - r0, o.threads)
+                                        : 8 * (2 * s.n * (r1 - r0) + s.n * o.block_rows * threads);
+        const std::uint64_t plan = s.worker < 0 ? 0 : 8 * (s.n * s.p + 3 * s.p * s.p) + state;
         train::check_memory(plan, train::memory_limit(f.max_memory, host_ranks),
                             "use fewer components per worker (more worker ranks) or raise "
                             "--max-memory",

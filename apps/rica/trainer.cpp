@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <limits>
@@ -106,14 +107,27 @@ RowWorker::RowWorker(const Dense& data, const std::vector<double>& c, const Spec
     for (std::size_t b = first_block; b <= last_block; ++b)
         block_first_.push_back(std::min(b * options.block_rows, options.components) - first_row);
     const std::size_t blocks = last_block - first_block;
-    states_.resize(blocks);
-    l1_.assign(blocks, 0.0);
     const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(blocks)));
     scratch_.resize(static_cast<std::size_t>(threads));
     if (threads > 1) {
         runtime_ = std::make_unique<sched::Runtime>(threads, sched::PinMode::kAuto);
         team_ = std::make_unique<sched::Team>(*runtime_);
+        loop_ = [this](std::int64_t begin, std::int64_t end,
+                       const std::function<void(std::int64_t, std::int64_t)>& body) {
+            parallel(begin, end, body);
+        };
+    } else {
+        loop_ = core::serial_loop;
     }
+    if (options.solver == Solver::kAdmm) {
+        admm_metric_ = metric.empty() ? std::vector<double>(rows(), 1.0) : std::move(metric);
+        split_ = std::make_unique<AdmmSplit>(data_, rows());
+        split_->reset(w_, loop_);
+        contribute();
+        return;
+    }
+    states_.resize(blocks);
+    l1_.assign(blocks, 0.0);
     const auto init = [&](int share) {
         for (std::size_t b = static_cast<std::size_t>(share); b < blocks;
              b += static_cast<std::size_t>(threads)) {
@@ -127,6 +141,18 @@ RowWorker::RowWorker(const Dense& data, const std::vector<double>& c, const Spec
     contribute();
 }
 
+void RowWorker::parallel(std::int64_t begin, std::int64_t end,
+                         const std::function<void(std::int64_t, std::int64_t)>& body) {
+    if (end - begin <= 1) {
+        core::serial_loop(begin, end, body);
+        return;
+    }
+    std::atomic<std::int64_t> next{begin};
+    team_->run([&](int) {
+        for (std::int64_t i = next.fetch_add(1); i < end; i = next.fetch_add(1)) body(i, i + 1);
+    });
+}
+
 void RowWorker::run_shares(const std::function<void(int)>& body) {
     if (team_) {
         team_->run(body);
@@ -138,6 +164,7 @@ void RowWorker::run_shares(const std::function<void(int)>& body) {
 RowWorker::~RowWorker() = default;
 
 std::vector<double> RowWorker::metric() const {
+    if (split_) return admm_metric_;
     std::vector<double> h;
     for (const BlockState& s : states_) h.insert(h.end(), s.h.begin(), s.h.end());
     return h;
@@ -146,48 +173,33 @@ std::vector<double> RowWorker::metric() const {
 void RowWorker::contribute() {
     const std::size_t p = data_.p;
     std::vector<core::ExactSum> sums(key_count(p));
-    for (std::size_t b = 0; b < states_.size(); ++b) {
+    for (std::size_t b = 0; b + 1 < block_first_.size(); ++b) {
         const std::size_t r0 = block_first_[b], rows = block_first_[b + 1] - r0;
         const std::vector<double> g =
             outer_gram(std::span<const double>(w_).subspan(r0 * p, rows * p), rows, p);
         std::size_t e = 0;
         for (std::size_t k = 0; k < p; ++k)
             for (std::size_t l = k; l < p; ++l, ++e) sums[e].add(g[k * p + l]);
-        sums[e].add(l1_[b]);
+        if (!split_) sums[e].add(l1_[b]);
     }
+    if (split_) sums.back().add(split_->l1());
     push_.resize(sums.size() * kLimbs);
     for (std::size_t e = 0; e < sums.size(); ++e) put_limbs(sums[e], push_.data() + e * kLimbs);
 }
 
 void RowWorker::step_admm(std::span<const double> pulled) {
-    const std::size_t p = data_.p, blocks = states_.size(), shares = scratch_.size();
+    const std::size_t p = data_.p;
     // A rise of F (nonconvex ADMM with too small a ρ oscillates) doubles ρ; the scaled dual
     // U = Y/ρ is halved with it, so the unscaled Y carries over.
     const double objective =
-        smooth_terms(s_of(pulled, p), c_, p, false).value + options_.lambda * pulled.back();
+        smooth_terms(s_of(pulled, p), c_, p, false, loop_).value + options_.lambda * pulled.back();
     if (objective > last_objective_) {
         rho_ *= 2;
-        for (BlockState& st : states_)
-            for (double& u : st.u) u *= 0.5;
+        split_->rescale(0.5, loop_);
     }
     last_objective_ = objective;
-    target_.resize(w_.size());
-    run_shares([&](int share) {
-        for (std::size_t b = static_cast<std::size_t>(share); b < blocks; b += shares) {
-            const std::size_t r0 = block_first_[b], rows = block_first_[b + 1] - r0;
-            dual_target(data_, states_[b], scratch_[static_cast<std::size_t>(share)],
-                        std::span<double>(target_).subspan(r0 * p, rows * p));
-        }
-    });
-    augmented_w_step(w_, rows(), p, c_, target_, rho_, options_.inner_iterations);
-    const std::vector<double> cut(options_.block_rows, options_.lambda / rho_);
-    run_shares([&](int share) {
-        for (std::size_t b = static_cast<std::size_t>(share); b < blocks; b += shares) {
-            const std::size_t r0 = block_first_[b], rows = block_first_[b + 1] - r0;
-            l1_[b] = split_update(data_, std::span<const double>(w_).subspan(r0 * p, rows * p), cut,
-                                  states_[b], scratch_[static_cast<std::size_t>(share)]);
-        }
-    });
+    augmented_w_step(w_, rows(), p, c_, split_->target(), rho_, options_.inner_iterations, loop_);
+    split_->update(w_, options_.lambda / rho_, loop_);
 }
 
 void RowWorker::step(std::span<const double> pulled) {

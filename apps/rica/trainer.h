@@ -32,6 +32,8 @@
 
 #include "comm/communicator.h"
 #include "comm/kv.h"
+#include "core/base/range_loop.h"
+#include "core/rica/augmented.h"
 #include "core/rica/prox.h"
 #include "sched/team.h"
 
@@ -91,6 +93,9 @@ class RowWorker {
     void contribute();
     /// Calls body(share) on every share of the team (or on this thread).
     void run_shares(const std::function<void(int)>& body);
+    /// A core::RangeLoop over the team: its threads take the indexes one at a time.
+    void parallel(std::int64_t begin, std::int64_t end,
+                  const std::function<void(std::int64_t, std::int64_t)>& body);
     void step_admm(std::span<const double> pulled);
 
     const Dense& data_;
@@ -99,13 +104,15 @@ class RowWorker {
     TrainerOptions options_;
     std::vector<std::size_t> block_first_;  ///< per block: its first row in w_ (and one past)
     std::vector<double> w_;
-    std::vector<BlockState> states_;
-    std::vector<double> l1_;        ///< per block: Σ ‖X w_j‖₁ of its rows
-    std::vector<Scratch> scratch_;  ///< per share
+    std::vector<BlockState> states_;  ///< kProx: per block
+    std::vector<double> l1_;          ///< kProx: per block, Σ ‖X w_j‖₁ of its rows
+    std::vector<Scratch> scratch_;    ///< per share
     std::vector<double> push_;
-    double rho_ = 0;              ///< kAdmm: the current ρ
-    double last_objective_ = 0;   ///< kAdmm: F at the previous step (∞ before the first)
-    std::vector<double> target_;  ///< kAdmm: R = (Z − U)ᵀX, rows×p
+    core::RangeLoop loop_;              ///< parallel() or the serial loop
+    std::unique_ptr<AdmmSplit> split_;  ///< kAdmm: U and R
+    std::vector<double> admm_metric_;   ///< kAdmm: the metric factors as given (unused)
+    double rho_ = 0;                    ///< kAdmm: the current ρ
+    double last_objective_ = 0;         ///< kAdmm: F at the previous step (∞ before the first)
     std::unique_ptr<sched::Runtime> runtime_;
     std::unique_ptr<sched::Team> team_;
 };

@@ -326,9 +326,4 @@ void FoldInOptions::validate() const {
                                                    iterations, burn_in));
 }
 
-void serial_loop(std::int64_t begin, std::int64_t end,
-                 const std::function<void(std::int64_t, std::int64_t)>& body) {
-    if (begin < end) body(begin, end);
-}
-
 }  // namespace rotor::lda

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/range_loop.h"
 #include "core/base/rng.h"
 #include "core/base/types.h"
 #include "core/corpus/corpus.h"
@@ -141,13 +142,9 @@ struct FoldInOptions {
 
 // The fold-in kernel itself (FoldInTables, FoldInSampler) is in core/lda/fold_in_sampler.h.
 
-/// Runs body(lo, hi) over disjoint subranges covering [begin, end), possibly in parallel; body
-/// is safe to call concurrently on disjoint ranges. This is how core kernels get parallelism
-/// without depending on a threads library: apps pass sched::Runtime::parallel_for.
-using RangeLoop = std::function<void(std::int64_t begin, std::int64_t end,
-                                     const std::function<void(std::int64_t, std::int64_t)>& body)>;
-/// The serial RangeLoop: body(begin, end) when the range is not empty.
-void serial_loop(std::int64_t begin, std::int64_t end,
-                 const std::function<void(std::int64_t, std::int64_t)>& body);
+/// How the kernels run in parallel (core/base/range_loop.h): apps pass
+/// sched::Runtime::parallel_for.
+using core::RangeLoop;
+using core::serial_loop;
 
 }  // namespace rotor::lda

@@ -79,7 +79,7 @@ std::pair<std::vector<std::uint64_t>, std::vector<ItemId>> Ratings::take_user_it
 
 template <class Triples>
 Ratings Ratings::build(std::uint32_t num_users, std::uint32_t num_items, const Triples& triples,
-                       const TripleOrigin& origin) {
+                       const TripleOrigin& origin, TripleList* consume) {
     Ratings r;
     r.num_users_ = num_users;
     r.num_items_ = num_items;
@@ -87,15 +87,28 @@ Ratings Ratings::build(std::uint32_t num_users, std::uint32_t num_items, const T
 
     // A counting sort by user (each user's ratings in input order), then each user's ratings
     // sorted by item: no index arrays and no second copy of the matrix, so the triples and the
-    // CSR are all there is (20 bytes a rating).
+    // CSR are all there is (20 bytes a rating). When each user's triples are contiguous (grouped
+    // input), the CSR fills in input order: a list given away then releases its chunks as they
+    // are copied, and the CSR's pages replace them (12 bytes a rating). A triple's index is then
+    // its user's first index plus its place among the user's ratings (for a duplicate's lines).
     std::vector<std::uint64_t> counts(num_users, 0);
+    std::vector<std::uint64_t> first(num_users, 0);
+    bool grouped = true;
     for (std::uint64_t k = 0; k < nnz; ++k) {
         const RatingTriple& t = triples[k];
         ROTOR_ASSERT(t.user < num_users && t.item < num_items, "triple out of the matrix");
+        if (counts[t.user] == 0) {
+            first[t.user] = k;
+        } else if (t.user != triples[k - 1].user) {
+            grouped = false;
+        }
         ++counts[t.user];
     }
     r.user_offsets_ = offsets_from_counts(counts);
     std::vector<std::uint64_t>().swap(counts);
+    if (!grouped) std::vector<std::uint64_t>().swap(first);
+    if (!grouped) consume = nullptr;
+    r.built_in_place_ = consume != nullptr;
     r.user_items_.resize(nnz);
     r.user_values_.resize(nnz);
     {
@@ -105,12 +118,26 @@ Ratings Ratings::build(std::uint32_t num_users, std::uint32_t num_items, const T
             const std::uint64_t q = next[t.user]++;
             r.user_items_[q] = t.item;
             r.user_values_[q] = t.value;
+            if (consume != nullptr && ((k + 1) & (TripleList::kChunk - 1)) == 0)
+                consume->release_before(k + 1);
         }
     }
+    if (consume != nullptr) consume->clear();
     // Readers mostly see a user's items in increasing order: then nothing moves. Else a stable
-    // sort of the user's ratings by item (equal items stay in input order).
-    std::vector<std::pair<ItemId, float>> row;
-    std::vector<std::pair<UserId, ItemId>> duplicates;
+    // sort of the user's ratings by item (equal items stay in input order). A duplicate is kept
+    // with the places of both among its user's ratings (input order).
+    struct Duplicate {
+        UserId user;
+        ItemId item;
+        std::uint64_t first, second;
+    };
+    struct Entry {
+        ItemId item;
+        float value;
+        std::uint64_t place;
+    };
+    std::vector<Entry> row;
+    std::vector<Duplicate> duplicates;
     for (std::uint32_t u = 0; u < num_users; ++u) {
         const std::uint64_t lo = r.user_offsets_[u];
         const std::uint64_t hi = r.user_offsets_[u + 1];
@@ -118,28 +145,40 @@ Ratings Ratings::build(std::uint32_t num_users, std::uint32_t num_items, const T
         float* values = r.user_values_.data();
         if (std::is_sorted(items + lo, items + hi)) {
             for (std::uint64_t p = lo + 1; p < hi; ++p)
-                if (items[p] == items[p - 1]) duplicates.emplace_back(u, items[p]);
+                if (items[p] == items[p - 1])
+                    duplicates.push_back({u, items[p], p - 1 - lo, p - lo});
             continue;
         }
         row.clear();
-        for (std::uint64_t p = lo; p < hi; ++p) row.emplace_back(items[p], values[p]);
+        for (std::uint64_t p = lo; p < hi; ++p) row.push_back({items[p], values[p], p - lo});
         std::stable_sort(row.begin(), row.end(),
-                         [](const auto& x, const auto& y) { return x.first < y.first; });
+                         [](const Entry& x, const Entry& y) { return x.item < y.item; });
         for (std::uint64_t p = lo; p < hi; ++p) {
-            items[p] = row[p - lo].first;
-            values[p] = row[p - lo].second;
-            if (p > lo && items[p] == items[p - 1]) duplicates.emplace_back(u, items[p]);
+            items[p] = row[p - lo].item;
+            values[p] = row[p - lo].value;
+            if (p > lo && items[p] == items[p - 1])
+                duplicates.push_back({u, items[p], row[p - lo - 1].place, row[p - lo].place});
         }
     }
     if (!duplicates.empty()) {
         // Report the duplicate whose second occurrence comes first in the input, with its first.
-        std::sort(duplicates.begin(), duplicates.end());
-        std::map<std::pair<UserId, ItemId>, std::uint64_t> first;
+        if (grouped) {
+            const auto at = [&first](UserId u, std::uint64_t place) { return first[u] + place; };
+            const Duplicate* best = &duplicates[0];
+            for (const Duplicate& d : duplicates)
+                if (at(d.user, d.second) < at(best->user, best->second)) best = &d;
+            duplicate_error(origin, RatingTriple{best->user, best->item, 0.0f},
+                            at(best->user, best->first), at(best->user, best->second));
+        }
+        std::vector<std::pair<UserId, ItemId>> keys;
+        for (const Duplicate& d : duplicates) keys.emplace_back(d.user, d.item);
+        std::sort(keys.begin(), keys.end());
+        std::map<std::pair<UserId, ItemId>, std::uint64_t> seen;
         for (std::uint64_t k = 0; k < nnz; ++k) {
             const RatingTriple& t = triples[k];
             const std::pair<UserId, ItemId> key{t.user, t.item};
-            if (!std::binary_search(duplicates.begin(), duplicates.end(), key)) continue;
-            const auto [it, fresh] = first.emplace(key, k);
+            if (!std::binary_search(keys.begin(), keys.end(), key)) continue;
+            const auto [it, fresh] = seen.emplace(key, k);
             if (!fresh) duplicate_error(origin, t, it->second, k);
         }
         ROTOR_ASSERT(false, "a duplicate rating not found again");
@@ -151,12 +190,19 @@ Ratings Ratings::build(std::uint32_t num_users, std::uint32_t num_items, const T
 
 Ratings Ratings::from_triples(std::uint32_t num_users, std::uint32_t num_items,
                               std::span<const RatingTriple> triples, const TripleOrigin& origin) {
-    return build(num_users, num_items, triples, origin);
+    return build(num_users, num_items, triples, origin, nullptr);
 }
 
 Ratings Ratings::from_triples(std::uint32_t num_users, std::uint32_t num_items,
                               const TripleList& triples, const TripleOrigin& origin) {
-    return build(num_users, num_items, triples, origin);
+    return build(num_users, num_items, triples, origin, nullptr);
+}
+
+Ratings Ratings::from_triples(std::uint32_t num_users, std::uint32_t num_items,
+                              TripleList&& triples, const TripleOrigin& origin) {
+    Ratings r = build(num_users, num_items, triples, origin, &triples);
+    triples.clear();
+    return r;
 }
 
 Ratings Ratings::from_csr(std::uint32_t num_users, std::uint32_t num_items,
@@ -230,6 +276,12 @@ std::span<const float> Ratings::values_of_user(UserId u) const noexcept {
 std::size_t Ratings::memory_bytes() const noexcept {
     return (user_offsets_.size() + item_offsets_.size()) * sizeof(std::uint64_t) +
            user_items_.size() * sizeof(std::uint32_t) + user_values_.size() * sizeof(float);
+}
+
+std::uint64_t Ratings::build_peak_bytes() const noexcept {
+    const std::uint64_t bytes_per_rating = built_in_place_ ? 12 : 20;
+    // The counts, the first indices and the offsets a user, the counts and offsets an item.
+    return bytes_per_rating * nnz() + 24 * std::uint64_t{num_users_} + 16 * num_items_ + 32;
 }
 
 bool operator==(const Ratings& a, const Ratings& b) {

@@ -222,7 +222,8 @@ RatingsFile read_ratings(LineReader& r, const ReadRatingsOptions& options) {
     origin.line_of = [&lines](std::uint64_t t) { return lines.line_of(t); };
     origin.users = &out.users;
     origin.items = &out.items;
-    out.ratings = Ratings::from_triples(out.users.size(), out.items.size(), triples, origin);
+    out.ratings =
+        Ratings::from_triples(out.users.size(), out.items.size(), std::move(triples), origin);
     return out;
 }
 

@@ -17,20 +17,34 @@ std::vector<double> gram(const Dense& d) {
     return c;
 }
 
-std::vector<double> outer_gram(std::span<const double> w, std::size_t rows, std::size_t p) {
+void gemm_slabs(const core::RangeLoop& loop, Op op_a, Op op_b, std::size_t m, std::size_t n,
+                std::size_t k, const double* a, std::size_t lda, const double* b, std::size_t ldb,
+                double* c, std::size_t ldc) {
+    const auto slabs = static_cast<std::int64_t>((m + kSlabRows - 1) / kSlabRows);
+    loop(0, slabs, [&](std::int64_t lo, std::int64_t hi) {
+        for (auto i = static_cast<std::size_t>(lo); i < static_cast<std::size_t>(hi); ++i) {
+            const std::size_t first = i * kSlabRows, rows = std::min(kSlabRows, m - first);
+            // Row `first` of op(A): a row of A as stored, or a column of A when transposed.
+            const double* a_rows = op_a == Op::kNone ? a + first * lda : a + first;
+            core::blas::gemm(op_a, op_b, rows, n, k, 1.0, a_rows, lda, b, ldb, 0.0, c + first * ldc,
+                             ldc);
+        }
+    });
+}
+
+std::vector<double> outer_gram(std::span<const double> w, std::size_t rows, std::size_t p,
+                               const core::RangeLoop& loop) {
     std::vector<double> s(p * p, 0.0);
-    core::blas::gemm(Op::kTranspose, Op::kNone, p, p, rows, 1.0, w.data(), p, w.data(), p, 0.0,
-                     s.data(), p);
+    gemm_slabs(loop, Op::kTranspose, Op::kNone, p, p, rows, w.data(), p, w.data(), p, s.data(), p);
     return s;
 }
 
 SmoothTerms smooth_terms(std::span<const double> s, std::span<const double> c, std::size_t p,
-                         bool gradient) {
+                         bool gradient, const core::RangeLoop& loop) {
     std::vector<double> a(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(p * p));
     for (std::size_t i = 0; i < p; ++i) a[i * p + i] -= 1.0;
     std::vector<double> ac(p * p, 0.0);
-    core::blas::gemm(Op::kNone, Op::kNone, p, p, p, 1.0, a.data(), p, c.data(), p, 0.0, ac.data(),
-                     p);
+    gemm_slabs(loop, Op::kNone, Op::kNone, p, p, p, a.data(), p, c.data(), p, ac.data(), p);
     SmoothTerms t;
     // tr(A C A) = Σ_jk (AC)_jk A_kj = Σ_jk (AC)_jk A_jk (A symmetric).
     double trace = 0;

@@ -20,6 +20,9 @@
 #include <span>
 #include <vector>
 
+#include "core/base/blas.h"
+#include "core/base/range_loop.h"
+
 namespace rotor::rica {
 
 /// Dense observations, one per row. A value type.
@@ -40,12 +43,23 @@ struct SmoothTerms {
     std::vector<double> m;  ///< p×p (empty unless asked)
 };
 
-/// f and (with `gradient`) M from S (p×p, both triangles) and C. O(p³).
-SmoothTerms smooth_terms(std::span<const double> s, std::span<const double> c, std::size_t p,
-                         bool gradient);
+/// Rows of a product per gemm_slabs call: the unit of its parallel work.
+inline constexpr std::size_t kSlabRows = 32;
 
-/// S = WᵀW of the ℓ×p matrix w (p×p, both triangles).
-std::vector<double> outer_gram(std::span<const double> w, std::size_t rows, std::size_t p);
+/// core::blas::gemm (C = op(A) op(B), beta = 0) cut into slabs of kSlabRows rows of C, one call
+/// each, run by `loop`. The cut depends on m only, so the result is the same bits for any loop.
+void gemm_slabs(const core::RangeLoop& loop, core::blas::Op op_a, core::blas::Op op_b,
+                std::size_t m, std::size_t n, std::size_t k, const double* a, std::size_t lda,
+                const double* b, std::size_t ldb, double* c, std::size_t ldc);
+
+/// f and (with `gradient`) M from S (p×p, both triangles) and C. O(p³), its product by
+/// gemm_slabs over `loop`.
+SmoothTerms smooth_terms(std::span<const double> s, std::span<const double> c, std::size_t p,
+                         bool gradient, const core::RangeLoop& loop = core::serial_loop);
+
+/// S = WᵀW of the ℓ×p matrix w (p×p, both triangles), by gemm_slabs over `loop`.
+std::vector<double> outer_gram(std::span<const double> w, std::size_t rows, std::size_t p,
+                               const core::RangeLoop& loop = core::serial_loop);
 
 /// The terms of F(W) computed from the data directly, without C: what `rotor rica eval` reports
 /// and what tests compare the C route with.

@@ -122,17 +122,39 @@ def file_kind(path: str) -> str | None:
     return None
 
 
-def document(kind: str, data: bytes) -> bytes:
-    """The document text of one file of the given kind."""
+def document(kind: str, data: bytes, code: bool = False) -> bytes:
+    """The document text of one file of the given kind (with ``code``, a C file's whole text)."""
     if kind == "doc":
         return data
     if kind == "c":
-        return c_comments(data)
+        return data if code else c_comments(data)
     return kconfig_help(data)
 
 
+def chunks(text: bytes, words: int) -> list[bytes]:
+    """`text` cut into pieces of `words` blank-separated words (the last one shorter)."""
+    w = text.split()
+    return [b" ".join(w[i : i + words]) for i in range(0, len(w), words)]
+
+
+def add_options(p) -> None:
+    p.add_argument(
+        "--code",
+        action="store_true",
+        help="a C file's document is its whole text (code and comments)",
+    )
+    p.add_argument(
+        "--chunk-words",
+        type=int,
+        default=0,
+        help="cut every file's text into documents of this many blank-separated words "
+        "(the last shorter); 0: one document a file. --code --chunk-words 400 "
+        "--heldout-frac 0 is the corpus of the 20M-rating MF benchmark (docs/BENCHMARKS.md)",
+    )
+
+
 def main() -> int:
-    args = datalib.parse_args(__doc__.split("\n\n")[0])
+    args = datalib.parse_args(__doc__.split("\n\n")[0], add_options)
     started = time.time()
     deb = datalib.apt_download("linux-source-6.1", args.cache)
     root = datalib.extract_deb(deb, args.cache)
@@ -151,19 +173,32 @@ def main() -> int:
             kind = file_kind(path)
             if kind is None:
                 continue
-            text = document(kind, tar.extractfile(member).read())
+            text = document(kind, tar.extractfile(member).read(), args.code)
             if text and text.strip():
                 found[path] = text
     paths = sorted(found)
     datalib.log(f"{tarballs[0].name}: {files} files, {len(paths)} with text")
-    docs_path, meta_path = datalib.write_docs(
-        args.out, (found[p] for p in paths), ("path",), ((p,) for p in paths)
-    )
+    if args.chunk_words < 0:
+        raise SystemExit("--chunk-words must be >= 0")
+    if args.chunk_words == 0:
+        docs_path, meta_path = datalib.write_docs(
+            args.out, (found[p] for p in paths), ("path",), ((p,) for p in paths)
+        )
+    else:
+        pieces = [(p, i) for p in paths for i in range(len(chunks(found[p], args.chunk_words)))]
+        docs_path, meta_path = datalib.write_docs(
+            args.out,
+            (piece for p in paths for piece in chunks(found[p], args.chunk_words)),
+            ("path", "chunk"),
+            ((p, str(i)) for p, i in pieces),
+        )
     source = {
         "package": "Debian linux-source-6.1",
         "deb": deb.name,
         "files": "usr/src/" + tarballs[0].name,
         "input_docs": len(paths),
+        "code": args.code,
+        "chunk_words": args.chunk_words,
     }
     datalib.tokenize_docs(args, docs_path, meta_path, source, started)
     return 0

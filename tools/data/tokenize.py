@@ -105,9 +105,17 @@ def bag_of_words(
     stopwords: frozenset[bytes] = frozenset(),
     min_len: int = MIN_LEN,
     max_len: int = MAX_LEN,
+    canon: dict[bytes, bytes] | None = None,
 ) -> collections.Counter:
-    """Token counts of one document."""
-    return collections.Counter(tokenize_text(text, stopwords, min_len, max_len))
+    """Token counts of one document.
+
+    With ``canon``, every distinct token is stored once across documents (``canon`` maps a
+    token to its first copy): a large corpus's bags then share their keys.
+    """
+    bow = collections.Counter(tokenize_text(text, stopwords, min_len, max_len))
+    if canon is None:
+        return bow
+    return collections.Counter({canon.setdefault(w, w): c for w, c in bow.items()})
 
 
 def heldout_key(seed: int, line: int) -> bytes:
@@ -267,8 +275,9 @@ def tokenize_file(
     (comparable with the target sizes of docs/data.md), when a split was requested.
     """
     meta_header, meta_rows = read_meta(meta_path)
+    canon: dict[bytes, bytes] = {}
     bows = [
-        (i, bag_of_words(text, stopwords, min_len, max_len))
+        (i, bag_of_words(text, stopwords, min_len, max_len, canon))
         for i, text in enumerate(read_lines(docs_path), start=1)
     ]
     if meta_rows and len(meta_rows) != len(bows):

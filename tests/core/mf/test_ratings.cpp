@@ -140,6 +140,39 @@ TEST(Ratings, ThriceInAnUnsortedUserNamesTheFirstTwo) {
     }
 }
 
+TEST(Ratings, AListGivenAwayAndGroupedByUserFillsTheCsrInItsPlace) {
+    // Three users' ratings contiguous (more than a chunk of triples): the CSR of the list given
+    // away is the span's, built at 12 bytes a rating; an ungrouped list at 20.
+    std::vector<RatingTriple> t;
+    for (std::uint32_t u = 0; u < 3; ++u)
+        for (std::uint32_t i = 0; i < 30000; ++i)
+            t.push_back({u, (i * 7919 + u) % 30000, static_cast<float>(i % 5)});
+    TripleList list;
+    for (const RatingTriple& x : t) list.push_back(x);
+    const Ratings a = Ratings::from_triples(3, 30000, std::move(list));
+    const Ratings b = Ratings::from_triples(3, 30000, t);
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(list.size(), 0u);
+    EXPECT_EQ(a.build_peak_bytes() + 8 * a.nnz(), b.build_peak_bytes());
+    TripleList mixed;
+    for (const RatingTriple& x : {t[0], t[30000], t[1]}) mixed.push_back(x);
+    EXPECT_EQ(Ratings::from_triples(3, 30000, std::move(mixed)).build_peak_bytes(),
+              20u * 3 + 24u * 3 + 16u * 30000 + 32);
+    // A duplicate in a grouped, unsorted user is named by its lines as in an ungrouped list.
+    TripleList dup;
+    for (const RatingTriple& x : std::vector<RatingTriple>{
+             {1, 0, 1}, {0, 2, 1}, {0, 1, 1}, {0, 2, 2}, {0, 2, 3}, {2, 0, 1}})
+        dup.push_back(x);
+    try {
+        Ratings::from_triples(3, 3, std::move(dup));
+        FAIL() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("user 0, item 2 (ratings #2 and #4 of the list)"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
 TEST(Ratings, DuplicateWithOriginNamesBothLinesAndTheIds) {
     IdMap users;
     IdMap items;

@@ -2,11 +2,13 @@
 // (eq. 16) matches central finite differences; the ADMM of the proximal step (19a-19c) reaches
 // the solution of a direct solve (projected gradient on the dual); proximal gradient steps with
 // the safe step never increase F; the one-worker ADMM's W step minimises f + (ρ/2)‖X Wᵀ − B‖²
-// (its gradient, through C and R = BᵀX, equals the data's, and is driven to 0).
+// (its gradient, through C and R = BᵀX, equals the data's, and is driven to 0); its split
+// (AdmmSplit's fused pass) equals (19b), (19c) and R computed apart, the same bits on threads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "core/rica/augmented.h"
@@ -187,6 +189,58 @@ TEST(RicaAugmented, WStepMinimisesTheAugmentedSmoothPart) {
     double norm = 0;
     for (const double v : direct_gradient(w)) norm += v * v;
     EXPECT_LT(std::sqrt(norm), 1e-6 * std::sqrt(norm0));
+}
+
+/// A RangeLoop on three std::threads, each index on its own (any order): what a team does.
+void threaded_loop(std::int64_t begin, std::int64_t end,
+                   const std::function<void(std::int64_t, std::int64_t)>& body) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 3; ++t)
+        threads.emplace_back([&, t] {
+            for (std::int64_t i = end - 1 - t; i >= begin; i -= 3) body(i, i + 1);
+        });
+    for (std::thread& t : threads) t.join();
+}
+
+TEST(RicaAugmented, SplitPassEqualsTheUpdatesComputedApartOnAnyLoop) {
+    // n spans several chunks (AdmmSplit::chunk: 64 at least) and the last one is shorter.
+    const std::size_t p = 5, rows = 7, n = 300;
+    const Dense d = random_data(n, p, 12);
+    const std::vector<double> w0 = random_w(rows, p, 13, 0.5), w1 = random_w(rows, p, 14, 0.5);
+    const double cut = 0.4, factor = 0.5;
+    AdmmSplit split(d, rows), threaded(d, rows);
+    split.reset(w0, core::serial_loop);
+    split.update(w1, cut, core::serial_loop);
+    split.rescale(factor, core::serial_loop);
+    threaded.reset(w0, threaded_loop);
+    threaded.update(w1, cut, threaded_loop);
+    threaded.rescale(factor, threaded_loop);
+    EXPECT_EQ(split.target(), threaded.target());
+    EXPECT_EQ(split.l1(), threaded.l1());
+    // Apart: Z = X W0ᵀ, U = 0; then Y = X W1ᵀ, T = Y + U, U = clamp(T), Z = T − U; then U ← f U.
+    std::vector<double> want(rows * p, 0.0);
+    double l1 = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < rows; ++j) {
+            double y0 = 0, y1 = 0;
+            for (std::size_t k = 0; k < p; ++k) {
+                y0 += d.row(i)[k] * w0[j * p + k];
+                y1 += d.row(i)[k] * w1[j * p + k];
+            }
+            l1 += std::fabs(y1);
+            const double t = y1 + 0.0;  // U = 0 after the reset, whatever Z = y0 was
+            const double u = std::clamp(t, -cut, cut), z = t - u;
+            for (std::size_t k = 0; k < p; ++k) want[j * p + k] += (z - factor * u) * d.row(i)[k];
+        }
+    for (std::size_t e = 0; e < want.size(); ++e)
+        EXPECT_NEAR(split.target()[e], want[e], 1e-9 * (1 + std::fabs(want[e]))) << "entry " << e;
+    EXPECT_NEAR(split.l1(), l1, 1e-9 * l1);
+    // The W step's slabs on threads: the same bits as on one.
+    const std::vector<double> c = gram(d);
+    std::vector<double> a = w1, b = w1;
+    augmented_w_step(a, rows, p, c, split.target(), 0.3, 5, core::serial_loop);
+    augmented_w_step(b, rows, p, c, split.target(), 0.3, 5, threaded_loop);
+    EXPECT_EQ(a, b);
 }
 
 }  // namespace
