@@ -142,6 +142,37 @@ TrainerState decode_state(std::span<const std::byte> bytes, const std::string& n
 
 }  // namespace
 
+void check_same_data(const DataFingerprint& theirs, const DataFingerprint& ours,
+                     const std::string& resume, const std::string& name, const std::string& flag) {
+    if (theirs == ours) return;
+    const auto sizes = [](const DataFingerprint& f) {
+        return fmt::format("{} samples, {} features and {} entries", f.samples, f.features,
+                           f.entries);
+    };
+    train::refuse_other_input(resume, "other data", name, sizes(ours), sizes(theirs),
+                              "other values", flag);
+}
+
+std::vector<train::ResumeSetting> resume_settings(const TrainOptions& a, const TrainOptions& b) {
+    const auto g = [](double v) { return fmt::format("{:.17g}", v); };
+    const auto on = [](bool v) { return std::string(v ? "on" : "off"); };
+    return {
+        {"--lambda", g(a.lambda), g(b.lambda)},
+        {"--schedule", std::string(schedule_name(a.schedule)),
+         std::string(schedule_name(b.schedule))},
+        {"--parallel", std::to_string(a.strads.parallel), std::to_string(b.strads.parallel)},
+        {"--candidates", std::to_string(a.strads.candidates), std::to_string(b.strads.candidates)},
+        {"--rho", g(a.strads.rho), g(b.strads.rho)},
+        {"--eta", g(a.strads.eta), g(b.strads.eta)},
+        {"--tol", g(a.tol), g(b.tol)},
+        {"--stop", std::string(stop_rule_name(a.stop)), std::string(stop_rule_name(b.stop))},
+        {"--eval-every", std::to_string(a.eval_every), std::to_string(b.eval_every)},
+        {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
+        {"--no-intercept", on(!a.standardize.intercept), on(!b.standardize.intercept)},
+        {"--no-standardize", on(!a.standardize.standardize), on(!b.standardize.standardize)},
+        {"--no-active-set", on(!a.active_set), on(!b.active_set)}};
+}
+
 DataFingerprint fingerprint(const RawData& data) {
     return fingerprint(data.features, data.row_offsets, data.cols, data.values, data.targets);
 }

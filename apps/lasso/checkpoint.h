@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "apps/lasso/trainer.h"
 #include "comm/communicator.h"
 #include "core/lasso/design.h"
+#include "train/resume.h"
 
 namespace rotor::lasso {
 
@@ -29,6 +31,16 @@ DataFingerprint fingerprint(const RawData& data);
 DataFingerprint fingerprint(std::uint32_t features, std::span<const std::uint64_t> row_offsets,
                             std::span<const std::uint32_t> cols, std::span<const double> values,
                             std::span<const double> targets);
+
+/// Throws ConfigError(`flag`) when checkpoint `resume` was made on other data than `ours` (named
+/// `name`), saying what differs (samples, features, entries; or the same sizes, other values).
+void check_same_data(const DataFingerprint& theirs, const DataFingerprint& ours,
+                     const std::string& resume, const std::string& name,
+                     const std::string& flag = "--resume");
+
+/// The settings a resumed run cannot change (train::refuse_resume_conflicts), as `a` has them and
+/// as the checkpoint's `b` does, named by their flags (--lambda, --schedule, ...).
+std::vector<train::ResumeSetting> resume_settings(const TrainOptions& a, const TrainOptions& b);
 
 /// What a checkpoint holds, as read back.
 struct Checkpoint {

@@ -79,37 +79,14 @@ struct FitSetup {
     std::optional<lasso::Checkpoint> resume;
 };
 
-/// The flags a checkpoint fixes, as this run `a` and the checkpoint `b` have them
-/// (train/resume.h).
-std::vector<train::ResumeSetting> settings(const lasso::TrainOptions& a,
-                                           const lasso::TrainOptions& b) {
-    const auto g = [](double v) { return fmt::format("{:.17g}", v); };
-    const auto on = [](bool v) { return std::string(v ? "on" : "off"); };
-    return {
-        {"--lambda", g(a.lambda), g(b.lambda)},
-        {"--schedule", std::string(lasso::schedule_name(a.schedule)),
-         std::string(lasso::schedule_name(b.schedule))},
-        {"--parallel", std::to_string(a.strads.parallel), std::to_string(b.strads.parallel)},
-        {"--candidates", std::to_string(a.strads.candidates), std::to_string(b.strads.candidates)},
-        {"--rho", g(a.strads.rho), g(b.strads.rho)},
-        {"--eta", g(a.strads.eta), g(b.strads.eta)},
-        {"--tol", g(a.tol), g(b.tol)},
-        {"--stop", std::string(lasso::stop_rule_name(a.stop)),
-         std::string(lasso::stop_rule_name(b.stop))},
-        {"--eval-every", std::to_string(a.eval_every), std::to_string(b.eval_every)},
-        {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
-        {"--no-intercept", on(!a.standardize.intercept), on(!b.standardize.intercept)},
-        {"--no-standardize", on(!a.standardize.standardize), on(!b.standardize.standardize)},
-        {"--no-active-set", on(!a.active_set), on(!b.active_set)}};
-}
-
 /// --resume: the run continues with the checkpoint's options. A model-defining flag given with a
 /// different value is refused by name; --max-iterations (the total to reach) may change.
 void apply_checkpoint(FitFlags& f, const lasso::Checkpoint& c) {
     const auto given = [&f](const std::string& flag) {
         return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
     };
-    train::refuse_resume_conflicts(settings(f.options, c.options), given, f.common.resume);
+    train::refuse_resume_conflicts(lasso::resume_settings(f.options, c.options), given,
+                                   f.common.resume);
     const std::uint32_t target =
         given("--max-iterations") ? f.options.max_iterations : c.options.max_iterations;
     train::check_resume_target(c.state.iterations_done, target, f.common.resume,
@@ -260,9 +237,7 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
         const bool print = f.common.checkpoint_every > 0 || s.resume.has_value();
         RankData data = read_rank_data(f.data, world, limits, print);
         if (print) s.print = data.print;
-        if (s.resume && !(s.resume->data == s.print))
-            throw ConfigError("--resume", fmt::format("{} was made on other data than {}",
-                                                      f.common.resume, f.data.path));
+        if (s.resume) lasso::check_same_data(s.resume->data, s.print, f.common.resume, f.data.path);
         s.samples = data.samples;
         s.features = data.slice.features;
         s.names = data.slice.feature_names;
@@ -549,7 +524,7 @@ void add_train(CLI::App& lasso, comm::Communicator* world) {
     c->add_option("--resume", f->common.resume,
                   "Continue the run checkpointed in this directory (bitwise as if never stopped)");
     c->callback([f, world, c] {
-        for (const train::ResumeSetting& s : settings({}, {}))
+        for (const train::ResumeSetting& s : lasso::resume_settings({}, {}))
             if (c->count(s.flag) > 0) f->given.emplace_back(s.flag);
         if (c->count("--max-iterations") > 0) f->given.emplace_back("--max-iterations");
         on_world(world, [&](comm::Communicator& w) { run_train(*f, w); });

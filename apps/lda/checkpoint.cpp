@@ -7,10 +7,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "apps/lda/trainer.h"
@@ -28,6 +30,24 @@
 
 namespace rotor::lda {
 namespace {
+
+/// α as --alpha takes it: one value when every α_k is equal, else the K values.
+std::string alpha_text(const LdaParams& p) {
+    const std::vector<double> a = p.topic_alphas();
+    if (std::adjacent_find(a.begin(), a.end(), std::not_equal_to<>()) == a.end())
+        return a.empty() ? std::string("-") : fmt::format("{}", a.front());
+    return fmt::format("{}", fmt::join(a, ","));
+}
+
+/// --init-doc-topics as it matters: only for a sparse start ("-" otherwise).
+std::string doc_topics(const InitOptions& init) {
+    return init.method == InitMethod::kSparse ? std::to_string(init.doc_topics) : "-";
+}
+
+/// --init-word-prior as it matters: only for a sequential start ("-" otherwise).
+std::string word_prior(const InitOptions& init) {
+    return init.method == InitMethod::kSequential ? fmt::format("{}", init.word_prior) : "-";
+}
 
 /// Reads a checkpoint file's bytes front to back; any shortfall is an InputError naming the file.
 class ByteReader {
@@ -110,6 +130,42 @@ CorpusFingerprint fingerprint(const core::Corpus& corpus) {
     for (auto w : corpus.word_ids()) mix(w);
     f.hash = h;
     return f;
+}
+
+void check_same_corpus(const CorpusFingerprint& theirs, const CorpusFingerprint& ours,
+                       const std::string& resume, const std::string& name,
+                       const std::string& flag) {
+    if (theirs == ours) return;
+    const auto sizes = [](const CorpusFingerprint& f) {
+        return fmt::format("{} documents, {} words and {} tokens", f.docs, f.words, f.tokens);
+    };
+    train::refuse_other_input(resume, "another corpus", name, sizes(ours), sizes(theirs),
+                              "other tokens", flag);
+}
+
+std::vector<train::ResumeSetting> resume_settings(const TrainOptions& a, const TrainOptions& b) {
+    const auto on = [](bool v) { return std::string(v ? "on" : "off"); };
+    return {{"--topics", std::to_string(a.params.num_topics), std::to_string(b.params.num_topics)},
+            {"--alpha", alpha_text(a.params), alpha_text(b.params)},
+            {"--beta", fmt::format("{}", a.params.beta), fmt::format("{}", b.params.beta)},
+            {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
+            {"--deterministic", on(a.deterministic), on(b.deterministic)},
+            {"--blocks", std::to_string(a.blocks), std::to_string(b.blocks)},
+            {"--init", init_method_name(a.init.method), init_method_name(b.init.method)},
+            {"--init-doc-topics", doc_topics(a.init), doc_topics(b.init)},
+            {"--init-word-prior", word_prior(a.init), word_prior(b.init)}};
+}
+
+void apply_checkpoint_layout(const Checkpoint& c, DistributedOptions& dist) {
+    dist.columns_per_slice = c.columns_per_slice;
+    dist.timer = c.timer;
+    dist.rebalance = c.rebalance;
+    dist.rebalance_tolerance = c.rebalance_tolerance;
+    if (c.timer) {
+        dist.timer_params.low = c.timer_low;
+        dist.timer_params.high = c.timer_high;
+        dist.timer_params.initial_s = c.timer_budget;
+    }
 }
 
 void write_checkpoint(const std::string& dir, const Trainer& trainer, const TrainOptions& options,

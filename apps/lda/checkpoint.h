@@ -33,6 +33,7 @@
 
 #include "apps/lda/trainer.h"
 #include "core/corpus/corpus.h"
+#include "train/resume.h"
 
 namespace rotor::lda {
 
@@ -47,6 +48,13 @@ struct CorpusFingerprint {
     friend bool operator==(const CorpusFingerprint&, const CorpusFingerprint&) = default;
 };
 CorpusFingerprint fingerprint(const core::Corpus& corpus);
+/// Throws ConfigError(`flag`) when checkpoint `resume` was made on another corpus than `ours`
+/// (named `name`), saying what differs: "<resume> was made on another corpus than <name>
+/// (<name> has 200 documents, 9000 words and 13000 tokens, the checkpoint's 1500 documents,
+/// ...)", or "(the same sizes, other tokens)" when only the hash differs.
+void check_same_corpus(const CorpusFingerprint& theirs, const CorpusFingerprint& ours,
+                       const std::string& resume, const std::string& name,
+                       const std::string& flag = "--resume");
 
 /// What one rank reads of a checkpoint: the shared state and its own part.
 struct Checkpoint {
@@ -74,6 +82,17 @@ struct Checkpoint {
     std::vector<DocId> docs;      ///< this rank's documents, global ids, increasing
     std::vector<TopicId> topics;  ///< their tokens' topics (LocalDocs' order)
 };
+
+/// The model-defining settings a resumed run cannot change (train::refuse_resume_conflicts), as
+/// `a` has them and as `b` does, named by their flags (--topics, --alpha, --beta, --seed,
+/// --deterministic, --blocks, --init, --init-doc-topics, --init-word-prior). A checkpoint's α
+/// is the one the run reached, after any --optimize-alpha.
+std::vector<train::ResumeSetting> resume_settings(const TrainOptions& a, const TrainOptions& b);
+
+/// The grid, the timer and rebalancing of the checkpointed run, into `dist`: a resumed run's
+/// blocks are the ones saved (with --blocks 0 one process' grid side is the checkpoint's
+/// columns per slice, not the default for this run's threads).
+void apply_checkpoint_layout(const Checkpoint& c, DistributedOptions& dist);
 
 /// Collective over trainer.comm(): writes `trainer`'s state to `dir` (layout above), replacing
 /// the checkpoint there only once every part and the manifest are whole. `options` and `dist`

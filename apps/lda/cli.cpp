@@ -13,7 +13,6 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "apps/lda/checkpoint.h"
 #include "apps/lda/trainer.h"
@@ -61,40 +60,6 @@ struct TrainFlags {
     std::string init = "sequential";  ///< --init, parsed into options.init.method
     std::vector<std::string> given;   ///< the model-defining flags given on the command line
 };
-
-/// α as --alpha takes it: one value when every α_k is equal, else the K values.
-std::string alpha_text(const lda::LdaParams& p) {
-    const std::vector<double> a = p.topic_alphas();
-    if (std::adjacent_find(a.begin(), a.end(), std::not_equal_to<>()) == a.end())
-        return a.empty() ? std::string("-") : fmt::format("{}", a.front());
-    return fmt::format("{}", fmt::join(a, ","));
-}
-
-/// --init-doc-topics as it matters: only for a sparse start ("-" otherwise).
-std::string doc_topics(const lda::InitOptions& init) {
-    return init.method == lda::InitMethod::kSparse ? std::to_string(init.doc_topics) : "-";
-}
-
-/// --init-word-prior as it matters: only for a sequential start ("-" otherwise).
-std::string word_prior(const lda::InitOptions& init) {
-    return init.method == lda::InitMethod::kSequential ? fmt::format("{}", init.word_prior) : "-";
-}
-
-/// The model-defining settings a resumed run cannot change, as `a` has them and as `b` does
-/// (a checkpoint's α is the one the run reached, after any --optimize-alpha).
-std::vector<train::ResumeSetting> resume_settings(const lda::TrainOptions& a,
-                                                  const lda::TrainOptions& b) {
-    const auto on = [](bool v) { return std::string(v ? "on" : "off"); };
-    return {{"--topics", std::to_string(a.params.num_topics), std::to_string(b.params.num_topics)},
-            {"--alpha", alpha_text(a.params), alpha_text(b.params)},
-            {"--beta", fmt::format("{}", a.params.beta), fmt::format("{}", b.params.beta)},
-            {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
-            {"--deterministic", on(a.deterministic), on(b.deterministic)},
-            {"--blocks", std::to_string(a.blocks), std::to_string(b.blocks)},
-            {"--init", lda::init_method_name(a.init.method), lda::init_method_name(b.init.method)},
-            {"--init-doc-topics", doc_topics(a.init), doc_topics(b.init)},
-            {"--init-word-prior", word_prior(a.init), word_prior(b.init)}};
-}
 
 void parse_alpha(const std::string& text, lda::LdaParams& p) {
     // One value, or a comma-separated list of K values (asymmetric prior).
@@ -155,7 +120,8 @@ void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
     // unless the flags say.
     lda::TrainOptions recorded = c.options;
     if (!c.init_recorded) recorded.init = given("--init") ? f.options.init : lda::InitOptions{};
-    train::refuse_resume_conflicts(resume_settings(f.options, recorded), given, f.common.resume);
+    train::refuse_resume_conflicts(lda::resume_settings(f.options, recorded), given,
+                                   f.common.resume);
     const std::uint32_t target =
         f.common.iterations_set ? f.options.iterations : c.options.iterations;
     train::check_resume_target(c.iterations_done, target, f.common.resume);
@@ -168,15 +134,7 @@ void apply_checkpoint(TrainFlags& f, const lda::Checkpoint& c) {
     if (given("--eval-every")) f.options.eval_every = eval_every;  // monitoring only
     if (f.sampler_given) f.options.sampler = sampler;
     if (f.mh_steps_given) f.options.mh_steps = mh_steps;
-    f.dist.columns_per_slice = c.columns_per_slice;
-    f.dist.timer = c.timer;
-    f.dist.rebalance = c.rebalance;
-    f.dist.rebalance_tolerance = c.rebalance_tolerance;
-    if (c.timer) {
-        f.dist.timer_params.low = c.timer_low;
-        f.dist.timer_params.high = c.timer_high;
-        f.dist.timer_params.initial_s = c.timer_budget;
-    }
+    lda::apply_checkpoint_layout(c, f.dist);
 }
 
 /// The bytes of the strings the model copies from the corpus: its vocabulary and document names
@@ -255,9 +213,7 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         s.loaded.emplace(core::load_corpus(f.corpus, f.vocab, limits));
         train::check_work_per_rank(s.loaded->corpus.num_docs(), world.size(), "documents");
         if (f.common.checkpoint_every > 0 || s.resume) s.print = lda::fingerprint(s.loaded->corpus);
-        if (s.resume && !(s.resume->corpus == s.print))
-            throw ConfigError("--resume", fmt::format("{} was made on another corpus than {}",
-                                                      f.common.resume, f.corpus));
+        if (s.resume) lda::check_same_corpus(s.resume->corpus, s.print, f.common.resume, f.corpus);
         if (!f.heldout.empty()) {
             // Document completion on the training vocabulary (docs/evaluation.md).
             core::LoadedCorpus h = core::load_corpus(f.heldout, f.heldout_vocab, limits);
@@ -315,8 +271,7 @@ std::unique_ptr<lda::Trainer> make_trainer(TrainFlags& f, TrainSetup& s,
 /// Whether iteration `iter` is followed by a checkpoint: every --checkpoint-every, and the last
 /// (so that a finished run can be continued with --resume and a larger --iterations).
 bool checkpoint_after(const TrainFlags& f, std::uint32_t iter) {
-    const std::uint32_t every = f.common.checkpoint_every;
-    return every > 0 && (iter % every == 0 || iter == f.options.iterations);
+    return train::checkpoint_due(iter, f.common.checkpoint_every, f.options.iterations);
 }
 
 /// Held-out perplexity and coherence at every evaluation; α optimisation and checkpoints after
@@ -485,7 +440,7 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
                   "MPI only: RANK:FACTOR makes one rank's sampling FACTOR times slower");
     c->callback([f, world, c] {
         f->options.init.method = lda::parse_init_method(f->init);
-        for (const train::ResumeSetting& s : resume_settings(f->options, f->options))
+        for (const train::ResumeSetting& s : lda::resume_settings(f->options, f->options))
             if (c->count(s.flag) > 0) f->given.push_back(s.flag);
         if (c->count("--eval-every") > 0) f->given.emplace_back("--eval-every");
         f->sampler_given = c->count("--sampler") > 0;

@@ -156,17 +156,63 @@ TrainerState decode_state(std::span<const std::byte> bytes, const std::string& n
 
 }  // namespace
 
-RatingsFingerprint fingerprint(const RatingsFile& train) {
-    const Ratings& a = train.ratings;
+RatingsFingerprint fingerprint(const Ratings& a, const IdMap& users, const IdMap& items) {
     std::uint64_t h = train::fnv1a(bytes_of(a.user_offsets()));
     h = train::fnv1a(bytes_of(a.user_items()), h);
     h = train::fnv1a(bytes_of(a.user_values()), h);
-    for (const IdMap* map : {&train.users, &train.items}) {
+    for (const IdMap* map : {&users, &items}) {
         for (const std::string& id : map->names()) {
             h = train::fnv1a(std::as_bytes(std::span(id.data(), id.size() + 1)), h);
         }
     }
     return {a.num_users(), a.num_items(), a.nnz(), h};
+}
+
+RatingsFingerprint fingerprint(const RatingsFile& train) {
+    return fingerprint(train.ratings, train.users, train.items);
+}
+
+TrainOptions resumed_options(const TrainOptions& ours, const Checkpoint& c) {
+    TrainOptions o = c.options;
+    o.iterations = ours.iterations;
+    o.eval_every = ours.eval_every;
+    o.record_schedule = ours.record_schedule;
+    return o;
+}
+
+void check_same_ratings(const RatingsFingerprint& theirs, const RatingsFingerprint& ours,
+                        const std::string& resume, const std::string& name,
+                        const std::string& flag) {
+    if (theirs == ours) return;
+    const auto sizes = [](const RatingsFingerprint& f) {
+        return fmt::format("{} users, {} items and {} ratings", f.users, f.items, f.ratings);
+    };
+    train::refuse_other_input(resume, "other ratings", name, sizes(ours), sizes(theirs),
+                              "other ratings or ids", flag);
+}
+
+std::vector<train::ResumeSetting> resume_settings(const TrainOptions& a, const TrainOptions& b) {
+    auto form = [](const TrainOptions& o) {
+        return o.objective.form == LambdaForm::kPlain ? "plain" : "weighted";
+    };
+    return {
+        {"--solver", std::string(solver_name(a.solver)), std::string(solver_name(b.solver))},
+        {"--rank", std::to_string(a.rank), std::to_string(b.rank)},
+        {"--lambda", fmt::format("{}", a.objective.lambda), fmt::format("{}", b.objective.lambda)},
+        {"--lambda-bias", fmt::format("{}", a.objective.lambda_bias),
+         fmt::format("{}", b.objective.lambda_bias)},
+        {"--lambda-form", form(a), form(b)},
+        {"--no-bias", a.objective.bias ? "off" : "on", b.objective.bias ? "off" : "on"},
+        {"--inner", std::to_string(a.inner), std::to_string(b.inner)},
+        {"--eta", fmt::format("{}", a.eta), fmt::format("{}", b.eta)},
+        {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
+        {"--deterministic", a.deterministic ? "on" : "off", b.deterministic ? "on" : "off"},
+        {"--blocks", std::to_string(a.blocks), std::to_string(b.blocks)},
+        {"--timer", a.timer ? "on" : "off", b.timer ? "on" : "off"},
+        {"--implicit", a.implicit ? "on" : "off", b.implicit ? "on" : "off"},
+        {"--alpha", fmt::format("{}", a.alpha), fmt::format("{}", b.alpha)},
+        {"--cg-steps", std::to_string(a.cg_steps), std::to_string(b.cg_steps)},
+        {"--ranking", std::to_string(a.ranking_k), std::to_string(b.ranking_k)}};
 }
 
 std::uint64_t checkpoint_memory(const Ratings& train, const TrainOptions& options) {

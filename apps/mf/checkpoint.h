@@ -11,6 +11,7 @@
 #include "apps/mf/trainer.h"
 #include "comm/communicator.h"
 #include "core/mf/ratings.h"
+#include "train/resume.h"
 
 namespace rotor::mf {
 
@@ -23,6 +24,19 @@ struct RatingsFingerprint {
     friend bool operator==(const RatingsFingerprint&, const RatingsFingerprint&) = default;
 };
 RatingsFingerprint fingerprint(const RatingsFile& train);
+/// The same of a matrix and its id maps held apart (rotor.MF names row i "i").
+RatingsFingerprint fingerprint(const Ratings& ratings, const IdMap& users, const IdMap& items);
+/// Throws ConfigError(`flag`) when checkpoint `resume` was made on other ratings than `ours`
+/// (named `name`), saying what differs (users, items, ratings; or the same sizes, other values
+/// or ids).
+void check_same_ratings(const RatingsFingerprint& theirs, const RatingsFingerprint& ours,
+                        const std::string& resume, const std::string& name,
+                        const std::string& flag = "--resume");
+
+/// The model-defining settings a resumed run cannot change (train::refuse_resume_conflicts), as
+/// `a` has them and as the checkpoint's `b` does, named by their flags (--solver, --rank,
+/// --lambda, ...).
+std::vector<train::ResumeSetting> resume_settings(const TrainOptions& a, const TrainOptions& b);
 
 /// What a checkpoint holds, as read back.
 struct Checkpoint {
@@ -31,6 +45,11 @@ struct Checkpoint {
     int ranks = 1;  ///< ranks that wrote it
     TrainerState state;
 };
+
+/// The options of a run resumed from `c`: the checkpoint's, with `ours`' total (iterations, which
+/// the caller has checked with train::check_resume_target), evaluation cadence and schedule
+/// recording, which are monitoring. The caller refuses conflicts first (resume_settings).
+TrainOptions resumed_options(const TrainOptions& ours, const Checkpoint& c);
 
 /// Collective: gathers the trainer's state and writes checkpoint `dir` (rank 0's part holds it).
 /// Failures are agreed across ranks (comm::AgreedError); `dir` is then left as it was.

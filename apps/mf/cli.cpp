@@ -112,38 +112,12 @@ void apply_flags(TrainFlags& f) {
     o.record_schedule = !f.common.trace.empty();
 }
 
-/// The model-defining flags as `a` and the checkpoint `b` have them (train/resume.h).
-std::vector<train::ResumeSetting> settings(const mf::TrainOptions& a, const mf::TrainOptions& b) {
-    auto form = [](const mf::TrainOptions& o) {
-        return o.objective.form == mf::LambdaForm::kPlain ? "plain" : "weighted";
-    };
-    return {
-        {"--solver", std::string(mf::solver_name(a.solver)),
-         std::string(mf::solver_name(b.solver))},
-        {"--rank", std::to_string(a.rank), std::to_string(b.rank)},
-        {"--lambda", fmt::format("{}", a.objective.lambda), fmt::format("{}", b.objective.lambda)},
-        {"--lambda-bias", fmt::format("{}", a.objective.lambda_bias),
-         fmt::format("{}", b.objective.lambda_bias)},
-        {"--lambda-form", form(a), form(b)},
-        {"--no-bias", a.objective.bias ? "off" : "on", b.objective.bias ? "off" : "on"},
-        {"--inner", std::to_string(a.inner), std::to_string(b.inner)},
-        {"--eta", fmt::format("{}", a.eta), fmt::format("{}", b.eta)},
-        {"--seed", std::to_string(a.seed), std::to_string(b.seed)},
-        {"--deterministic", a.deterministic ? "on" : "off", b.deterministic ? "on" : "off"},
-        {"--blocks", std::to_string(a.blocks), std::to_string(b.blocks)},
-        {"--timer", a.timer ? "on" : "off", b.timer ? "on" : "off"},
-        {"--implicit", a.implicit ? "on" : "off", b.implicit ? "on" : "off"},
-        {"--alpha", fmt::format("{}", a.alpha), fmt::format("{}", b.alpha)},
-        {"--cg-steps", std::to_string(a.cg_steps), std::to_string(b.cg_steps)},
-        {"--ranking", std::to_string(a.ranking_k), std::to_string(b.ranking_k)}};
-}
-
 /// --resume: the run continues with the checkpoint's options. A model-defining flag given with a
 /// different value is refused by name (silently keeping the checkpoint's would hide the user's
 /// intent); --iterations (the total to reach) and --eval-every may change.
 void apply_checkpoint(TrainFlags& f, const mf::Checkpoint& c) {
     train::refuse_resume_conflicts(
-        settings(f.options, c.options),
+        mf::resume_settings(f.options, c.options),
         [&f](const std::string& flag) {
             return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
         },
@@ -151,11 +125,8 @@ void apply_checkpoint(TrainFlags& f, const mf::Checkpoint& c) {
     const std::uint32_t target =
         f.common.iterations_set ? f.options.iterations : c.options.iterations;
     train::check_resume_target(c.state.iterations_done, target, f.common.resume);
-    const mf::TrainOptions ours = f.options;
-    f.options = c.options;
     f.options.iterations = target;
-    f.options.eval_every = ours.eval_every;
-    f.options.record_schedule = ours.record_schedule;
+    f.options = mf::resumed_options(f.options, c);
 }
 
 void read_inputs(TrainFlags& f, TrainSetup& s, int host_ranks) {
@@ -166,9 +137,7 @@ void read_inputs(TrainFlags& f, TrainSetup& s, int host_ranks) {
     s.train.emplace(mf::load_ratings(f.train, read));
     if (s.train->ratings.nnz() == 0) throw InputError(f.train, "no ratings");
     if (f.common.checkpoint_every > 0 || s.resume) s.print = mf::fingerprint(*s.train);
-    if (s.resume && !(s.resume->ratings == s.print))
-        throw ConfigError("--resume", fmt::format("{} was made on other ratings than {}",
-                                                  f.common.resume, f.train));
+    if (s.resume) mf::check_same_ratings(s.resume->ratings, s.print, f.common.resume, f.train);
     if (!f.test.empty()) {
         mf::ReadRatingsOptions ro;
         ro.users = &s.train->users;
@@ -313,11 +282,11 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
     const std::uint32_t every = f.common.checkpoint_every;
     hooks.after_iteration = [&](const train::Record& r) {
         // The last iteration too, so that a finished run can be continued with --iterations.
-        if (every > 0 && (r.iter % every == 0 || r.iter == f.options.iterations))
+        if (train::checkpoint_due(r.iter, every, f.options.iterations))
             mf::write_checkpoint(s.checkpoint_dir, *trainer, f.options, s.print, world);
     };
     hooks.needs_state = [every, &f](std::uint32_t iter) {
-        return every > 0 && (iter % every == 0 || iter == f.options.iterations);
+        return train::checkpoint_due(iter, every, f.options.iterations);
     };
     train::LoopOptions loop;
     loop.last = f.options.iterations;
@@ -381,7 +350,7 @@ void add_train(CLI::App& mf, comm::Communicator* world) {
     f->common.eval_every = o.eval_every;
     train::add_common_train_flags(*c, f->common, "epochs");
     c->callback([f, world, c] {
-        for (const train::ResumeSetting& s : settings(f->options, f->options))
+        for (const train::ResumeSetting& s : mf::resume_settings(f->options, f->options))
             if (c->count(s.flag) > 0 ||
                 (std::string_view(s.flag) == "--timer" && c->count("--no-timer") > 0))
                 f->given.emplace_back(s.flag);

@@ -6,7 +6,8 @@
 #
 #   bench/lda/build_peers.sh WARPLDA_SRC HARPLDA_SRC BUILD_DIR
 #
-# WARPLDA_SRC / HARPLDA_SRC: a source tree, or a (bare) git directory whose HEAD is archived.
+# WARPLDA_SRC / HARPLDA_SRC: a source tree, or a (bare) git directory whose HEAD is archived;
+# HARPLDA_SRC "-" builds WarpLDA alone.
 # Debian packages used: cmake g++ make libnuma-dev libgflags-dev libtbb-dev libopenmpi-dev
 # (apt-get install -y libgflags-dev was the only one missing here). WarpLDA's CMakeLists adds
 # gflags as a subdirectory fetched by get_gflags.sh (git clone); we use Debian's libgflags
@@ -42,6 +43,9 @@ make -C "$build/warplda/release/src" -j2 warplda format
 echo "built $build/warplda/release/src/warplda"
 
 # F+NomadLDA (the whole harplda tree is large; only tool/nomadlda is needed)
+if [ "$harp_src" = - ]; then
+  exit 0
+fi
 copy_tree "$harp_src" "$build/harplda" tool/nomadlda
 nomad=$build/nomadlda
 rm -rf "$nomad" && mv "$build/harplda/tool/nomadlda" "$nomad" && rm -rf "$build/harplda"

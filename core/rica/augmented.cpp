@@ -1,7 +1,6 @@
 #include "core/rica/augmented.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <deque>
 #include <vector>
@@ -113,10 +112,6 @@ void augmented_w_step(std::span<double> w, std::size_t rows, std::size_t p,
 
 namespace {
 
-/// (19b), (19c) on a tile of `count` entries: y holds X Wᵀ and is overwritten by Z − U; u, the
-/// scaled dual, is updated in place. Returns Σ|X Wᵀ|. T = Y + U, U = clamp(T, ±cut) and
-/// Z − U = T − 2U; branch-free, in lanes (the L1 summed by lane, then the lanes in order) so
-/// that the loop vectorises.
 constexpr std::size_t kLanes = 8;
 
 /// shrink_tile on kLanes entries, |X Wᵀ| added to the lanes' sums. Fixed length and restrict
@@ -132,6 +127,9 @@ inline void shrink_lanes(double* __restrict y, double* __restrict u, double cut,
     }
 }
 
+/// (19b), (19c) on a tile of `count` entries: y holds X Wᵀ and is overwritten by Z − U; u, the
+/// scaled dual, is updated in place. Returns Σ|X Wᵀ|. T = Y + U, U = clamp(T, ±cut) and
+/// Z − U = T − 2U; branch-free, in lanes (the L1 summed by lane, then the lanes in order).
 double shrink_tile(double* y, double* u, std::size_t count, double cut) {
     double acc[kLanes] = {};
     std::size_t k = 0;

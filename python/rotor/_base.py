@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import json
 import numbers
+import os
 import warnings
 
 import numpy as np
@@ -296,6 +297,64 @@ def check_fitted(estimator, attribute):
             f"This {type(estimator).__name__} instance is not fitted yet. Call 'fit' with "
             "appropriate arguments before using this estimator."
         )
+
+
+def checkpoint_params(estimator, resume):
+    """The checkpoint settings of a fit for the native side: checkpoint_every and checkpoint_dir
+    (the command line's --checkpoint-every and --checkpoint-dir) and fit's `resume` (--resume: a
+    checkpoint directory, or True for checkpoint_dir; None or False: a new run)."""
+    every = estimator.checkpoint_every
+    check_param("checkpoint_every", every, "int", low=0)
+    folder = estimator.checkpoint_dir
+    if folder is not None:
+        if not isinstance(folder, (str, os.PathLike)):
+            raise TypeError(f"checkpoint_dir: must be None or a path, not {type(folder).__name__}")
+        folder = os.fspath(folder)
+    if every > 0 and not folder:
+        raise ValueError("checkpoint_dir: needed when checkpoint_every > 0 (where the "
+                         "checkpoints go; the command line's default, <out>.checkpoint, has no "
+                         "out here)")
+    if resume is None or resume is False:
+        resume = ""
+    elif resume is True:
+        if not folder:
+            raise ValueError("resume: True resumes from checkpoint_dir, which is not set")
+        resume = folder
+    elif isinstance(resume, (str, os.PathLike)):
+        resume = os.fspath(resume)
+    else:
+        raise TypeError(f"resume: must be a checkpoint directory, True or None, not "
+                        f"{type(resume).__name__}")
+    return {"checkpoint_every": int(every), "checkpoint_dir": folder or "", "resume": resume}
+
+
+def run_fit(estimator, native, ck, *args):
+    """Calls native(*args, sink) for a fit that may write or resume checkpoints (`ck`, from
+    checkpoint_params) and returns (its result without the iteration resumed from, the metrics
+    records). The records continue those of the run that wrote the checkpoint, as the command
+    line's --metrics file does on --resume, when this estimator made that run (its records up to
+    the checkpoint's iteration come first); a fit resuming another process' checkpoint records
+    from the checkpoint on. The records of a fit that writes checkpoints stay with the estimator
+    (even when it is interrupted) for the fit that resumes it."""
+    sink = []
+    earlier = []
+    run = getattr(estimator, "_checkpoint_run", None)
+    if ck["resume"] and run is not None and run[0] == os.path.abspath(ck["resume"]):
+        earlier = run[1]
+    try:
+        *result, done = native(*args, sink)
+    except BaseException:
+        new = records(sink)
+        if ck["checkpoint_every"] > 0:
+            first = new[0]["iter"] if new else None
+            kept = [m for m in earlier if first is None or m["iter"] < first]
+            estimator._checkpoint_run = (os.path.abspath(ck["checkpoint_dir"]), kept + new)
+        raise
+    new = records(sink)
+    metrics = [m for m in earlier if m["iter"] <= done] + new if done else new
+    if ck["checkpoint_every"] > 0:
+        estimator._checkpoint_run = (os.path.abspath(ck["checkpoint_dir"]), metrics)
+    return (result[0] if len(result) == 1 else tuple(result)), metrics
 
 
 def records(lines):

@@ -13,12 +13,13 @@ from ._base import (
     BaseEstimator,
     TransformerMixin,
     check_fitted,
+    checkpoint_params,
     check_param,
     count_arrays,
     jobs_of,
     memory_of,
     metrics_frame,
-    records,
+    run_fit,
     seed_of,
 )
 
@@ -53,7 +54,10 @@ class LDA(TransformerMixin, BaseEstimator):
     at any n_jobs), blocks (--blocks), sampler (--sampler), mh_steps, init, init_doc_topics,
     init_word_prior (--init...), optimize_alpha (--optimize-alpha), coherence_top (--top: the
     UMass coherence of each evaluation; 0: none), n_jobs (--threads; None: every
-    core), pin (not --no-pin), max_memory (--max-memory), verbose (the progress lines).
+    core), pin (not --no-pin), max_memory (--max-memory), verbose (the progress lines),
+    checkpoint_every, checkpoint_dir (--checkpoint-every, --checkpoint-dir: a checkpoint every N
+    sweeps and after the last, which ``fit(X, resume=...)`` or ``rotor lda train --resume``
+    continues).
     transform_max_iter, burn_in: ``rotor lda infer``'s --iterations and --burn-in.
     min_len, max_len, min_df, max_df, max_vocab, token_pattern, stop_words: how raw strings are
     tokenized, as ``rotor corpus build --format text`` (stop_words "english": the built-in list,
@@ -87,6 +91,8 @@ class LDA(TransformerMixin, BaseEstimator):
         pin=True,
         max_memory=None,
         verbose=False,
+        checkpoint_every=0,
+        checkpoint_dir=None,
         transform_max_iter=50,
         burn_in=10,
         min_len=3,
@@ -116,6 +122,8 @@ class LDA(TransformerMixin, BaseEstimator):
         self.pin = pin
         self.max_memory = max_memory
         self.verbose = verbose
+        self.checkpoint_every = checkpoint_every
+        self.checkpoint_dir = checkpoint_dir
         self.transform_max_iter = transform_max_iter
         self.burn_in = burn_in
         self.min_len = min_len
@@ -245,22 +253,27 @@ class LDA(TransformerMixin, BaseEstimator):
 
     # -- fit, transform -----------------------------------------------------------------------
 
-    def fit(self, X, y=None, vocabulary=None, X_heldout=None):
+    def fit(self, X, y=None, vocabulary=None, X_heldout=None, resume=None):
         """Trains on X: a document-term count matrix (scipy.sparse or numpy, D x V, counts as
         any numeric dtype holding non-negative integers), a list of raw strings (tokenized as
         ``rotor corpus build --format text``) or a list of token lists. `vocabulary`: the V
         words of a matrix's columns (kept in the model, for top_words and ``rotor lda
         topics``). `X_heldout`: documents of the same columns (a matrix of V columns, or text
         and token lists read with X's vocabulary) whose document-completion perplexity every
-        evaluation records (--heldout)."""
+        evaluation records (--heldout). `resume`: continue the run saved in this checkpoint
+        directory (True: checkpoint_dir), of ``fit`` or of ``rotor lda train``, on the same
+        documents and with the same model parameters (--resume), up to max_iter sweeps in all."""
         params = self._fit_params()
+        ck = checkpoint_params(self, resume)
+        params.update(ck)
         kind, indptr, indices, values, V, words, rows = self._documents(X, vocabulary)
         heldout = None
         if X_heldout is not None:
             heldout = self._heldout(X_heldout, V, words, kind)
-        state, lines = _rotor.lda_fit(kind, indptr, indices, values, V, words, params, heldout)
+        state, metrics = run_fit(self, _rotor.lda_fit, ck, kind, indptr, indices, values, V,
+                                 words, params, heldout)
         self._set_state(state)
-        self.metrics_ = records(lines)
+        self.metrics_ = metrics
         self._fit_rows = rows
         return self
 

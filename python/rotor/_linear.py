@@ -17,11 +17,13 @@ from ._base import (
     check_features,
     check_fitted,
     check_param,
+    checkpoint_params,
     csr_arrays,
     finite_targets,
     jobs_of,
     metrics_frame,
     records,
+    run_fit,
     seed_of,
 )
 
@@ -38,7 +40,10 @@ class Lasso(RegressorMixin, BaseEstimator):
     (--max-iterations), active_set (not --no-active-set), evaluate_every (--eval-every),
     random_state (--seed; None: 1), n_jobs (--threads; None: as the command line chooses
     without it: 1 thread when a round reads too few entries for a second to pay, else the
-    cores the 1-minute load average leaves free), pin, verbose.
+    cores the 1-minute load average leaves free), pin, verbose, checkpoint_every,
+    checkpoint_dir (--checkpoint-every, --checkpoint-dir: a checkpoint every N iterations and
+    after the last, which ``fit(X, y, resume=...)`` or ``rotor lasso train --resume``
+    continues).
 
     Fitted: coef_ (p), intercept_, n_iter_, n_features_in_, converged_, objective_,
     relative_gap_, lambda_max_ (the smallest alpha whose solution is 0), metrics_.
@@ -64,6 +69,8 @@ class Lasso(RegressorMixin, BaseEstimator):
         n_jobs=None,
         pin=True,
         verbose=False,
+        checkpoint_every=0,
+        checkpoint_dir=None,
     ):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -82,6 +89,8 @@ class Lasso(RegressorMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.pin = pin
         self.verbose = verbose
+        self.checkpoint_every = checkpoint_every
+        self.checkpoint_dir = checkpoint_dir
 
     def _params(self):
         check_param("alpha", self.alpha, "float", low=0)
@@ -118,15 +127,20 @@ class Lasso(RegressorMixin, BaseEstimator):
             "verbose": bool(self.verbose),
         }
 
-    def fit(self, X, y):
-        """X: numpy array or scipy.sparse matrix (n x p, finite values); y: n finite values."""
+    def fit(self, X, y, resume=None):
+        """X: numpy array or scipy.sparse matrix (n x p, finite values); y: n finite values.
+        `resume`: continue the run saved in this checkpoint directory (True: checkpoint_dir), of
+        ``fit`` or of ``rotor lasso train``, on the same data and with the same parameters
+        (--resume), up to max_iter iterations in all."""
         params = self._params()
+        ck = checkpoint_params(self, resume)
+        params.update(ck)
         indptr, indices, data, p = csr_arrays(X, "X")
         t = finite_targets(as_targets(y, len(indptr) - 1))
-        state, lines, converged, lambda_max = _rotor.lasso_fit(indptr, indices, data, p, t,
-                                                               params)
+        (state, converged, lambda_max), metrics = run_fit(self, _rotor.lasso_fit, ck, indptr,
+                                                          indices, data, p, t, params)
         self._set_state(state)
-        self.metrics_ = records(lines)
+        self.metrics_ = metrics
         self.converged_ = bool(converged)
         self.lambda_max_ = float(lambda_max)
         return self

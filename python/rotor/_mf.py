@@ -12,10 +12,11 @@ from ._base import (
     BaseEstimator,
     check_fitted,
     check_param,
+    checkpoint_params,
     jobs_of,
     memory_of,
     metrics_frame,
-    records,
+    run_fit,
     seed_of,
 )
 
@@ -67,7 +68,9 @@ class MF(BaseEstimator):
     (--lambda-bias), lambda_form (--lambda-form), bias (not --no-bias), solver ("sgd" or
     "ccd"), inner (--inner), eta (--eta), max_iter (--iterations: epochs), evaluate_every
     (--eval-every), deterministic (--deterministic), blocks (--blocks), random_state (--seed;
-    None: 1), n_jobs (--threads; None: every core), pin, max_memory, verbose.
+    None: 1), n_jobs (--threads; None: every core), pin, max_memory, verbose, checkpoint_every,
+    checkpoint_dir (--checkpoint-every, --checkpoint-dir: a checkpoint every N epochs and after
+    the last, which ``fit(X, resume=...)`` or ``rotor mf train --resume`` continues).
 
     fit(X): X is a scipy.sparse matrix (users x items, the stored entries are the ratings) or an
     (n, 3) array of (user, item, rating) rows. Fitted: user_factors_ (N x K), item_factors_
@@ -96,6 +99,8 @@ class MF(BaseEstimator):
         pin=True,
         max_memory=None,
         verbose=False,
+        checkpoint_every=0,
+        checkpoint_dir=None,
     ):
         self.n_components = n_components
         self.alpha = alpha
@@ -114,6 +119,8 @@ class MF(BaseEstimator):
         self.pin = pin
         self.max_memory = max_memory
         self.verbose = verbose
+        self.checkpoint_every = checkpoint_every
+        self.checkpoint_dir = checkpoint_dir
 
     def _params(self):
         check_param("n_components", self.n_components, "int", low=1)
@@ -149,18 +156,24 @@ class MF(BaseEstimator):
             "verbose": bool(self.verbose),
         }
 
-    def fit(self, X, y=None, X_test=None):
+    def fit(self, X, y=None, X_test=None, resume=None):
         """Trains on the ratings X; with X_test (the same forms, indices of X's users and
-        items) the metrics carry its RMSE and MAE at every evaluation."""
+        items) the metrics carry its RMSE and MAE at every evaluation. `resume`: continue the
+        run saved in this checkpoint directory (True: checkpoint_dir), of ``fit`` or of ``rotor
+        mf train``, on the same ratings and with the same model parameters (--resume), up to
+        max_iter epochs in all."""
         params = self._params()
+        ck = checkpoint_params(self, resume)
+        params.update(ck)
         users, items, values, n_users, n_items = _triples(X)
         test = None
         if X_test is not None:
             tu, ti, tv, _, _ = _triples(X_test, "X_test")
             test = (tu, ti, tv)
-        state, lines = _rotor.mf_fit(users, items, values, n_users, n_items, params, test)
+        state, metrics = run_fit(self, _rotor.mf_fit, ck, users, items, values, n_users,
+                                 n_items, params, test)
         self._set_state(state)
-        self.metrics_ = records(lines)
+        self.metrics_ = metrics
         return self
 
     def _set_state(self, state):

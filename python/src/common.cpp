@@ -11,7 +11,10 @@
 #include <string_view>
 #include <thread>
 
+#include "comm/agreed.h"
 #include "core/base/error.h"
+#include "core/io/atomic_file.h"
+#include "train/checkpoint_dir.h"
 
 namespace rotor::python {
 
@@ -101,6 +104,27 @@ int resolve_threads(int n_jobs) {
         "(-2 for all but one, ...)");
 }
 
+CheckpointParams::CheckpointParams(const py::dict& p)
+    : every(p["checkpoint_every"].cast<std::uint32_t>()),
+      dir(p["checkpoint_dir"].cast<std::string>()),
+      resume(p["resume"].cast<std::string>()) {}
+
+void CheckpointParams::prepare() const {
+    if (!writes()) return;
+    core::check_output_parent(dir, "--checkpoint-dir");
+    train::remove_stale_temporaries(dir);
+}
+
+void check_resume(std::span<const train::ResumeSetting> settings, std::uint64_t done,
+                  std::uint64_t target, const std::string& resume, const std::string& target_flag,
+                  const std::function<bool(const std::string&)>& given) {
+    const std::function<bool(const std::string&)> all = [](const std::string&) { return true; };
+    train::refuse_resume_conflicts(settings, given ? given : all, resume,
+                                   "give the checkpoint's value, or fit without resume to start "
+                                   "a new run");
+    train::check_resume_target(done, target, resume, target_flag);
+}
+
 sched::PinMode pin_mode(bool pin) { return pin ? sched::PinMode::kAuto : sched::PinMode::kNone; }
 
 namespace {
@@ -108,9 +132,14 @@ namespace {
 /// `message` with a leading flag of `names` replaced by its parameter.
 std::string rename_flag(const ConfigError& e, ParamNames names) {
     std::string message = e.what();
-    for (const auto& [flag, param] : names) {
+    static constexpr std::pair<const char*, const char*> kCheckpoints[] = {
+        {"--checkpoint-every", "checkpoint_every"},
+        {"--checkpoint-dir", "checkpoint_dir"},
+        {"--resume", "resume"}};
+    for (const auto& [flag, param] : names)
         if (e.key() == flag) return std::string(param) + message.substr(e.key().size());
-    }
+    for (const auto& [flag, param] : kCheckpoints)
+        if (e.key() == flag) return std::string(param) + message.substr(e.key().size());
     return message;
 }
 
@@ -137,7 +166,33 @@ void translate_errors(const std::function<void()>& body, ParamNames names) {
     } catch (const SystemError& e) {
         PyErr_SetString(PyExc_OSError, e.what());
         throw py::error_already_set();
+    } catch (const comm::AgreedError& e) {
+        // A checkpoint written or restored (collective steps, one rank here): the error of the
+        // step, by its exit code.
+        if (e.exit_code() == ExitCode::kSystem) {
+            PyErr_SetString(PyExc_OSError, e.what());
+            throw py::error_already_set();
+        }
+        if (e.exit_code() == ExitCode::kInput || e.exit_code() == ExitCode::kConfig)
+            throw py::value_error(e.what());
+        throw;
     }
+}
+
+void run_fit(const std::function<void()>& body, ParamNames names,
+             const std::optional<Records>& records, py::list& sink) {
+    const auto keep = [&] {
+        if (records)
+            for (const py::handle line : records->lines()) sink.append(line);
+    };
+    try {
+        translate_errors(body, names);
+    } catch (...) {
+        const py::error_scope pending;  // the exception raised, kept aside while the list grows
+        keep();
+        throw;
+    }
+    keep();
 }
 
 }  // namespace rotor::python

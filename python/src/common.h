@@ -8,6 +8,7 @@
 #include <functional>
 #include <initializer_list>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -22,6 +23,7 @@
 #include "sched/runtime.h"
 #include "train/record.h"
 #include "train/reporter.h"
+#include "train/resume.h"
 
 namespace rotor::python {
 
@@ -210,6 +212,42 @@ using ParamNames = std::initializer_list<std::pair<const char*, const char*>>;
 /// ConfigError's flag renamed to its parameter by `names` ("--topics: must be >= 1" becomes
 /// "n_components: must be >= 1").
 void translate_errors(const std::function<void()>& body, ParamNames names);
+
+/// The checkpoint parameters of a fit: checkpoint_every and checkpoint_dir (the command line's
+/// --checkpoint-every and --checkpoint-dir) and fit's resume (--resume), from `p`'s
+/// "checkpoint_every", "checkpoint_dir" and "resume" ("" for none; the Python side has checked
+/// that a directory is named when checkpoint_every > 0).
+struct CheckpointParams {
+    std::uint32_t every = 0;
+    std::string dir;
+    std::string resume;
+
+    explicit CheckpointParams(const py::dict& p);
+    /// Whether checkpoints are written.
+    bool writes() const { return every > 0 && !dir.empty(); }
+    /// Whether iteration `iter` of a run to `last` writes one (train::checkpoint_due).
+    bool due(std::uint32_t iter, std::uint32_t last) const {
+        return writes() && train::checkpoint_due(iter, every, last);
+    }
+    /// Before any work, as the command line does: checkpoint_dir's parent exists (ConfigError
+    /// naming checkpoint_dir otherwise), and what killed runs left beside it is removed.
+    void prepare() const;
+};
+
+/// fit's `resume` as the command line's --resume with every flag given: refuses a model-defining
+/// setting that is not the checkpoint's (all of `settings` unless `given` leaves some out) and a
+/// total `target` below the `done` iterations of checkpoint `resume` (train/resume.h:
+/// ConfigError naming the flag, which translate_errors renames to the parameter).
+void check_resume(std::span<const train::ResumeSetting> settings, std::uint64_t done,
+                  std::uint64_t target, const std::string& resume,
+                  const std::string& target_flag = "--iterations",
+                  const std::function<bool(const std::string&)>& given = {});
+
+/// Runs translate_errors(body, names), then appends the records of `records` (if made) to
+/// `sink`, whether the body returned or raised: an interrupted fit's records reach the caller,
+/// which keeps them for a resumed fit (docs/python.md, "Checkpoints").
+void run_fit(const std::function<void()>& body, ParamNames names,
+             const std::optional<Records>& records, py::list& sink);
 
 /// sched::PinMode::kAuto (workers pinned to cores when they fill the CPUs the process may use, as
 /// the command line does) or kNone.

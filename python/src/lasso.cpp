@@ -1,11 +1,13 @@
 // rotor.Lasso's native half: RawData from a CSR design matrix, lasso::Trainer (the trainer of
 // `rotor lasso train`, one process) iterated to the stopping rule, the model as arrays,
 // write_model/read_model.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <pybind11/stl.h>
 
+#include "apps/lasso/checkpoint.h"
 #include "apps/lasso/trainer.h"
 #include "comm/inprocess_communicator.h"
 #include "common.h"
@@ -25,6 +27,11 @@ constexpr ParamNames kNames = {{"--lambda", "alpha"},
                                {"--tol", "tol"},
                                {"--stop", "stop"},
                                {"--max-iterations", "max_iter"},
+                               {"--eval-every", "evaluate_every"},
+                               {"--seed", "random_state"},
+                               {"--no-intercept", "fit_intercept"},
+                               {"--no-standardize", "standardize"},
+                               {"--no-active-set", "active_set"},
                                {"--tile-rows", "tile_rows"},
                                {"--threads", "n_jobs"}};
 
@@ -89,9 +96,10 @@ lasso::RawData raw_of(const py::array& indptr, const py::array& indices, const p
 }
 
 py::tuple fit(const py::array& indptr, const py::array& indices, const py::array& values,
-              std::uint32_t features, const Array<double>& y, const py::dict& p) {
+              std::uint32_t features, const Array<double>& y, const py::dict& p, py::list& sink) {
     py::tuple result;
-    translate_errors(
+    std::optional<Records> records;
+    run_fit(
         [&] {
             lasso::TrainOptions o;
             o.lambda = p["alpha"].cast<double>();
@@ -112,15 +120,34 @@ py::tuple fit(const py::array& indptr, const py::array& indices, const py::array
             int threads = resolve_threads(n_jobs);
             const bool pin = p["pin"].cast<bool>();
             const bool verbose = p["verbose"].cast<bool>();
+            const CheckpointParams ck(p);
             o.validate();
+            ck.prepare();
             lasso::RawData raw = raw_of(indptr, indices, values, features, y);
+            // The data's fingerprint, as `lasso train` takes it of the file it read.
+            lasso::DataFingerprint print;
+            if (ck.writes() || !ck.resume.empty()) print = lasso::fingerprint(raw);
+            std::optional<lasso::Checkpoint> resume;
+            std::uint32_t resumed_at = 0;  // the checkpoint's iterations (its state is freed)
+            if (!ck.resume.empty()) {
+                // As `lasso train --resume` with every setting given.
+                resume = lasso::read_checkpoint(ck.resume);
+                check_resume(lasso::resume_settings(o, resume->options),
+                             resume->state.iterations_done, o.max_iterations, ck.resume,
+                             "--max-iterations");
+                lasso::check_same_data(resume->data, print, ck.resume, "X");
+                const std::uint32_t target = o.max_iterations;
+                o = resume->options;
+                o.max_iterations = target;
+                resumed_at = resume->state.iterations_done;
+            }
             if (n_jobs == 0) {  // None: chosen as `rotor lasso train` chooses without --threads
                 threads = lasso::choose_threads(raw.values.size(), raw.features, o, threads,
                                                 sched::host_load_average())
                               .threads;
             }
             const std::uint64_t samples = raw.samples();
-            Records records(lasso::record_schema(), verbose);
+            records.emplace(lasso::record_schema(), verbose);
             lasso::Model model;
             bool converged = false;
             double lambda_max = 0;
@@ -130,9 +157,19 @@ py::tuple fit(const py::array& indptr, const py::array& indices, const py::array
                 sched::Runtime runtime(threads, pin_mode(pin));
                 comm::InProcessGroup one(1);
                 lasso::Trainer t(std::move(raw), o, runtime, one.at(0));
+                if (resume) {
+                    t.restore(resume->state, 0);
+                    resume->state = {};
+                }
                 lasso::fit(
-                    t, &records, [&t](train::Record& r) { t.evaluate_record(r); }, std::nullopt,
-                    check);
+                    t, &*records, [&t](train::Record& r) { t.evaluate_record(r); }, std::nullopt,
+                    [&] {
+                        // The last iteration too (converged or not), as `lasso train` writes.
+                        const std::uint32_t i = t.iterations_done();
+                        if (ck.due(i, o.max_iterations) || (ck.writes() && t.converged()))
+                            lasso::write_checkpoint(ck.dir, t, o, print, one.at(0));
+                        check();
+                    });
                 model = lasso::Model::from_standardized(t.coefficients().b, t.standardization());
                 model.samples = samples;
                 model.lambda = o.lambda;
@@ -144,9 +181,9 @@ py::tuple fit(const py::array& indptr, const py::array& indices, const py::array
                 converged = t.converged();
                 lambda_max = t.lambda_max();
             }
-            result = py::make_tuple(state_of(model), records.lines(), converged, lambda_max);
+            result = py::make_tuple(state_of(model), converged, lambda_max, resumed_at);
         },
-        kNames);
+        kNames, records, sink);
     return result;
 }
 

@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include "apps/lda/checkpoint.h"
 #include "apps/lda/trainer.h"
+#include "comm/inprocess_communicator.h"
 #include "common.h"
 #include "core/base/error.h"
 #include "core/base/rng.h"
@@ -32,6 +34,8 @@ constexpr ParamNames kNames = {{"--topics", "n_components"},
                                {"--alpha", "doc_topic_prior"},
                                {"--beta", "topic_word_prior"},
                                {"--iterations", "max_iter"},
+                               {"--seed", "random_state"},
+                               {"--deterministic", "deterministic"},
                                {"--blocks", "blocks"},
                                {"--sampler", "sampler"},
                                {"--mh-steps", "mh_steps"},
@@ -190,13 +194,35 @@ FitParams fit_params(const py::dict& p) {
     return f;
 }
 
+/// --resume in Python's terms: the checkpoint at ck.resume read and checked against the fit's
+/// parameters (every model-defining one must be the checkpoint's; doc_topic_prior only when given
+/// and α is not optimised, since the checkpoint holds the α the run reached) and against the
+/// corpus; the run then takes the checkpoint's α and grid, as `lda train --resume` does.
+lda::Checkpoint read_resume(const CheckpointParams& ck, FitParams& f, bool alpha_given,
+                            const lda::CorpusFingerprint& print, lda::DistributedOptions& dist) {
+    lda::Checkpoint c = lda::read_checkpoint(ck.resume);
+    lda::TrainOptions recorded = c.options;
+    if (!c.init_recorded) recorded.init = f.options.init;  // rotor's first checkpoints
+    const bool check_alpha = alpha_given && f.optimize_alpha == 0;
+    check_resume(lda::resume_settings(f.options, recorded), c.iterations_done, f.options.iterations,
+                 ck.resume, "--iterations", [check_alpha](const std::string& flag) {
+                     return flag != "--alpha" || check_alpha;
+                 });
+    lda::check_same_corpus(c.corpus, print, ck.resume, "X");
+    f.options.params = recorded.params;  // α as the run reached it; K and β are the same
+    lda::apply_checkpoint_layout(c, dist);
+    return c;
+}
+
 py::tuple fit(const std::string& kind, const py::array& indptr, const py::array& indices,
               const py::array& values, std::uint64_t num_words, std::vector<std::string> vocab,
-              const py::dict& params, const std::optional<py::tuple>& heldout) {
+              const py::dict& params, const std::optional<py::tuple>& heldout, py::list& sink) {
     py::tuple result;
-    translate_errors(
+    std::optional<Records> records;
+    run_fit(
         [&] {
             FitParams f = fit_params(params);
+            const CheckpointParams ck(params);
             const core::ReadLimits limits = train::corpus_limits(f.max_memory);
             if (!vocab.empty()) {
                 if (vocab.size() != num_words)
@@ -204,10 +230,19 @@ py::tuple fit(const std::string& kind, const py::array& indptr, const py::array&
                                                                vocab.size(), num_words));
                 core::Vocabulary::from_words(vocab, "vocabulary");  // distinct, non-empty
             }
+            ck.prepare();
             const core::Corpus corpus =
                 corpus_of(kind, indptr, indices, values, num_words, "X", limits);
             if (corpus.num_tokens() == 0)
                 throw InputError("X", "has no tokens: nothing to train on");
+            // The corpus' fingerprint, as `lda train` takes it of the corpus it read: a checkpoint
+            // of the command line resumes here on the same documents, and the other way round.
+            lda::CorpusFingerprint print;
+            if (ck.writes() || !ck.resume.empty()) print = lda::fingerprint(corpus);
+            lda::DistributedOptions dist;
+            std::optional<lda::Checkpoint> resume;
+            if (!ck.resume.empty())
+                resume = read_resume(ck, f, !params["doc_topic_prior"].is_none(), print, dist);
             // Document completion of held-out documents (--heldout) at every evaluation; their
             // columns are the training matrix's words.
             std::optional<lda::HeldoutEvaluator> held;
@@ -227,14 +262,25 @@ py::tuple fit(const std::string& kind, const py::array& indptr, const py::array&
             train::check_memory(need, train::memory_limit(f.max_memory),
                                 "use fewer topics (n_components), a smaller corpus, or raise "
                                 "max_memory");
-            Records records(lda::record_schema(), f.verbose);
+            records.emplace(lda::record_schema(), f.verbose);
             lda::LdaModel model;
             const InterruptWatch watch;
             {
                 py::gil_scoped_release release;
                 const SignalCheck check;
                 sched::Runtime runtime(f.threads, pin_mode(f.pin));
-                lda::Trainer trainer(corpus, f.options, runtime);
+                comm::InProcessGroup one(1);
+                lda::Trainer trainer(corpus, f.options, dist, runtime, one.at(0));
+                if (resume) {
+                    // As `lda train --resume`: the α the run reached, each token's topic back.
+                    trainer.set_alpha(resume->alpha);
+                    if (resume->ranks != 1)  // written by mpiexec -n P: every part read
+                        lda::read_checkpoint_parts(*resume, corpus, trainer.local_docs());
+                    trainer.restore(corpus, resume->docs, resume->topics, resume->iterations_done,
+                                    resume->timer_budget, resume->part_path);
+                    resume->docs = {};
+                    resume->topics = {};
+                }
                 train::Hooks hooks;
                 hooks.on_evaluate = [&](train::Record& m) {
                     if (held) {
@@ -247,25 +293,36 @@ py::tuple fit(const std::string& kind, const py::array& indptr, const py::array&
                             "coherence_umass",
                             lda::umass_coherence(corpus, trainer.top_words(f.coherence_top)).mean);
                 };
-                // α is re-estimated on this thread with the sweeps stopped. The sweeps between
-                // evaluations run back to back as on the command line (the same model), the
-                // thread that ends one seeing a Ctrl-C; only when the watch is off on the main
-                // thread is every iteration a sync point whose hook runs here.
+                // α is re-estimated and checkpoints written on this thread with the sweeps
+                // stopped. The sweeps between those iterations and the evaluations run back to
+                // back as on the command line (the same model), the thread that ends one seeing
+                // a Ctrl-C; only when the watch is off on the main thread is every iteration a
+                // sync point whose hook runs here.
                 const auto alpha_due = [&f](std::uint32_t iter) {
                     return f.optimize_alpha > 0 && iter % f.optimize_alpha == 0;
                 };
+                const auto checkpoint_due = [&ck, &f](std::uint32_t iter) {
+                    return ck.due(iter, f.options.iterations);
+                };
                 hooks.after_iteration = [&](const train::Record& r) {
+                    if (alpha_due(r.iter)) trainer.optimize_alpha();
+                    // Before looking for Ctrl-C: an iteration that asks for a checkpoint has one.
+                    if (checkpoint_due(r.iter))
+                        lda::write_checkpoint(ck.dir, trainer, f.options, dist, print);
                     watch.poll();
                     check();
-                    if (alpha_due(r.iter)) trainer.optimize_alpha();
                 };
-                if (!watch.every_iteration()) hooks.needs_state = alpha_due;
-                trainer.train(records, hooks, f.options.iterations);
+                if (!watch.every_iteration())
+                    hooks.needs_state = [&](std::uint32_t iter) {
+                        return alpha_due(iter) || checkpoint_due(iter);
+                    };
+                if (trainer.iterations_done() < f.options.iterations)
+                    trainer.train(*records, hooks, f.options.iterations);
                 model = trainer.gather_model(std::move(vocab), "");
             }
-            result = py::make_tuple(state_of(model), records.lines());
+            result = py::make_tuple(state_of(model), resume ? resume->iterations_done : 0U);
         },
-        kNames);
+        kNames, records, sink);
     return result;
 }
 

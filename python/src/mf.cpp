@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include "apps/mf/checkpoint.h"
 #include "apps/mf/trainer.h"
 #include "comm/inprocess_communicator.h"
 #include "common.h"
@@ -31,6 +32,9 @@ constexpr ParamNames kNames = {{"--rank", "n_components"},
                                {"--eta", "eta"},
                                {"--blocks", "blocks"},
                                {"--iterations", "max_iter"},
+                               {"--seed", "random_state"},
+                               {"--deterministic", "deterministic"},
+                               {"--no-bias", "bias"},
                                {"--max-memory", "max_memory"},
                                {"--threads", "n_jobs"}};
 
@@ -208,9 +212,10 @@ mf::Model model_of(const py::dict& s) {
 /// parameters, and the test ratings' columns.
 py::tuple fit(const py::array& users, const py::array& items, const py::array& values,
               std::int64_t num_users, std::int64_t num_items, const py::dict& p,
-              const std::optional<py::tuple>& test) {
+              const std::optional<py::tuple>& test, py::list& sink) {
     py::tuple result;
-    translate_errors(
+    std::optional<Records> records;
+    run_fit(
         [&] {
             mf::TrainOptions o;
             o.solver = mf::parse_solver(p["solver"].cast<std::string>());
@@ -233,9 +238,29 @@ py::tuple fit(const py::array& users, const py::array& items, const py::array& v
             const bool pin = p["pin"].cast<bool>();
             const std::string max_memory = p["max_memory"].cast<std::string>();
             const bool verbose = p["verbose"].cast<bool>();
+            const CheckpointParams ck(p);
             o.validate(1);
+            ck.prepare();
             const mf::Ratings ratings =
                 ratings_of(read_triples(users, items, values, "X"), num_users, num_items, "X");
+            // Row i is user "i", column j item "j": the fingerprint `mf train` takes of a file
+            // whose ids are those numbers in order of first appearance.
+            mf::IdMap user_ids = index_ids(ratings.num_users());
+            mf::IdMap item_ids = index_ids(ratings.num_items());
+            mf::RatingsFingerprint print;
+            if (ck.writes() || !ck.resume.empty())
+                print = mf::fingerprint(ratings, user_ids, item_ids);
+            std::optional<mf::Checkpoint> resume;
+            std::uint32_t resumed_at = 0;  // the checkpoint's iterations (its state is freed)
+            if (!ck.resume.empty()) {
+                // As `mf train --resume` with every model-defining flag given.
+                resume = mf::read_checkpoint(ck.resume);
+                check_resume(mf::resume_settings(o, resume->options), resume->state.iterations_done,
+                             o.iterations, ck.resume);
+                mf::check_same_ratings(resume->ratings, print, ck.resume, "X");
+                o = mf::resumed_options(o, *resume);
+                resumed_at = resume->state.iterations_done;
+            }
             std::optional<mf::TestRatings> test_ratings;
             if (test) {
                 const Triples t =
@@ -250,10 +275,11 @@ py::tuple fit(const py::array& users, const py::array& items, const py::array& v
                     test_ratings->values.push_back(r.value);
                 }
             }
-            train::check_memory(mf::estimate_memory(ratings, o, 1, threads),
-                                train::memory_limit(max_memory),
+            std::uint64_t plan = mf::estimate_memory(ratings, o, 1, threads);
+            if (ck.writes() || resume) plan += mf::checkpoint_memory(ratings, o);
+            train::check_memory(plan, train::memory_limit(max_memory),
                                 "use a smaller n_components or raise max_memory");
-            Records records(mf::record_schema(test.has_value()), verbose);
+            records.emplace(mf::record_schema(test.has_value()), verbose);
             mf::Model model;
             const InterruptWatch watch;
             {
@@ -264,28 +290,36 @@ py::tuple fit(const py::array& users, const py::array& items, const py::array& v
                 const mf::TrainerInputs in{ratings, test_ratings ? &*test_ratings : nullptr, o,
                                            runtime, one.at(0)};
                 const std::unique_ptr<mf::Trainer> trainer = mf::make_trainer(in);
+                if (resume) {
+                    trainer->restore(resume->state);
+                    resume->state = {};
+                }
                 train::Hooks hooks;
-                // As LDA's: with the watch, epochs between evaluations may run back to back as
-                // on the command line (no hook needs the trainer's state).
-                hooks.after_iteration = [&](const train::Record&) {
+                // As LDA's: with the watch, epochs between evaluations and checkpoints may run
+                // back to back as on the command line.
+                const auto checkpoint_due = [&ck, &o](std::uint32_t iter) {
+                    return ck.due(iter, o.iterations);
+                };
+                hooks.after_iteration = [&](const train::Record& r) {
+                    if (checkpoint_due(r.iter))
+                        mf::write_checkpoint(ck.dir, *trainer, o, print, one.at(0));
                     watch.poll();
                     check();
                 };
-                if (!watch.every_iteration())
-                    hooks.needs_state = [](std::uint32_t) { return false; };
+                if (!watch.every_iteration()) hooks.needs_state = checkpoint_due;
                 train::LoopOptions loop;
                 loop.last = o.iterations;
                 loop.eval_every = o.eval_every;
-                train::run_iterations(*trainer, loop, records, hooks);
+                train::run_iterations(*trainer, loop, *records, hooks);
                 model = trainer->gather_model();
             }
-            model.users = index_ids(ratings.num_users());
-            model.items = index_ids(ratings.num_items());
+            model.users = std::move(user_ids);
+            model.items = std::move(item_ids);
             model.seen_offsets.assign(ratings.user_offsets().begin(), ratings.user_offsets().end());
             model.seen_items.assign(ratings.user_items().begin(), ratings.user_items().end());
-            result = py::make_tuple(state_of(model), records.lines());
+            result = py::make_tuple(state_of(model), resumed_at);
         },
-        kNames);
+        kNames, records, sink);
     return result;
 }
 

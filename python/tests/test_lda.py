@@ -293,3 +293,95 @@ def test_heldout_perplexity_is_the_command_lines(sotu, cli, tmp_path):
     assert len(ours) == 2 and ours == theirs
     with pytest.raises(ValueError, match="X_heldout: 3 columns"):
         lda.fit(train, X_heldout=np.ones((2, 3)))
+
+
+# -- checkpoints ------------------------------------------------------------------------------
+
+CKPT = dict(deterministic=True, random_state=7, evaluate_every=0)
+
+
+def _interrupt_after(path, deadline=60):
+    """Ctrl-C for the main thread once `path` exists (a checkpoint was written)."""
+    def wait():
+        end = time.monotonic() + deadline
+        while not path.exists() and time.monotonic() < end:
+            time.sleep(0.005)
+        _thread.interrupt_main()
+
+    t = threading.Thread(target=wait)
+    t.start()
+    return t
+
+
+def test_interrupted_and_resumed_fit_is_the_uninterrupted_model(sotu, tmp_path):
+    X = sotu[0][:300]
+    ck = tmp_path / "ck"
+    lda = rotor.LDA(6, max_iter=100000, checkpoint_every=5, checkpoint_dir=ck, n_jobs=2, **CKPT)
+    waiter = _interrupt_after(ck / "state.json")
+    with pytest.raises(KeyboardInterrupt):
+        lda.fit(X)
+    waiter.join()
+    assert not hasattr(lda, "components_")
+    # The last checkpoint is whole (nothing half-written beside it) and resumes.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck"]
+    done = json.loads((ck / "state.json").read_text())["iterations_done"]
+    assert done >= 5 and done % 5 == 0
+    lda.set_params(max_iter=done + 3)
+    lda.fit(X, resume=True)
+    full = rotor.LDA(6, max_iter=done + 3, n_jobs=1, **CKPT).fit(X)
+    np.testing.assert_array_equal(lda.components_, full.components_)
+    np.testing.assert_array_equal(lda.training_doc_topics(), full.training_doc_topics())
+    # The records continue those of the interrupted fit, as the command line's metrics file.
+    assert [m["iter"] for m in lda.metrics_] == list(range(1, done + 4))
+    assert lda.metrics_[-1]["loglik"] == full.metrics_[-1]["loglik"]
+    assert json.loads((ck / "state.json").read_text())["iterations_done"] == done + 3
+
+
+def test_checkpoints_pass_between_the_command_line_and_python(sotu, cli, tmp_path):
+    X = sotu[0][:300]
+    write_docword(X, tmp_path / "docword.txt")
+    full = rotor.LDA(6, max_iter=8, **CKPT).fit(X)
+    # The command line's checkpoint, resumed here on the same documents in memory.
+    cli("lda", "train", "--corpus", tmp_path / "docword.txt", "--topics", 6, "--iterations", 4,
+        "--checkpoint-every", 2, "--deterministic", "--seed", 7, "--out", tmp_path / "cli",
+        "--quiet")
+    ours = rotor.LDA(6, max_iter=8, **CKPT).fit(X, resume=tmp_path / "cli.checkpoint")
+    np.testing.assert_array_equal(ours.components_, full.components_)
+    assert [m["iter"] for m in ours.metrics_] == [5, 6, 7, 8]
+    # And a checkpoint of fit, resumed by the command line on the file.
+    rotor.LDA(6, max_iter=4, checkpoint_every=2, checkpoint_dir=tmp_path / "py", **CKPT).fit(X)
+    cli("lda", "train", "--corpus", tmp_path / "docword.txt", "--resume", tmp_path / "py",
+        "--iterations", 8, "--out", tmp_path / "resumed", "--quiet")
+    np.testing.assert_array_equal(rotor.LDA.load(tmp_path / "resumed").components_,
+                                  full.components_)
+
+
+def test_resume_refuses_other_data_or_parameters(sotu, tmp_path):
+    X = sotu[0][:100]
+    ck = tmp_path / "ck"
+    rotor.LDA(4, max_iter=2, checkpoint_every=2, checkpoint_dir=ck, **CKPT).fit(X)
+    cases = [
+        (dict(n_components=5), X, r"n_components: is 5 but .*ck was trained with 4; give the "
+                                  r"checkpoint's value"),
+        (dict(random_state=8), X, "random_state: is 8 but"),
+        (dict(topic_word_prior=0.1), X, "topic_word_prior: is 0.1 but"),
+        (dict(max_iter=1), X, "max_iter: is 1 but .* already has 2 iterations"),
+        ({}, X[:80], r"resume: .*ck was made on another corpus than X \(X has 80 documents"),
+    ]
+    for change, data, message in cases:
+        lda = rotor.LDA(**{"n_components": 4, "max_iter": 4, **CKPT, **change})
+        with pytest.raises(ValueError, match=message):
+            lda.fit(data, resume=ck)
+        assert not hasattr(lda, "components_")
+    with pytest.raises(ValueError, match="missing/state.json"):
+        rotor.LDA(4, **CKPT).fit(X, resume=tmp_path / "missing")
+    with pytest.raises(ValueError, match="checkpoint_dir: needed when checkpoint_every > 0"):
+        rotor.LDA(4, checkpoint_every=2).fit(X)
+    with pytest.raises(ValueError, match="resume: True resumes from checkpoint_dir"):
+        rotor.LDA(4).fit(X, resume=True)
+    with pytest.raises(ValueError, match="checkpoint_dir"):
+        rotor.LDA(4, checkpoint_every=1, checkpoint_dir=tmp_path / "no" / "such").fit(X)
+    part = ck / "part-00000.bin"
+    part.write_bytes(part.read_bytes()[:-4])
+    with pytest.raises(ValueError, match="part-00000.bin"):
+        rotor.LDA(4, max_iter=4, **CKPT).fit(X, resume=ck)

@@ -54,6 +54,30 @@ def test_lasso_sparse_and_dense_agree_and_predict(year, cli, tmp_path, sotu_year
     assert [m["iter"] for m in a.metrics_] == list(range(1, a.n_iter_ + 1))
 
 
+def test_lasso_resumed_is_the_uninterrupted_model_and_the_command_lines(sotu_year, year, cli,
+                                                                         tmp_path):
+    X, y, _, _ = year
+    kw = dict(alpha=1.2, n_jobs=1)
+    full = rotor.Lasso(max_iter=6, **kw).fit(X, y)
+    assert full.n_iter_ == 6  # not converged: the resumed runs below have iterations to do
+    ck = tmp_path / "ck"
+    ours = rotor.Lasso(max_iter=3, checkpoint_every=3, checkpoint_dir=ck, **kw).fit(X, y)
+    ours.set_params(max_iter=6).fit(X, y, resume=True)
+    # The command line's checkpoint of the same file, resumed here.
+    cli("lasso", "train", "--data", sotu_year[0], "--lambda", 1.2, "--threads", 1,
+        "--max-iterations", 3, "--checkpoint-every", 3, "--out", tmp_path / "cli.txt", "--quiet")
+    theirs = rotor.Lasso(max_iter=6, **kw).fit(X, y, resume=tmp_path / "cli.txt.checkpoint")
+    for model in (ours, theirs):
+        np.testing.assert_array_equal(model.coef_, full.coef_)
+        assert model.intercept_ == full.intercept_ and model.n_iter_ == 6
+    assert [m["iter"] for m in ours.metrics_] == list(range(1, 7))
+    assert [m["iter"] for m in theirs.metrics_] == [4, 5, 6]
+    with pytest.raises(ValueError, match="alpha: is 1.5 but"):
+        rotor.Lasso(alpha=1.5, max_iter=6).fit(X, y, resume=ck)
+    with pytest.raises(ValueError, match=r"resume: .* other data than X \(X has \d+ samples"):
+        rotor.Lasso(max_iter=6, **kw).fit(X[::2], y[::2], resume=ck)
+
+
 def test_logreg_is_the_command_lines_model_bit_for_bit(sotu_party, party, cli, tmp_path):
     X, y, Xt, yt = party
     cli("logreg", "train", "--data", sotu_party[0], "--lambda", 2, "--blocks", 8,

@@ -90,3 +90,40 @@ def test_pickle_round_trip(ratings):
     mf = rotor.MF(4, solver="ccd", max_iter=2).fit(rows)
     back = pickle.loads(pickle.dumps(mf))
     np.testing.assert_array_equal(back.predict(rows[:50, :2]), mf.predict(rows[:50, :2]))
+
+
+def test_resumed_fit_is_the_uninterrupted_model_and_checkpoints_pass_to_the_cli(ratings, cli,
+                                                                              tmp_path):
+    _, rows = ratings
+    rows = rows[rows[:, 0] < 150]
+    # The command line's ids are the rows' numbers, in order of first appearance, as rotor.MF
+    # names them: both take the same fingerprint of the same matrix.
+    values = rows[:, 2].astype(np.float32)
+    with open(tmp_path / "r.txt", "w") as f:
+        for (u, i, _), v in zip(rows, values):
+            f.write(f"{int(u)} {int(i)} {v!r}\n")
+    kw = dict(solver="ccd", random_state=3, n_jobs=1)
+    full = rotor.MF(8, max_iter=4, **kw).fit(rows)
+    ck = tmp_path / "ck"
+    mf = rotor.MF(8, max_iter=2, checkpoint_every=2, checkpoint_dir=ck, **kw).fit(rows)
+    cli("mf", "train", "--train", tmp_path / "r.txt", "--resume", ck, "--iterations", 4,
+        "--out", tmp_path / "from-py", "--quiet")
+    mf.set_params(max_iter=4)
+    mf.fit(rows, resume=True)
+    for model in (mf, rotor.MF.load(tmp_path / "from-py")):
+        np.testing.assert_array_equal(model.user_factors_, full.user_factors_)
+        np.testing.assert_array_equal(model.item_factors_, full.item_factors_)
+        np.testing.assert_array_equal(model.item_bias_, full.item_bias_)
+    assert [m["iter"] for m in mf.metrics_] == [1, 2, 3, 4]
+    assert mf.metrics_[-1]["train_rmse"] == full.metrics_[-1]["train_rmse"]
+    # The command line's checkpoint, resumed here.
+    cli("mf", "train", "--train", tmp_path / "r.txt", "--solver", "ccd", "--rank", 8,
+        "--iterations", 2, "--seed", 3, "--threads", 1, "--checkpoint-every", 1, "--out",
+        tmp_path / "cli", "--quiet")
+    ours = rotor.MF(8, max_iter=4, **kw).fit(rows, resume=tmp_path / "cli.checkpoint")
+    np.testing.assert_array_equal(ours.user_factors_, full.user_factors_)
+    assert [m["iter"] for m in ours.metrics_] == [3, 4]
+    with pytest.raises(ValueError, match="n_components: is 6 but"):
+        rotor.MF(6, max_iter=4, **kw).fit(rows, resume=ck)
+    with pytest.raises(ValueError, match=r"resume: .* other ratings than X \(X has"):
+        rotor.MF(8, max_iter=4, **kw).fit(rows[:-1], resume=ck)

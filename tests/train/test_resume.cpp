@@ -44,5 +44,22 @@ TEST(Resume, TheTotalMayNotFallBelowWhatIsDone) {
     EXPECT_THROW(check_resume_target(31, 30, "ckpt", "--max-iterations"), ConfigError);
 }
 
+TEST(Resume, TheAdviceIsTheCallers) {
+    try {
+        refuse_resume_conflicts(
+            kSettings, [](const std::string&) { return true; }, "ckpt", "fit anew");
+        FAIL() << "accepted";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(std::string(e.what()), "--topics: is 9 but ckpt was trained with 8; fit anew");
+    }
+}
+
+TEST(Resume, CheckpointsFallEveryNAndOnTheLastIteration) {
+    EXPECT_TRUE(checkpoint_due(10, 5, 12));
+    EXPECT_FALSE(checkpoint_due(11, 5, 12));
+    EXPECT_TRUE(checkpoint_due(12, 5, 12));   // the last, so that a finished run can go on
+    EXPECT_FALSE(checkpoint_due(12, 0, 12));  // 0: never
+}
+
 }  // namespace
 }  // namespace rotor::train
