@@ -87,42 +87,44 @@ Ratings Ratings::build(std::uint32_t num_users, std::uint32_t num_items, const T
 
     // A counting sort by user (each user's ratings in input order), then each user's ratings
     // sorted by item: no index arrays and no second copy of the matrix, so the triples and the
-    // CSR are all there is (20 bytes a rating). When each user's triples are contiguous (grouped
-    // input), the CSR fills in input order: a list given away then releases its chunks as they
-    // are copied, and the CSR's pages replace them (12 bytes a rating). A triple's index is then
-    // its user's first index plus its place among the user's ratings (for a duplicate's lines).
+    // CSR are all there is (20 bytes a rating). When the users never decrease (a file grouped by
+    // user, whose ids are numbered in order of first appearance), the CSR is the triples in input
+    // order: it is appended to (no zero-filled arrays) and a list given away releases its chunks
+    // as they are copied, so the CSR's pages replace them (12 bytes a rating). A triple's index
+    // is then its user's offset plus its place among the user's ratings (for a duplicate's lines).
     std::vector<std::uint64_t> counts(num_users, 0);
-    std::vector<std::uint64_t> first(num_users, 0);
-    bool grouped = true;
+    bool in_order = true;
     for (std::uint64_t k = 0; k < nnz; ++k) {
         const RatingTriple& t = triples[k];
         ROTOR_ASSERT(t.user < num_users && t.item < num_items, "triple out of the matrix");
-        if (counts[t.user] == 0) {
-            first[t.user] = k;
-        } else if (t.user != triples[k - 1].user) {
-            grouped = false;
-        }
+        if (k > 0 && t.user < triples[k - 1].user) in_order = false;
         ++counts[t.user];
     }
     r.user_offsets_ = offsets_from_counts(counts);
     std::vector<std::uint64_t>().swap(counts);
-    if (!grouped) std::vector<std::uint64_t>().swap(first);
-    if (!grouped) consume = nullptr;
-    r.built_in_place_ = consume != nullptr;
-    r.user_items_.resize(nnz);
-    r.user_values_.resize(nnz);
-    {
+    if (in_order) {
+        r.user_items_.reserve(nnz);
+        r.user_values_.reserve(nnz);
+        for (std::uint64_t k = 0; k < nnz; ++k) {
+            const RatingTriple& t = triples[k];
+            r.user_items_.push_back(t.item);
+            r.user_values_.push_back(t.value);
+            if (consume != nullptr && ((k + 1) & (TripleList::kChunk - 1)) == 0)
+                consume->release_before(k + 1);
+        }
+        if (consume != nullptr) consume->clear();
+        r.built_in_place_ = consume != nullptr;
+    } else {
+        r.user_items_.resize(nnz);
+        r.user_values_.resize(nnz);
         std::vector<std::uint64_t> next(r.user_offsets_.begin(), r.user_offsets_.end() - 1);
         for (std::uint64_t k = 0; k < nnz; ++k) {
             const RatingTriple& t = triples[k];
             const std::uint64_t q = next[t.user]++;
             r.user_items_[q] = t.item;
             r.user_values_[q] = t.value;
-            if (consume != nullptr && ((k + 1) & (TripleList::kChunk - 1)) == 0)
-                consume->release_before(k + 1);
         }
     }
-    if (consume != nullptr) consume->clear();
     // Readers mostly see a user's items in increasing order: then nothing moves. Else a stable
     // sort of the user's ratings by item (equal items stay in input order). A duplicate is kept
     // with the places of both among its user's ratings (input order).
@@ -162,8 +164,10 @@ Ratings Ratings::build(std::uint32_t num_users, std::uint32_t num_items, const T
     }
     if (!duplicates.empty()) {
         // Report the duplicate whose second occurrence comes first in the input, with its first.
-        if (grouped) {
-            const auto at = [&first](UserId u, std::uint64_t place) { return first[u] + place; };
+        if (in_order) {
+            const auto at = [&r](UserId u, std::uint64_t place) {
+                return r.user_offsets_[u] + place;
+            };
             const Duplicate* best = &duplicates[0];
             for (const Duplicate& d : duplicates)
                 if (at(d.user, d.second) < at(best->user, best->second)) best = &d;
@@ -280,8 +284,8 @@ std::size_t Ratings::memory_bytes() const noexcept {
 
 std::uint64_t Ratings::build_peak_bytes() const noexcept {
     const std::uint64_t bytes_per_rating = built_in_place_ ? 12 : 20;
-    // The counts, the first indices and the offsets a user, the counts and offsets an item.
-    return bytes_per_rating * nnz() + 24 * std::uint64_t{num_users_} + 16 * num_items_ + 32;
+    // The counts and offsets a user and an item.
+    return bytes_per_rating * nnz() + 16 * (std::uint64_t{num_users_} + num_items_ + 2);
 }
 
 bool operator==(const Ratings& a, const Ratings& b) {

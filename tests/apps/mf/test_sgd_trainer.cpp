@@ -232,10 +232,10 @@ TEST(SgdMemoryPlan, RatingsDominateAtSmallKFactorsAtLargeK) {
     sgd.rank = 4;
     TrainOptions ccd = sgd;
     ccd.solver = Solver::kCcd;
-    // 20,000 more ratings and 1,000 more users: 20 bytes a rating and 24 a user while reading
-    // (the triples and the CSR, the user counts, first indices and offsets).
+    // 20,000 more ratings and 1,000 more users: 20 bytes a rating and 16 a user while reading
+    // (the triples and the CSR, the user counts and offsets).
     EXPECT_EQ(estimate_memory(big, sgd, 1, 2) - estimate_memory(small, sgd, 1, 2),
-              20u * 20000 + 24u * 1000);
+              20u * 20000 + 16u * 1000);
     EXPECT_LT(estimate_memory(big, sgd, 1, 2), estimate_memory(big, ccd, 1, 2));
     TrainOptions wide = sgd;
     wide.rank = 512;

@@ -141,8 +141,8 @@ TEST(Ratings, ThriceInAnUnsortedUserNamesTheFirstTwo) {
 }
 
 TEST(Ratings, AListGivenAwayAndGroupedByUserFillsTheCsrInItsPlace) {
-    // Three users' ratings contiguous (more than a chunk of triples): the CSR of the list given
-    // away is the span's, built at 12 bytes a rating; an ungrouped list at 20.
+    // Three users' ratings in order (more than a chunk of triples): the CSR of the list given
+    // away is the span's, built at 12 bytes a rating; a list whose users go back at 20.
     std::vector<RatingTriple> t;
     for (std::uint32_t u = 0; u < 3; ++u)
         for (std::uint32_t i = 0; i < 30000; ++i)
@@ -157,17 +157,17 @@ TEST(Ratings, AListGivenAwayAndGroupedByUserFillsTheCsrInItsPlace) {
     TripleList mixed;
     for (const RatingTriple& x : {t[0], t[30000], t[1]}) mixed.push_back(x);
     EXPECT_EQ(Ratings::from_triples(3, 30000, std::move(mixed)).build_peak_bytes(),
-              20u * 3 + 24u * 3 + 16u * 30000 + 32);
-    // A duplicate in a grouped, unsorted user is named by its lines as in an ungrouped list.
+              20u * 3 + 16u * (3 + 30000 + 2));
+    // A duplicate in a user whose items are not in order is named by its places in the list.
     TripleList dup;
     for (const RatingTriple& x : std::vector<RatingTriple>{
-             {1, 0, 1}, {0, 2, 1}, {0, 1, 1}, {0, 2, 2}, {0, 2, 3}, {2, 0, 1}})
+             {0, 0, 1}, {1, 2, 1}, {1, 1, 1}, {1, 2, 2}, {1, 2, 3}, {2, 0, 1}})
         dup.push_back(x);
     try {
         Ratings::from_triples(3, 3, std::move(dup));
         FAIL() << "no error";
     } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("user 0, item 2 (ratings #2 and #4 of the list)"),
+        EXPECT_NE(std::string(e.what()).find("user 1, item 2 (ratings #2 and #4 of the list)"),
                   std::string::npos)
             << e.what();
     }
