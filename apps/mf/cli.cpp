@@ -170,9 +170,10 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
         if (!warning.empty() && world.rank() == 0) fmt::print(stderr, "{}\n", warning);
         const mf::RatingsFile& t = *s.train;
         // The id maps, held from reading to the end (the model written by rank 0 takes them and
-        // each user's items over, not copies).
+        // each user's items over, not copies), and the test ratings (12 bytes each).
         s.plan = mf::estimate_memory(t.ratings, f.options, world.size(), threads) +
-                 t.users.memory_bytes() + t.items.memory_bytes();
+                 t.users.memory_bytes() + t.items.memory_bytes() +
+                 (s.test_ratings ? 12 * s.test_ratings->size() : 0);
         if (f.common.checkpoint_every > 0 || s.resume)
             s.plan += mf::checkpoint_memory(t.ratings, f.options);
         train::check_memory(s.plan, train::memory_limit(f.common.max_memory, host_ranks),
@@ -190,7 +191,8 @@ void prepare_train(TrainFlags& f, comm::Communicator& world, TrainSetup& s) {
 std::unique_ptr<mf::Trainer> make_trainer(TrainFlags& f, TrainSetup& s, comm::Communicator& world) {
     std::unique_ptr<mf::Trainer> trainer;
     comm::run_agreed(world, [&] {
-        // The CLI reads the matrix's values no more once a trainer holds them.
+        // The CLI reads the matrix's ratings no more once a trainer holds them (but each user's
+        // items for the model, when the trainer does not give them back).
         const mf::TrainerInputs in{s.train->ratings,
                                    s.test_ratings ? &*s.test_ratings : nullptr,
                                    f.options,
@@ -206,7 +208,7 @@ std::unique_ptr<mf::Trainer> make_trainer(TrainFlags& f, TrainSetup& s, comm::Co
             fmt::print("rotor: resumed {} at iteration {}\n", f.common.resume,
                        trainer->iterations_done());
     }
-    // The sgd trainer holds its ratings as its blocks' triples and reads the matrix no more: only
+    // The sgd trainer holds its ratings in its blocks and reads the matrix no more: only
     // what the model keeps (each user's items) stays, and not even that when the trainer gives
     // them back from its blocks at the end (one rank).
     if (f.options.solver == mf::Solver::kSgd) {

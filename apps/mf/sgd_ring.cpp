@@ -59,7 +59,7 @@ std::uint64_t SgdTrainer::compute(int slice, std::uint32_t epoch, int phase, Rou
     const auto kernel = [&](int, const sched::Job& job, const std::atomic<bool>& stop) {
         const std::size_t id = block_id(job.block.row, job.block.col);
         const std::uint64_t n = run_block(id, slice, &stop);
-        return sched::BlockResult{n, n == block(id).size()};
+        return sched::BlockResult{n, n == block_size(id)};
     };
     sched::DynamicLoopOptions loop;
     loop.pick_seed = {options_.seed, kSgdPickStream, epoch, static_cast<std::uint64_t>(rank()),

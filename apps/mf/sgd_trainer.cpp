@@ -177,7 +177,9 @@ void SgdTrainer::split_users() {
     order.reserve(users.size());
     row_group_.clear();
     row_group_.reserve(users.size());
+    group_first_row_.assign(static_cast<std::size_t>(side_) + 1, 0);
     for (int g = 0; g < groups.groups(); ++g) {
+        group_first_row_[static_cast<std::size_t>(g)] = static_cast<std::uint32_t>(order.size());
         std::vector<std::uint32_t> members = groups.members[static_cast<std::size_t>(g)];
         std::sort(members.begin(), members.end());
         for (const std::uint32_t r : members) {
@@ -185,6 +187,9 @@ void SgdTrainer::split_users() {
             row_group_.push_back(static_cast<std::uint32_t>(g));
         }
     }
+    for (auto g = static_cast<std::size_t>(groups.groups()); g <= static_cast<std::size_t>(side_);
+         ++g)
+        group_first_row_[g] = static_cast<std::uint32_t>(order.size());
     users_ = std::move(order);
     local_row_.assign(train_.num_users(), kNoRow);
     user_counts_.resize(users_.size());
@@ -214,6 +219,8 @@ void SgdTrainer::split_items() {
     }
     col_of_item_.assign(m, 0);
     local_of_item_.assign(m, 0);
+    col_base_.assign(static_cast<std::size_t>(side_), 0);
+    std::uint64_t widest = 0;
     slice_items_.resize(static_cast<std::size_t>(num_slices()));
     slice_counts_.resize(static_cast<std::size_t>(num_slices()));
     for (int s = 0; s < num_slices(); ++s) {
@@ -233,6 +240,9 @@ void SgdTrainer::split_items() {
         for (int g = 0; g < groups.groups(); ++g) {
             std::vector<std::uint32_t> members = groups.members[static_cast<std::size_t>(g)];
             std::sort(members.begin(), members.end());
+            col_base_[static_cast<std::size_t>(s * cols_per_slice_ + g)] =
+                static_cast<std::uint32_t>(items.size());
+            widest = std::max<std::uint64_t>(widest, members.size());
             for (const std::uint32_t i : members) {
                 const std::uint32_t j = sorted[i];
                 col_of_item_[j] = static_cast<std::uint32_t>(s * cols_per_slice_ + g);
@@ -242,53 +252,92 @@ void SgdTrainer::split_items() {
             }
         }
     }
+    col_bits_ = offset_bits(widest);
 }
 
 void SgdTrainer::build_blocks() {
-    const std::size_t blocks = static_cast<std::size_t>(side_) * static_cast<std::size_t>(side_);
-    block_offsets_.assign(blocks + 1, 0);
-    // Straight from the training matrix's CSR, rows in local order: a block's ratings come out
-    // sorted by local row, then slice-local column (a column group's local ids rise with the
-    // global ids), the order sgd_block visits them in.
-    const auto rows = static_cast<std::uint32_t>(users_.size());
-    for (std::uint32_t r = 0; r < rows; ++r)
-        for (const std::uint32_t j : train_.items_of(users_[r]))
-            ++block_offsets_[block_id(static_cast<int>(row_group_[r]),
-                                      static_cast<int>(col_of_item_[j])) +
-                             1];
-    std::partial_sum(block_offsets_.begin(), block_offsets_.end(), block_offsets_.begin());
-    block_cursor_.assign(blocks, 0);
-    // The values first, then (the matrix's values released when its owner allows) the rows and
-    // columns: the CSR and the blocks never coexist whole (16 bytes a rating at most, not 20).
-    const auto fill = [&](const auto& put) {
-        std::vector<std::uint64_t> at(block_offsets_.begin(), block_offsets_.end() - 1);
-        for (std::uint32_t r = 0; r < rows; ++r) {
-            const std::span<const std::uint32_t> items = train_.items_of(users_[r]);
-            const std::uint64_t first = train_.user_offsets()[users_[r]];
-            for (std::size_t e = 0; e < items.size(); ++e) {
-                const std::uint32_t j = items[e];
-                put(at[block_id(static_cast<int>(row_group_[r]),
-                                static_cast<int>(col_of_item_[j]))]++,
-                    r, j, first + e);
-            }
+    const auto blocks = static_cast<std::size_t>(side_) * static_cast<std::size_t>(side_);
+    // A row group's rows in pages of 2^row_bits (the bits a key leaves the row), each block of
+    // the group one segment a page.
+    const std::uint32_t row_bits = 32 - col_bits_;
+    block_seg_.assign(blocks + 1, 0);
+    seg_row_base_.clear();
+    for (int g = 0; g < side_; ++g) {
+        const std::uint32_t first = group_first_row_[static_cast<std::size_t>(g)];
+        const std::uint64_t rows = group_first_row_[static_cast<std::size_t>(g) + 1] - first;
+        const std::uint64_t pages =
+            std::max<std::uint64_t>(1, (rows + (std::uint64_t{1} << row_bits) - 1) >> row_bits);
+        for (int c = 0; c < side_; ++c) {
+            block_seg_[block_id(g, c)] = static_cast<std::uint32_t>(seg_row_base_.size());
+            for (std::uint64_t q = 0; q < pages; ++q)
+                seg_row_base_.push_back(first + static_cast<std::uint32_t>(q << row_bits));
         }
-    };
-    block_values_.resize(local_nnz_);
-    const std::span<const float> values = train_.user_values();
-    fill([&](std::uint64_t t, std::uint32_t, std::uint32_t, std::uint64_t p) {
-        block_values_[t] = values[p];
-    });
-    if (releasable_ != nullptr) {
-        ROTOR_ASSERT(releasable_ == &train_,
-                     "TrainerInputs::releasable is not the training matrix");
-        releasable_->release_values();
     }
-    block_rows_.resize(local_nnz_);
-    block_cols_.resize(local_nnz_);
-    fill([&](std::uint64_t t, std::uint32_t r, std::uint32_t j, std::uint64_t) {
-        block_rows_[t] = r;
-        block_cols_[t] = local_of_item_[j];
-    });
+    block_seg_[blocks] = static_cast<std::uint32_t>(seg_row_base_.size());
+    const auto segment = [&](std::uint32_t r, std::uint32_t j) {
+        const std::uint32_t g = row_group_[r];
+        return block_seg_[block_id(static_cast<int>(g), static_cast<int>(col_of_item_[j]))] +
+               static_cast<std::size_t>((std::uint64_t{r} - group_first_row_[g]) >> row_bits);
+    };
+    seg_offsets_.assign(seg_row_base_.size() + 1, 0);
+    const std::vector<std::uint32_t>& mine = rank_users_[static_cast<std::size_t>(rank())];
+    for (const std::uint32_t u : mine)
+        for (const std::uint32_t j : train_.items_of(u))
+            ++seg_offsets_[segment(local_row_[u], j) + 1];
+    std::partial_sum(seg_offsets_.begin(), seg_offsets_.end(), seg_offsets_.begin());
+    block_offsets_.resize(blocks + 1);
+    for (std::size_t id = 0; id <= blocks; ++id) block_offsets_[id] = seg_offsets_[block_seg_[id]];
+    block_cursor_.assign(blocks, 0);
+    // The ratings user by user in increasing id: in a block, the rows come in increasing local
+    // order (a row group's local rows are its users in increasing id) and each row's columns
+    // in increasing slice-local order (a column group's local ids rise with the global ids),
+    // the order sgd_block visits them in. When the owner allows, the matrix's pages are given
+    // back behind the fill (its items too on one rank, where nothing else reads them: the
+    // trainer gives the model its seen items), so the blocks take the matrix's place: 8 bytes a
+    // rating at most, not 16. entries_' pages are written as they fill (one page of slack a
+    // segment).
+    entries_ = PageArray<BlockEntry>(local_nnz_);
+    const bool release = releasable_ != nullptr;
+    ROTOR_ASSERT(!release || releasable_ == &train_,
+                 "TrainerInputs::releasable is not the training matrix");
+    const bool items_too = gives_seen_items();
+    constexpr std::uint64_t kReleaseStep = std::uint64_t{1} << 19;  // ratings: 2 MiB of values
+    std::vector<std::uint64_t> at(seg_offsets_.begin(), seg_offsets_.end() - 1);
+    std::uint64_t released = 0;
+    for (const std::uint32_t u : mine) {
+        const std::uint32_t r = local_row_[u];
+        const std::span<const std::uint32_t> items = train_.items_of(u);
+        const std::span<const float> values = train_.values_of_user(u);
+        for (std::size_t e = 0; e < items.size(); ++e) {
+            const std::uint32_t j = items[e];
+            const std::size_t seg = segment(r, j);
+            entries_[at[seg]++] = BlockView::entry(r - seg_row_base_[seg],
+                                                   local_of_item_[j] - col_base_[col_of_item_[j]],
+                                                   col_bits_, values[e]);
+        }
+        const std::uint64_t end = train_.user_offsets()[u + 1];
+        if (release && end - released >= kReleaseStep) {
+            releasable_->release_users_before(u + 1, items_too);
+            released = end;
+        }
+    }
+    if (release) releasable_->release_users_before(num_users_, items_too);
+}
+
+template <class Fn>
+bool SgdTrainer::for_each_segment(std::size_t id, std::uint64_t lo, std::uint64_t hi,
+                                  const Fn& fn) const {
+    const std::uint64_t first = block_offsets_[id];
+    const auto col = static_cast<std::size_t>(id % static_cast<std::size_t>(side_));
+    for (std::uint32_t s = block_seg_[id]; s < block_seg_[id + 1]; ++s) {
+        const std::uint64_t a = std::max(seg_offsets_[s] - first, lo);
+        const std::uint64_t b = std::min(seg_offsets_[s + 1] - first, hi);
+        if (a >= b) continue;
+        const BlockView view{entries_.span().subspan(first + a, b - a), seg_row_base_[s],
+                             col_base_[col], col_bits_};
+        if (!fn(view)) return false;
+    }
+    return true;
 }
 
 void SgdTrainer::init_slices() {
@@ -303,14 +352,6 @@ void SgdTrainer::init_slices() {
     }
 }
 
-BlockView SgdTrainer::block(std::size_t id) const {
-    const std::uint64_t lo = block_offsets_[id];
-    const std::uint64_t n = block_offsets_[id + 1] - lo;
-    return BlockView{std::span<const std::uint32_t>(block_rows_).subspan(lo, n),
-                     std::span<const std::uint32_t>(block_cols_).subspan(lo, n),
-                     std::span<const float>(block_values_).subspan(lo, n)};
-}
-
 SgdSide SgdTrainer::user_side() { return user_state_.side(w_, user_counts_); }
 
 SgdSide SgdTrainer::slice_side(int slice) {
@@ -321,19 +362,18 @@ SgdSide SgdTrainer::slice_side(int slice) {
 std::uint64_t SgdTrainer::run_block(std::size_t id, int slice, const std::atomic<bool>* stop) {
     SgdSide rows = user_side();
     SgdSide cols = slice_side(slice);
-    const BlockView b = block(id);
+    const std::uint64_t n = block_size(id);
     // A block the timer stopped continues where it stopped the next time it runs (wrapping
     // around), so that no part of it is always the one cut off.
     const std::uint64_t start = block_cursor_[id];
-    const auto part = [&](std::uint64_t lo, std::uint64_t len) {
-        return BlockView{b.rows.subspan(lo, len), b.cols.subspan(lo, len),
-                         b.values.subspan(lo, len)};
+    std::uint64_t done = 0;
+    const auto run = [&](const BlockView& v) {
+        const std::uint64_t d = sgd_block(v, rows, cols, mu_, params_, stop, nullptr);
+        done += d;
+        return d == v.size();
     };
-    std::uint64_t done =
-        sgd_block(part(start, b.size() - start), rows, cols, mu_, params_, stop, nullptr);
-    if (done == b.size() - start && start > 0)
-        done += sgd_block(part(0, start), rows, cols, mu_, params_, stop, nullptr);
-    block_cursor_[id] = (start + done) % std::max<std::uint64_t>(b.size(), 1);
+    if (for_each_segment(id, start, n, run) && start > 0) for_each_segment(id, 0, start, run);
+    block_cursor_[id] = (start + done) % std::max<std::uint64_t>(n, 1);
     return done;
 }
 
@@ -424,37 +464,29 @@ train::Record SgdTrainer::iterate_deterministic() {
 }
 
 double SgdTrainer::train_squared_error(const ModelView& view) {
-    // Block by block (the rank keeps its ratings only as the blocks' triples), the blocks' sums
-    // added in block order: the result does not depend on the thread count.
-    // One rank holds its one slice: read H there, in the order the blocks' columns are in (the
-    // same values as `view`'s, so the same sum).
-    std::optional<ModelView> slice_view;
-    if (ranks_ == 1) {
-        const HSlice& s = *held_[0];
-        slice_view = ModelView{view.mu, view.w, &s.h, view.row_bias, s.state.bias};
-    }
-    const ModelView* local = slice_view ? &*slice_view : nullptr;
+    // Block by block (the rank keeps its ratings only in its blocks), the blocks' sums added in
+    // block order: the result does not depend on the thread count. One rank's `view` is its one
+    // slice, in the order the blocks' columns are in.
+    const bool local = ranks_ == 1;
     const std::size_t blocks = block_offsets_.size() - 1;
     std::vector<double> part(blocks, 0.0);
     runtime_.parallel_for(
         0, static_cast<std::int64_t>(blocks), [&](std::int64_t lo, std::int64_t hi) {
             for (auto id = static_cast<std::size_t>(lo); id < static_cast<std::size_t>(hi); ++id) {
-                const BlockView b = block(id);
                 double sum = 0;
-                if (local != nullptr) {  // H in slice-local order: a column group's rows together
+                const auto slice = static_cast<std::size_t>(
+                    static_cast<int>(id % static_cast<std::size_t>(side_)) / cols_per_slice_);
+                const std::vector<std::uint32_t>& items = slice_items_[slice];
+                for_each_segment(id, 0, block_size(id), [&](const BlockView& b) {
                     for (std::uint64_t t = 0; t < b.size(); ++t) {
-                        const double err = b.values[t] - local->predict(b.rows[t], b.cols[t]);
+                        // One rank: H in slice-local order (a column group's rows together).
+                        const double err =
+                            b.entries[t].value -
+                            view.predict(b.row(t), local ? b.col(t) : items[b.col(t)]);
                         sum += err * err;
                     }
-                } else {
-                    const auto slice = static_cast<std::size_t>(
-                        static_cast<int>(id % static_cast<std::size_t>(side_)) / cols_per_slice_);
-                    const std::vector<std::uint32_t>& items = slice_items_[slice];
-                    for (std::uint64_t t = 0; t < b.size(); ++t) {
-                        const double err = b.values[t] - view.predict(b.rows[t], items[b.cols[t]]);
-                        sum += err * err;
-                    }
-                }
+                    return true;
+                });
                 part[id] = sum;
             }
         });
@@ -462,12 +494,21 @@ double SgdTrainer::train_squared_error(const ModelView& view) {
 }
 
 void SgdTrainer::evaluate_record(train::Record& r) {
-    // Every rank gathers all of H in global order (one rank: its slice reordered; the memory
-    // plan counts the copy) and evaluates its own users' ratings; the sums are added across
-    // ranks.
-    const WholeH whole = *collect_h(true);
-    const Factors& h = whole.h;
-    const std::span<const float> c = whole.bias;
+    // Every rank evaluates its own users' ratings against all of H, gathered in global order
+    // (the memory plan counts the copy); the sums are added across ranks. One rank reads its one
+    // slice instead, item j at row local_of_item_[j], with the same values in the same order of
+    // terms, so the same sums without the copy.
+    std::optional<WholeH> whole;
+    if (ranks_ > 1) whole = collect_h(true);
+    const HSlice* held = whole ? nullptr : held_[0].get();
+    const Factors& h = whole ? whole->h : held->h;
+    const std::span<const float> c =
+        whole ? std::span<const float>(whole->bias) : std::span<const float>(held->state.bias);
+    const std::span<const std::uint32_t> order =
+        whole ? std::span<const std::uint32_t>() : local_of_item_;
+    const auto item_row = [&](std::uint32_t j) {
+        return whole || j >= num_items_ ? j : local_of_item_[j];
+    };
     const ModelView view{mu_, &w_, &h, user_state_.bias, c};
     const ObjectiveParams& o = options_.objective;
     // Squared training error, W's penalty, H's penalty (rank 0), test squared and absolute sums.
@@ -475,7 +516,10 @@ void SgdTrainer::evaluate_record(train::Record& r) {
     sums[0] = train_squared_error(view);
     sums[1] = penalty(w_, user_state_.bias, user_counts_, o);
     if (rank() == 0) {
-        sums[2] = penalty(h, c, item_counts_, o);
+        sums[2] = penalty(h, c,
+                          whole ? std::span<const std::uint64_t>(item_counts_)
+                                : std::span<const std::uint64_t>(slice_counts_[0]),
+                          o, order);
     }
     if (test_ != nullptr) {
         // A known user is evaluated by its rank, an unseen one (>= N) by rank 0.
@@ -483,7 +527,7 @@ void SgdTrainer::evaluate_record(train::Record& r) {
             const std::uint32_t u = test_->users[t];
             const std::uint32_t row = u < local_row_.size() ? local_row_[u] : kNoRow;
             if (row == kNoRow && (u < local_row_.size() || rank() != 0)) continue;
-            const double e = test_->values[t] - view.predict(row, test_->items[t]);
+            const double e = test_->values[t] - view.predict(row, item_row(test_->items[t]));
             sums[3] += e * e;
             sums[4] += std::abs(e);
         }
@@ -559,25 +603,63 @@ Model SgdTrainer::gather_model() { return gather_state().model; }
 
 std::pair<std::vector<std::uint64_t>, std::vector<ItemId>> SgdTrainer::release_seen_items() {
     ROTOR_ASSERT(ranks_ == 1, "release_seen_items() under MPI: a rank holds its users only");
-    // The values go first, and the items take their place: 12 bytes a rating at most, as while
-    // training. One rank holds every rating, its blocks in one slice.
-    std::vector<float>().swap(block_values_);
-    std::vector<std::uint64_t> offsets(std::size_t{num_users_} + 1, 0);
-    for (const std::uint32_t r : block_rows_) ++offsets[std::size_t{users_[r]} + 1];
-    std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
-    std::vector<ItemId> items(block_rows_.size());
+    // One rank holds every rating, its blocks in one slice. Row group by row group: a group's
+    // blocks are contiguous in entries_ and its local rows contiguous, so its users' items,
+    // gathered by local row, take the place of its blocks, given back as they are read: 8 bytes
+    // a rating at most, as while training. Then into the model's order (by user id), the
+    // blocks gone.
+    const std::vector<std::uint32_t>& global = slice_items_[0];
+    const std::size_t rows = users_.size();
+    std::vector<std::uint64_t> local_offsets(rows + 1, 0);
+    for (std::size_t r = 0; r < rows; ++r)
+        local_offsets[r + 1] = local_offsets[r] + user_counts_[r];
+    PageArray<ItemId> local(local_nnz_);
     {
-        std::vector<std::uint64_t> at(offsets.begin(), offsets.end() - 1);
-        const std::vector<std::uint32_t>& global = slice_items_[0];
-        for (std::size_t t = 0; t < block_rows_.size(); ++t)
-            items[at[users_[block_rows_[t]]]++] = global[block_cols_[t]];
+        // The group's rows in order, each from its run in every block of the group (a block is
+        // sorted by row): the items are written in order, and the blocks read from their starts.
+        const std::uint32_t row_bits = 32 - col_bits_;
+        const auto mask = static_cast<std::uint32_t>((std::uint64_t{1} << col_bits_) - 1);
+        const auto g_side = static_cast<std::size_t>(side_);
+        std::vector<std::uint64_t> at(g_side);
+        std::uint64_t out = 0;
+        for (int g = 0; g < side_; ++g) {
+            for (std::size_t c = 0; c < g_side; ++c) at[c] = block_offsets_[block_id(g, 0) + c];
+            const std::uint32_t first = group_first_row_[static_cast<std::size_t>(g)];
+            const std::uint32_t last = group_first_row_[static_cast<std::size_t>(g) + 1];
+            for (std::uint32_t r = first; r < last; ++r) {
+                for (std::size_t c = 0; c < g_side; ++c) {
+                    const std::size_t id = block_id(g, 0) + c;
+                    const std::uint32_t seg =
+                        block_seg_[id] +
+                        static_cast<std::uint32_t>((std::uint64_t{r} - first) >> row_bits);
+                    const std::uint64_t end = block_offsets_[id + 1];
+                    const std::uint64_t key_row = r - seg_row_base_[seg];
+                    for (; at[c] < end &&
+                           (std::uint64_t{entries_[at[c]].key} >> col_bits_) == key_row;
+                         ++at[c])
+                        local[out++] = global[col_base_[c] + (entries_[at[c]].key & mask)];
+                }
+                if ((r - first) % 4096 == 4095)
+                    for (std::size_t c = 0; c < g_side; ++c)
+                        entries_.release(block_offsets_[block_id(g, 0) + c], at[c]);
+            }
+            entries_.release(block_offsets_[block_id(g, 0)], block_offsets_[block_id(g + 1, 0)]);
+        }
+        ROTOR_ASSERT(out == local_nnz_, "release_seen_items: a rating not read back");
     }
-    std::vector<std::uint32_t>().swap(block_rows_);
-    std::vector<std::uint32_t>().swap(block_cols_);
+    entries_.reset();
     block_offsets_.assign(block_offsets_.size(), 0);
-    for (std::uint32_t u = 0; u < num_users_; ++u)
-        std::sort(items.begin() + static_cast<std::ptrdiff_t>(offsets[u]),
-                  items.begin() + static_cast<std::ptrdiff_t>(offsets[u + 1]));
+    seg_offsets_.assign(seg_offsets_.size(), 0);
+    std::vector<std::uint64_t> offsets(std::size_t{num_users_} + 1, 0);
+    for (std::size_t r = 0; r < rows; ++r) offsets[std::size_t{users_[r]} + 1] = user_counts_[r];
+    std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+    std::vector<ItemId> items(local_nnz_);
+    for (std::size_t r = 0; r < rows; ++r) {
+        ItemId* first = local.data() + local_offsets[r];
+        ItemId* last = local.data() + local_offsets[r + 1];
+        std::sort(first, last);
+        std::copy(first, last, items.begin() + static_cast<std::ptrdiff_t>(offsets[users_[r]]));
+    }
     return {std::move(offsets), std::move(items)};
 }
 

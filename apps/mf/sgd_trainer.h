@@ -8,7 +8,7 @@
 // - Users (rows of W): assign_users(train, P, seed)[p], in group-major order
 //   (the rows of a grid row group contiguous); the rank's W rows, user biases and their AdaGrad
 //   accumulators never move. Local row r is user users_[r]. The rank's ratings are kept only as
-//   the blocks' triples (below): the training matrix is read while the trainer is built, not after.
+//   its blocks (below): the training matrix is read while the trainer is built, not after.
 // - Items (rows of H): P = 1: one slice of every item (slice-local id = global id). P > 1: 2P
 //   slices balancing every rank's share of the ratings (sched::partition_cols_balanced), slice s
 //   holding its items' H rows, biases and accumulators, indexed by slice-local id (the item's
@@ -18,8 +18,11 @@
 //   every rank, so that all ranks cut a slice alike), so the rank's grid has side G = slices · c,
 //   column s·c + j being group j of slice s; the rank's rows cut into G groups of about equal
 //   ratings (partition_rows). c is --blocks, or 16 with --deterministic (P = 1), or
-//   max(sched::default_grid_side(threads), 8). Block (row, col)'s ratings are stored once as (local
-//   W row, slice-local H row, value) triples.
+//   max(sched::default_grid_side(threads), 8). Block (row, col)'s ratings are stored once, 8 bytes
+//   each (BlockEntry): the local W row's offset in its row group and the slice-local H row's in
+//   its column group packed into 32 bits (col_bits_ for the column, the rest for the row), and
+//   the value. A row group with more rows than the row bits hold is cut into pages of 2^(32 −
+//   col_bits_) rows, each block of it into one segment a page (one segment a block in practice).
 // - Initial values: Factors::init_uniform in [0, 1/sqrt(K)) by global id (LIBMF's start), so the
 //   initial model does not depend on P, the threads or the grid; biases 0, accumulators 1.
 //   μ = the exact mean of every training rating (0 without bias).
@@ -41,6 +44,7 @@
 
 #include "apps/mf/shard.h"
 #include "apps/mf/trainer.h"
+#include "core/base/page_array.h"
 #include "core/base/timer.h"
 #include "core/mf/factors.h"
 #include "core/mf/sgd.h"
@@ -114,7 +118,7 @@ class SgdTrainer final : public Trainer {
     /// Cuts the items into slices (slice_items_, slice_counts_) and each slice into column groups
     /// (col_of_item_, local_of_item_).
     void split_items();
-    /// The rank's ratings into the G x G blocks' triples.
+    /// The rank's ratings into the G x G blocks (the matrix released behind them when allowed).
     void build_blocks();
     /// Initial H rows of the home slices.
     void init_slices();
@@ -122,7 +126,13 @@ class SgdTrainer final : public Trainer {
         return static_cast<std::size_t>(row) * static_cast<std::size_t>(side_) +
                static_cast<std::size_t>(col);
     }
-    BlockView block(std::size_t id) const;
+    std::uint64_t block_size(std::size_t id) const {
+        return block_offsets_[id + 1] - block_offsets_[id];
+    }
+    /// Calls fn(view) for the segments of ratings [lo, hi) of block `id` (offsets in the block),
+    /// in order, while fn returns true; returns false when fn stopped it.
+    template <class Fn>
+    bool for_each_segment(std::size_t id, std::uint64_t lo, std::uint64_t hi, const Fn& fn) const;
     SgdSide user_side();
     SgdSide slice_side(int slice);
     /// Runs block `id` against `slice` (held); returns the ratings processed.
@@ -168,12 +178,13 @@ class SgdTrainer final : public Trainer {
     // caller may release it afterwards (the blocks hold the rank's ratings).
     std::uint32_t num_users_ = 0, num_items_ = 0;
     std::uint64_t nnz_ = 0;
-    std::vector<std::uint64_t> item_counts_;  // |Ω_j| of every item (H's penalty)
-    std::vector<std::uint32_t> users_;        // global user of every local row, group-major
-    std::uint64_t local_nnz_ = 0;             // the rank's ratings
-    std::vector<std::uint32_t> local_row_;    // local row of every user, or ~0 if not ours
-    std::vector<std::uint64_t> user_counts_;  // |Ω_i| of the local rows
-    std::vector<std::uint32_t> row_group_;    // grid row group of every local row
+    std::vector<std::uint64_t> item_counts_;      // |Ω_j| of every item (H's penalty)
+    std::vector<std::uint32_t> users_;            // global user of every local row, group-major
+    std::uint64_t local_nnz_ = 0;                 // the rank's ratings
+    std::vector<std::uint32_t> local_row_;        // local row of every user, or ~0 if not ours
+    std::vector<std::uint64_t> user_counts_;      // |Ω_i| of the local rows
+    std::vector<std::uint32_t> row_group_;        // grid row group of every local row
+    std::vector<std::uint32_t> group_first_row_;  // G + 1: row group g's local rows, from here
     Factors w_;
     SgdState user_state_;
     std::vector<std::vector<std::uint32_t>> slice_items_;   // global item ids, group-major
@@ -181,9 +192,16 @@ class SgdTrainer final : public Trainer {
     std::vector<std::uint32_t> col_of_item_;                // grid column of every item
     std::vector<std::uint32_t> local_of_item_;              // slice-local id of every item
     std::vector<std::unique_ptr<HSlice>> held_;             // per slice; null when not held
-    std::vector<std::uint64_t> block_offsets_;              // G·G + 1, into the triples
-    std::vector<std::uint32_t> block_rows_, block_cols_;
-    std::vector<float> block_values_;
+    std::vector<std::uint32_t> col_base_;  // slice-local id of grid column c's first item
+    std::uint32_t col_bits_ = 0;           // bits of a column offset in a BlockEntry's key
+    // The blocks' ratings, block after block (id order), each sorted by local W row, then
+    // slice-local H row. Segment s is entries [seg_offsets_[s], seg_offsets_[s + 1]), its rows
+    // from seg_row_base_[s]; block id's segments are [block_seg_[id], block_seg_[id + 1]).
+    PageArray<BlockEntry> entries_;
+    std::vector<std::uint64_t> block_offsets_;  // G·G + 1, into entries_
+    std::vector<std::uint64_t> seg_offsets_;
+    std::vector<std::uint32_t> seg_row_base_;
+    std::vector<std::uint32_t> block_seg_;     // G·G + 1
     std::vector<std::uint64_t> block_cursor_;  // where a block stopped by the timer resumes
     std::unique_ptr<sched::BlockScheduler> scheduler_;
     std::optional<sched::TimerControl> timer_;

@@ -158,21 +158,31 @@ std::uint64_t estimate_memory(const Ratings& train, const TrainOptions& options,
         // received (one process copies its rows straight into the model).
         if (p > 1) bytes += 4 * k * (n / p + 1) + 4 * k * n;
     } else {
-        // The larger of three phases: reading (no factors yet); building the trainer (the
-        // matrix and the blocks' values, then the matrix but its values (released, as the CLI
-        // lets the trainer) and the blocks' triples, 12 bytes a rating of the rank; the row and
-        // column maps); training, the matrix released (under MPI but for the model's seen items,
-        // 4 bytes a rating and 8 a user; one rank rebuilds them from its blocks at the end, in
-        // the place of the blocks' values), with the gathered H and model and, under MPI, two
-        // slices in flight.
+        // The larger of three phases: reading (no factors yet); building the trainer: the blocks
+        // (8 bytes a rating of the rank) fill in the place of the matrix, whose pages go behind
+        // the fill (one rank: items and values, which the blocks hold; under MPI the values,
+        // while the CLI keeps the items for the model: 4 bytes a rating and 8 a user), with a
+        // page of slack a block and the release's step, the trainer's maps (20 bytes a user, 28
+        // an item) and W; training: the blocks, the factors and on evaluation a gathered H;
+        // one rank at the end: each user's items, by local row and then by user, in the place
+        // of the blocks, then the gathered model beside the items; under MPI the seen items
+        // throughout, two slices in flight, the gathered model.
+        const std::uint64_t blocks = 8 * (nnz / p + 1);
+        const std::uint64_t maps = 20 * n + 28 * m;
+        // The grid's side: --blocks, else at most 16 (--deterministic) or ⌈√2·T⌉, per slice.
+        const std::uint64_t side =
+            (options.blocks > 0 ? static_cast<std::uint64_t>(options.blocks)
+                                : std::max<std::uint64_t>(16, (3 * t + 1) / 2)) *
+            (p > 1 ? 2 * p : 1);
+        const std::uint64_t slack = std::min((std::uint64_t{4} << 20) + 4096 * side * side, blocks);
         const std::uint64_t seen = 4 * nnz + 8 * (n + 1);
+        const std::uint64_t build = train.memory_bytes() + slack + maps + rows;
+        const std::uint64_t eval_h = 4 * k * m + 12 * m;
         const std::uint64_t after =
-            p > 1 ? 12 * (nnz / p + 1) + seen + rows + gathered + 2 * 4 * k * (m / p + 1)
-                  : std::max(12 * nnz + rows + 4 * k * m, 8 * nnz + seen + 8 * n + rows) +
-                        (gathered - 4 * k * m);
-        const std::uint64_t build = std::max(train.memory_bytes() + 4 * (nnz / p + 1),
-                                             train.memory_bytes() - 4 * nnz + 12 * (nnz / p + 1)) +
-                                    8 * n + 16 * m + rows;
+            p > 1 ? blocks + seen + rows + maps + gathered + 2 * 4 * k * (m / p + 1)
+                  : maps + rows +
+                        std::max({blocks + eval_h, blocks + 16 * (n + 1),
+                                  seen + 4 * k * (n + m) + 12 * (n + m)});
         bytes += std::max({read_peak, build, after});
     }
     return bytes;

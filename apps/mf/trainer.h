@@ -115,9 +115,10 @@ struct TrainerInputs {
     const TrainOptions& options;
     sched::Runtime& runtime;
     comm::Communicator& comm;  ///< one rank for a single process
-    /// Null, or `train` itself when its owner lets the trainer release its values once it holds
-    /// its own copy (sgd, as soon as its blocks have them: building the trainer then peaks at 16
-    /// bytes a rating instead of 20); ccd ignores it.
+    /// Null, or `train` itself when its owner lets the trainer release the matrix as it copies it
+    /// (sgd: the values behind its blocks' fill, and the items too when gives_seen_items(), so
+    /// that the owner must then read nothing of the matrix but its shape and offsets; building
+    /// the trainer then holds 8 bytes a rating, not 16); ccd and als ignore it.
     Ratings* releasable = nullptr;
 };
 

@@ -91,7 +91,8 @@ void Sgd(benchmark::State& state) {
     SgdState ws(kUsers, true), hs(kItems, true);
     SgdSide rows = ws.side(w), cols = hs.side(h);
     const double mu = rating_sum(m.values).value() / static_cast<double>(m.values.size());
-    const BlockView block{m.users, m.items, m.values};
+    const PackedBlock packed(m.users, m.items, m.values);
+    const BlockView block = packed.view();
     SgdParams p;
     std::uint64_t done = 0;
     double loss = 0;

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/base/error.h"
+#include "core/base/page_array.h"
 
 namespace rotor::core {
 
@@ -45,14 +46,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
 }
 
 void MappedFile::release(std::span<const std::byte> range) const noexcept {
-    if (range.empty() || data_ == nullptr) return;
-    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-    const auto lo = reinterpret_cast<std::uintptr_t>(range.data());
-    const std::uintptr_t hi = lo + range.size();
-    const std::uintptr_t first = (lo + page - 1) / page * page, last = hi / page * page;
-    if (first >= last) return;
-    // Advice only: a failure leaves the pages resident, which is harmless.
-    ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+    if (data_ != nullptr) release_pages(range.data(), range.size());
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept

@@ -82,11 +82,13 @@ double penalty_term(const Factors& f, std::span<const float> bias,
 }  // namespace
 
 double penalty(const Factors& f, std::span<const float> bias, std::span<const std::uint64_t> counts,
-               const ObjectiveParams& p) {
+               const ObjectiveParams& p, std::span<const std::uint32_t> order) {
     ROTOR_ASSERT(p.form == LambdaForm::kPlain || counts.size() == f.rows(),
                  "penalty: the weighted form needs a count per row");
+    ROTOR_ASSERT(order.empty() || order.size() == f.rows(), "penalty: an order of every row");
     double s = 0;
-    for (std::uint32_t i = 0; i < f.rows(); ++i) s += penalty_term(f, bias, counts, p, i);
+    for (std::uint32_t i = 0; i < f.rows(); ++i)
+        s += penalty_term(f, bias, counts, p, order.empty() ? i : order[i]);
     return s;
 }
 

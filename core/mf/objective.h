@@ -86,9 +86,11 @@ double squared_error(std::span<const float> residuals);
 
 /// The regularisation of one side: λ Σ_i ρ_i ‖f_i‖² + λ_b Σ_i ρ_i b_i² over the rows of f
 /// (bias may be empty; λ_b is used only when p.bias). counts[i] = |Ω_i| is read only for the
-/// weighted form (may be empty for plain). Sum of doubles in row order.
+/// weighted form (may be empty for plain). Sum of doubles in row order, or in the order of
+/// `order` when given (a permutation of the rows: row order[0] first), so that rows stored in
+/// another order give the sum of the rows in their usual one.
 double penalty(const Factors& f, std::span<const float> bias, std::span<const std::uint64_t> counts,
-               const ObjectiveParams& p);
+               const ObjectiveParams& p, std::span<const std::uint32_t> order = {});
 
 /// The terms of penalty() and of squared_error() added exactly: parts' sums combine
 /// (core::ExactSum::add, or to_limbs and an integer allreduce) to the same bits however the rows

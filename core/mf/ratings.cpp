@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/base/error.h"
+#include "core/base/page_array.h"
 
 namespace rotor::mf {
 
@@ -75,6 +76,18 @@ std::pair<std::vector<std::uint64_t>, std::vector<ItemId>> Ratings::take_user_it
                                                                    std::move(user_items_)};
     *this = Ratings();
     return out;
+}
+
+void Ratings::release_users_before(UserId u, bool items) noexcept {
+    if (u >= num_users_) {
+        std::vector<float>().swap(user_values_);
+        if (items) std::vector<ItemId>().swap(user_items_);
+        return;
+    }
+    // From the start every time: the pages released before cost nothing to release again.
+    const std::uint64_t n = user_offsets_[u];
+    if (!user_values_.empty()) release_pages(user_values_.data(), n * sizeof(float));
+    if (items && !user_items_.empty()) release_pages(user_items_.data(), n * sizeof(ItemId));
 }
 
 template <class Triples>

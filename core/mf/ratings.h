@@ -156,7 +156,7 @@ class Ratings {
 
     std::uint32_t num_users() const noexcept { return num_users_; }  ///< N
     std::uint32_t num_items() const noexcept { return num_items_; }  ///< M
-    std::uint64_t nnz() const noexcept { return user_items_.size(); }
+    std::uint64_t nnz() const noexcept { return user_offsets_.empty() ? 0 : user_offsets_.back(); }
 
     std::span<const std::uint64_t> user_offsets() const noexcept { return user_offsets_; }
     std::span<const ItemId> user_items() const noexcept { return user_items_; }
@@ -173,10 +173,15 @@ class Ratings {
         return item_offsets_[i + 1] - item_offsets_[i];
     }
 
-    /// Frees the values: user_values() is empty afterwards (values_of_user() must not be called),
-    /// the shape, offsets, items, item counts and mean() stay. For an owner that has copied the
-    /// values where it needs them (the sgd trainer, into its blocks).
-    void release_values() noexcept { std::vector<float>().swap(user_values_); }
+    /// Gives back to the system the memory of the ratings of users < u: their values, and their
+    /// items too when `items`. For an owner that copies the ratings out in increasing user order
+    /// (the sgd trainer, into its blocks), so that the copy takes the matrix's place instead of
+    /// adding to it. Those users' ratings must not be read again (items_of() and
+    /// values_of_user() read zeros or nothing); the shape, nnz(), the offsets, the item counts
+    /// and mean() stay. Below u = N only whole pages go, so call it as often as convenient; at
+    /// u = N the arrays themselves are freed: user_values() (and user_items() when `items`) are
+    /// empty after.
+    void release_users_before(UserId u, bool items) noexcept;
 
     /// Moves the CSR's offsets and items out (what a model keeps as each user's items) and
     /// leaves an empty 0 x 0 matrix: for an owner that needs nothing else of the ratings.

@@ -92,8 +92,7 @@ double sgd_update(std::uint32_t i, std::uint32_t j, float a, SgdSide& rows, SgdS
 std::uint64_t sgd_block(const BlockView& block, SgdSide& rows, SgdSide& cols, double mu,
                         const SgdParams& p, const std::atomic<bool>* stop, double* loss,
                         detail::SgdBlockFn kernel) {
-    const std::uint64_t n = block.size();
-    ROTOR_ASSERT(block.rows.size() == n && block.cols.size() == n, "sgd_block: block arrays");
+    ROTOR_ASSERT(block.col_bits <= 32, "sgd_block: more than 32 column bits");
     check_side(rows, p, "sgd_block: the row side's arrays do not match W");
     check_side(cols, p, "sgd_block: the column side's arrays do not match H");
     ROTOR_ASSERT(rows.factors->k() == cols.factors->k(), "sgd_block: W and H differ in K");

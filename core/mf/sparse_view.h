@@ -2,8 +2,10 @@
 // ratings data layer (or a test) owns the arrays and hands out spans.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "core/base/error.h"
 
@@ -39,15 +41,78 @@ struct SparseView {
     }
 };
 
-/// The ratings of one SGD block (one row group x one column group) as parallel arrays: rating t
-/// is (rows[t], cols[t], values[t]), rows[t] a row of the W the kernel is given and cols[t] a row
-/// of its H. Non-owning.
-struct BlockView {
-    std::span<const std::uint32_t> rows;
-    std::span<const std::uint32_t> cols;
-    std::span<const float> values;
+/// One rating of an SGD block in 8 bytes (LIBMF's nodes take 12): `key` packs the rating's W row
+/// and H row as offsets from its view's bases, (row − row_base) << col_bits | (col − col_base).
+struct BlockEntry {
+    std::uint32_t key;
+    float value;
+};
 
-    std::uint64_t size() const { return values.size(); }
+/// The least number of bits that hold the offsets 0..count − 1 (0 for count <= 1).
+inline std::uint32_t offset_bits(std::uint64_t count) {
+    std::uint32_t b = 0;
+    while (b < 64 && (std::uint64_t{1} << b) < count) ++b;
+    return b;
+}
+
+/// The ratings of one SGD block (one row group x one column group), or of a part of one: rating t
+/// is (row(t), col(t), entries[t].value), row(t) a row of the W the kernel is given and col(t) a
+/// row of its H. A block's rows fit in 32 − col_bits bits above row_base (the trainer splits a
+/// block whose rows do not into views of that many rows each). Non-owning.
+struct BlockView {
+    std::span<const BlockEntry> entries;
+    std::uint32_t row_base = 0;
+    std::uint32_t col_base = 0;
+    std::uint32_t col_bits = 0;  ///< <= 32
+
+    std::uint64_t size() const { return entries.size(); }
+    std::uint32_t row(std::uint64_t t) const {
+        return row_base + static_cast<std::uint32_t>(std::uint64_t{entries[t].key} >> col_bits);
+    }
+    std::uint32_t col(std::uint64_t t) const {
+        return col_base + static_cast<std::uint32_t>(entries[t].key & col_mask());
+    }
+    std::uint32_t col_mask() const {
+        return static_cast<std::uint32_t>((std::uint64_t{1} << col_bits) - 1);
+    }
+    /// Ratings [lo, lo + n).
+    BlockView part(std::uint64_t lo, std::uint64_t n) const {
+        return BlockView{entries.subspan(lo, n), row_base, col_base, col_bits};
+    }
+    /// The entry of (row, col); row − row_base < 2^(32 − col_bits), col − col_base < 2^col_bits.
+    static BlockEntry entry(std::uint32_t row_offset, std::uint32_t col_offset,
+                            std::uint32_t col_bits, float value) {
+        return BlockEntry{
+            static_cast<std::uint32_t>((std::uint64_t{row_offset} << col_bits) | col_offset),
+            value};
+    }
+};
+
+/// A block packed from parallel arrays of rows, columns and values (tests and benchmarks; the
+/// trainer packs its blocks in place). The rows' and the columns' spans (largest − smallest + 1)
+/// must fit in 32 bits together: asserted.
+struct PackedBlock {
+    std::vector<BlockEntry> entries;
+    std::uint32_t row_base = 0, col_base = 0, col_bits = 0;
+
+    PackedBlock(std::span<const std::uint32_t> rows, std::span<const std::uint32_t> cols,
+                std::span<const float> values) {
+        ROTOR_ASSERT(rows.size() == values.size() && cols.size() == values.size(),
+                     "PackedBlock: arrays of different sizes");
+        if (values.empty()) return;
+        const auto [rlo, rhi] = std::minmax_element(rows.begin(), rows.end());
+        const auto [clo, chi] = std::minmax_element(cols.begin(), cols.end());
+        row_base = *rlo;
+        col_base = *clo;
+        col_bits = offset_bits(std::uint64_t{*chi} - *clo + 1);
+        ROTOR_ASSERT(offset_bits(std::uint64_t{*rhi} - *rlo + 1) + col_bits <= 32,
+                     "PackedBlock: rows and columns do not fit in 32 bits");
+        entries.reserve(values.size());
+        for (std::size_t t = 0; t < values.size(); ++t)
+            entries.push_back(
+                BlockView::entry(rows[t] - row_base, cols[t] - col_base, col_bits, values[t]));
+    }
+    BlockView view() const { return BlockView{entries, row_base, col_base, col_bits}; }
 };
 
 }  // namespace rotor::mf

@@ -6,12 +6,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 #include <optional>
 #include <vector>
 
+#include "apps/mf/sgd_trainer.h"
 #include "apps/mf/trainer.h"
 #include "comm/inprocess_communicator.h"
 #include "core/base/error.h"
+#include "core/base/rng.h"
+#include "core/mf/sgd.h"
 #include "sched/runtime.h"
 #include "tests/apps/mf/sgd_test_cases.h"
 
@@ -48,9 +52,10 @@ TEST(SgdTrainer, DeterministicGivesTheSameModelAtAnyThreadCount) {
     }
 }
 
-// The CLI lets the trainer release the matrix's values once its blocks hold them: the same
-// model, the matrix's shape and items left.
-TEST(SgdTrainer, ReleasingTheMatrixValuesChangesNothing) {
+// The CLI lets the trainer release the matrix as its blocks fill: the same model, the matrix's
+// shape left (one rank: neither values nor items, since the trainer gives the model its items
+// back from its blocks, as the matrix had them).
+TEST(SgdTrainer, ReleasingTheMatrixChangesNothing) {
     const Problem p = make_problem(120, 90);
     TrainOptions o = sgd_options(4);
     o.deterministic = true;
@@ -61,14 +66,69 @@ TEST(SgdTrainer, ReleasingTheMatrixValuesChangesNothing) {
     const std::unique_ptr<Trainer> released =
         make_trainer({owned, &p.test, o, rt, group.at(0), &owned});
     EXPECT_TRUE(owned.user_values().empty());
+    EXPECT_TRUE(owned.user_items().empty());
     EXPECT_EQ(owned.nnz(), p.train.nnz());
-    EXPECT_TRUE(std::equal(owned.user_items().begin(), owned.user_items().end(),
-                           p.train.user_items().begin(), p.train.user_items().end()));
+    EXPECT_EQ(owned.num_users(), p.train.num_users());
     for (int e = 0; e < 2; ++e) {
         kept.trainer->iterate();
         released->iterate();
     }
     expect_same_model(released->gather_model(), kept.trainer->gather_model());
+    ASSERT_TRUE(released->gives_seen_items());
+    const auto [offsets, items] = released->release_seen_items();
+    EXPECT_TRUE(std::equal(offsets.begin(), offsets.end(), p.train.user_offsets().begin(),
+                           p.train.user_offsets().end()));
+    EXPECT_TRUE(std::equal(items.begin(), items.end(), p.train.user_items().begin(),
+                           p.train.user_items().end()));
+}
+
+// A block's rating packs its row and column offsets into 32 bits; a row group with more rows
+// than the column group's width leaves room for is cut into pages (segments). 70,000 users in
+// one row group and 70,000 items in one column group (--blocks 1): 17 bits for the column,
+// pages of 2^15 rows, three of them. The epochs must be plain SGD over the ratings in user, then
+// item order from the trainer's start (the scalar sgd_update, which gives the kernel's bits).
+TEST(SgdTrainer, RowGroupsWiderThanAKeyAreCutIntoPages) {
+    constexpr std::uint32_t kN = 70000, kM = 70000;
+    std::vector<RatingTriple> t;
+    Rng rng(5);
+    for (std::uint32_t u = 0; u < kN; u += 1 + static_cast<std::uint32_t>(rng.below(3)))
+        for (int r = 0; r < 3; ++r)
+            t.push_back({u, static_cast<std::uint32_t>((u * 7919ull + 104729ull * r) % kM),
+                         static_cast<float>(1 + rng.below(5))});
+    t.push_back({kN - 1, kM - 1, 2.0f});  // the last row and column used: full widths
+    const Ratings train = Ratings::from_triples(kN, kM, t);
+    TrainOptions o = sgd_options(2);
+    o.rank = 3;
+    o.blocks = 1;
+    o.deterministic = true;
+    comm::InProcessGroup group(1);
+    sched::Runtime rt(1, sched::PinMode::kNone);
+    const std::unique_ptr<Trainer> trainer = make_trainer({train, nullptr, o, rt, group.at(0)});
+    for (std::uint32_t e = 0; e < o.iterations; ++e)
+        EXPECT_EQ(trainer->iterate().processed, train.nnz());
+    const Model m = trainer->gather_model();
+
+    const auto high = static_cast<float>(1.0 / std::sqrt(3.0));  // the trainer's 1/sqrt(K)
+    std::vector<std::uint32_t> users(kN), items(kM);
+    std::iota(users.begin(), users.end(), 0u);
+    std::iota(items.begin(), items.end(), 0u);
+    Factors w(kN, 3), h(kM, 3);
+    w.init_uniform(o.seed, detail::kSgdInitWStream, 0.0f, high, users);
+    h.init_uniform(o.seed, detail::kSgdInitHStream, 0.0f, high, items);
+    SgdState ws(kN, true), hs(kM, true);
+    SgdSide rows = ws.side(w), cols = hs.side(h);
+    const double mu = rating_sum(train.user_values()).value() / static_cast<double>(train.nnz());
+    for (std::uint32_t e = 0; e < o.iterations; ++e)
+        for (std::uint32_t u = 0; u < kN; ++u) {
+            const auto its = train.items_of(u);
+            const auto vals = train.values_of_user(u);
+            for (std::size_t i = 0; i < its.size(); ++i)
+                sgd_update(u, its[i], vals[i], rows, cols, mu, o.sgd());
+        }
+    EXPECT_TRUE(m.w == w);
+    EXPECT_TRUE(m.h == h);
+    EXPECT_EQ(m.row_bias, ws.bias);
+    EXPECT_EQ(m.col_bias, hs.bias);
 }
 
 TEST(SgdTrainer, DeterministicRestoreContinuesBitwise) {
@@ -216,10 +276,9 @@ TEST_P(SgdRanks, StateRestoresOnAnotherRankCount) {
 INSTANTIATE_TEST_SUITE_P(Ranks, SgdRanks, ::testing::Values(2, 3));
 
 // The memory plan by phase (trainer.cpp): at small K sgd's peak is reading, 20 bytes a rating (the
-// triples while they are sorted into the CSR; building the trainer takes 16: the CSR and the
-// blocks' values, then the CSR's items and the blocks' triples), below ccd's, which keeps the
-// matrix and a copy of its users' ratings; at large K the factors and the gathered model take
-// over.
+// triples while they are sorted into the CSR; building the trainer takes 8: the blocks fill in
+// the place of the CSR), below ccd's, which keeps the matrix and a copy of its users' ratings; at
+// large K the factors and the gathered model take over.
 TEST(SgdMemoryPlan, RatingsDominateAtSmallKFactorsAtLargeK) {
     const auto ratings = [](std::uint32_t n) {
         std::vector<RatingTriple> t;
@@ -239,11 +298,12 @@ TEST(SgdMemoryPlan, RatingsDominateAtSmallKFactorsAtLargeK) {
     EXPECT_LT(estimate_memory(big, sgd, 1, 2), estimate_memory(big, ccd, 1, 2));
     TrainOptions wide = sgd;
     wide.rank = 512;
-    // At K = 512 training is the peak: W's rows, H, the gathered H and the model (4 K bytes a row:
-    // N + M + M + (N + M) rows), far above the 20 bytes a rating.
+    // At K = 512 the end of training is the peak: W's rows, H and the gathered model (4 K bytes a
+    // row: N + M + (N + M) rows; one rank evaluates against its slice, no gathered H), far above
+    // the 20 bytes a rating.
     const std::uint64_t n = 2000, m = 500, k = 512;
     EXPECT_GE(estimate_memory(big, wide, 1, 2),
-              (std::uint64_t{12} << 20) + 4 * k * (n + 1) + 4 * k * m * 2 + 4 * k * (n + m));
+              (std::uint64_t{12} << 20) + 4 * k * (n + 1) + 4 * k * m + 4 * k * (n + m));
 }
 
 }  // namespace

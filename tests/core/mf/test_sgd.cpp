@@ -109,12 +109,12 @@ struct Problem {
             v.push_back(float(1 + 4 * rng.uniform()));
         }
     }
-    BlockView block() const { return {r, c, v}; }
+    PackedBlock packed() const { return PackedBlock(r, c, v); }
     double run(const std::atomic<bool>* stop = nullptr, detail::SgdBlockFn kernel = nullptr) {
         SgdParams p;
         SgdSide rs = rows.side(), cs = cols.side();
         double loss = 0;
-        EXPECT_EQ(sgd_block(block(), rs, cs, 3.0, p, stop, &loss, kernel),
+        EXPECT_EQ(sgd_block(packed().view(), rs, cs, 3.0, p, stop, &loss, kernel),
                   stop != nullptr && *stop ? 0u : v.size());
         return loss;
     }
@@ -170,8 +170,9 @@ TEST(Sgd, EveryKernelBuildGivesTheSameBits) {
                     double la = 0, lb = 0;
                     SgdSide ra = a.rows.side(), ca = a.cols.side();
                     SgdSide rb = b.rows.side(), cb = b.cols.side();
-                    sgd_block(a.block(), ra, ca, 3.0, p, nullptr, &la, detail::sgd_block_scalar());
-                    sgd_block(b.block(), rb, cb, 3.0, p, nullptr, &lb, avx2);
+                    sgd_block(a.packed().view(), ra, ca, 3.0, p, nullptr, &la,
+                              detail::sgd_block_scalar());
+                    sgd_block(b.packed().view(), rb, cb, 3.0, p, nullptr, &lb, avx2);
                     ASSERT_EQ(std::bit_cast<std::uint64_t>(la), std::bit_cast<std::uint64_t>(lb))
                         << "K " << K << " bias " << bias << " epoch " << epoch;
                     ASSERT_TRUE(a.same_as(b)) << "K " << K << " bias " << bias;
@@ -237,9 +238,10 @@ TEST(Sgd, RecoversAPlantedLowRankMatrix) {
     SgdSide rs = rows.side(), cs = cols.side();
     const double mu = rating_sum(m.values).value() / double(m.values.size());
     double loss = 0;
+    const PackedBlock block(users, m.ids, m.values);
     for (std::uint64_t epoch = 0; epoch < 20; ++epoch) {
         loss = 0;
-        sgd_block({users, m.ids, m.values}, rs, cs, mu, p, nullptr, &loss);
+        sgd_block(block.view(), rs, cs, mu, p, nullptr, &loss);
     }
     const ErrorStats test =
         evaluate(pl.test.users, pl.test.items, pl.test.values,
