@@ -119,7 +119,14 @@ void check_resume(std::span<const train::ResumeSetting> settings, std::uint64_t 
                   std::uint64_t target, const std::string& resume, const std::string& target_flag,
                   const std::function<bool(const std::string&)>& given) {
     const std::function<bool(const std::string&)> all = [](const std::string&) { return true; };
-    train::refuse_resume_conflicts(settings, given ? given : all, resume,
+    // A flag --no-X is a parameter X=True/False here (--no-intercept: fit_intercept): its value
+    // as the parameter has it.
+    std::vector<train::ResumeSetting> named(settings.begin(), settings.end());
+    for (train::ResumeSetting& s : named)
+        if (s.flag.starts_with("--no-"))
+            for (std::string* v : {&s.ours, &s.theirs})
+                if (*v == "on" || *v == "off") *v = *v == "on" ? "False" : "True";
+    train::refuse_resume_conflicts(named, given ? given : all, resume,
                                    "give the checkpoint's value, or fit without resume to start "
                                    "a new run");
     train::check_resume_target(done, target, resume, target_flag);
@@ -179,12 +186,12 @@ void translate_errors(const std::function<void()>& body, ParamNames names) {
     }
 }
 
-void run_fit(const std::function<void()>& body, ParamNames names,
-             const std::optional<Records>& records, py::list& sink) {
-    const auto keep = [&] {
-        if (records)
-            for (const py::handle line : records->lines()) sink.append(line);
-    };
+namespace {
+
+/// Runs translate_errors(body, names), then `keep()` (with the GIL), whether the body returned or
+/// raised.
+void keep_after(const std::function<void()>& body, ParamNames names,
+                const std::function<void()>& keep) {
     try {
         translate_errors(body, names);
     } catch (...) {
@@ -193,6 +200,23 @@ void run_fit(const std::function<void()>& body, ParamNames names,
         throw;
     }
     keep();
+}
+
+}  // namespace
+
+void run_fit(const std::function<void()>& body, ParamNames names,
+             const std::optional<Records>& records, py::list& sink) {
+    keep_after(body, names, [&] {
+        if (records)
+            for (const py::handle line : records->lines()) sink.append(line);
+    });
+}
+
+void run_fit(const std::function<void()>& body, ParamNames names,
+             const std::vector<std::string>& lines, py::list& sink) {
+    keep_after(body, names, [&] {
+        for (const std::string& line : lines) sink.append(py::str(line));
+    });
 }
 
 }  // namespace rotor::python
