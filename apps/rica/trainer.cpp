@@ -173,16 +173,21 @@ std::vector<double> RowWorker::metric() const {
 void RowWorker::contribute() {
     const std::size_t p = data_.p;
     std::vector<core::ExactSum> sums(key_count(p));
-    for (std::size_t b = 0; b + 1 < block_first_.size(); ++b) {
-        const std::size_t r0 = block_first_[b], rows = block_first_[b + 1] - r0;
-        const std::vector<double> g =
-            outer_gram(std::span<const double>(w_).subspan(r0 * p, rows * p), rows, p);
+    // A Gram matrix's upper triangle and an L1 total into the keys' sums.
+    const auto add = [&](const std::vector<double>& g, double l1) {
         std::size_t e = 0;
         for (std::size_t k = 0; k < p; ++k)
             for (std::size_t l = k; l < p; ++l, ++e) sums[e].add(g[k * p + l]);
-        if (!split_) sums[e].add(l1_[b]);
+        sums[e].add(l1);
+    };
+    if (split_) {  // every row is here: S = WᵀW in one product, by slabs on the team
+        add(outer_gram(w_, rows(), p, loop_), split_->l1());
+    } else {
+        for (std::size_t b = 0; b + 1 < block_first_.size(); ++b) {
+            const std::size_t r0 = block_first_[b], rows = block_first_[b + 1] - r0;
+            add(outer_gram(std::span<const double>(w_).subspan(r0 * p, rows * p), rows, p), l1_[b]);
+        }
     }
-    if (split_) sums.back().add(split_->l1());
     push_.resize(sums.size() * kLimbs);
     for (std::size_t e = 0; e < sums.size(); ++e) put_limbs(sums[e], push_.data() + e * kLimbs);
 }

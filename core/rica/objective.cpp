@@ -17,6 +17,19 @@ std::vector<double> gram(const Dense& d) {
     return c;
 }
 
+double lane_dot(const double* __restrict a, const double* __restrict b, std::size_t n) {
+    constexpr std::size_t kLanes = 8;
+    double acc[kLanes] = {};
+    std::size_t k = 0;
+    for (; k + kLanes <= n; k += kLanes)
+#pragma GCC unroll 8
+        for (std::size_t j = 0; j < kLanes; ++j) acc[j] += a[k + j] * b[k + j];
+    double sum = 0;
+    for (const double v : acc) sum += v;
+    for (; k < n; ++k) sum += a[k] * b[k];
+    return sum;
+}
+
 void gemm_slabs(const core::RangeLoop& loop, Op op_a, Op op_b, std::size_t m, std::size_t n,
                 std::size_t k, const double* a, std::size_t lda, const double* b, std::size_t ldb,
                 double* c, std::size_t ldc) {
@@ -47,9 +60,7 @@ SmoothTerms smooth_terms(std::span<const double> s, std::span<const double> c, s
     gemm_slabs(loop, Op::kNone, Op::kNone, p, p, p, a.data(), p, c.data(), p, ac.data(), p);
     SmoothTerms t;
     // tr(A C A) = Σ_jk (AC)_jk A_kj = Σ_jk (AC)_jk A_jk (A symmetric).
-    double trace = 0;
-    for (std::size_t k = 0; k < p * p; ++k) trace += ac[k] * a[k];
-    t.value = 0.5 * trace;
+    t.value = 0.5 * lane_dot(ac.data(), a.data(), p * p);
     if (gradient) {
         // C A = (A C)ᵀ, both symmetric: M = AC + (AC)ᵀ, exactly symmetric.
         t.m.resize(p * p);

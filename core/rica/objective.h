@@ -43,6 +43,10 @@ struct SmoothTerms {
     std::vector<double> m;  ///< p×p (empty unless asked)
 };
 
+/// Σ_k a_k b_k over k < n in a fixed order: 8 running sums (k mod 8; the loop vectorises), then
+/// the sums in order, then the tail. The same bits wherever it runs.
+double lane_dot(const double* a, const double* b, std::size_t n);
+
 /// Rows of a product per gemm_slabs call: the unit of its parallel work.
 inline constexpr std::size_t kSlabRows = 32;
 
