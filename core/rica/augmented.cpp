@@ -148,7 +148,7 @@ void augmented_w_step(std::span<double> w, std::size_t rows, std::size_t p,
             next_value = augmented_value(next, rows, p, c, r, rho, next_g, loop);
             if (next_value <= value + 1e-4 * step * slope) break;
             step *= 0.5;
-            if (step < 1e-10) break;  // no decrease found: keep w
+            if (step < 1e-10) break;  // no decrease found: keep the iterate x
         }
         if (step < 1e-10) break;
         Pair pair = std::move(spare);

@@ -57,7 +57,7 @@ void gemm_slabs(const core::RangeLoop& loop, core::blas::Op op_a, core::blas::Op
                 const double* b, std::size_t ldb, double* c, std::size_t ldc);
 
 /// f and (with `gradient`) M from S (p×p, both triangles) and C. O(p³), its product by
-/// gemm_slabs over `loop`.
+/// gemm_slabs over `loop`, and the trace and M by the same slabs (one partial per slab).
 SmoothTerms smooth_terms(std::span<const double> s, std::span<const double> c, std::size_t p,
                          bool gradient, const core::RangeLoop& loop = core::serial_loop);
 

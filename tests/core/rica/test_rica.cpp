@@ -245,9 +245,9 @@ TEST(RicaAugmented, SplitPassEqualsTheUpdatesComputedApartOnAnyLoop) {
 }
 
 TEST(RicaAugmented, WStepIsTheSameBitsOnAnyLoopWhenItsVectorsSpanSeveralChunks) {
-    // ℓp = 6923: the L-BFGS vectors span 4 chunks of 2048 entries, the last shorter and not a
-    // multiple of the dot products' 8 lanes; ℓ = 301 rows are 10 slabs of products.
-    const std::size_t p = 23, rows = 301, n = 200;
+    // ℓp = 7030: the L-BFGS vectors span 4 chunks of 2048 entries, the last shorter and not a
+    // multiple of the dot products' 8 lanes; ℓ = 190 rows are 6 slabs of products, p = 37 two.
+    const std::size_t p = 37, rows = 190, n = 200;
     const Dense d = random_data(n, p, 15);
     const std::vector<double> c = gram(d), w0 = random_w(rows, p, 16, 0.1);
     AdmmSplit split(d, rows);
