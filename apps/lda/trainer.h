@@ -79,7 +79,6 @@ struct ScheduleEvent;
 
 namespace rotor::comm {
 class InProcessGroup;
-class RingProgress;
 class WireReader;
 }  // namespace rotor::comm
 
@@ -394,7 +393,6 @@ class Trainer {
     double timer_budget() const noexcept;
 
   private:
-    struct Round;
     /// Both public constructors: over `comm`, or over `own`'s one rank when comm is null.
     Trainer(const core::Corpus& corpus, const TrainOptions& options, const DistributedOptions& dist,
             sched::Runtime& runtime, comm::Communicator* comm,
@@ -507,11 +505,6 @@ class Trainer {
     WordId global_word(const TokenBlock& b, std::size_t j) const {
         return slice_words_[slice_of_column(static_cast<int>(b.col))][b.words[j]];
     }
-    /// Samples the rank's tokens of `slice` with the intra-node scheduler (stopped by the timer,
-    /// if on) while `in_flight` (the ring's transfer, if active) progresses. Returns the tokens
-    /// sampled.
-    std::uint64_t compute(int slice, std::uint32_t iter, int phase, Round& state,
-                          comm::RingProgress& in_flight);
 
     TrainOptions options_;
     DistributedOptions dist_;

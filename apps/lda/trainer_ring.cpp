@@ -5,10 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <cmath>
-#include <exception>
-#include <iterator>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -17,87 +13,23 @@
 #include "apps/lda/seed_streams.h"
 #include "comm/agreed.h"
 #include "comm/collectives.h"
-#include "comm/ring_pipeline.h"
 #include "comm/wire.h"
 #include "core/base/rng.h"
 #include "core/base/timer.h"
 #include "core/lda/inference.h"
 #include "core/lda/sparse_lda_sampler.h"
-#include "sched/block_grid.h"
 #include "sched/block_loop.h"
-#include "sched/block_scheduler.h"
-#include "sched/runtime.h"
-#include "sched/worker_clock.h"
+#include "train/ring_iteration.h"
 
 namespace rotor::lda {
-namespace {
 
 using detail::kRingPickStream;
 using detail::kRingSampleStream;
-
-/// How often the driving thread lets MPI progress a rotation while the workers sample.
-constexpr auto kProgressPeriod = std::chrono::microseconds(500);
-
-}  // namespace
-
-/// What one iteration accumulates on this rank.
-struct Trainer::Round {
-    explicit Round(int threads) : clocks(threads), sampled(threads, 0) {}
-    sched::WorkerClocks clocks;
-    std::vector<std::uint64_t> sampled;  // per worker
-    double compute_s = 0;
-};
-
-std::uint64_t Trainer::compute(int slice, std::uint32_t iter, int phase, Round& st,
-                               comm::RingProgress& in_flight) {
-    std::vector<int> cols(cols_per_slice_);
-    std::iota(cols.begin(), cols.end(), slice * cols_per_slice_);
-    sched::BlockScheduler& scheduler = *scheduler_;
-    scheduler.reset_columns(cols);
-    ROTOR_ASSERT(held_[slice] != nullptr, "sampling a slice this rank does not hold");
-    WordTopicTable& word_topic = *held_[slice];
-
-    // The timer (loop.budget_s) stops the round on this rank: the flag ends the block being
-    // sampled (between words), and the block stays not done. Unreached tokens wait for a later
-    // visit.
-    const auto kernel = [&](int w, const sched::Job& job, const std::atomic<bool>& stop) {
-        const std::size_t id = static_cast<std::size_t>(job.block.row) * side_ + job.block.col;
-        Rng rng = Rng::from(
-            {options_.seed, kRingSampleStream, iter, static_cast<std::uint64_t>(rank_), id});
-        const std::uint64_t n = sample_block(w, iter, blocks_[id], word_topic,
-                                             std::span<TotalCount>(local_totals_[w]), rng, &stop);
-        return sched::BlockResult{n, n == blocks_[id].num_tokens()};
-    };
-    sched::DynamicLoopOptions loop;
-    loop.pick_seed = {options_.seed, kRingPickStream, iter, static_cast<std::uint64_t>(rank_),
-                      static_cast<std::uint64_t>(phase)};
-    // --init sequential: the first iteration is not timed, so that it draws every token.
-    loop.budget_s = timer_ && !draws_first_topics(iter) ? timer_->budget() : 0.0;
-    if (rank_ == dist_.straggler_rank) loop.straggler_factor = dist_.straggler_factor;
-    loop.record = options_.record_schedule;
-    loop.origin = &since_start_;
-    if (in_flight.active()) {
-        // MPI progresses only inside MPI calls, and only this thread may call MPI: the workers
-        // run under a helper thread while this one polls the rotation in flight.
-        loop.poll = [&in_flight, arrived = false]() mutable {
-            if (!arrived) arrived = in_flight();
-        };
-        loop.poll_period = kProgressPeriod;
-    }
-    const sched::LoopResult result = sched::run_dynamic_loop(runtime_, scheduler, loop, kernel);
-
-    st.compute_s += result.times.wall_s;
-    keep_schedule(result.events, iter);
-    for (std::size_t w = 0; w < result.units.size(); ++w) st.sampled[w] += result.units[w];
-    st.clocks.add(result.times);
-    return std::accumulate(result.units.begin(), result.units.end(), std::uint64_t{0});
-}
 
 train::Record Trainer::iterate_ring() {
     const std::uint32_t iter = iterations_done_ + 1;
     if (dist_.on_iteration_start) dist_.on_iteration_start(rank_, iter);
     Stopwatch wall;
-    Round st(runtime_.threads());
     double comm_s = 0;
     double rebalance_s = 0;
     std::uint64_t moved_out = 0;
@@ -115,25 +47,42 @@ train::Record Trainer::iterate_ring() {
     peak_model_bytes_ = model_bytes();
 
     // The pipelined two-slice ring of docs/comm.md: slot 0 travels while slot 1 is sampled and
-    // the other way round.
-    st.clocks.begin_iteration();
-    int phase = 0;
-    comm::RingPipeline ring(comm_);
-    const comm::RingStats ring_stats = ring.run({
-        .compute =
-            [&](int slice, comm::RingProgress& progress) {
-                compute(slice, iter, phase++, st, progress);
-            },
-        .pack = [&](int slice) { return pack_slice(slice); },
-        .unpack = [&](int slice, std::span<const std::byte> bytes) { unpack_slice(slice, bytes); },
-    });
-    const sched::IterationTimes times = st.clocks.end_iteration();
-    const double wait_s = ring_stats.wait_s;
-    comm_s += ring_stats.comm_s;
+    // the other way round. The timer stops the round on this rank: the flag ends the block being
+    // sampled (between words), and the block stays not done; unreached tokens wait for a later
+    // visit. --init sequential: the first iteration is not timed, so that it draws every token.
+    train::RingIterationOptions ring;
+    ring.cols_per_slice = cols_per_slice_;
+    ring.pick_seed = {options_.seed, kRingPickStream, iter, static_cast<std::uint64_t>(rank_)};
+    ring.budget_s = timer_ && !draws_first_topics(iter) ? timer_->budget() : 0.0;
+    if (rank_ == dist_.straggler_rank) ring.straggler_factor = dist_.straggler_factor;
+    ring.record = options_.record_schedule;
+    ring.origin = &since_start_;
+    const auto kernel_for = [&](int slice) -> sched::BlockKernel {
+        ROTOR_ASSERT(held_[slice] != nullptr, "sampling a slice this rank does not hold");
+        WordTopicTable& word_topic = *held_[slice];
+        return [this, iter, &word_topic](int w, const sched::Job& job,
+                                         const std::atomic<bool>& stop) {
+            const std::size_t id = static_cast<std::size_t>(job.block.row) * side_ + job.block.col;
+            Rng rng = Rng::from(
+                {options_.seed, kRingSampleStream, iter, static_cast<std::uint64_t>(rank_), id});
+            const std::uint64_t n =
+                sample_block(w, iter, blocks_[id], word_topic,
+                             std::span<TotalCount>(local_totals_[w]), rng, &stop);
+            return sched::BlockResult{n, n == blocks_[id].num_tokens()};
+        };
+    };
+    const train::RingIteration done = train::run_ring_iteration(
+        comm_, runtime_, *scheduler_, ring,
+        {.kernel_for = kernel_for,
+         .pack = [&](int slice) { return pack_slice(slice); },
+         .unpack = [&](int slice,
+                       std::span<const std::byte> bytes) { unpack_slice(slice, bytes); }});
+    keep_schedule(done.events, iter);
+    const double wait_s = done.ring.wait_s;
+    comm_s += done.ring.comm_s;
 
     Stopwatch coll;
-    const std::uint64_t sampled_here =
-        std::accumulate(st.sampled.begin(), st.sampled.end(), std::uint64_t{0});
+    const std::uint64_t sampled_here = done.total_units();
     const Reconciled all = reconcile_totals(sampled_here);
     comm_s += coll.seconds();
 
@@ -143,13 +92,13 @@ train::Record Trainer::iterate_ring() {
     mine.processed_ratio =
         local_tokens_ ? static_cast<double>(sampled_here) / static_cast<double>(local_tokens_) : 1;
     mine.iteration_s = wall.seconds();
-    mine.compute_s = st.compute_s;
+    mine.compute_s = done.compute_s;
     mine.wait_s = wait_s;
     mine.comm_s = comm_s;
     mine.overhead_ratio =
-        mine.iteration_s > 0 ? std::clamp(1 - st.compute_s / mine.iteration_s, 0.0, 1.0) : 0;
-    mine.effective_ratio = times.effective_ratio;
-    mine.load_cv = times.load_cv;
+        mine.iteration_s > 0 ? std::clamp(1 - done.compute_s / mine.iteration_s, 0.0, 1.0) : 0;
+    mine.effective_ratio = done.times.effective_ratio;
+    mine.load_cv = done.times.load_cv;
     mine.rebalance_s = rebalance_s;
     mine.tokens_moved_out = moved_out;
     mine.model_bytes = peak_model_bytes_;

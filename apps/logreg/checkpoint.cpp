@@ -1,7 +1,12 @@
 #include "apps/logreg/checkpoint.h"
 
+#include <algorithm>
+#include <iterator>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "apps/logreg/train_run.h"
 #include "comm/wire.h"
 #include "core/base/error.h"
 #include "core/logreg/examples.h"
@@ -76,6 +81,73 @@ CheckpointState decode_state(std::span<const std::byte> bytes, const std::string
 }
 
 }  // namespace
+
+std::vector<train::ResumeSetting> resume_settings(const CheckpointSettings& ours,
+                                                  const CheckpointSettings& theirs) {
+    const auto g = [](double v) { return fmt::format("{:.17g}", v); };
+    const auto on = [](bool v) { return std::string(v ? "on" : "off"); };
+    const auto file = [](const std::string& digest) {
+        return digest.empty() ? std::string("none") : digest;
+    };
+    const std::pair<std::string, std::string> values[] = {
+        {g(ours.lambda), g(theirs.lambda)},
+        {std::to_string(ours.blocks), std::to_string(theirs.blocks)},
+        {std::to_string(ours.seed), std::to_string(theirs.seed)},
+        {g(ours.eta), g(theirs.eta)},
+        {ours.curvature, theirs.curvature},
+        {ours.delay, theirs.delay},
+        {on(!ours.intercept), on(!theirs.intercept)},
+        {on(ours.hashed), on(theirs.hashed)},
+        {g(ours.max_step), g(theirs.max_step)},
+        {file(ours.block_file), file(theirs.block_file)}};
+    static_assert(std::size(values) == std::size(kModelFlags));
+    std::vector<train::ResumeSetting> settings;
+    for (std::size_t i = 0; i < std::size(kModelFlags); ++i)
+        settings.push_back({kModelFlags[i], values[i].first, values[i].second});
+    return settings;
+}
+
+void check_same_data(const DataFingerprint& theirs, const DataFingerprint& ours,
+                     const std::string& resume, const std::string& name, const std::string& flag) {
+    if (theirs == ours) return;
+    const auto sizes = [](const DataFingerprint& f) {
+        return fmt::format("{} examples and {} nonzeros", f.examples, f.nonzeros);
+    };
+    train::refuse_other_input(resume, "other data", name, sizes(ours), sizes(theirs),
+                              "other values", flag);
+}
+
+CheckpointState checkpoint_state(const Model& m, std::vector<double> margins, std::uint64_t done,
+                                 double time_s) {
+    CheckpointState st;
+    st.iterations_done = done;
+    st.time_s = time_s;
+    st.keys = m.keys;
+    st.weights = m.weights;
+    if (m.intercept != 0) {
+        st.keys.push_back(kInterceptKey);
+        st.weights.push_back(m.intercept);
+    }
+    st.margins = std::move(margins);
+    return st;
+}
+
+void restore_state(const CheckpointState& st, Shard* part, std::uint64_t first_example,
+                   DelayedStart& start) {
+    for (std::size_t i = 0; i < st.keys.size(); ++i)
+        start.server_weights.emplace(st.keys[i], st.weights[i]);
+    if (part == nullptr) return;
+    const auto keys = part->keys();
+    start.worker_weights.assign(keys.size(), 0.0);
+    std::size_t j = 0;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        while (j < st.keys.size() && st.keys[j] < keys[i]) ++j;
+        if (j < st.keys.size() && st.keys[j] == keys[i]) start.worker_weights[i] = st.weights[j];
+    }
+    const auto m = part->margins();
+    std::copy_n(st.margins.begin() + static_cast<std::ptrdiff_t>(first_example), m.size(),
+                m.begin());
+}
 
 void write_checkpoint(const std::string& dir, comm::Communicator& comm,
                       const CheckpointSettings& settings, const DataFingerprint& data,

@@ -12,7 +12,11 @@
 #include <vector>
 
 #include "apps/logreg/input.h"
+#include "apps/logreg/trainer.h"
 #include "comm/communicator.h"
+#include "core/logreg/model_file.h"
+#include "core/logreg/shard.h"
+#include "train/resume.h"
 
 namespace rotor::logreg {
 
@@ -47,6 +51,30 @@ struct Checkpoint {
     int ranks = 1;
     CheckpointState state;
 };
+
+/// The settings a resumed run cannot change (train::refuse_resume_conflicts), as `ours` has them
+/// and as the checkpoint's `theirs` does, named by their flags (kModelFlags: --lambda, --blocks,
+/// --seed, --eta, --curvature, --delay, --no-intercept, --hash-features, --max-step,
+/// --block-file).
+std::vector<train::ResumeSetting> resume_settings(const CheckpointSettings& ours,
+                                                  const CheckpointSettings& theirs);
+
+/// Throws ConfigError(`flag`) when checkpoint `resume` was made on other data than `ours` (named
+/// `name`), saying what differs (examples, nonzeros; or the same sizes, other values).
+void check_same_data(const DataFingerprint& theirs, const DataFingerprint& ours,
+                     const std::string& resume, const std::string& name,
+                     const std::string& flag = "--resume");
+
+/// The state to checkpoint after `done` iterations and `time_s` training seconds: `m`'s nonzero
+/// weights (the intercept's key last when it is not 0) and every example's `margins`.
+CheckpointState checkpoint_state(const Model& m, std::vector<double> margins, std::uint64_t done,
+                                 double time_s);
+
+/// A resumed run's start from `st`: the servers' w, and on a worker (`part` non-null, whose
+/// examples begin at example `first_example` of the data) its copy of w over its keys and its
+/// examples' margins, restored bit for bit.
+void restore_state(const CheckpointState& st, Shard* part, std::uint64_t first_example,
+                   DelayedStart& start);
 
 /// Collective: writes checkpoint `dir` (rank 0's `state` is written; the others' ignored).
 /// Failures are agreed (comm::AgreedError); `dir` is then left as it was.

@@ -87,26 +87,10 @@ CheckpointSettings settings_of(const TrainFlags& f) {
 /// --resume: the run continues with the checkpoint's settings. A model-defining flag given with
 /// a different value is refused by name; --iterations (the total to reach) may change.
 void apply_checkpoint(TrainFlags& f, const Checkpoint& c, bool iterations_given) {
-    const CheckpointSettings ours = settings_of(f), theirs = c.settings;
-    const auto g = [](double v) { return fmt::format("{:.17g}", v); };
-    const auto on = [](bool v) { return std::string(v ? "on" : "off"); };
-    const std::pair<std::string, std::string> values[] = {
-        {g(ours.lambda), g(theirs.lambda)},
-        {std::to_string(ours.blocks), std::to_string(theirs.blocks)},
-        {std::to_string(ours.seed), std::to_string(theirs.seed)},
-        {g(ours.eta), g(theirs.eta)},
-        {ours.curvature, theirs.curvature},
-        {ours.delay, theirs.delay},
-        {on(!ours.intercept), on(!theirs.intercept)},
-        {on(ours.hashed), on(theirs.hashed)},
-        {g(ours.max_step), g(theirs.max_step)},
-        {ours.block_file.empty() ? "none" : ours.block_file,
-         theirs.block_file.empty() ? "none" : theirs.block_file}};
-    std::vector<train::ResumeSetting> settings;
-    for (std::size_t i = 0; i < std::size(kModelFlags); ++i)
-        settings.push_back({kModelFlags[i], values[i].first, values[i].second});
+    const CheckpointSettings theirs = c.settings;
     train::refuse_resume_conflicts(
-        settings, [&f](const std::string& flag) { return flag_given(f, flag); }, f.common.resume);
+        resume_settings(settings_of(f), theirs),
+        [&f](const std::string& flag) { return flag_given(f, flag); }, f.common.resume);
     DelayedOptions& o = f.options;
     o.prox.lambda = theirs.lambda;
     o.prox.blocks = theirs.blocks;
@@ -304,25 +288,9 @@ void restore_phase(const TrainFlags& f, comm::Communicator& world, TrainSetup& s
                                "examples (among the workers)");
     if (s.resume) {
         const Checkpoint& c = *s.resume;
-        if (!(c.data == s.print))
-            throw ConfigError("--resume", fmt::format("{} was made on other data than {}",
-                                                      f.common.resume, f.data));
+        check_same_data(c.data, s.print, f.common.resume, f.data);
         const CheckpointState& st = c.state;
-        for (std::size_t i = 0; i < st.keys.size(); ++i)
-            s.start.server_weights.emplace(st.keys[i], st.weights[i]);
-        if (s.part) {
-            const auto keys = s.part->keys();
-            s.start.worker_weights.assign(keys.size(), 0.0);
-            std::size_t j = 0;
-            for (std::size_t i = 0; i < keys.size(); ++i) {
-                while (j < st.keys.size() && st.keys[j] < keys[i]) ++j;
-                if (j < st.keys.size() && st.keys[j] == keys[i])
-                    s.start.worker_weights[i] = st.weights[j];
-            }
-            const auto m = s.part->margins();
-            std::copy_n(st.margins.begin() + static_cast<std::ptrdiff_t>(s.first_example), m.size(),
-                        m.begin());
-        }
+        restore_state(st, s.part ? &*s.part : nullptr, s.first_example, s.start);
         s.done = st.iterations_done;
         s.time_s = st.time_s;
     }
@@ -373,13 +341,9 @@ void checkpoint(const TrainFlags& f, comm::Communicator& world, const TrainSetup
     st.iterations_done = done;
     st.time_s = time_s;
     if (world.rank() == 0) {
-        st.keys = m.keys;
-        st.weights = m.weights;
-        if (m.intercept != 0) {
-            st.keys.push_back(kInterceptKey);
-            st.weights.push_back(m.intercept);
-        }
-        for (const auto& v : all) st.margins.insert(st.margins.end(), v.begin(), v.end());
+        margins.clear();
+        for (const auto& v : all) margins.insert(margins.end(), v.begin(), v.end());
+        st = checkpoint_state(m, std::move(margins), done, time_s);
     }
     write_checkpoint(checkpoint_dir(f), world, settings_of(f), s.print, st);
 }

@@ -6,21 +6,17 @@
 // (apps/lda/trainer_ring.cpp).
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <numeric>
 
 #include <fmt/format.h>
 
 #include "apps/mf/sgd_trainer.h"
 #include "comm/collectives.h"
-#include "comm/ring_pipeline.h"
 #include "comm/wire.h"
 #include "core/base/error.h"
 #include "core/base/timer.h"
 #include "sched/block_loop.h"
-#include "sched/block_scheduler.h"
-#include "sched/runtime.h"
-#include "sched/worker_clock.h"
+#include "train/ring_iteration.h"
 
 namespace rotor::mf::detail {
 namespace {
@@ -29,9 +25,6 @@ namespace {
 /// (rows x K floats, no length), then the biases and accumulators (vectors of floats).
 constexpr std::uint32_t kSliceMagic = 0x4d465348;  // "MFSH"
 
-/// How often the driving thread lets MPI progress a rotation while the workers compute.
-constexpr auto kProgressPeriod = std::chrono::microseconds(500);
-
 double mean(const std::vector<double>& v) {
     return v.empty() ? 0.0
                      : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
@@ -39,67 +32,36 @@ double mean(const std::vector<double>& v) {
 
 }  // namespace
 
-/// What one epoch accumulates on this rank.
-struct SgdTrainer::Round {
-    explicit Round(int threads) : clocks(threads), done(static_cast<std::size_t>(threads), 0) {}
-    sched::WorkerClocks clocks;
-    std::vector<std::uint64_t> done;  // ratings per worker
-    double compute_s = 0;
-};
-
-std::uint64_t SgdTrainer::compute(int slice, std::uint32_t epoch, int phase, Round& st,
-                                  comm::RingProgress& in_flight) {
-    std::vector<int> cols(static_cast<std::size_t>(cols_per_slice_));
-    std::iota(cols.begin(), cols.end(), slice * cols_per_slice_);
-    scheduler_->reset_columns(cols);
-    ROTOR_ASSERT(held_[static_cast<std::size_t>(slice)] != nullptr,
-                 "computing on a slice this rank does not hold");
-    // The timer (loop.budget_s) stops the round: sgd_block ends between ratings and the block
-    // stays not done; its other ratings wait for the next epoch.
-    const auto kernel = [&](int, const sched::Job& job, const std::atomic<bool>& stop) {
-        const std::size_t id = block_id(job.block.row, job.block.col);
-        const std::uint64_t n = run_block(id, slice, &stop);
-        return sched::BlockResult{n, n == block(id).size()};
-    };
-    sched::DynamicLoopOptions loop;
-    loop.pick_seed = {options_.seed, kSgdPickStream, epoch, static_cast<std::uint64_t>(rank()),
-                      static_cast<std::uint64_t>(phase)};
-    loop.budget_s = timer_ ? timer_->budget() : 0.0;
-    loop.record = options_.record_schedule;
-    loop.origin = &since_start_;
-    if (in_flight.active()) {
-        // MPI progresses only inside MPI calls, and only this thread may call MPI: the workers
-        // run under a helper thread while this one polls the rotation in flight.
-        loop.poll = [&in_flight, arrived = false]() mutable {
-            if (!arrived) arrived = in_flight();
-        };
-        loop.poll_period = kProgressPeriod;
-    }
-    const sched::LoopResult result = sched::run_dynamic_loop(runtime_, *scheduler_, loop, kernel);
-    st.compute_s += result.times.wall_s;
-    keep_schedule(result.events, epoch);
-    for (std::size_t w = 0; w < result.units.size(); ++w) st.done[w] += result.units[w];
-    st.clocks.add(result.times);
-    return std::accumulate(result.units.begin(), result.units.end(), std::uint64_t{0});
-}
-
 train::Record SgdTrainer::iterate_ring() {
     const std::uint32_t epoch = iterations_done_ + 1;
     Stopwatch wall;
-    Round st(runtime_.threads());
-    st.clocks.begin_iteration();
-    int phase = 0;
-    comm::RingPipeline ring(comm_);
-    const comm::RingStats stats = ring.run({
-        .compute =
-            [&](int slice, comm::RingProgress& progress) {
-                compute(slice, epoch, phase++, st, progress);
-            },
-        .pack = [&](int slice) { return pack_slice(slice); },
-        .unpack = [&](int slice, std::span<const std::byte> bytes) { unpack_slice(slice, bytes); },
-    });
-    const sched::IterationTimes times = st.clocks.end_iteration();
-    const std::uint64_t here = std::accumulate(st.done.begin(), st.done.end(), std::uint64_t{0});
+    // The timer stops the round: sgd_block ends between ratings and the block stays not done;
+    // its other ratings wait for the next epoch.
+    train::RingIterationOptions ring;
+    ring.cols_per_slice = cols_per_slice_;
+    ring.pick_seed = {options_.seed, kSgdPickStream, epoch, static_cast<std::uint64_t>(rank())};
+    ring.budget_s = timer_ ? timer_->budget() : 0.0;
+    ring.record = options_.record_schedule;
+    ring.origin = &since_start_;
+    const auto kernel_for = [&](int slice) -> sched::BlockKernel {
+        ROTOR_ASSERT(held_[static_cast<std::size_t>(slice)] != nullptr,
+                     "computing on a slice this rank does not hold");
+        return [this, slice](int, const sched::Job& job, const std::atomic<bool>& stop) {
+            const std::size_t id = block_id(job.block.row, job.block.col);
+            const std::uint64_t n = run_block(id, slice, &stop);
+            return sched::BlockResult{n, n == block(id).size()};
+        };
+    };
+    const train::RingIteration done = train::run_ring_iteration(
+        comm_, runtime_, *scheduler_, ring,
+        {.kernel_for = kernel_for,
+         .pack = [&](int slice) { return pack_slice(slice); },
+         .unpack = [&](int slice,
+                       std::span<const std::byte> bytes) { unpack_slice(slice, bytes); }});
+    keep_schedule(done.events, epoch);
+    const sched::IterationTimes& times = done.times;
+    const comm::RingStats& stats = done.ring;
+    const std::uint64_t here = done.total_units();
     std::vector<std::int64_t> total{static_cast<std::int64_t>(here)};
     comm_.allreduce_sum(total);
     const auto processed = static_cast<std::uint64_t>(total[0]);
@@ -110,14 +72,15 @@ train::Record SgdTrainer::iterate_ring() {
     const double wall_s = wall.seconds();
     const double mine_ratio =
         local_nnz_ ? static_cast<double>(here) / static_cast<double>(local_nnz_) : 1.0;
-    const std::vector<double> mine{wall_s,
-                                   st.compute_s,
-                                   stats.comm_s,
-                                   stats.wait_s,
-                                   times.effective_ratio,
-                                   times.load_cv,
-                                   wall_s > 0 ? std::clamp(1 - st.compute_s / wall_s, 0.0, 1.0) : 0,
-                                   mine_ratio};
+    const std::vector<double> mine{
+        wall_s,
+        done.compute_s,
+        stats.comm_s,
+        stats.wait_s,
+        times.effective_ratio,
+        times.load_cv,
+        wall_s > 0 ? std::clamp(1 - done.compute_s / wall_s, 0.0, 1.0) : 0,
+        mine_ratio};
     const std::vector<std::vector<double>> all = comm::allgather(comm_, mine, "sgd metrics");
     std::vector<std::vector<double>> col(mine.size());
     for (const auto& r : all)

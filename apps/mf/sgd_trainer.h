@@ -51,10 +51,6 @@ class BlockScheduler;
 struct ScheduleEvent;
 }  // namespace rotor::sched
 
-namespace rotor::comm {
-class RingProgress;
-}  // namespace rotor::comm
-
 namespace rotor::mf::detail {
 
 // Seed streams of the SGD trainer: every random choice derives from (seed, stream, ...).
@@ -99,9 +95,6 @@ class SgdTrainer final : public Trainer {
     std::vector<std::vector<train::BlockRun>> gather_schedule() override;
 
   private:
-    /// What one ring epoch accumulates on this rank (sgd_ring.cpp).
-    struct Round;
-
     int num_slices() const { return ranks_ == 1 ? 1 : 2 * ranks_; }
     /// The slices held between epochs: {0} for one rank, {2p, 2p + 1} else.
     std::vector<int> home_slices() const;
@@ -136,8 +129,6 @@ class SgdTrainer final : public Trainer {
 
     // P > 1 ranks (sgd_ring.cpp).
     train::Record iterate_ring();
-    std::uint64_t compute(int slice, std::uint32_t epoch, int phase, Round& st,
-                          comm::RingProgress& in_flight);
     std::vector<std::byte> pack_slice(int slice);
     void unpack_slice(int slice, std::span<const std::byte> bytes);
 

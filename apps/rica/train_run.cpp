@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/rica/checkpoint.h"
 #include "apps/rica/cli.h"
 #include "comm/agreed.h"
 #include "comm/collectives.h"
@@ -98,16 +99,9 @@ void prepare(TrainFlags& f, comm::Communicator& world, Setup& s) {
                 s.layout.workers.end())
             throw ConfigError("--simulate-straggler",
                               fmt::format("rank {} is not a worker", f.options.straggler_rank));
-        if (!f.resume.empty()) {
-            s.resumed = read_model(f.resume);
-            const Model& m = *s.resumed;
-            if (m.metric.empty())
-                throw InputError(f.resume, "is a model, not a checkpoint (it has no metric)");
-            if (m.components != f.options.components || m.lambda != f.options.lambda)
-                throw ConfigError("--resume",
-                                  fmt::format("{} was made with --components {} --lambda {}",
-                                              f.resume, m.components, m.lambda));
-        }
+        if (!f.resume.empty())
+            s.resumed =
+                read_checkpoint(f.resume, f.options.components, f.options.lambda, f.iterations);
         if (s.worker >= 0) s.data = read_observations(f.data);
     });
     // Every worker read the same file: its shape, told to the servers too.
@@ -123,9 +117,7 @@ void prepare(TrainFlags& f, comm::Communicator& world, Setup& s) {
         for (const auto& v : shapes)
             if (v[1] > 0 && (v[0] != s.n || v[1] != s.p))
                 throw InputError(f.data, "differs between the workers' ranks");
-        if (s.resumed && s.resumed->dimension != s.p)
-            throw ConfigError("--resume", fmt::format("{} has dimension {}, {} has {}", f.resume,
-                                                      s.resumed->dimension, f.data, s.p));
+        if (s.resumed) check_dimension(*s.resumed, f.resume, f.data, s.p);
         const TrainerOptions& o = f.options;
         const auto [b0, b1] = worker_blocks(o.components, o.block_rows, std::max(s.worker, 0),
                                             s.layout.workers.size());

@@ -329,11 +329,11 @@ class LDA(TransformerMixin, BaseEstimator):
         out[kept] = theta
         return out
 
-    def fit_transform(self, X, y=None, vocabulary=None):
-        """fit(X), then the training documents' proportions from the model's own doc-topic
-        counts, theta_dk = (n_dk + alpha_k) / (n_d + sum alpha), as ``--doc-topics`` writes
-        them (no fold-in)."""
-        self.fit(X, vocabulary=vocabulary)
+    def fit_transform(self, X, y=None, vocabulary=None, X_heldout=None, resume=None):
+        """fit(X, vocabulary=..., X_heldout=..., resume=...), then the training documents'
+        proportions from the model's own doc-topic counts, theta_dk = (n_dk + alpha_k) / (n_d +
+        sum alpha), as ``--doc-topics`` writes them (no fold-in)."""
+        self.fit(X, vocabulary=vocabulary, X_heldout=X_heldout, resume=resume)
         return self._scatter(self.training_doc_topics(), self._fit_rows)
 
     def training_doc_topics(self):

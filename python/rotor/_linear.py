@@ -22,7 +22,6 @@ from ._base import (
     finite_targets,
     jobs_of,
     metrics_frame,
-    records,
     run_fit,
     seed_of,
 )
@@ -197,8 +196,11 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
     to 1024), curvature (--curvature bound|local; None: local with max_step 1), eta (--eta;
     None: 1), max_step (--max-step), evaluate_every (--eval-every; None: every 4 passes with
     tol), n_jobs (--threads of the worker; None: 1, as the command line; newton uses one
-    thread whatever it is). The defaults are
-    the command line's (docs/logreg.md, "Stopping and defaults", "Solvers").
+    thread whatever it is), checkpoint_every, checkpoint_dir (--checkpoint-every,
+    --checkpoint-dir: a checkpoint every N block iterations and after the last, which
+    ``fit(X, y, resume=...)`` or ``rotor logreg train --resume`` continues; prox's only, as on
+    the command line: solver="auto" then takes prox). The defaults are the command line's
+    (docs/logreg.md, "Stopping and defaults", "Solvers").
 
     Features are keyed as LIBSVM numbers them: column j is feature j + 1, so a saved model
     scores a file of ``rotor logreg eval``. Fitted: classes_ (2), coef_ (1 x p), intercept_
@@ -221,6 +223,8 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         evaluate_every=None,
         random_state=None,
         n_jobs=None,
+        checkpoint_every=0,
+        checkpoint_dir=None,
     ):
         self.C = C
         self.penalty = penalty
@@ -235,6 +239,8 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         self.evaluate_every = evaluate_every
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.checkpoint_every = checkpoint_every
+        self.checkpoint_dir = checkpoint_dir
 
     def _params(self):
         check_param("C", self.C, "float", low=0, low_open=True)
@@ -272,10 +278,17 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
             "n_jobs": jobs,
         }
 
-    def fit(self, X, y):
+    def fit(self, X, y, resume=None):
         """X: numpy array or scipy.sparse matrix (n x p, finite); y: two classes (the second
-        of classes_, sorted, is the positive one, +1)."""
+        of classes_, sorted, is the positive one, +1). `resume`: continue the run saved in this
+        checkpoint directory (True: checkpoint_dir), of ``fit`` or of ``rotor logreg train``, on
+        the same data and with the same parameters (--resume; parameters left None take the
+        checkpoint's), up to max_iter iterations in all (None: the checkpoint's total).
+        Checkpoints and resume are the block proximal gradient's: solver="auto" takes it, as
+        the command line does, and solver="newton" refuses them."""
         params = self._params()
+        ck = checkpoint_params(self, resume)
+        params.update(ck)
         indptr, indices, data, p = csr_arrays(X, "X")
         labels = as_targets(y, len(indptr) - 1)
         if labels.dtype.kind == "f":
@@ -288,10 +301,11 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
             raise ValueError(f"y: LogisticRegression is binary: {len(classes)} classes given "
                              "(need exactly 2)")
         signs = np.where(labels == classes[1], 1, -1).astype(np.int64)
-        state, lines, converged = _rotor.logreg_fit(indptr, indices, data, p, signs, params)
+        (state, converged), metrics = run_fit(self, _rotor.logreg_fit, ck, indptr, indices,
+                                              data, p, signs, params)
         self.classes_ = classes
         self._set_state(state, p)
-        self.metrics_ = records(lines)
+        self.metrics_ = metrics
         self.converged_ = bool(converged)
         return self
 

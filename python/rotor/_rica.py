@@ -13,9 +13,10 @@ from ._base import (
     check_features,
     check_fitted,
     check_param,
+    checkpoint_params,
     jobs_of,
     metrics_frame,
-    records,
+    run_fit,
     seed_of,
 )
 
@@ -42,7 +43,11 @@ class RICA(TransformerMixin, BaseEstimator):
     (--inner-iterations), eta (--eta), admm_iter (--admm-iterations),
     block_rows (--block-rows), tol (--tol), max_iter (--iterations), evaluate_every
     (--eval-every), random_state (--seed; None: 1), n_jobs (--threads; None: 1, as the command
-    line; -1: every core).
+    line; -1: every core), checkpoint_every (--checkpoint-every: a checkpoint every N steps and
+    at the end), checkpoint_dir (where it goes: one file, the command line's <out>.checkpoint),
+    which ``fit(X, resume=...)`` or ``rotor rica train --resume`` continues. A checkpoint keeps
+    W and the AdaGrad factors, not the ADMM's warm start: a resumed fit is not the uninterrupted
+    one bit for bit (docs/rica.md).
 
     Fitted: components_ (W, n_components x p), n_features_in_, n_iter_, objective_,
     converged_, metrics_. transform(X) is X W' (the features W x of each row).
@@ -50,7 +55,7 @@ class RICA(TransformerMixin, BaseEstimator):
 
     def __init__(self, n_components=128, *, alpha=0.1, solver="auto", rho=0.2, inner_iter=20,
                  eta=8.0, admm_iter=1, block_rows=16, tol=1e-4, max_iter=1000, evaluate_every=10,
-                 random_state=None, n_jobs=1):
+                 random_state=None, n_jobs=1, checkpoint_every=0, checkpoint_dir=None):
         self.n_components = n_components
         self.alpha = alpha
         self.solver = solver
@@ -64,6 +69,8 @@ class RICA(TransformerMixin, BaseEstimator):
         self.evaluate_every = evaluate_every
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.checkpoint_every = checkpoint_every
+        self.checkpoint_dir = checkpoint_dir
 
     def _params(self):
         check_param("n_components", self.n_components, "int", low=1)
@@ -93,13 +100,19 @@ class RICA(TransformerMixin, BaseEstimator):
             "n_jobs": jobs_of(self.n_jobs, none=1),  # rica train's --threads 1
         }
 
-    def fit(self, X, y=None):
-        """X: n x p array of finite values, one observation per row (y is ignored)."""
+    def fit(self, X, y=None, resume=None):
+        """X: n x p array of finite values, one observation per row (y is ignored). `resume`:
+        continue from this checkpoint file (True: checkpoint_dir), of ``fit`` or of ``rotor rica
+        train``, made with the same n_components and alpha on data of X's dimension
+        (--resume), up to max_iter steps in all."""
         params = self._params()
+        ck = checkpoint_params(self, resume)
+        params.update(ck)
         a = _dense(X)
-        state, lines, converged = _rotor.rica_fit(a.ravel(), a.shape[0], a.shape[1], params)
+        (state, converged), metrics = run_fit(self, _rotor.rica_fit, ck, a.ravel(), a.shape[0],
+                                              a.shape[1], params)
         self._set_state(state)
-        self.metrics_ = records(lines)
+        self.metrics_ = metrics
         self.converged_ = bool(converged)
         return self
 

@@ -179,12 +179,12 @@ void translate_errors(const std::function<void()>& body, ParamNames names) {
     }
 }
 
-void run_fit(const std::function<void()>& body, ParamNames names,
-             const std::optional<Records>& records, py::list& sink) {
-    const auto keep = [&] {
-        if (records)
-            for (const py::handle line : records->lines()) sink.append(line);
-    };
+namespace {
+
+/// Runs translate_errors(body, names), then `keep()` (with the GIL), whether the body returned or
+/// raised.
+void keep_after(const std::function<void()>& body, ParamNames names,
+                const std::function<void()>& keep) {
     try {
         translate_errors(body, names);
     } catch (...) {
@@ -193,6 +193,23 @@ void run_fit(const std::function<void()>& body, ParamNames names,
         throw;
     }
     keep();
+}
+
+}  // namespace
+
+void run_fit(const std::function<void()>& body, ParamNames names,
+             const std::optional<Records>& records, py::list& sink) {
+    keep_after(body, names, [&] {
+        if (records)
+            for (const py::handle line : records->lines()) sink.append(line);
+    });
+}
+
+void run_fit(const std::function<void()>& body, ParamNames names,
+             const std::vector<std::string>& lines, py::list& sink) {
+    keep_after(body, names, [&] {
+        for (const std::string& line : lines) sink.append(py::str(line));
+    });
 }
 
 }  // namespace rotor::python

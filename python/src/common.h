@@ -249,6 +249,10 @@ void check_resume(std::span<const train::ResumeSetting> settings, std::uint64_t 
 void run_fit(const std::function<void()>& body, ParamNames names,
              const std::optional<Records>& records, py::list& sink);
 
+/// The same for a binding whose records are JSON lines of its own (`lines`, filled by the body).
+void run_fit(const std::function<void()>& body, ParamNames names,
+             const std::vector<std::string>& lines, py::list& sink);
+
 /// sched::PinMode::kAuto (workers pinned to cores when they fill the CPUs the process may use, as
 /// the command line does) or kNone.
 sched::PinMode pin_mode(bool pin);

@@ -4,11 +4,14 @@
 // write_model/read_model.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include "apps/logreg/checkpoint.h"
 #include "apps/logreg/evaluation.h"
 #include "apps/logreg/metrics_log.h"
 #include "apps/logreg/newton_run.h"
@@ -26,11 +29,17 @@
 namespace rotor::python {
 namespace {
 
-constexpr ParamNames kNames = {{"--lambda", "C"},       {"--blocks", "blocks"},
-                               {"--eta", "eta"},        {"--max-step", "max_step"},
-                               {"--threads", "n_jobs"}, {"--iterations", "max_iter"},
-                               {"--solver", "solver"},  {"--curvature", "curvature"},
-                               {"--delay", "delay"},    {"--eval-every", "evaluate_every"}};
+constexpr ParamNames kNames = {{"--lambda", "C"},
+                               {"--blocks", "blocks"},
+                               {"--eta", "eta"},
+                               {"--max-step", "max_step"},
+                               {"--threads", "n_jobs"},
+                               {"--iterations", "max_iter"},
+                               {"--solver", "solver"},
+                               {"--curvature", "curvature"},
+                               {"--seed", "random_state"},
+                               {"--no-intercept", "fit_intercept"},
+                               {"--eval-every", "evaluate_every"}};
 
 py::dict state_of(const logreg::Model& m) {
     py::dict s;
@@ -100,10 +109,175 @@ logreg::Examples examples_of(const py::array& indptr, const py::array& indices,
     return ex;
 }
 
+/// fit's `resume` as `rotor logreg train --resume`: the checkpoint's settings where a parameter
+/// is None (the command line's flags not given), the parameters given compared with them (refused
+/// by name), and the settings no parameter of this estimator sets (--delay, --hash-features,
+/// --block-file) refused unless they are the ones it trains with. The total to reach: max_iter,
+/// or the checkpoint's. `o` becomes the run's options.
+void apply_checkpoint(const logreg::Checkpoint& c, const py::dict& p, const std::string& resume,
+                      logreg::DelayedOptions& o, bool& intercept, std::string& curvature,
+                      std::uint64_t& iterations) {
+    const logreg::CheckpointSettings& theirs = c.settings;
+    std::string other;
+    if (theirs.delay != "0") other = fmt::format("--delay {}", theirs.delay);
+    if (theirs.hashed) other = "--hash-features";
+    if (!theirs.block_file.empty()) other = "--block-file";
+    if (!other.empty())
+        throw ConfigError("--resume",
+                          fmt::format("{} was trained with {}, which LogisticRegression does not "
+                                      "take; resume it with `rotor logreg train --resume`",
+                                      resume, other));
+    logreg::CheckpointSettings ours = theirs;
+    ours.lambda = o.prox.lambda;
+    ours.seed = o.prox.seed;
+    ours.intercept = intercept;
+    if (!p["blocks"].is_none()) ours.blocks = o.prox.blocks;
+    if (!p["eta"].is_none()) ours.eta = o.prox.eta;
+    if (!p["curvature"].is_none()) ours.curvature = curvature;
+    if (!p["max_step"].is_none()) ours.max_step = o.prox.max_step;
+    iterations = p["max_iter"].is_none() ? theirs.iterations : p["max_iter"].cast<std::uint64_t>();
+    std::vector<train::ResumeSetting> settings = logreg::resume_settings(ours, theirs);
+    for (train::ResumeSetting& s : settings) {  // as the parameters have them: C = 1/λ
+        if (s.flag == "--lambda") {
+            s.ours = fmt::format("{:.17g}", 1 / ours.lambda);
+            s.theirs = fmt::format("{:.17g}", 1 / theirs.lambda);
+        } else if (s.flag == "--no-intercept") {
+            s.ours = ours.intercept ? "True" : "False";
+            s.theirs = theirs.intercept ? "True" : "False";
+        }
+    }
+    check_resume(settings, c.state.iterations_done, iterations, resume, "--iterations");
+    o.prox.lambda = theirs.lambda;
+    o.prox.blocks = theirs.blocks;
+    o.prox.seed = theirs.seed;
+    o.prox.eta = theirs.eta;
+    o.prox.max_step = theirs.max_step;
+    o.prox.curvature =
+        theirs.curvature == "local" ? logreg::Curvature::kLocal : logreg::Curvature::kBound;
+    o.filters.seed = o.prox.seed;
+    curvature = theirs.curvature;
+    intercept = theirs.intercept;
+}
+
+/// The block proximal gradient as `rotor logreg train --solver prox` runs it on one process
+/// (apps/logreg/train_run.cpp, train_segments): segments between evaluations and checkpoints
+/// (the evaluations' --tol rule decides convergence), checkpoints written and resumed by the
+/// command line's code (apps/logreg/checkpoint.h). Returns the model, the iterations done and
+/// whether the rule held; the records go to `lines`.
+struct ProxRun {
+    logreg::Model model;
+    std::uint64_t done = 0;
+    bool converged = false;
+};
+
+ProxRun train_prox(const logreg::Examples& ex, const py::dict& p, const CheckpointParams& ck,
+                   logreg::DelayedOptions o, bool auto_blocks, std::string curvature,
+                   std::vector<std::string>& lines, std::uint64_t& resumed_at) {
+    const double tol = p["tol"].cast<double>();
+    bool intercept = p["fit_intercept"].cast<bool>();
+    std::uint64_t iterations = 0;
+    std::optional<logreg::Checkpoint> resume;
+    if (!ck.resume.empty()) {
+        resume = logreg::read_checkpoint(ck.resume);
+        apply_checkpoint(*resume, p, ck.resume, o, intercept, curvature, iterations);
+    }
+    // The data's fingerprint, as `logreg train` takes it of the file it read (LIBSVM's keys).
+    logreg::DataFingerprint print;
+    if (ck.writes() || resume) print = logreg::fingerprint(ex);
+    if (resume) logreg::check_same_data(resume->data, print, ck.resume, "X");
+    const std::optional<std::uint64_t> max_iter =
+        p["max_iter"].is_none() ? std::nullopt
+                                : std::optional<std::uint64_t>(p["max_iter"].cast<std::uint64_t>());
+    const std::optional<std::uint64_t> eval_every =
+        p["evaluate_every"].is_none()
+            ? std::nullopt
+            : std::optional<std::uint64_t>(p["evaluate_every"].cast<std::uint64_t>());
+    ProxRun run;
+    double time_s = 0, eval_s = 0;
+    py::gil_scoped_release release;
+    const SignalCheck check;
+    logreg::Shard part(ex, intercept);
+    if (!resume && auto_blocks) o.prox.blocks = logreg::auto_blocks(part.keys().size(), o.threads);
+    const std::uint64_t pass = o.prox.blocks;
+    if (!resume) iterations = max_iter ? *max_iter : logreg::kDefaultPasses * pass;
+    const std::uint64_t every = eval_every ? *eval_every : tol > 0 ? logreg::kEvalPasses * pass : 0;
+    comm::InProcessGroup one(1);
+    comm::Communicator& world = one.at(0);
+    const comm::KvLayout layout = comm::KvLayout::even({0}, {0});
+    logreg::DelayedStart start;
+    if (resume) {
+        logreg::restore_state(resume->state, &part, 0, start);
+        run.done = resumed_at = resume->state.iterations_done;
+        time_s = resume->state.time_s;
+        resume.reset();
+    }
+    logreg::CheckpointSettings settings;  // what a checkpoint of this run records
+    settings.lambda = o.prox.lambda;
+    settings.blocks = o.prox.blocks;
+    settings.seed = o.prox.seed;
+    settings.eta = o.prox.eta;
+    settings.max_step = o.prox.max_step;
+    settings.curvature = curvature;
+    settings.intercept = intercept;
+    settings.iterations = iterations;
+    logreg::DelayedResult r;  // as the server holds it when no iteration is left to run
+    r.server_weights = start.server_weights;
+    std::optional<logreg::Evaluation> last;
+    const double zero = logreg::subgradient_at_zero(world, &part, o.prox.lambda);
+    const auto next_stop = [&](std::uint64_t step) {
+        return step == 0 ? iterations : std::min(iterations, (run.done / step + 1) * step);
+    };
+    if (run.done > 0 && tol > 0 && every > 0 && run.done % every == 0) {
+        // As the command line: resumed at an evaluation's iteration, the rule is tested there
+        // (not recorded again), and the run ends if it held.
+        last = logreg::evaluate(world, &part, r, o.prox, nullptr, true);
+        run.converged = logreg::subgradient_converged(last->subgradient, zero, tol);
+        if (!run.converged) last.reset();
+    }
+    while (run.done < iterations && !run.converged) {
+        logreg::DelayedOptions seg = o;
+        seg.first = run.done;
+        seg.iterations = std::min(next_stop(every), next_stop(ck.writes() ? ck.every : 0));
+        Stopwatch clock;
+        r = logreg::train_delayed(world, layout, &part, seg, start);
+        time_s += clock.seconds();
+        run.done = seg.iterations;
+        start.server_weights = r.server_weights;
+        start.worker_weights = r.worker_weights;
+        last.reset();
+        if ((every > 0 && run.done % every == 0) || run.done == iterations) {
+            Stopwatch eval;
+            last = logreg::evaluate(world, &part, r, o.prox, nullptr, true);
+            eval_s += eval.seconds();
+            run.converged = logreg::subgradient_converged(last->subgradient, zero, tol);
+            logreg::MetricsRecord record =
+                logreg::evaluation_record(*last, run.done, time_s, eval_s);
+            record.emplace_back("subgradient_ratio", last->subgradient / zero);
+            record.emplace_back("converged", run.converged ? 1 : 0);
+            lines.push_back(logreg::metrics_json(record));
+        }
+        if (ck.writes() && (run.done % ck.every == 0 || run.done == iterations || run.converged)) {
+            if (!last) last = logreg::evaluate(world, &part, r, o.prox, nullptr, false);
+            const auto margins = part.margins();
+            logreg::write_checkpoint(
+                ck.dir, world, settings, print,
+                logreg::checkpoint_state(last->model,
+                                         std::vector<double>(margins.begin(), margins.end()),
+                                         run.done, time_s));
+        }
+        check();
+    }
+    if (!last) last = logreg::evaluate(world, &part, r, o.prox, nullptr, false);
+    run.model = std::move(last->model);
+    return run;
+}
+
 py::tuple fit(const py::array& indptr, const py::array& indices, const py::array& values,
-              std::uint64_t columns, const Array<std::int64_t>& labels, const py::dict& p) {
+              std::uint64_t columns, const Array<std::int64_t>& labels, const py::dict& p,
+              py::list& sink) {
     py::tuple result;
-    translate_errors(
+    std::vector<std::string> lines;
+    run_fit(
         [&] {
             logreg::DelayedOptions o;
             o.prox.lambda = 1.0 / p["C"].cast<double>();
@@ -125,16 +299,13 @@ py::tuple fit(const py::array& indptr, const py::array& indices, const py::array
             o.filters.seed = o.prox.seed;
             const double tol = p["tol"].cast<double>();
             const bool intercept = p["fit_intercept"].cast<bool>();
+            const CheckpointParams ck(p);
             if (o.prox.blocks < 1) throw ConfigError("--blocks", "must be >= 1");
             if (!(o.prox.eta > 0 && o.prox.eta <= 1))
                 throw ConfigError("--eta", "must be in (0, 1]");
             if (!(o.prox.max_step >= 0)) throw ConfigError("--max-step", "must be >= 0");
-            const logreg::Examples ex = examples_of(indptr, indices, values, columns, labels);
-            std::vector<std::string> lines;
-            logreg::Model model;
-            bool converged = false;
             // The command line's rule (apps/logreg/newton_run.h): newton unless a parameter of
-            // the block proximal gradient is set or solver="prox".
+            // the block proximal gradient (checkpoints included) is set or solver="prox".
             logreg::TrainFlags f;
             f.solver = p["solver"].cast<std::string>();
             f.options = o;
@@ -147,11 +318,19 @@ py::tuple fit(const py::array& indptr, const py::array& indices, const py::array
                                          : name == std::string("max_step")  ? "--max-step"
                                          : name == std::string("eta")       ? "--eta"
                                                                             : "--eval-every");
+            if (ck.every > 0) f.given.emplace_back("--checkpoint-every");
+            if (!ck.resume.empty()) f.given.emplace_back("--resume");
             if (!p["max_iter"].is_none()) {
                 f.options.iterations = p["max_iter"].cast<std::uint64_t>();
                 f.given.emplace_back("--iterations");
             }
-            if (logreg::use_newton(f, 1)) {
+            const bool newton = logreg::use_newton(f, 1);
+            ck.prepare();
+            const logreg::Examples ex = examples_of(indptr, indices, values, columns, labels);
+            logreg::Model model;
+            bool converged = false;
+            std::uint64_t resumed_at = 0;
+            if (newton) {
                 py::gil_scoped_release release;
                 logreg::Shard part(ex, intercept);
                 comm::InProcessGroup one(1);
@@ -162,59 +341,14 @@ py::tuple fit(const py::array& indptr, const py::array& indices, const py::array
                 model.iterations = run.iterations;
                 converged = run.converged;
             } else {
-                py::gil_scoped_release release;
-                const SignalCheck check;
-                logreg::Shard part(ex, intercept);
-                if (auto_blocks) o.prox.blocks = logreg::auto_blocks(part.keys().size(), o.threads);
-                const std::uint64_t pass = o.prox.blocks;
-                const std::uint64_t iterations = p["max_iter"].is_none()
-                                                     ? logreg::kDefaultPasses * pass
-                                                     : p["max_iter"].cast<std::uint64_t>();
-                const std::uint64_t every = !p["evaluate_every"].is_none()
-                                                ? p["evaluate_every"].cast<std::uint64_t>()
-                                            : tol > 0 ? logreg::kEvalPasses * pass
-                                                      : 0;
-                comm::InProcessGroup one(1);
-                comm::Communicator& world = one.at(0);
-                const comm::KvLayout layout = comm::KvLayout::even({0}, {0});
-                logreg::DelayedStart start;
-                logreg::DelayedResult r;
-                std::uint64_t done = 0;
-                double time_s = 0, eval_s = 0;
-                std::optional<logreg::Evaluation> last;
-                const double zero = logreg::subgradient_at_zero(world, &part, o.prox.lambda);
-                // `rotor logreg train`'s segments: run to the next evaluation, evaluate (the KKT
-                // violation decides tol), continue from where the segment ended.
-                while (done < iterations && !converged) {
-                    logreg::DelayedOptions seg = o;
-                    seg.first = done;
-                    seg.iterations =
-                        every == 0 ? iterations : std::min(iterations, (done / every + 1) * every);
-                    Stopwatch clock;
-                    r = logreg::train_delayed(world, layout, &part, seg, start);
-                    time_s += clock.seconds();
-                    done = seg.iterations;
-                    start.server_weights = r.server_weights;
-                    start.worker_weights = r.worker_weights;
-                    Stopwatch eval;
-                    last = logreg::evaluate(world, &part, r, o.prox, nullptr, true);
-                    eval_s += eval.seconds();
-                    converged = logreg::subgradient_converged(last->subgradient, zero, tol);
-                    logreg::MetricsRecord record =
-                        logreg::evaluation_record(*last, done, time_s, eval_s);
-                    record.emplace_back("subgradient_ratio", last->subgradient / zero);
-                    record.emplace_back("converged", converged ? 1 : 0);
-                    lines.push_back(logreg::metrics_json(record));
-                    check();
-                }
-                model = std::move(last->model);
-                model.iterations = done;
+                ProxRun run = train_prox(ex, p, ck, o, auto_blocks, curvature, lines, resumed_at);
+                model = std::move(run.model);
+                model.iterations = run.done;
+                converged = run.converged;
             }
-            py::list metrics;
-            for (const std::string& l : lines) metrics.append(py::str(l));
-            result = py::make_tuple(state_of(model), metrics, converged);
+            result = py::make_tuple(state_of(model), converged, resumed_at);
         },
-        kNames);
+        kNames, lines, sink);
     return result;
 }
 

@@ -3,16 +3,19 @@
 // and worker) run in segments between evaluations with the command line's stopping rule, and
 // write_model/read_model.
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <pybind11/stl.h>
 
+#include "apps/rica/checkpoint.h"
 #include "apps/rica/trainer.h"
 #include "comm/inprocess_communicator.h"
 #include "common.h"
 #include "core/base/error.h"
 #include "core/base/timer.h"
+#include "core/io/atomic_file.h"
 #include "core/rica/model_file.h"
 #include "train/record.h"
 
@@ -52,9 +55,11 @@ rica::Model model_of(const py::dict& s) {
     return m;
 }
 
-py::tuple fit(const Array<double>& x, std::size_t n, std::size_t p, const py::dict& params) {
+py::tuple fit(const Array<double>& x, std::size_t n, std::size_t p, const py::dict& params,
+              py::list& sink) {
     py::tuple result;
-    translate_errors(
+    std::vector<std::string> lines;
+    run_fit(
         [&] {
             rica::TrainerOptions o;
             o.components = params["n_components"].cast<std::size_t>();
@@ -72,6 +77,7 @@ py::tuple fit(const Array<double>& x, std::size_t n, std::size_t p, const py::di
             const std::uint64_t iterations = params["max_iter"].cast<std::uint64_t>();
             const std::uint64_t every = params["evaluate_every"].cast<std::uint64_t>();
             const double tol = params["tol"].cast<double>();
+            const CheckpointParams ck(params);
             if (o.components < 1) throw ConfigError("--components", "must be >= 1");
             if (!(o.lambda > 0) || !std::isfinite(o.lambda))
                 throw ConfigError("--lambda", "must be > 0");
@@ -79,32 +85,50 @@ py::tuple fit(const Array<double>& x, std::size_t n, std::size_t p, const py::di
             if (o.admm_iterations < 1) throw ConfigError("--admm-iterations", "must be >= 1");
             if (o.block_rows < 1) throw ConfigError("--block-rows", "must be >= 1");
             if (every < 1) throw ConfigError("--eval-every", "must be >= 1");
+            // The checkpoint is one file, as the command line's <out>.checkpoint.
+            if (ck.writes()) core::check_output_parent(ck.dir, "--checkpoint-dir");
+            // As `rica train --resume`: the same components and lambda, data of its dimension.
+            std::optional<rica::Model> resume;
+            if (!ck.resume.empty()) {
+                resume = rica::read_checkpoint(ck.resume, o.components, o.lambda, iterations);
+                rica::check_dimension(*resume, ck.resume, "X", p);
+            }
             rica::Dense d;
             d.n = n;
             d.p = p;
             d.x.assign(x.data(), x.data() + x.size());
-            std::vector<std::string> lines;
             rica::Model model;
             bool converged = false;
+            std::uint64_t done = resume ? resume->iterations : 0;
+            const std::uint64_t resumed_at = done;
+            double time_s = resume ? resume->time_s : 0;
             {
                 py::gil_scoped_release release;
                 const SignalCheck check;
                 const std::vector<double> c = rica::gram(d);
                 const rica::Spectrum spectrum = rica::Spectrum::of(c, p);
                 const auto [b0, b1] = rica::worker_blocks(o.components, o.block_rows, 0, 1);
-                rica::RowWorker rows(d, c, spectrum, o, b0, b1,
-                                     rica::initial_rows(o.seed, 0, o.components, p, o.components),
-                                     {});
+                std::vector<double> w, metric;
+                if (resume) {
+                    w = std::move(resume->w);
+                    metric = std::move(resume->metric);
+                    resume.reset();
+                } else {
+                    w = rica::initial_rows(o.seed, 0, o.components, p, o.components);
+                }
+                rica::RowWorker rows(d, c, spectrum, o, b0, b1, std::move(w), std::move(metric));
                 comm::InProcessGroup one(1);
                 const comm::KvLayout layout = comm::KvLayout::even({0}, {0});
                 train::RecordSchema schema;
                 schema.count_key = "observations";
                 schema.rate_key = "observations_per_s";
-                std::uint64_t done = 0;
-                double time_s = 0, previous = NAN;
-                // `rotor rica train`'s segments and stopping rule (apps/rica/train_run.cpp).
-                do {
-                    const std::uint64_t steps = std::min(every, iterations - done);
+                double previous = NAN;
+                // `rotor rica train`'s segments (cut at evaluations and checkpoints), records and
+                // stopping rule (apps/rica/train_run.cpp).
+                for (bool stop = false; !stop;) {
+                    std::uint64_t steps = std::min(every - done % every, iterations - done);
+                    if (ck.writes()) steps = std::min(steps, ck.every - done % ck.every);
+                    if (done >= iterations) steps = 0;
                     Stopwatch clock;
                     const rica::SegmentResult r =
                         rica::run_segment(one.at(0), layout, &rows, p, steps, o);
@@ -114,34 +138,43 @@ py::tuple fit(const Array<double>& x, std::size_t n, std::size_t p, const py::di
                     const double smooth =
                         rica::smooth_terms(rica::s_of(r.pulled, p), c, p, false).value;
                     model.objective = smooth + o.lambda * r.pulled.back();
-                    const double change = (previous - model.objective) / model.objective;
-                    train::Record rec;
-                    rec.iter = static_cast<std::uint32_t>(done);
-                    rec.time_s = time_s;
-                    rec.iteration_s = steps > 0 ? seconds / double(steps) : 0;
-                    rec.processed = n;
-                    rec.per_s = rec.iteration_s > 0 ? double(n) / rec.iteration_s : 0;
-                    rec.set("objective", model.objective);
-                    rec.set("reconstruction", smooth);
-                    rec.set("l1", r.pulled.back());
-                    rec.set("relative_change", change);
-                    lines.push_back(train::record_json(rec, schema));
-                    converged = tol > 0 && change >= 0 && change < tol;
-                    previous = model.objective;
+                    stop = done >= iterations;
+                    if (steps > 0 && (done % every == 0 || stop)) {
+                        const double change =
+                            (previous - model.objective) / std::fabs(model.objective);
+                        train::Record rec;
+                        rec.iter = static_cast<std::uint32_t>(done);
+                        rec.time_s = time_s;
+                        rec.iteration_s = seconds / double(steps);
+                        rec.processed = n;
+                        rec.per_s = double(n) / rec.iteration_s;
+                        rec.set("objective", model.objective);
+                        rec.set("reconstruction", smooth);
+                        rec.set("l1", r.pulled.back());
+                        rec.set("relative_change", change);
+                        lines.push_back(train::record_json(rec, schema));
+                        converged = tol > 0 && change >= 0 && change < tol;
+                        stop = stop || converged;
+                        previous = model.objective;
+                    }
+                    model.components = o.components;
+                    model.dimension = p;
+                    model.lambda = o.lambda;
+                    model.iterations = done;
+                    model.time_s = time_s;
+                    if (ck.writes() && (done % ck.every == 0 || stop)) {
+                        model.w = rows.w();
+                        model.metric = rows.metric();
+                        rica::write_model(ck.dir, model);
+                        model.metric.clear();
+                    }
                     check();
-                } while (done < iterations && !converged);
-                model.components = o.components;
-                model.dimension = p;
-                model.lambda = o.lambda;
-                model.iterations = done;
-                model.time_s = time_s;
+                }
                 model.w = rows.w();
             }
-            py::list metrics;
-            for (const std::string& l : lines) metrics.append(py::str(l));
-            result = py::make_tuple(state_of(model), metrics, converged);
+            result = py::make_tuple(state_of(model), converged, resumed_at);
         },
-        kNames);
+        kNames, lines, sink);
     return result;
 }
 

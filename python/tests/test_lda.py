@@ -345,8 +345,11 @@ def test_checkpoints_pass_between_the_command_line_and_python(sotu, cli, tmp_pat
     cli("lda", "train", "--corpus", tmp_path / "docword.txt", "--topics", 6, "--iterations", 4,
         "--checkpoint-every", 2, "--deterministic", "--seed", 7, "--out", tmp_path / "cli",
         "--quiet")
-    ours = rotor.LDA(6, max_iter=8, **CKPT).fit(X, resume=tmp_path / "cli.checkpoint")
+    ours = rotor.LDA(6, max_iter=8, **CKPT)
+    theta = ours.fit_transform(X, resume=tmp_path / "cli.checkpoint")  # fit's resume too
     np.testing.assert_array_equal(ours.components_, full.components_)
+    np.testing.assert_array_equal(theta[np.asarray(X.sum(axis=1)).ravel() > 0],
+                                  full.training_doc_topics())
     assert [m["iter"] for m in ours.metrics_] == [5, 6, 7, 8]
     # And a checkpoint of fit, resumed by the command line on the file.
     rotor.LDA(6, max_iter=4, checkpoint_every=2, checkpoint_dir=tmp_path / "py", **CKPT).fit(X)

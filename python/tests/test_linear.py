@@ -95,6 +95,57 @@ def test_logreg_is_the_command_lines_model_bit_for_bit(sotu_party, party, cli, t
     assert "auc" in out.lower()
 
 
+def test_logreg_resumed_is_the_uninterrupted_model_and_the_command_lines(sotu_party, cli,
+                                                                          tmp_path):
+    """Checkpoints are the block proximal gradient's (solver="auto" takes it, as the command line
+    does): a fit capped at 12 block iterations and resumed to 24, in Python or by `rotor logreg
+    train --resume`, is the uninterrupted fit bit for bit (τ = 0: the margins are restored)."""
+    data = tmp_path / "party.svm"  # every 6th example (1,383 of both classes), for speed
+    with open(sotu_party[0]) as f:
+        data.write_text("".join(f.readlines()[::6]))
+    X, y = read_svm(data)
+    kw = dict(C=0.5, blocks=8, evaluate_every=4, n_jobs=1)
+    full = rotor.LogisticRegression(max_iter=24, **kw).fit(X, y)
+    assert full.n_iter_ == 24 and not full.converged_
+    ck = tmp_path / "ck"
+    ours = rotor.LogisticRegression(max_iter=12, checkpoint_every=8, checkpoint_dir=ck, **kw)
+    ours.fit(X, y)
+    assert ours.n_iter_ == 12
+    cli("logreg", "train", "--data", data, "--resume", ck, "--iterations", 24,
+        "--out", tmp_path / "from-py.txt", "--quiet")
+    ours.set_params(max_iter=24).fit(X, y, resume=True)
+    # The command line's checkpoint of the same file, resumed here (max_iter None: its total).
+    cli("logreg", "train", "--data", data, "--lambda", 2, "--blocks", 8, "--eval-every", 4,
+        "--iterations", 12, "--checkpoint-every", 12, "--out", tmp_path / "cli.txt", "--quiet")
+    theirs = rotor.LogisticRegression(C=0.5, max_iter=24, evaluate_every=4, n_jobs=1)
+    theirs.fit(X, y, resume=tmp_path / "cli.txt.checkpoint")
+    from_py = rotor.LogisticRegression.load(tmp_path / "from-py.txt", n_features=X.shape[1])
+    for model in (ours, theirs, from_py):
+        np.testing.assert_array_equal(model.coef_, full.coef_)
+        assert model.intercept_[0] == full.intercept_[0] and model.n_iter_ == 24
+    assert [m["iter"] for m in ours.metrics_] == [4, 8, 12, 16, 20, 24]
+    assert ours.metrics_[-1]["objective"] == full.metrics_[-1]["objective"]
+    assert [m["iter"] for m in theirs.metrics_] == [16, 20, 24]
+    # Refusals, with the command line's messages naming the parameter.
+    cases = [
+        (dict(C=0.25), X, y, r"C: is 0.25 but .*ck was trained with 0.5; give the checkpoint's"),
+        (dict(blocks=4), X, y, "blocks: is 4 but"),
+        (dict(random_state=2), X, y, "random_state: is 2 but"),
+        (dict(fit_intercept=False), X, y, "fit_intercept: is False but"),
+        (dict(max_iter=8), X, y, "max_iter: .* already has 24 iterations"),
+        ({}, X[1:], y[1:], r"resume: .*ck was made on other data than X \(X has \d+ examples"),
+        (dict(solver="newton"), X, y, r"resume: applies to --solver prox only \(not newton\)"),
+    ]
+    for change, Xc, yc, message in cases:
+        est = rotor.LogisticRegression(**{"C": 0.5, "max_iter": 32, "n_jobs": 1, **change})
+        with pytest.raises(ValueError, match=message):
+            est.fit(Xc, yc, resume=ck)
+        assert not hasattr(est, "coef_")
+    with pytest.raises(ValueError, match="checkpoint_every: applies to --solver prox only"):
+        rotor.LogisticRegression(solver="newton", checkpoint_every=2,
+                                 checkpoint_dir=tmp_path / "n").fit(X, y)
+
+
 def test_logreg_threads_default_to_the_command_lines_one(party):
     # n_jobs=None is logreg train's --threads 1: with the blocks chosen from the keys (capped
     # lower with threads), the model of one thread, not that of every core.

@@ -191,6 +191,12 @@ TEST_F(RicaCli, TrainTransformEvalAndResume) {
     const Model resumed = read_model(path("m.txt"));
     EXPECT_EQ(resumed.iterations, 30U);
     EXPECT_LT(resumed.objective, m.objective);
+    // A total below the checkpoint's 20 steps is refused by name, the model left as it was.
+    r = run_rotor(dir_, "rica train --data " + data_ + flags_ + " --iterations 15 --out " +
+                            path("m.txt") + " --resume " + path("m.txt.checkpoint"));
+    EXPECT_EQ(r.code, 3);
+    EXPECT_NE(r.err.find("--iterations: is 15 but"), std::string::npos) << r.err;
+    EXPECT_EQ(read_model(path("m.txt")).iterations, 30U);
     // A model of another dimension is refused by transform.
     const std::string wide = dir_.write("wide.tsv", "1\t2\t3\t4\t5\t6\n");
     r = run_rotor(dir_, "rica transform --model " + path("m.txt") + " --data " + wide);

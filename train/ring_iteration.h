@@ -1,0 +1,77 @@
+// One iteration of a block model on a ring of ranks (HarpLDA+; docs/comm.md, "Ring pipeline"):
+// the column state is cut into 2P slices, each cut into the same number of column groups of
+// the rank's block grid; every rank computes on every slice once, with the dynamic block loop
+// over that slice's columns, while the other held slice travels to the next rank. What LDA's
+// word-topic slices (apps/lda/trainer_ring.cpp) and MF-SGD's H slices (apps/mf/sgd_ring.cpp)
+// share: the model gives a block kernel per slice and how to pack and unpack a slice; the
+// driver runs the rounds, the timer's budget, the straggler simulation, the polling that lets
+// MPI move the slice in flight, and the per-worker accounting.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "comm/ring_pipeline.h"
+#include "core/base/timer.h"
+#include "sched/block_loop.h"
+#include "sched/block_scheduler.h"
+#include "sched/runtime.h"
+#include "sched/worker_clock.h"
+
+namespace rotor::train {
+
+/// A model's part in a ring iteration. Every callback runs on the calling (driving) thread but
+/// the kernels, which run on the Runtime's workers.
+struct RingModel {
+    /// The block-loop kernel for the blocks of `slice` (which this rank holds while its round
+    /// runs): called once per round, before the round starts.
+    std::function<sched::BlockKernel(int slice)> kernel_for;
+    /// Packs `slice` into a message for the next rank; the rank no longer holds it afterwards.
+    std::function<std::vector<std::byte>(int slice)> pack;
+    /// Takes `slice` from a message of the previous rank; throws CommError when malformed.
+    std::function<void(int slice, std::span<const std::byte> bytes)> unpack;
+};
+
+/// How one ring iteration's rounds run.
+struct RingIterationOptions {
+    /// Columns of the rank's grid per slice: slice s is columns s·c .. s·c + c − 1.
+    int cols_per_slice = 1;
+    /// Round i of the iteration (0 .. 2P − 1, in the order the rounds run) picks its blocks with
+    /// pick_seed followed by i (then the worker, DynamicLoopOptions::pick_seed).
+    std::vector<std::uint64_t> pick_seed;
+    /// > 0: every round stops after this many seconds (the HarpLDA+ timer); 0: none.
+    double budget_s = 0;
+    /// >= 1: this rank's workers simulate a straggler (DynamicLoopOptions::straggler_factor).
+    double straggler_factor = 1;
+    /// Record every block run (RingIteration::events), timed from `origin` when set.
+    bool record = false;
+    const Stopwatch* origin = nullptr;
+};
+
+/// What one ring iteration did on this rank.
+struct RingIteration {
+    std::vector<std::uint64_t> units;          ///< per worker, over every round
+    sched::IterationTimes times;               ///< the rank's workers over the iteration
+    double compute_s = 0;                      ///< wall seconds inside the rounds' block loops
+    comm::RingStats ring;                      ///< the rotation's time and traffic
+    std::vector<sched::ScheduleEvent> events;  ///< when recording: every block run, in order
+
+    /// The units of every worker of this rank.
+    std::uint64_t total_units() const;
+};
+
+/// Runs one iteration: comm::RingPipeline over the 2P slices, each compute one
+/// sched::run_dynamic_loop over the held slice's columns (BlockScheduler::reset_columns), with
+/// the workers under a helper thread while this thread polls the transfer in flight. Collective
+/// (every rank of `comm` calls it with the same slice layout); called from the driving thread.
+/// Exceptions of the kernels, pack and unpack propagate as RingPipeline::run's do.
+RingIteration run_ring_iteration(comm::Communicator& comm, sched::Runtime& runtime,
+                                 sched::BlockScheduler& scheduler,
+                                 const RingIterationOptions& options, const RingModel& model);
+
+}  // namespace rotor::train
