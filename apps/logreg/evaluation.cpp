@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <map>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -45,12 +44,12 @@ std::map<std::uint64_t, core::ExactSum> combined(
     return g;
 }
 
-/// Rank 0: the KKT violation and the min-norm subgradient's 1-norm of w (the model) given every
-/// worker's keys and gradient limbs.
-std::pair<double, double> optimality_of(const Model& m,
-                                        const std::vector<std::vector<std::uint64_t>>& keys,
-                                        const std::vector<std::vector<std::int64_t>>& limbs,
-                                        double lambda) {
+/// Rank 0: the KKT violation, the min-norm subgradient's 1-norm of w (the model) and the zero
+/// weights that violate the optimality conditions (|g_k| > λ_k: Evaluation::violators), given
+/// every worker's keys and gradient limbs.
+void optimality_of(const Model& m, const std::vector<std::vector<std::uint64_t>>& keys,
+                   const std::vector<std::vector<std::int64_t>>& limbs, double lambda,
+                   Evaluation& e) {
     const auto g = combined(keys, limbs);
     std::vector<std::uint64_t> ks;
     std::vector<double> ws, gs;
@@ -66,8 +65,11 @@ std::pair<double, double> optimality_of(const Model& m,
         ks.push_back(k);
         ws.push_back(w);
         gs.push_back(s.value());
+        if (w == 0 && subgradient_of(0, gs.back(), penalty_of(k, lambda)) > 0)
+            e.violators.push_back(k);
     }
-    return {kkt_violation(ks, ws, gs, lambda), subgradient_norm(ks, ws, gs, lambda)};
+    e.kkt_violation = kkt_violation(ks, ws, gs, lambda);
+    e.subgradient = subgradient_norm(ks, ws, gs, lambda);
 }
 
 }  // namespace
@@ -120,9 +122,7 @@ Evaluation evaluate(comm::Communicator& world, const Shard* part, const DelayedR
             }
         }
     }
-    if (kkt)
-        std::tie(e.kkt_violation, e.subgradient) =
-            optimality_of(m, grad_keys, grad_limbs, o.lambda);
+    if (kkt) optimality_of(m, grad_keys, grad_limbs, o.lambda, e);
     if (test != nullptr) {
         std::vector<double> margins(test->size());
         for (std::size_t i = 0; i < test->size(); ++i)

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "apps/logreg/trainer.h"
 #include "comm/communicator.h"
@@ -22,6 +23,9 @@ struct Evaluation {
     double kkt_violation = 0;    ///< of the full gradient (core/logreg/objective.h)
     double subgradient = 0;      ///< the min-norm subgradient's 1-norm (subgradient_norm)
     std::uint64_t nonzeros = 0;  ///< nonzero weights, the intercept included
+    /// With the full gradient: the keys whose w_k = 0 violates the optimality conditions
+    /// (|g_k| > λ_k), increasing: what the KKT filter's screen must not skip (KktScreen::reopen).
+    std::vector<std::uint64_t> violators;
     std::optional<Metrics> test;
     Model model;  ///< w gathered (keys increasing; lambda and objective set)
 };

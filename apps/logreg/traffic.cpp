@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "comm/collectives.h"
@@ -10,7 +12,8 @@ namespace rotor::logreg {
 
 Traffic gather_traffic(comm::Communicator& world, const comm::KvStats& mine, int root) {
     std::vector<std::uint64_t> row = {mine.reply_bytes_sent, mine.request_bytes_sent,
-                                      mine.messages_sent};
+                                      mine.messages_sent,
+                                      static_cast<std::uint64_t>(std::llround(mine.wait_s * 1e9))};
     std::vector<std::string> names;
     for (const comm::KvFilterStats& f : mine.filters) {
         names.push_back(f.name);
@@ -24,8 +27,9 @@ Traffic gather_traffic(comm::Communicator& world, const comm::KvStats& mine, int
         t.server_bytes += r[0];
         t.worker_bytes += r[1];
         t.messages += r[2];
+        t.rank_wait_s.push_back(static_cast<double>(r[3]) * 1e-9);
         for (std::size_t f = 0; f < t.filters.size(); ++f) {
-            const std::uint64_t* v = r.data() + 3 + 5 * f;
+            const std::uint64_t* v = r.data() + 4 + 5 * f;
             t.filters[f].push_in += v[0];
             t.filters[f].push_out += v[1];
             t.filters[f].pull_in += v[2];
@@ -50,6 +54,7 @@ std::string traffic_json(const Traffic& t) {
     nlohmann::json j = {{"server_bytes", t.server_bytes},
                         {"worker_bytes", t.worker_bytes},
                         {"messages", t.messages},
+                        {"rank_wait_s", t.rank_wait_s},
                         {"filters", nlohmann::json::array()}};
     for (const comm::KvFilterStats& f : t.filters) {
         j["filters"].push_back({{"name", f.name},

@@ -17,6 +17,9 @@ struct Traffic {
     std::uint64_t server_bytes = 0;  ///< sent as servers
     std::uint64_t worker_bytes = 0;  ///< sent as workers
     std::uint64_t messages = 0;
+    /// Each rank's seconds blocked in the kv engine (KvStats::wait_s: a worker's waits for the
+    /// delay bound and for pulls; a pure server's whole run but its handlers), by rank.
+    std::vector<double> rank_wait_s;
     std::vector<comm::KvFilterStats> filters;  ///< summed per filter, in stack order
 };
 
@@ -26,8 +29,9 @@ Traffic gather_traffic(comm::Communicator& world, const comm::KvStats& mine, int
 /// One line: "bytes sent: servers S, workers W; kkt push A -> B; ...".
 std::string traffic_line(const Traffic& t);
 
-/// A JSON object {"server_bytes":..,"worker_bytes":..,"messages":..,"filters":[{"name":..,
-/// "push_in":..,"push_out":..,"pull_in":..,"pull_out":..,"entries_dropped":..}]}.
+/// A JSON object {"server_bytes":..,"worker_bytes":..,"messages":..,"rank_wait_s":[..],
+/// "filters":[{"name":..,"push_in":..,"push_out":..,"pull_in":..,"pull_out":..,
+/// "entries_dropped":..}]}.
 std::string traffic_json(const Traffic& t);
 
 }  // namespace rotor::logreg

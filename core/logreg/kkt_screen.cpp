@@ -1,5 +1,7 @@
 #include "core/logreg/kkt_screen.h"
 
+#include <limits>
+
 #include "core/base/error.h"
 
 namespace rotor::logreg {
@@ -12,6 +14,13 @@ KktScreen::KktScreen(const KktOptions& options) : options_(options) {
 }
 
 void KktScreen::observe(std::uint64_t key, double w, double g_hat) { seen_[key] = {w, g_hat}; }
+
+void KktScreen::reopen(std::span<const std::uint64_t> keys) {
+    for (const std::uint64_t k : keys) {
+        const auto it = seen_.find(k);
+        if (it != seen_.end()) it->second.second = std::numeric_limits<double>::infinity();
+    }
+}
 
 bool KktScreen::skips(std::uint64_t t, std::uint64_t key) const {
     if (options_.refresh != 0 && (t / options_.blocks) % options_.refresh == 0) return false;

@@ -6,12 +6,15 @@
 // pull). A skipped key is not updated by the servers, which is what its proximal step would
 // do for the true gradient: |g| ≤ λ_k implies S(0 − η g / u, η λ_k / u) = 0 (prox_step).
 // Because a skipped key's ĝ_k stops changing, every `refresh`-th pass over the blocks skips
-// nothing, so a key whose gradient has grown past λ comes back.
+// nothing, so a key whose gradient has grown past λ comes back; and between them, every
+// evaluation of `rotor logreg train` (which computes the full gradient anyway) reopens the zero
+// keys whose true gradient is past λ (reopen), which the stale ĝ_k would keep skipping.
 // Single-threaded: one per worker.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <unordered_map>
 
 #include "core/logreg/objective.h"
@@ -40,6 +43,9 @@ class KktScreen {
     /// Whether `key` skips its push of iteration t (false for keys never observed and on
     /// refresh passes).
     bool skips(std::uint64_t t, std::uint64_t key) const;
+    /// Forgets ĝ_k of the observed keys among `keys` (they push until a pull tells them ĝ_k
+    /// again): the zero weights an evaluation found violating |g_k| ≤ λ_k.
+    void reopen(std::span<const std::uint64_t> keys);
     const KktOptions& options() const noexcept { return options_; }
 
   private:

@@ -74,5 +74,20 @@ TEST(KktScreen, ScreensObservedKeysOutsideRefreshPasses) {
     EXPECT_THROW(KktScreen{o}, ConfigError);
 }
 
+TEST(KktScreen, ReopenedKeysPushUntilTheNextObservation) {
+    KktScreen screen(KktOptions{.lambda = 1, .delta = 0, .blocks = 4, .refresh = 0});
+    screen.observe(5, 0.0, 0.5);
+    screen.observe(6, 0.0, 0.25);
+    ASSERT_TRUE(screen.skips(4, 5));
+    ASSERT_TRUE(screen.skips(4, 6));
+    const std::uint64_t keys[] = {5, 9};  // 9: never observed
+    screen.reopen(keys);
+    EXPECT_FALSE(screen.skips(4, 5)) << "reopened";
+    EXPECT_TRUE(screen.skips(4, 6)) << "not in the list";
+    EXPECT_FALSE(screen.skips(4, 9));
+    screen.observe(5, 0.0, 0.5);  // a pull answer tells ĝ again
+    EXPECT_TRUE(screen.skips(4, 5));
+}
+
 }  // namespace
 }  // namespace rotor::logreg
