@@ -119,7 +119,14 @@ void check_resume(std::span<const train::ResumeSetting> settings, std::uint64_t 
                   std::uint64_t target, const std::string& resume, const std::string& target_flag,
                   const std::function<bool(const std::string&)>& given) {
     const std::function<bool(const std::string&)> all = [](const std::string&) { return true; };
-    train::refuse_resume_conflicts(settings, given ? given : all, resume,
+    // A flag --no-X is a parameter X=True/False here (--no-intercept: fit_intercept): its value
+    // as the parameter has it.
+    std::vector<train::ResumeSetting> named(settings.begin(), settings.end());
+    for (train::ResumeSetting& s : named)
+        if (s.flag.starts_with("--no-"))
+            for (std::string* v : {&s.ours, &s.theirs})
+                if (*v == "on" || *v == "off") *v = *v == "on" ? "False" : "True";
+    train::refuse_resume_conflicts(named, given ? given : all, resume,
                                    "give the checkpoint's value, or fit without resume to start "
                                    "a new run");
     train::check_resume_target(done, target, resume, target_flag);

@@ -235,7 +235,8 @@ struct CheckpointParams {
 };
 
 /// fit's `resume` as the command line's --resume with every flag given: refuses a model-defining
-/// setting that is not the checkpoint's (all of `settings` unless `given` leaves some out) and a
+/// setting that is not the checkpoint's (all of `settings` unless `given` leaves some out; a
+/// --no-X flag's on/off said as its parameter's False/True) and a
 /// total `target` below the `done` iterations of checkpoint `resume` (train/resume.h:
 /// ConfigError naming the flag, which translate_errors renames to the parameter).
 void check_resume(std::span<const train::ResumeSetting> settings, std::uint64_t done,

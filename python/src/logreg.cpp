@@ -137,13 +137,10 @@ void apply_checkpoint(const logreg::Checkpoint& c, const py::dict& p, const std:
     if (!p["max_step"].is_none()) ours.max_step = o.prox.max_step;
     iterations = p["max_iter"].is_none() ? theirs.iterations : p["max_iter"].cast<std::uint64_t>();
     std::vector<train::ResumeSetting> settings = logreg::resume_settings(ours, theirs);
-    for (train::ResumeSetting& s : settings) {  // as the parameters have them: C = 1/λ
+    for (train::ResumeSetting& s : settings) {  // C as the parameter has it: 1/λ
         if (s.flag == "--lambda") {
             s.ours = fmt::format("{:.17g}", 1 / ours.lambda);
             s.theirs = fmt::format("{:.17g}", 1 / theirs.lambda);
-        } else if (s.flag == "--no-intercept") {
-            s.ours = ours.intercept ? "True" : "False";
-            s.theirs = theirs.intercept ? "True" : "False";
         }
     }
     check_resume(settings, c.state.iterations_done, iterations, resume, "--iterations");

@@ -74,6 +74,8 @@ def test_lasso_resumed_is_the_uninterrupted_model_and_the_command_lines(sotu_yea
     assert [m["iter"] for m in theirs.metrics_] == [4, 5, 6]
     with pytest.raises(ValueError, match="alpha: is 1.5 but"):
         rotor.Lasso(alpha=1.5, max_iter=6).fit(X, y, resume=ck)
+    with pytest.raises(ValueError, match="standardize: is False but .* trained with True"):
+        rotor.Lasso(standardize=False, max_iter=6, **kw).fit(X, y, resume=ck)
     with pytest.raises(ValueError, match=r"resume: .* other data than X \(X has \d+ samples"):
         rotor.Lasso(max_iter=6, **kw).fit(X[::2], y[::2], resume=ck)
 
@@ -131,7 +133,7 @@ def test_logreg_resumed_is_the_uninterrupted_model_and_the_command_lines(sotu_pa
         (dict(C=0.25), X, y, r"C: is 0.25 but .*ck was trained with 0.5; give the checkpoint's"),
         (dict(blocks=4), X, y, "blocks: is 4 but"),
         (dict(random_state=2), X, y, "random_state: is 2 but"),
-        (dict(fit_intercept=False), X, y, "fit_intercept: is False but"),
+        (dict(fit_intercept=False), X, y, "fit_intercept: is False but .* trained with True"),
         (dict(max_iter=8), X, y, "max_iter: .* already has 24 iterations"),
         ({}, X[1:], y[1:], r"resume: .*ck was made on other data than X \(X has \d+ examples"),
         (dict(solver="newton"), X, y, r"resume: applies to --solver prox only \(not newton\)"),
