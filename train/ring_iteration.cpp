@@ -1,6 +1,8 @@
 #include "train/ring_iteration.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iterator>
 #include <numeric>
 
@@ -10,7 +12,76 @@ namespace {
 /// How often the driving thread lets MPI progress a rotation while the workers compute.
 constexpr auto kProgressPeriod = std::chrono::microseconds(500);
 
+/// Population std / mean (0 for an empty or all-zero set).
+double population_cv(const std::vector<double>& v) {
+    if (v.empty()) return 0;
+    const double n = static_cast<double>(v.size());
+    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / n;
+    if (mean <= 0) return 0;
+    double var = 0;
+    for (const double x : v) var += (x - mean) * (x - mean);
+    return std::sqrt(var / n) / mean;
+}
+
+double mean_of(const std::vector<double>& v) {
+    return v.empty() ? 0.0
+                     : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
 }  // namespace
+
+namespace {
+
+template <class T, class F>
+void ring_rank_fields(T& t, F&& field) {
+    field(t.iteration_s);
+    field(t.compute_s);
+    field(t.comm_s);
+    field(t.wait_s);
+    field(t.effective_ratio);
+    field(t.load_cv);
+    field(t.overhead_ratio);
+    field(t.processed_ratio);
+}
+
+}  // namespace
+
+void wire_encode(comm::WireWriter& w, const RingRankTimes& t) {
+    ring_rank_fields(t, [&](const double& x) { w.put(x); });
+}
+
+void wire_decode(comm::WireReader& r, RingRankTimes& t) {
+    ring_rank_fields(t, [&](double& x) { r.get(x); });
+}
+
+void add_ring_ranks(Record& r, std::span<const RingRankTimes> ranks, double budget_s) {
+    std::vector<double> ratio, compute, comm, wait, overhead, effective, load;
+    r.iteration_s = 0;
+    for (const RingRankTimes& t : ranks) {
+        r.iteration_s = std::max(r.iteration_s, t.iteration_s);
+        ratio.push_back(t.processed_ratio);
+        compute.push_back(t.compute_s);
+        comm.push_back(t.comm_s);
+        wait.push_back(t.wait_s);
+        overhead.push_back(t.overhead_ratio);
+        effective.push_back(t.effective_ratio);
+        load.push_back(t.load_cv);
+    }
+    r.effective_ratio = mean_of(effective);
+    r.load_cv = mean_of(load);
+    r.overhead_ratio = mean_of(overhead);
+    r.set("ranks", static_cast<double>(ranks.size()));
+    r.set("compute_s", mean_of(compute));
+    r.set("comm_s", mean_of(comm));
+    r.set("wait_s", mean_of(wait));
+    r.set("rank_load_cv", population_cv(compute));
+    r.set("timer_budget_s", budget_s);
+    r.set_array("rank_processed_ratio", std::move(ratio));
+    r.set_array("rank_compute_s", std::move(compute));
+    r.set_array("rank_comm_s", std::move(comm));
+    r.set_array("rank_wait_s", std::move(wait));
+    r.set_array("rank_overhead_ratio", std::move(overhead));
+}
 
 std::uint64_t RingIteration::total_units() const {
     return std::accumulate(units.begin(), units.end(), std::uint64_t{0});

@@ -17,11 +17,13 @@
 
 #include "comm/communicator.h"
 #include "comm/ring_pipeline.h"
+#include "comm/wire.h"
 #include "core/base/timer.h"
 #include "sched/block_loop.h"
 #include "sched/block_scheduler.h"
 #include "sched/runtime.h"
 #include "sched/worker_clock.h"
+#include "train/record.h"
 
 namespace rotor::train {
 
@@ -64,6 +66,31 @@ struct RingIteration {
     /// The units of every worker of this rank.
     std::uint64_t total_units() const;
 };
+
+/// What one rank says about itself after a ring iteration; every rank's, allgathered, make the
+/// iteration's record (add_ring_ranks), the same on every rank.
+struct RingRankTimes {
+    double iteration_s = 0;      ///< the iteration's wall seconds on this rank
+    double compute_s = 0;        ///< inside the rounds' block loops (RingIteration::compute_s)
+    double comm_s = 0;           ///< packing, unpacking, posting, collectives
+    double wait_s = 0;           ///< blocked waiting for a slice to arrive
+    double effective_ratio = 0;  ///< of the rank's workers (IterationTimes)
+    double load_cv = 0;          ///< of the rank's workers (IterationTimes)
+    double overhead_ratio = 0;   ///< 1 − compute_s / iteration_s
+    double processed_ratio = 1;  ///< the rank's units processed / its units
+};
+
+/// Wire encoding (comm/wire.h), for comm::allgather: the eight doubles in field order.
+void wire_encode(comm::WireWriter& w, const RingRankTimes& t);
+void wire_decode(comm::WireReader& r, RingRankTimes& t);
+
+/// Sets r's timing fields from every rank's part: iteration_s the slowest rank's,
+/// effective_ratio, load_cv and overhead_ratio the ranks' means; then the ring's keys: values
+/// `ranks`, `compute_s`, `comm_s`, `wait_s` (means over ranks), `rank_load_cv` (std / mean of
+/// the ranks' compute seconds), `timer_budget_s`; arrays `rank_processed_ratio`,
+/// `rank_compute_s`, `rank_comm_s`, `rank_wait_s`, `rank_overhead_ratio` (one value a rank).
+/// The model sets its own values before or after (they keep the order they are set in).
+void add_ring_ranks(Record& r, std::span<const RingRankTimes> ranks, double budget_s);
 
 /// Runs one iteration: comm::RingPipeline over the 2P slices, each compute one
 /// sched::run_dynamic_loop over the held slice's columns (BlockScheduler::reset_columns), with

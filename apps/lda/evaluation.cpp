@@ -16,70 +16,41 @@
 #include "comm/wire.h"
 #include "core/lda/inference.h"
 #include "sched/runtime.h"
+#include "train/ring_iteration.h"
 
 namespace rotor::lda {
-
-namespace {
-
-double population_cv(std::span<const double> v) {
-    if (v.empty()) return 0;
-    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
-    if (mean <= 0) return 0;
-    double var = 0;
-    for (double x : v) var += (x - mean) * (x - mean);
-    return std::sqrt(var / v.size()) / mean;
-}
-
-}  // namespace
 
 train::Record detail::summarize_ranks(const std::vector<RankMetrics>& per_rank, std::uint32_t iter,
                                       std::uint64_t sampled_all, double ratio_all, double s_error,
                                       double budget_s) {
-    const auto ranks = static_cast<double>(per_rank.size());
     std::uint64_t moved_all = 0;
     double rebalance_max = 0;
+    std::vector<train::RingRankTimes> times;
+    std::vector<double> tokens, model;
     for (const RankMetrics& r : per_rank) {
         moved_all += r.tokens_moved_out;
         rebalance_max = std::max(rebalance_max, r.rebalance_s);
-    }
-    train::Record m;
-    m.iter = iter;
-    m.iteration_s = 0;
-    for (const RankMetrics& r : per_rank) m.iteration_s = std::max(m.iteration_s, r.iteration_s);
-    m.processed = sampled_all;
-    m.per_s = m.iteration_s > 0 ? sampled_all / m.iteration_s : 0;
-    m.processed_ratio = ratio_all;
-    m.set("s_error", s_error);
-    std::vector<double> compute, comm, wait, ratio, overhead, tokens, model;
-    for (const RankMetrics& r : per_rank) {
-        m.effective_ratio += r.effective_ratio / ranks;
-        m.load_cv += r.load_cv / ranks;
-        m.overhead_ratio += r.overhead_ratio / ranks;
-        compute.push_back(r.compute_s);
-        comm.push_back(r.comm_s);
-        wait.push_back(r.wait_s);
-        ratio.push_back(r.processed_ratio);
-        overhead.push_back(r.overhead_ratio);
+        times.push_back({.iteration_s = r.iteration_s,
+                         .compute_s = r.compute_s,
+                         .comm_s = r.comm_s,
+                         .wait_s = r.wait_s,
+                         .effective_ratio = r.effective_ratio,
+                         .load_cv = r.load_cv,
+                         .overhead_ratio = r.overhead_ratio,
+                         .processed_ratio = r.processed_ratio});
         tokens.push_back(static_cast<double>(r.tokens));
         model.push_back(static_cast<double>(r.model_bytes));
     }
-    const auto mean = [](const std::vector<double>& v) {
-        return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-    };
-    m.set("ranks", ranks);
-    m.set("compute_s", mean(compute));
-    m.set("comm_s", mean(comm));
-    m.set("wait_s", mean(wait));
-    m.set("rank_load_cv", population_cv(compute));
-    m.set("timer_budget_s", budget_s);
+    train::Record m;
+    m.iter = iter;
+    m.set("s_error", s_error);
+    train::add_ring_ranks(m, times, budget_s);
+    m.processed = sampled_all;
+    m.per_s = m.iteration_s > 0 ? sampled_all / m.iteration_s : 0;
+    m.processed_ratio = ratio_all;
     m.set("tokens_moved", static_cast<double>(moved_all));
     m.set("rebalance_s", rebalance_max);
     m.set("model_bytes_max", *std::max_element(model.begin(), model.end()));
-    m.set_array("rank_processed_ratio", std::move(ratio));
-    m.set_array("rank_compute_s", std::move(compute));
-    m.set_array("rank_comm_s", std::move(comm));
-    m.set_array("rank_wait_s", std::move(wait));
-    m.set_array("rank_overhead_ratio", std::move(overhead));
     m.set_array("rank_tokens", std::move(tokens));
     m.set_array("rank_model_bytes", std::move(model));
     return m;

@@ -25,11 +25,6 @@ namespace {
 /// (rows x K floats, no length), then the biases and accumulators (vectors of floats).
 constexpr std::uint32_t kSliceMagic = 0x4d465348;  // "MFSH"
 
-double mean(const std::vector<double>& v) {
-    return v.empty() ? 0.0
-                     : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-}
-
 }  // namespace
 
 train::Record SgdTrainer::iterate_ring() {
@@ -70,39 +65,24 @@ train::Record SgdTrainer::iterate_ring() {
     if (timer_) timer_->update(std::clamp(ratio, 0.0, 1.0));
 
     const double wall_s = wall.seconds();
-    const double mine_ratio =
-        local_nnz_ ? static_cast<double>(here) / static_cast<double>(local_nnz_) : 1.0;
-    const std::vector<double> mine{
-        wall_s,
-        done.compute_s,
-        stats.comm_s,
-        stats.wait_s,
-        times.effective_ratio,
-        times.load_cv,
-        wall_s > 0 ? std::clamp(1 - done.compute_s / wall_s, 0.0, 1.0) : 0,
-        mine_ratio};
-    const std::vector<std::vector<double>> all = comm::allgather(comm_, mine, "sgd metrics");
-    std::vector<std::vector<double>> col(mine.size());
-    for (const auto& r : all)
-        for (std::size_t i = 0; i < mine.size() && i < r.size(); ++i) col[i].push_back(r[i]);
+    const train::RingRankTimes mine{
+        .iteration_s = wall_s,
+        .compute_s = done.compute_s,
+        .comm_s = stats.comm_s,
+        .wait_s = stats.wait_s,
+        .effective_ratio = times.effective_ratio,
+        .load_cv = times.load_cv,
+        .overhead_ratio = wall_s > 0 ? std::clamp(1 - done.compute_s / wall_s, 0.0, 1.0) : 0,
+        .processed_ratio =
+            local_nnz_ ? static_cast<double>(here) / static_cast<double>(local_nnz_) : 1.0};
+    const std::vector<train::RingRankTimes> all = comm::allgather(comm_, mine, "sgd metrics");
 
     train::Record m;
     m.iter = epoch;
     m.set_times(times);  // this rank's workers; the ratios below are every rank's means
-    m.iteration_s = *std::max_element(col[0].begin(), col[0].end());
-    m.effective_ratio = mean(col[4]);
-    m.load_cv = mean(col[5]);
-    m.overhead_ratio = mean(col[6]);
+    train::add_ring_ranks(m, all, timer_ ? timer_->budget() : 0.0);
     m.processed = processed;
     m.finish(nnz_);
-    m.set("ranks", ranks_);
-    m.set("compute_s", mean(col[1]));
-    m.set("comm_s", mean(col[2]));
-    m.set("wait_s", mean(col[3]));
-    m.set("timer_budget_s", timer_ ? timer_->budget() : 0.0);
-    m.set_array("rank_processed_ratio", std::move(col[7]));
-    m.set_array("rank_compute_s", std::move(col[1]));
-    m.set_array("rank_wait_s", std::move(col[3]));
     iterations_done_ = epoch;
     return m;
 }
