@@ -30,12 +30,19 @@ def party(sotu_party):
     return X, y, Xt, yt
 
 
-def test_lasso_is_the_command_lines_model_bit_for_bit(sotu_year, year, cli, tmp_path):
+def progress(text):
+    """The progress lines of `lasso train` and `logreg train` (and of verbose=True), without rates and times."""
+    return [re.sub(r"  \S+ \S+/s  elapsed .*$", "", line) for line in text.splitlines()
+            if line.startswith("iter ")]
+
+
+def test_lasso_is_the_command_lines_model_bit_for_bit(sotu_year, year, cli, tmp_path, capfd):
     X, y, _, _ = year
-    cli("lasso", "train", "--data", sotu_year[0], "--lambda", 1.2, "--threads", 1, "--out",
-        tmp_path / "cli.txt", "--quiet")
+    said = cli("lasso", "train", "--data", sotu_year[0], "--lambda", 1.2, "--threads", 1,
+               "--out", tmp_path / "cli.txt").stdout
     theirs = rotor.Lasso.load(tmp_path / "cli.txt")
-    ours = rotor.Lasso(alpha=1.2, n_jobs=2).fit(X, y)
+    ours = rotor.Lasso(alpha=1.2, n_jobs=2, verbose=True).fit(X, y)
+    assert progress(said) and progress(capfd.readouterr().out) == progress(said)
     np.testing.assert_array_equal(ours.coef_[: theirs.coef_.size], theirs.coef_)
     assert ours.intercept_ == theirs.intercept_
     assert ours.converged_ and ours.n_iter_ == theirs.n_iter_
@@ -79,12 +86,6 @@ def test_lasso_resumed_is_the_uninterrupted_model_and_the_command_lines(sotu_yea
         rotor.Lasso(standardize=False, max_iter=6, **kw).fit(X, y, resume=ck)
     with pytest.raises(ValueError, match=r"resume: .* other data than X \(X has \d+ samples"):
         rotor.Lasso(max_iter=6, **kw).fit(X[::2], y[::2], resume=ck)
-
-
-def progress(text):
-    """The progress lines of `logreg train` (and of verbose=True), without rates and times."""
-    return [re.sub(r"  \S+ \S+/s  elapsed .*$", "", line) for line in text.splitlines()
-            if line.startswith("iter ")]
 
 
 def test_logreg_is_the_command_lines_model_bit_for_bit(sotu_party, party, cli, tmp_path, capfd):
