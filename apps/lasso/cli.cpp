@@ -20,7 +20,6 @@
 #include "comm/communicator.h"
 #include "comm/inprocess_communicator.h"
 #include "core/base/error.h"
-#include "core/base/huge_pages.h"
 #include "core/base/timer.h"
 #include "core/io/atomic_file.h"
 #include "core/lasso/model_file.h"
@@ -157,42 +156,6 @@ RankData read_rank_data(const lasso_cli::DataFlags& flags, const comm::Communica
     return r;
 }
 
-/// Peak bytes of one rank. Reading: text is parsed whole (12 bytes an entry, 16 a row) and the
-/// rank's slice copied out of it; a binary file is mapped, and only the slice is copied (the
-/// mapping's pages leave the resident set as they are read). Training: the slice and its
-/// standardised columns, then the columns and the workers' parts, the slice freed in between
-/// (2 slices at any time). Per feature: the coefficients, changes, gradients, shifts, norms,
-/// the evaluation's sums and the rounds' buffers (176 bytes), a worker's offsets and column sums
-/// (48 bytes each), and with ranks the reduced sums and exchanges (64 bytes). Measured on a
-/// 200,000 x 10^6 set of 8.9M entries (peak RSS 409, 450 and 321/365 MiB at 1 x 1, 1 x 2 and
-/// 2 x 1; this gives 423, 469 and 380 MiB) and a 2M x 20,000 set of 55.6M entries (1,339 and
-/// 671 MiB a rank at 1 x 1 and 2 x 1 from the binary form; this gives 1,337 and 672). With
-/// checkpoints or --resume, the state gathered (N residuals, 3 p-vectors) beside its encoding.
-/// Row tiles beyond one a worker add their offsets (8 bytes a feature each; lasso::row_tiles
-/// keeps them under a sixth of the part) and up to 4 MiB of huge-page rounding (two arrays,
-/// core/base/huge_pages.h): 1,359 MiB measured with 8 tiles on the 55.6M-entry set, 1,338
-/// MiB with one.
-std::uint64_t estimate_memory(const RankData& data, int ranks, int threads, bool checkpoints,
-                              const lasso::TrainOptions& options) {
-    const std::uint64_t entries = data.entries, rows = data.samples, p = data.slice.features;
-    const std::uint64_t whole = 12 * entries + 16 * rows;
-    const auto r = static_cast<std::uint64_t>(ranks), t = static_cast<std::uint64_t>(threads);
-    const std::uint64_t slice = whole / r + 1;
-    const std::uint64_t reading = (data.whole_read ? whole : 0) + slice;
-    const std::uint64_t per_feature = 176 + 48 * t + (ranks > 1 ? 64 : 0);
-    const std::uint64_t state = checkpoints ? 2 * 8 * (rows + 3 * p) : 0;
-    const std::uint64_t tiles = lasso::row_tiles(static_cast<std::uint32_t>(rows / (r * t) + 1),
-                                                 entries / (r * t), static_cast<std::uint32_t>(p),
-                                                 options.tile_rows, options.tile_column_entries);
-    const std::uint64_t per_tile = 8 * (p + 1) + 2 * kHugePageBytes;
-    // shotgun and strads keep the state of the last accepted evaluation to roll back to: the
-    // rank's residuals, b and the last changes.
-    const std::uint64_t saved =
-        options.schedule == lasso::Schedule::kCyclic ? 0 : 8 * (rows / r + 1) + 16 * p;
-    return std::max(reading, 2 * slice) + per_feature * p + state + saved +
-           t * (tiles - 1) * per_tile;
-}
-
 /// The load other processes put on this host's cores (sched::host_load_average), rank 0's on
 /// every rank (so they choose alike).
 double other_load(comm::Communicator& world) {
@@ -254,7 +217,8 @@ void prepare(FitFlags& f, comm::Communicator& world, FitSetup& s, bool metrics_p
         const std::string warning =
             train::CommonTrainFlags::oversubscription_warning(threads, host_ranks);
         if (!warning.empty() && world.rank() == 0) fmt::print(stderr, "{}\n", warning);
-        s.plan = estimate_memory(data, world.size(), threads, print, f.options);
+        s.plan = lasso::estimate_memory(data.entries, data.samples, data.slice.features,
+                                        data.whole_read, world.size(), threads, print, f.options);
         train::check_memory(s.plan, train::memory_limit(f.common.max_memory, host_ranks),
                             "use more ranks (mpiexec) or raise --max-memory", world.size() > 1);
         slice = std::move(data.slice);

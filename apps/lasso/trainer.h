@@ -126,6 +126,29 @@ inline constexpr std::uint64_t kThreadRoundEntries = 65536;
 ThreadChoice choose_threads(std::uint64_t rank_entries, std::uint32_t features,
                             const TrainOptions& options, int cores, double busy);
 
+/// The memory plan of one rank of `ranks` (its peak bytes; `rotor lasso train` and the Python
+/// package check it against --max-memory before reading or copying the samples), for data of
+/// `entries` stored entries in `rows` samples of `features` features, `whole_read` when every
+/// sample is copied before the rank's are sliced out (text input), `checkpoints` when they are
+/// written or resumed. Reading: text is parsed whole (12 bytes an entry, 16 a row) and the
+/// rank's slice copied out of it; a binary file is mapped, and only the slice is copied (the
+/// mapping's pages leave the resident set as they are read). Training: the slice and its
+/// standardised columns, then the columns and the workers' parts, the slice freed in between
+/// (2 slices at any time). Per feature: the coefficients, changes, gradients, shifts, norms,
+/// the evaluation's sums and the rounds' buffers (176 bytes), a worker's offsets and column sums
+/// (48 bytes each), and with ranks the reduced sums and exchanges (64 bytes). Measured on a
+/// 200,000 x 10^6 set of 8.9M entries (peak RSS 409, 450 and 321/365 MiB at 1 x 1, 1 x 2 and
+/// 2 x 1; this gives 423, 469 and 380 MiB) and a 2M x 20,000 set of 55.6M entries (1,339 and
+/// 671 MiB a rank at 1 x 1 and 2 x 1 from the binary form; this gives 1,337 and 672). With
+/// checkpoints or --resume, the state gathered (N residuals, 3 p-vectors) beside its encoding.
+/// Row tiles beyond one a worker add their offsets (8 bytes a feature each; lasso::row_tiles
+/// keeps them under a sixth of the part) and up to 4 MiB of huge-page rounding (two arrays,
+/// core/base/huge_pages.h): 1,359 MiB measured with 8 tiles on the 55.6M-entry set, 1,338
+/// MiB with one.
+std::uint64_t estimate_memory(std::uint64_t entries, std::uint64_t rows, std::uint32_t features,
+                              bool whole_read, int ranks, int threads, bool checkpoints,
+                              const TrainOptions& options);
+
 /// The exact reductions of build_slice_design over a communicator (nothing for one rank).
 Reducer comm_reducer(comm::Communicator& comm);
 

@@ -6,6 +6,7 @@
 
 #include "apps/lasso/trainer.h"
 #include "core/base/error.h"
+#include "core/base/huge_pages.h"
 
 namespace rotor::lasso {
 
@@ -119,6 +120,28 @@ train::RecordSchema record_schema() {
     s.headline_key = "objective";
     s.headline_label = "objective";
     return s;
+}
+
+std::uint64_t estimate_memory(std::uint64_t entries, std::uint64_t rows, std::uint32_t features,
+                              bool whole_read, int ranks, int threads, bool checkpoints,
+                              const TrainOptions& options) {
+    const std::uint64_t p = features;
+    const std::uint64_t whole = 12 * entries + 16 * rows;
+    const auto r = static_cast<std::uint64_t>(ranks), t = static_cast<std::uint64_t>(threads);
+    const std::uint64_t slice = whole / r + 1;
+    const std::uint64_t reading = (whole_read ? whole : 0) + slice;
+    const std::uint64_t per_feature = 176 + 48 * t + (ranks > 1 ? 64 : 0);
+    const std::uint64_t state = checkpoints ? 2 * 8 * (rows + 3 * p) : 0;
+    const std::uint64_t tiles =
+        row_tiles(static_cast<std::uint32_t>(rows / (r * t) + 1), entries / (r * t),
+                  static_cast<std::uint32_t>(p), options.tile_rows, options.tile_column_entries);
+    const std::uint64_t per_tile = 8 * (p + 1) + 2 * kHugePageBytes;
+    // shotgun and strads keep the state of the last accepted evaluation to roll back to: the
+    // rank's residuals, b and the last changes.
+    const std::uint64_t saved =
+        options.schedule == Schedule::kCyclic ? 0 : 8 * (rows / r + 1) + 16 * p;
+    return std::max(reading, 2 * slice) + per_feature * p + state + saved +
+           t * (tiles - 1) * per_tile;
 }
 
 }  // namespace rotor::lasso

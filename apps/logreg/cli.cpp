@@ -94,7 +94,7 @@ void add_run_flags(CLI::App& c, logreg::TrainFlags& f) {
         ->capture_default_str();
     c.add_option("--simulate-straggler", f.straggler,
                  "Testing/benchmark aid: the worker on rank RANK sleeps (FACTOR - 1) x its "
-                 "compute time each iteration (RANK:FACTOR)");
+                 "compute CPU time each iteration (RANK:FACTOR)");
 }
 
 void add_train(CLI::App& logreg, comm::Communicator* world) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <ctime>
 #include <deque>
 #include <limits>
 #include <optional>
@@ -13,7 +14,6 @@
 #include "apps/logreg/worker.h"
 #include "comm/agreed.h"
 #include "core/base/error.h"
-#include "core/base/timer.h"
 
 namespace rotor::logreg {
 namespace {
@@ -145,6 +145,17 @@ void straggle(double factor, double compute_s) {
     std::this_thread::sleep_for(std::chrono::duration<double>((factor - 1) * compute_s));
 }
 
+/// The clock of the compute seconds a straggler scales: the process's CPU seconds over its
+/// threads, what the work takes on cores of its own. Wall seconds would also count the time
+/// other ranks held the core on an oversubscribed host, so the straggler would sleep longer
+/// while the others compute alongside it (all at once with τ = 0, rarely with delay) and the
+/// delay's gain would be overstated. Only read for a straggler (a system call).
+double compute_clock(double threads) {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec)) / threads;
+}
+
 /// Runs iterations [o.first, o.iterations); the kv engine counts them from 0. The last pull
 /// taken before a push is held and applied together with that push (Worker::apply_and_push: one
 /// hand-off to the threads instead of two); every other is applied when taken. Either way every
@@ -153,12 +164,15 @@ void run_worker(KvNode& node, Worker& worker, const DelayedOptions& o, double st
     std::deque<std::pair<std::uint64_t, std::pair<std::uint32_t, std::uint64_t>>> pulls;
     std::vector<double> values;
     std::optional<std::pair<std::uint32_t, std::vector<double>>> held;  // block, pulled
-    double compute_s = 0;  // of this iteration: pushes and applied pulls
+    double compute_s = 0;  // of this iteration: pushes and applied pulls (straggler only)
+    const bool slow = straggler_factor > 1;
+    const double threads = std::max(1, o.threads);
+    const auto clock = [&] { return slow ? compute_clock(threads) : 0.0; };
     const auto apply_held = [&] {
         if (!held) return;
-        Stopwatch apply;
+        const double start = clock();
         worker.apply(held->first, held->second);
-        compute_s += apply.seconds();
+        compute_s += clock() - start;
         held.reset();
     };
     const auto take = [&] {
@@ -173,13 +187,13 @@ void run_worker(KvNode& node, Worker& worker, const DelayedOptions& o, double st
         node.begin_iteration(t);
         // Pulls that arrived meanwhile are applied before computing (fresher margins).
         while (!pulls.empty() && node.pull_ready(pulls.front().second.second)) take();
-        Stopwatch compute;
+        const double start = clock();
         // g: what the kkt filter sees (KvOptions::filter_first)
         const std::uint32_t b = held
                                     ? worker.apply_and_push(held->first, held->second, g, values, g)
                                     : worker.push_values(g, values, g);
         held.reset();
-        straggle(straggler_factor, compute_s + compute.seconds());
+        straggle(straggler_factor, compute_s + clock() - start);
         compute_s = 0;
         node.push(t, worker.block(b), values);
         pulls.emplace_back(t, std::make_pair(b, node.pull(t, worker.block(b))));

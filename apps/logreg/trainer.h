@@ -49,7 +49,8 @@ struct DelayedOptions {
     std::uint64_t first = 0;       ///< the first iteration (its block is block_at(first))
     double timeout_s = 60;         ///< of the kv engine
     /// --simulate-straggler (a testing and benchmark aid): the worker on this rank (-1: none)
-    /// sleeps (straggler_factor - 1) times its compute seconds of each iteration before pushing.
+    /// sleeps (straggler_factor - 1) times its compute seconds of each iteration before pushing
+    /// (CPU seconds over its threads: what the work takes on cores of its own).
     int straggler_rank = -1;
     double straggler_factor = 1;
     int threads = 1;        ///< threads of each worker, sharing its examples (>= 1)

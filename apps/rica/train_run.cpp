@@ -123,13 +123,7 @@ void prepare(TrainFlags& f, comm::Communicator& world, Setup& s) {
                                             s.layout.workers.size());
         const std::size_t r0 = std::min(b0 * o.block_rows, o.components),
                           r1 = std::min(b1 * o.block_rows, o.components);
-        // X, C and its eigenvectors; kProx: z, u of the rows and the threads' scratch; kAdmm: its
-        // split (U, the chunks' partial Rs, a tile per thread).
-        const std::uint64_t threads = static_cast<std::uint64_t>(o.threads);
-        const std::uint64_t state = o.solver == Solver::kAdmm
-                                        ? AdmmSplit::bytes(s.n, s.p, r1 - r0, o.threads)
-                                        : 8 * (2 * s.n * (r1 - r0) + s.n * o.block_rows * threads);
-        const std::uint64_t plan = s.worker < 0 ? 0 : 8 * (s.n * s.p + 3 * s.p * s.p) + state;
+        const std::uint64_t plan = s.worker < 0 ? 0 : estimate_memory(s.n, s.p, r1 - r0, o);
         train::check_memory(plan, train::memory_limit(f.max_memory, host_ranks),
                             "use fewer components per worker (more worker ranks) or raise "
                             "--max-memory",
@@ -208,10 +202,7 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
         if (done > 0) fmt::print("rotor: resumed {} at iteration {}\n", f.resume, done);
         std::fflush(stdout);
     }
-    train::RecordSchema schema;
-    schema.count_key = "observations";
-    schema.rate_key = "observations_per_s";
-    schema.rate_unit = "observations/s";
+    const train::RecordSchema schema = record_schema();
     double previous = NAN;
     bool converged = false;
     std::vector<double> last;
@@ -228,24 +219,13 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
         last = evaluate(world, s, r, o.lambda);
         std::uint8_t stop = done >= f.iterations ? 1 : 0;
         if (world.rank() == 0) {
-            const double change = (previous - last[0]) / std::fabs(last[0]);
             if (steps > 0 && (done % f.eval_every == 0 || stop)) {
-                train::Record rec;
-                rec.iter = static_cast<std::uint32_t>(done);
-                rec.time_s = time_s;
-                rec.iteration_s = seconds / static_cast<double>(steps);
-                rec.processed = s.n;
-                rec.per_s = static_cast<double>(s.n) / rec.iteration_s;
-                rec.set("objective", last[0]);
-                rec.set("reconstruction", last[1]);
-                rec.set("l1", last[2]);
-                rec.set("relative_change", change);
+                const train::Record rec = evaluation_record(done, steps, seconds, time_s, s.n,
+                                                            last[0], last[1], last[2], previous);
+                const double change = *rec.get("relative_change");
                 if (s.metrics) s.metrics->append(done, train::record_json(rec, schema));
                 if (talk) {
-                    fmt::print(
-                        "rotor: iteration {}/{}: objective {:.10g} (reconstruction {:.6g}, "
-                        "l1 {:.6g}), {:.2f} s\n",
-                        done, f.iterations, last[0], last[1], last[2], time_s);
+                    fmt::print("{}", progress_line(rec, f.iterations));
                     std::fflush(stdout);
                 }
                 if (f.tol > 0 && change >= 0 && change < f.tol) stop = 2;

@@ -4,10 +4,13 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <limits>
 #include <map>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "comm/agreed.h"
 #include "core/base/error.h"
@@ -173,16 +176,21 @@ std::vector<double> RowWorker::metric() const {
 void RowWorker::contribute() {
     const std::size_t p = data_.p;
     std::vector<core::ExactSum> sums(key_count(p));
-    for (std::size_t b = 0; b + 1 < block_first_.size(); ++b) {
-        const std::size_t r0 = block_first_[b], rows = block_first_[b + 1] - r0;
-        const std::vector<double> g =
-            outer_gram(std::span<const double>(w_).subspan(r0 * p, rows * p), rows, p);
+    // A Gram matrix's upper triangle and an L1 total into the keys' sums.
+    const auto add = [&](const std::vector<double>& g, double l1) {
         std::size_t e = 0;
         for (std::size_t k = 0; k < p; ++k)
             for (std::size_t l = k; l < p; ++l, ++e) sums[e].add(g[k * p + l]);
-        if (!split_) sums[e].add(l1_[b]);
+        sums[e].add(l1);
+    };
+    if (split_) {  // every row is here: S = WᵀW in one product, by slabs on the team
+        add(outer_gram(w_, rows(), p, loop_), split_->l1());
+    } else {
+        for (std::size_t b = 0; b + 1 < block_first_.size(); ++b) {
+            const std::size_t r0 = block_first_[b], rows = block_first_[b + 1] - r0;
+            add(outer_gram(std::span<const double>(w_).subspan(r0 * p, rows * p), rows, p), l1_[b]);
+        }
     }
-    if (split_) sums.back().add(split_->l1());
     push_.resize(sums.size() * kLimbs);
     for (std::size_t e = 0; e < sums.size(); ++e) put_limbs(sums[e], push_.data() + e * kLimbs);
 }
@@ -274,6 +282,47 @@ SegmentResult run_segment(comm::Communicator& comm, const comm::KvLayout& layout
     });
     result.stats = node.stats();
     return result;
+}
+
+std::uint64_t estimate_memory(std::size_t n, std::size_t p, std::size_t rows,
+                              const TrainerOptions& options) {
+    const auto threads = static_cast<std::uint64_t>(options.threads);
+    const std::uint64_t state =
+        options.solver == Solver::kAdmm
+            ? AdmmSplit::bytes(n, p, rows, options.threads)
+            : 8 * (2 * std::uint64_t{n} * rows + std::uint64_t{n} * options.block_rows * threads);
+    return 8 * (std::uint64_t{n} * p + 3 * std::uint64_t{p} * p) + state;
+}
+
+train::RecordSchema record_schema() {
+    train::RecordSchema schema;
+    schema.count_key = "observations";
+    schema.rate_key = "observations_per_s";
+    schema.rate_unit = "observations/s";
+    return schema;
+}
+
+train::Record evaluation_record(std::uint64_t done, std::uint64_t steps, double seconds,
+                                double time_s, std::size_t n, double objective,
+                                double reconstruction, double l1, double previous) {
+    train::Record rec;
+    rec.iter = static_cast<std::uint32_t>(done);
+    rec.time_s = time_s;
+    rec.iteration_s = seconds / static_cast<double>(steps);
+    rec.processed = n;
+    rec.per_s = static_cast<double>(n) / rec.iteration_s;
+    rec.set("objective", objective);
+    rec.set("reconstruction", reconstruction);
+    rec.set("l1", l1);
+    rec.set("relative_change", (previous - objective) / std::fabs(objective));
+    return rec;
+}
+
+std::string progress_line(const train::Record& r, std::uint64_t iterations) {
+    return fmt::format(
+        "rotor: iteration {}/{}: objective {:.10g} (reconstruction {:.6g}, l1 {:.6g}), {:.2f} s\n",
+        r.iter, iterations, r.get("objective").value_or(NAN), r.get("reconstruction").value_or(NAN),
+        r.get("l1").value_or(NAN), r.time_s);
 }
 
 }  // namespace rotor::rica

@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -36,6 +37,7 @@
 #include "core/rica/augmented.h"
 #include "core/rica/prox.h"
 #include "sched/team.h"
+#include "train/record.h"
 
 namespace rotor::rica {
 
@@ -67,6 +69,27 @@ struct TrainerOptions {
 /// block_rows rows, the last one shorter), contiguous and balanced.
 std::pair<std::size_t, std::size_t> worker_blocks(std::size_t components, std::size_t block_rows,
                                                   std::size_t worker, std::size_t workers);
+
+/// The memory plan of a worker holding `rows` rows of W, on n observations of dimension p: the
+/// bytes at its peak (X, C and its eigenvectors; kProx: z, u of the rows and the threads'
+/// scratch; kAdmm: its split, U, the chunks' partial Rs, a tile per thread). `rotor rica train`
+/// and the Python package check it against --max-memory before training.
+std::uint64_t estimate_memory(std::size_t n, std::size_t p, std::size_t rows,
+                              const TrainerOptions& options);
+
+/// The keys of `rotor rica train`'s records (its --metrics file, the Python package's metrics_).
+train::RecordSchema record_schema();
+
+/// The record of an evaluation after `done` steps in all, the last `steps` of which took
+/// `seconds` (`time_s` training seconds so far), on n observations: objective, reconstruction,
+/// l1 and the relative change from the previous evaluation's objective (NaN at the first).
+train::Record evaluation_record(std::uint64_t done, std::uint64_t steps, double seconds,
+                                double time_s, std::size_t n, double objective,
+                                double reconstruction, double l1, double previous);
+
+/// `rotor rica train`'s progress line of a record (with its newline), of a run of at most
+/// `iterations` steps.
+std::string progress_line(const train::Record& r, std::uint64_t iterations);
 
 /// A worker's rows of W and their ADMM states, and its threads. Borrows the data.
 class RowWorker {

@@ -128,10 +128,11 @@ def main() -> None:
         else:
             f_ref = args.best
         target = f_ref * (1 + args.rel)
-        rows = []
-        for tau in args.taus.split(","):
-            runs = []
-            for rep in range(args.reps):
+        taus = args.taus.split(",")
+        results = {tau: [] for tau in taus}
+        for rep in range(args.reps):  # the taus in turn, so the load's drift touches each alike
+            for tau in taus:
+                runs = results[tau]
                 metrics = tmp / f"m-{tau}-{rep}.jsonl"
                 stats = tmp / f"s-{tau}-{rep}.json"
                 metrics.unlink(missing_ok=True)
@@ -148,6 +149,9 @@ def main() -> None:
                              "iterations": recs[-1]["iter"], "rank_wait_s": wait,
                              "fast_wait": statistics.mean(fast) / total if fast else None,
                              "slow_wait": wait[slow] / total if slow < len(wait) else None})
+        rows = []
+        for tau in taus:
+            runs = results[tau]
             reached = [r["reached"] for r in runs if r["reached"] is not None]
             med = lambda key: statistics.median(r[key] for r in runs if r[key] is not None)
             rows.append({

@@ -1,6 +1,7 @@
 #include "core/rica/augmented.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <vector>
@@ -13,16 +14,32 @@ namespace {
 
 using core::blas::Op;
 
-double dot(std::span<const double> a, std::span<const double> b) {
-    double s = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-    return s;
+/// The W step's vectors (ℓp entries: W, ∇φ, the direction, the L-BFGS pairs) are cut into chunks
+/// of kVectorChunk entries, a cut that depends on ℓp only. A pass runs a body on every chunk
+/// through the RangeLoop; its K reductions are per-chunk partial sums (lane_dot), added in chunk
+/// order: the same bits for any loop.
+constexpr std::size_t kVectorChunk = 2048;
+
+template <std::size_t K, class Body>
+std::array<double, K> vector_pass(const core::RangeLoop& loop, std::size_t size, const Body& body) {
+    const std::size_t chunks = (size + kVectorChunk - 1) / kVectorChunk;
+    std::vector<double> partial(chunks * K);
+    loop(0, static_cast<std::int64_t>(chunks), [&](std::int64_t lo, std::int64_t hi) {
+        for (auto c = static_cast<std::size_t>(lo); c < static_cast<std::size_t>(hi); ++c) {
+            const std::size_t first = c * kVectorChunk;
+            body(first, std::min(size, first + kVectorChunk), partial.data() + c * K);
+        }
+    });
+    std::array<double, K> sum{};
+    for (std::size_t c = 0; c < chunks; ++c)
+        for (std::size_t k = 0; k < K; ++k) sum[k] += partial[c * K + k];
+    return sum;
 }
 
-/// One pair of the L-BFGS memory: s = ΔW, y = Δ∇φ, 1/⟨s, y⟩.
+/// One pair of the L-BFGS memory: s = ΔW, y = Δ∇φ, 1/⟨s, y⟩ and ⟨y, y⟩.
 struct Pair {
     std::vector<double> s, y;
-    double inv_sy = 0;
+    double inv_sy = 0, yy = 0;
 };
 
 constexpr std::size_t kMemory = 6;
@@ -35,79 +52,135 @@ double augmented_value(std::span<const double> w, std::size_t rows, std::size_t 
     const SmoothTerms t = smooth_terms(outer_gram(w, rows, p, loop), c, p, !gradient.empty(), loop);
     std::vector<double> wc(rows * p);
     gemm_slabs(loop, Op::kNone, Op::kNone, rows, p, p, w.data(), p, c.data(), p, wc.data(), p);
-    const double value = t.value + 0.5 * rho * (dot(wc, w) - 2 * dot(w, r));
-    if (!gradient.empty()) {
+    if (!gradient.empty())
         gemm_slabs(loop, Op::kNone, Op::kNone, rows, p, p, w.data(), p, t.m.data(), p,
                    gradient.data(), p);
-        for (std::size_t k = 0; k < rows * p; ++k) gradient[k] += rho * (wc[k] - r[k]);
-    }
-    return value;
+    // ⟨WC, W⟩, ⟨W, R⟩ and ∇φ = W M + ρ (W C − R), in one pass.
+    const auto sums =
+        vector_pass<2>(loop, rows * p, [&](std::size_t lo, std::size_t hi, double* out) {
+            out[0] = lane_dot(wc.data() + lo, w.data() + lo, hi - lo);
+            out[1] = lane_dot(w.data() + lo, r.data() + lo, hi - lo);
+            if (!gradient.empty())
+                for (std::size_t k = lo; k < hi; ++k) gradient[k] += rho * (wc[k] - r[k]);
+        });
+    return t.value + 0.5 * rho * (sums[0] - 2 * sums[1]);
 }
 
 void augmented_w_step(std::span<double> w, std::size_t rows, std::size_t p,
                       std::span<const double> c, std::span<const double> r, double rho,
                       int iterations, const core::RangeLoop& loop) {
     const std::size_t size = rows * p;
-    std::vector<double> g(size), d(size), next(size), next_g(size), alpha(kMemory);
-    double value = augmented_value(w, rows, p, c, r, rho, g, loop);
+    std::vector<double> x(w.begin(), w.end()), g(size), d(size), next(size), next_g(size),
+        alpha(kMemory);
+    double value = augmented_value(x, rows, p, c, r, rho, g, loop);
     std::deque<Pair> memory;
+    Pair spare;  // the buffers of the pair that left the memory last
+    // Every loop over the ℓp entries is a vector_pass (chunks through `loop`), each fusing an
+    // update of d with the dot product the next one needs.
+    const auto pass1 = [&](const auto& body) { return vector_pass<1>(loop, size, body)[0]; };
+    // d = −ε ∇φ with ε = 10⁻³‖W‖/‖∇φ‖ (the first step, and a restart); returns ⟨∇φ, d⟩.
+    const auto steepest = [&](double gnorm) {
+        const double ww = pass1([&](std::size_t lo, std::size_t hi, double* out) {
+            out[0] = lane_dot(x.data() + lo, x.data() + lo, hi - lo);
+        });
+        const double wnorm = std::sqrt(ww), eps = 1e-3 * (wnorm > 0 ? wnorm : 1.0) / gnorm;
+        return pass1([&](std::size_t lo, std::size_t hi, double* out) {
+            for (std::size_t k = lo; k < hi; ++k) d[k] = -g[k] * eps;
+            out[0] = lane_dot(g.data() + lo, d.data() + lo, hi - lo);
+        });
+    };
     for (int it = 0; it < iterations; ++it) {
         // d = −H∇φ by the two-loop recursion; H₀ = ⟨s, y⟩/⟨y, y⟩ of the newest pair, or, with no
         // pair yet, a move of 10⁻³‖W‖ along −∇φ (the backtracking below then finds a decrease).
-        for (std::size_t k = 0; k < size; ++k) d[k] = -g[k];
-        for (std::size_t m = memory.size(); m-- > 0;) {
-            alpha[m] = memory[m].inv_sy * dot(memory[m].s, d);
-            for (std::size_t k = 0; k < size; ++k) d[k] -= alpha[m] * memory[m].y[k];
-        }
-        const double gnorm = std::sqrt(dot(g, g));
-        if (gnorm == 0) return;
-        double scale = 0;
-        if (memory.empty()) {
-            const double wnorm = std::sqrt(dot(w, w));
-            scale = 1e-3 * (wnorm > 0 ? wnorm : 1.0) / gnorm;
+        // ⟨∇φ, ∇φ⟩ and ⟨s, −∇φ⟩ of the newest pair first.
+        const std::size_t pairs = memory.size();
+        const auto first =
+            vector_pass<2>(loop, size, [&](std::size_t lo, std::size_t hi, double* out) {
+                out[0] = lane_dot(g.data() + lo, g.data() + lo, hi - lo);
+                out[1] =
+                    pairs > 0 ? -lane_dot(memory.back().s.data() + lo, g.data() + lo, hi - lo) : 0;
+            });
+        const double gnorm = std::sqrt(first[0]);
+        if (gnorm == 0) break;
+        double slope = 0;
+        if (pairs == 0) {
+            slope = steepest(gnorm);
         } else {
-            const Pair& last = memory.back();
-            scale = 1 / (last.inv_sy * dot(last.y, last.y));
-        }
-        for (double& v : d) v *= scale;
-        for (std::size_t m = 0; m < memory.size(); ++m) {
-            const double beta = memory[m].inv_sy * dot(memory[m].y, d);
-            for (std::size_t k = 0; k < size; ++k) d[k] += (alpha[m] - beta) * memory[m].s[k];
-        }
-        double slope = dot(g, d);
-        if (!(slope < 0)) {  // not a descent direction (rounding): steepest descent, restart
-            memory.clear();
-            const double wnorm = std::sqrt(dot(w, w));
-            for (std::size_t k = 0; k < size; ++k)
-                d[k] = -g[k] * 1e-3 * (wnorm > 0 ? wnorm : 1.0) / gnorm;
-            slope = dot(g, d);
+            const double scale = 1 / (memory.back().inv_sy * memory.back().yy);
+            // Pass m (newest first): d ← d − α_m y_m (d = −∇φ before the first), then ⟨s_{m−1}, d⟩;
+            // the last one scales d by H₀ and takes ⟨y_0, d⟩ for the second loop.
+            double dot_next = first[1];
+            for (std::size_t m = pairs; m-- > 0;) {
+                alpha[m] = memory[m].inv_sy * dot_next;
+                const double a = alpha[m];
+                const double* y = memory[m].y.data();
+                const double* src = m + 1 == pairs ? g.data() : d.data();
+                const double sign = m + 1 == pairs ? -1.0 : 1.0;
+                const double* along = m > 0 ? memory[m - 1].s.data() : memory[0].y.data();
+                const double times = m > 0 ? 1.0 : scale;
+                dot_next = pass1([&](std::size_t lo, std::size_t hi, double* out) {
+                    for (std::size_t k = lo; k < hi; ++k) d[k] = (sign * src[k] - a * y[k]) * times;
+                    out[0] = lane_dot(along + lo, d.data() + lo, hi - lo);
+                });
+            }
+            // Pass m (oldest first): d ← d + (α_m − β_m) s_m, then ⟨y_{m+1}, d⟩, or ⟨∇φ, d⟩ last.
+            for (std::size_t m = 0; m < pairs; ++m) {
+                const double coef = alpha[m] - memory[m].inv_sy * dot_next;
+                const double* s = memory[m].s.data();
+                const double* along = m + 1 < pairs ? memory[m + 1].y.data() : g.data();
+                dot_next = pass1([&](std::size_t lo, std::size_t hi, double* out) {
+                    for (std::size_t k = lo; k < hi; ++k) d[k] += coef * s[k];
+                    out[0] = lane_dot(along + lo, d.data() + lo, hi - lo);
+                });
+            }
+            slope = dot_next;
+            if (!(slope < 0)) {  // not a descent direction (rounding): steepest descent, restart
+                memory.clear();
+                slope = steepest(gnorm);
+            }
         }
         // Armijo backtracking from the full step.
         double step = 1, next_value = 0;
         for (;;) {
-            for (std::size_t k = 0; k < size; ++k) next[k] = w[k] + step * d[k];
+            vector_pass<0>(loop, size, [&](std::size_t lo, std::size_t hi, double*) {
+                for (std::size_t k = lo; k < hi; ++k) next[k] = x[k] + step * d[k];
+            });
             next_value = augmented_value(next, rows, p, c, r, rho, next_g, loop);
             if (next_value <= value + 1e-4 * step * slope) break;
             step *= 0.5;
-            if (step < 1e-10) return;  // no decrease found: keep w
+            if (step < 1e-10) break;  // no decrease found: keep the iterate x
         }
-        Pair pair;
+        if (step < 1e-10) break;
+        Pair pair = std::move(spare);
         pair.s.resize(size);
         pair.y.resize(size);
-        for (std::size_t k = 0; k < size; ++k) {
-            pair.s[k] = next[k] - w[k];
-            pair.y[k] = next_g[k] - g[k];
-        }
-        const double sy = dot(pair.s, pair.y);
-        if (sy > 1e-12 * std::sqrt(dot(pair.s, pair.s) * dot(pair.y, pair.y))) {
+        const auto dots =
+            vector_pass<3>(loop, size, [&](std::size_t lo, std::size_t hi, double* out) {
+                for (std::size_t k = lo; k < hi; ++k) {
+                    pair.s[k] = next[k] - x[k];
+                    pair.y[k] = next_g[k] - g[k];
+                }
+                out[0] = lane_dot(pair.s.data() + lo, pair.y.data() + lo, hi - lo);
+                out[1] = lane_dot(pair.s.data() + lo, pair.s.data() + lo, hi - lo);
+                out[2] = lane_dot(pair.y.data() + lo, pair.y.data() + lo, hi - lo);
+            });
+        const double sy = dots[0];
+        if (sy > 1e-12 * std::sqrt(dots[1] * dots[2])) {
             pair.inv_sy = 1 / sy;
+            pair.yy = dots[2];
             memory.push_back(std::move(pair));
-            if (memory.size() > kMemory) memory.pop_front();
+            if (memory.size() > kMemory) {
+                spare = std::move(memory.front());
+                memory.pop_front();
+            }
+        } else {
+            spare = std::move(pair);
         }
-        std::copy(next.begin(), next.end(), w.begin());
+        x.swap(next);
         g.swap(next_g);
         value = next_value;
     }
+    std::copy(x.begin(), x.end(), w.begin());
 }
 
 namespace {

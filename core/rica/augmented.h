@@ -13,7 +13,9 @@
 //
 // so each evaluation costs O(ℓp² + p³), none a pass over the n observations. It is minimised by
 // a few L-BFGS iterations with Armijo backtracking, started from the current W; its products are
-// cut into slabs of rows (gemm_slabs) that a RangeLoop may run in parallel.
+// cut into slabs of rows (gemm_slabs), and its vector work (the L-BFGS's dot products and updates
+// over ℓp entries) into fixed chunks, each reduction summed in chunk order, that a RangeLoop may
+// run in parallel.
 //
 // The Z, U side (AdmmSplit) is one pass over the data per step that fuses (19b), (19c) with the
 // next W step's R = (Z − U)ᵀX, tile by tile of observations, so that X is read once a step, Z

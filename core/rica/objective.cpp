@@ -17,6 +17,19 @@ std::vector<double> gram(const Dense& d) {
     return c;
 }
 
+double lane_dot(const double* __restrict a, const double* __restrict b, std::size_t n) {
+    constexpr std::size_t kLanes = 8;
+    double acc[kLanes] = {};
+    std::size_t k = 0;
+    for (; k + kLanes <= n; k += kLanes)
+#pragma GCC unroll 8
+        for (std::size_t j = 0; j < kLanes; ++j) acc[j] += a[k + j] * b[k + j];
+    double sum = 0;
+    for (const double v : acc) sum += v;
+    for (; k < n; ++k) sum += a[k] * b[k];
+    return sum;
+}
+
 void gemm_slabs(const core::RangeLoop& loop, Op op_a, Op op_b, std::size_t m, std::size_t n,
                 std::size_t k, const double* a, std::size_t lda, const double* b, std::size_t ldb,
                 double* c, std::size_t ldc) {
@@ -46,16 +59,25 @@ SmoothTerms smooth_terms(std::span<const double> s, std::span<const double> c, s
     std::vector<double> ac(p * p, 0.0);
     gemm_slabs(loop, Op::kNone, Op::kNone, p, p, p, a.data(), p, c.data(), p, ac.data(), p);
     SmoothTerms t;
-    // tr(A C A) = Σ_jk (AC)_jk A_kj = Σ_jk (AC)_jk A_jk (A symmetric).
+    if (gradient) t.m.resize(p * p);
+    // By the products' slabs of kSlabRows rows, on `loop`: tr(A C A) = Σ_jk (AC)_jk A_kj =
+    // Σ_jk (AC)_jk A_jk (A symmetric), one partial per slab summed in slab order; and, asked,
+    // M = AC + C A = AC + (AC)ᵀ (both symmetric), exactly symmetric.
+    const std::size_t slabs = (p + kSlabRows - 1) / kSlabRows;
+    std::vector<double> partial(slabs);
+    loop(0, static_cast<std::int64_t>(slabs), [&](std::int64_t lo, std::int64_t hi) {
+        for (auto b = static_cast<std::size_t>(lo); b < static_cast<std::size_t>(hi); ++b) {
+            const std::size_t first = b * kSlabRows, last = std::min(p, first + kSlabRows);
+            partial[b] = lane_dot(ac.data() + first * p, a.data() + first * p, (last - first) * p);
+            if (gradient)
+                for (std::size_t i = first; i < last; ++i)
+                    for (std::size_t j = 0; j < p; ++j)
+                        t.m[i * p + j] = ac[i * p + j] + ac[j * p + i];
+        }
+    });
     double trace = 0;
-    for (std::size_t k = 0; k < p * p; ++k) trace += ac[k] * a[k];
+    for (const double v : partial) trace += v;
     t.value = 0.5 * trace;
-    if (gradient) {
-        // C A = (A C)ᵀ, both symmetric: M = AC + (AC)ᵀ, exactly symmetric.
-        t.m.resize(p * p);
-        for (std::size_t i = 0; i < p; ++i)
-            for (std::size_t j = 0; j < p; ++j) t.m[i * p + j] = ac[i * p + j] + ac[j * p + i];
-    }
     return t;
 }
 

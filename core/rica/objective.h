@@ -43,6 +43,10 @@ struct SmoothTerms {
     std::vector<double> m;  ///< p×p (empty unless asked)
 };
 
+/// Σ_k a_k b_k over k < n in a fixed order: 8 running sums (k mod 8; the loop vectorises), then
+/// the sums in order, then the tail. The same bits wherever it runs.
+double lane_dot(const double* a, const double* b, std::size_t n);
+
 /// Rows of a product per gemm_slabs call: the unit of its parallel work.
 inline constexpr std::size_t kSlabRows = 32;
 
@@ -53,7 +57,7 @@ void gemm_slabs(const core::RangeLoop& loop, core::blas::Op op_a, core::blas::Op
                 const double* b, std::size_t ldb, double* c, std::size_t ldc);
 
 /// f and (with `gradient`) M from S (p×p, both triangles) and C. O(p³), its product by
-/// gemm_slabs over `loop`.
+/// gemm_slabs over `loop`, and the trace and M by the same slabs (one partial per slab).
 SmoothTerms smooth_terms(std::span<const double> s, std::span<const double> c, std::size_t p,
                          bool gradient, const core::RangeLoop& loop = core::serial_loop);
 

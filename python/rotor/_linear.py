@@ -21,6 +21,7 @@ from ._base import (
     csr_arrays,
     finite_targets,
     jobs_of,
+    memory_of,
     metrics_frame,
     run_fit,
     seed_of,
@@ -39,7 +40,9 @@ class Lasso(RegressorMixin, BaseEstimator):
     (--max-iterations), active_set (not --no-active-set), evaluate_every (--eval-every),
     random_state (--seed; None: 1), n_jobs (--threads; None: as the command line chooses
     without it: 1 thread when a round reads too few entries for a second to pay, else the
-    cores the 1-minute load average leaves free), pin, verbose, checkpoint_every,
+    cores the 1-minute load average leaves free), pin, max_memory (--max-memory: the run is
+    refused with MemoryError when its memory plan needs more; None: 90% of the machine's
+    memory), verbose (the command line's progress lines on stdout), checkpoint_every,
     checkpoint_dir (--checkpoint-every, --checkpoint-dir: a checkpoint every N iterations and
     after the last, which ``fit(X, y, resume=...)`` or ``rotor lasso train --resume``
     continues).
@@ -67,6 +70,7 @@ class Lasso(RegressorMixin, BaseEstimator):
         random_state=None,
         n_jobs=None,
         pin=True,
+        max_memory=None,
         verbose=False,
         checkpoint_every=0,
         checkpoint_dir=None,
@@ -87,6 +91,7 @@ class Lasso(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.pin = pin
+        self.max_memory = max_memory
         self.verbose = verbose
         self.checkpoint_every = checkpoint_every
         self.checkpoint_dir = checkpoint_dir
@@ -123,6 +128,7 @@ class Lasso(RegressorMixin, BaseEstimator):
             "random_state": seed_of(self.random_state),
             "n_jobs": jobs_of(self.n_jobs),
             "pin": bool(self.pin),
+            "max_memory": memory_of(self.max_memory),
             "verbose": bool(self.verbose),
         }
 
@@ -196,7 +202,9 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
     to 1024), curvature (--curvature bound|local; None: local with max_step 1), eta (--eta;
     None: 1), max_step (--max-step), evaluate_every (--eval-every; None: every 4 passes with
     tol), n_jobs (--threads of the worker; None: 1, as the command line; newton uses one
-    thread whatever it is), checkpoint_every, checkpoint_dir (--checkpoint-every,
+    thread whatever it is), max_memory (--max-memory: the run is refused with MemoryError when
+    its memory plan needs more; None: 90% of the machine's memory), verbose (the command line's
+    progress lines on stdout), checkpoint_every, checkpoint_dir (--checkpoint-every,
     --checkpoint-dir: a checkpoint every N block iterations and after the last, which
     ``fit(X, y, resume=...)`` or ``rotor logreg train --resume`` continues; prox's only, as on
     the command line: solver="auto" then takes prox). The defaults are the command line's
@@ -223,6 +231,8 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         evaluate_every=None,
         random_state=None,
         n_jobs=None,
+        max_memory=None,
+        verbose=False,
         checkpoint_every=0,
         checkpoint_dir=None,
     ):
@@ -239,6 +249,8 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         self.evaluate_every = evaluate_every
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.max_memory = max_memory
+        self.verbose = verbose
         self.checkpoint_every = checkpoint_every
         self.checkpoint_dir = checkpoint_dir
 
@@ -276,6 +288,8 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
             "evaluate_every": None if self.evaluate_every is None else int(self.evaluate_every),
             "random_state": seed_of(self.random_state),
             "n_jobs": jobs,
+            "max_memory": memory_of(self.max_memory),
+            "verbose": bool(self.verbose),
         }
 
     def fit(self, X, y, resume=None):

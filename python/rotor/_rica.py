@@ -15,6 +15,7 @@ from ._base import (
     check_param,
     checkpoint_params,
     jobs_of,
+    memory_of,
     metrics_frame,
     run_fit,
     seed_of,
@@ -43,7 +44,9 @@ class RICA(TransformerMixin, BaseEstimator):
     (--inner-iterations), eta (--eta), admm_iter (--admm-iterations),
     block_rows (--block-rows), tol (--tol), max_iter (--iterations), evaluate_every
     (--eval-every), random_state (--seed; None: 1), n_jobs (--threads; None: 1, as the command
-    line; -1: every core), checkpoint_every (--checkpoint-every: a checkpoint every N steps and
+    line; -1: every core), max_memory (--max-memory: the run is refused with MemoryError when
+    its memory plan needs more; None: 90% of the machine's memory), verbose (the command line's
+    progress lines on stdout), checkpoint_every (--checkpoint-every: a checkpoint every N steps and
     at the end), checkpoint_dir (where it goes: one file, the command line's <out>.checkpoint),
     which ``fit(X, resume=...)`` or ``rotor rica train --resume`` continues. A checkpoint keeps
     W and the AdaGrad factors, not the ADMM's warm start: a resumed fit is not the uninterrupted
@@ -55,7 +58,8 @@ class RICA(TransformerMixin, BaseEstimator):
 
     def __init__(self, n_components=128, *, alpha=0.1, solver="auto", rho=0.2, inner_iter=20,
                  eta=8.0, admm_iter=1, block_rows=16, tol=1e-4, max_iter=1000, evaluate_every=10,
-                 random_state=None, n_jobs=1, checkpoint_every=0, checkpoint_dir=None):
+                 random_state=None, n_jobs=1, max_memory=None, verbose=False, checkpoint_every=0,
+                 checkpoint_dir=None):
         self.n_components = n_components
         self.alpha = alpha
         self.solver = solver
@@ -69,6 +73,8 @@ class RICA(TransformerMixin, BaseEstimator):
         self.evaluate_every = evaluate_every
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.max_memory = max_memory
+        self.verbose = verbose
         self.checkpoint_every = checkpoint_every
         self.checkpoint_dir = checkpoint_dir
 
@@ -98,6 +104,8 @@ class RICA(TransformerMixin, BaseEstimator):
             "evaluate_every": int(self.evaluate_every),
             "random_state": seed_of(self.random_state),
             "n_jobs": jobs_of(self.n_jobs, none=1),  # rica train's --threads 1
+            "max_memory": memory_of(self.max_memory),
+            "verbose": bool(self.verbose),
         }
 
     def fit(self, X, y=None, resume=None):

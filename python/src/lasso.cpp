@@ -14,6 +14,7 @@
 #include "core/base/error.h"
 #include "core/lasso/model_file.h"
 #include "sched/topology.h"
+#include "train/memory_plan.h"
 
 namespace rotor::python {
 namespace {
@@ -33,7 +34,8 @@ constexpr ParamNames kNames = {{"--lambda", "alpha"},
                                {"--no-standardize", "standardize"},
                                {"--no-active-set", "active_set"},
                                {"--tile-rows", "tile_rows"},
-                               {"--threads", "n_jobs"}};
+                               {"--threads", "n_jobs"},
+                               {"--max-memory", "max_memory"}};
 
 py::dict state_of(const lasso::Model& m) {
     py::dict s;
@@ -120,13 +122,10 @@ py::tuple fit(const py::array& indptr, const py::array& indices, const py::array
             int threads = resolve_threads(n_jobs);
             const bool pin = p["pin"].cast<bool>();
             const bool verbose = p["verbose"].cast<bool>();
+            const std::string max_memory = p["max_memory"].cast<std::string>();
             const CheckpointParams ck(p);
             o.validate();
             ck.prepare();
-            lasso::RawData raw = raw_of(indptr, indices, values, features, y);
-            // The data's fingerprint, as `lasso train` takes it of the file it read.
-            lasso::DataFingerprint print;
-            if (ck.writes() || !ck.resume.empty()) print = lasso::fingerprint(raw);
             std::optional<lasso::Checkpoint> resume;
             std::uint32_t resumed_at = 0;  // the checkpoint's iterations (its state is freed)
             if (!ck.resume.empty()) {
@@ -135,18 +134,28 @@ py::tuple fit(const py::array& indptr, const py::array& indices, const py::array
                 check_resume(lasso::resume_settings(o, resume->options),
                              resume->state.iterations_done, o.max_iterations, ck.resume,
                              "--max-iterations");
-                lasso::check_same_data(resume->data, print, ck.resume, "X");
                 const std::uint32_t target = o.max_iterations;
                 o = resume->options;
                 o.max_iterations = target;
                 resumed_at = resume->state.iterations_done;
             }
+            const auto entries = static_cast<std::uint64_t>(values.size());
+            const std::uint64_t samples = indptr.size() > 0 ? indptr.size() - 1 : 0;
             if (n_jobs == 0) {  // None: chosen as `rotor lasso train` chooses without --threads
-                threads = lasso::choose_threads(raw.values.size(), raw.features, o, threads,
-                                                sched::host_load_average())
-                              .threads;
+                threads =
+                    lasso::choose_threads(entries, features, o, threads, sched::host_load_average())
+                        .threads;
             }
-            const std::uint64_t samples = raw.samples();
+            // The memory plan of `lasso train` in one process (the samples copied once, as from
+            // the binary form): refused before the copy.
+            train::check_memory(lasso::estimate_memory(entries, samples, features, false, 1,
+                                                       threads, ck.writes() || resume, o),
+                                train::memory_limit(max_memory), "raise max_memory");
+            lasso::RawData raw = raw_of(indptr, indices, values, features, y);
+            // The data's fingerprint, as `lasso train` takes it of the file it read.
+            lasso::DataFingerprint print;
+            if (ck.writes() || resume) print = lasso::fingerprint(raw);
+            if (resume) lasso::check_same_data(resume->data, print, ck.resume, "X");
             records.emplace(lasso::record_schema(), verbose);
             lasso::Model model;
             bool converged = false;

@@ -13,6 +13,7 @@
 
 #include "apps/logreg/checkpoint.h"
 #include "apps/logreg/evaluation.h"
+#include "apps/logreg/input.h"
 #include "apps/logreg/metrics_log.h"
 #include "apps/logreg/newton_run.h"
 #include "apps/logreg/train_run.h"
@@ -25,6 +26,8 @@
 #include "core/logreg/examples.h"
 #include "core/logreg/model_file.h"
 #include "core/logreg/shard.h"
+#include "train/memory_plan.h"
+#include "train/reporter.h"
 
 namespace rotor::python {
 namespace {
@@ -39,7 +42,8 @@ constexpr ParamNames kNames = {{"--lambda", "C"},
                                {"--curvature", "curvature"},
                                {"--seed", "random_state"},
                                {"--no-intercept", "fit_intercept"},
-                               {"--eval-every", "evaluate_every"}};
+                               {"--eval-every", "evaluate_every"},
+                               {"--max-memory", "max_memory"}};
 
 py::dict state_of(const logreg::Model& m) {
     py::dict s;
@@ -171,6 +175,7 @@ ProxRun train_prox(const logreg::Examples& ex, const py::dict& p, const Checkpoi
                    logreg::DelayedOptions o, bool auto_blocks, std::string curvature,
                    std::vector<std::string>& lines, std::uint64_t& resumed_at) {
     const double tol = p["tol"].cast<double>();
+    const bool verbose = p["verbose"].cast<bool>();
     bool intercept = p["fit_intercept"].cast<bool>();
     std::uint64_t iterations = 0;
     std::optional<logreg::Checkpoint> resume;
@@ -191,6 +196,10 @@ ProxRun train_prox(const logreg::Examples& ex, const py::dict& p, const Checkpoi
             : std::optional<std::uint64_t>(p["evaluate_every"].cast<std::uint64_t>());
     ProxRun run;
     double time_s = 0, eval_s = 0;
+    std::uint64_t since = 0;  // block iterations since the last record, and their seconds
+    double since_s = 0;
+    std::optional<train::TerminalReporter> terminal;  // verbose: the command line's progress
+    if (verbose) terminal.emplace(stdout, logreg::progress_schema(false));
     py::gil_scoped_release release;
     const SignalCheck check;
     logreg::Shard part(ex, intercept);
@@ -237,7 +246,10 @@ ProxRun train_prox(const logreg::Examples& ex, const py::dict& p, const Checkpoi
         seg.iterations = std::min(next_stop(every), next_stop(ck.writes() ? ck.every : 0));
         Stopwatch clock;
         r = logreg::train_delayed(world, layout, &part, seg, start);
-        time_s += clock.seconds();
+        const double seconds = clock.seconds();
+        time_s += seconds;
+        since += seg.iterations - run.done;
+        since_s += seconds;
         run.done = seg.iterations;
         start.server_weights = r.server_weights;
         start.worker_weights = r.worker_weights;
@@ -252,6 +264,15 @@ ProxRun train_prox(const logreg::Examples& ex, const py::dict& p, const Checkpoi
             record.emplace_back("subgradient_ratio", last->subgradient / zero);
             record.emplace_back("converged", run.converged ? 1 : 0);
             lines.push_back(logreg::metrics_json(record));
+            if (terminal) {  // as `logreg train`: examples of the passes since the last record
+                const double passes = double(since) / double(pass);
+                terminal->on_iteration(
+                    logreg::progress_record(
+                        record, static_cast<std::uint64_t>(passes * double(ex.size())), since_s),
+                    static_cast<std::uint32_t>(iterations));
+            }
+            since = 0;
+            since_s = 0;
         }
         if (ck.writes() && (run.done % ck.every == 0 || run.done == iterations || run.converged)) {
             if (!last) last = logreg::evaluate(world, &part, r, o.prox, nullptr, false);
@@ -307,7 +328,7 @@ py::tuple fit(const py::array& indptr, const py::array& indices, const py::array
             f.solver = p["solver"].cast<std::string>();
             f.options = o;
             f.tol = tol;
-            f.quiet = true;
+            f.quiet = !p["verbose"].cast<bool>();  // train_newton's progress lines
             for (const char* name : {"blocks", "curvature", "max_step", "eta", "evaluate_every"})
                 if (!p[name].is_none())
                     f.given.emplace_back(name == std::string("blocks")      ? "--blocks"
@@ -323,6 +344,20 @@ py::tuple fit(const py::array& indptr, const py::array& indices, const py::array
             }
             const bool newton = logreg::use_newton(f, 1);
             ck.prepare();
+            // The memory plan of `logreg train` in one process (its own server, worker and rank
+            // 0), from the matrix's shape: refused before the examples are copied.
+            logreg::PlanInputs plan;
+            plan.count.examples = indptr.size() > 0 ? indptr.size() - 1 : 0;
+            plan.count.nonzeros = static_cast<std::uint64_t>(values.size());
+            plan.all_examples = plan.count.examples;
+            plan.all_keys = std::min<std::uint64_t>(plan.count.nonzeros, columns) + 1;
+            plan.server = true;
+            plan.rank0 = true;
+            plan.blocks = o.prox.blocks;
+            plan.threads = o.threads;
+            train::check_memory(logreg::estimate_memory(plan),
+                                train::memory_limit(p["max_memory"].cast<std::string>()),
+                                "raise max_memory");
             const logreg::Examples ex = examples_of(indptr, indices, values, columns, labels);
             logreg::Model model;
             bool converged = false;

@@ -3,6 +3,7 @@
 // and worker) run in segments between evaluations with the command line's stopping rule, and
 // write_model/read_model.
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,16 +18,17 @@
 #include "core/base/timer.h"
 #include "core/io/atomic_file.h"
 #include "core/rica/model_file.h"
+#include "train/memory_plan.h"
 #include "train/record.h"
 
 namespace rotor::python {
 namespace {
 
 constexpr ParamNames kNames = {
-    {"--components", "n_components"},    {"--lambda", "alpha"},          {"--eta", "eta"},
-    {"--admm-iterations", "admm_iter"},  {"--block-rows", "block_rows"}, {"--threads", "n_jobs"},
-    {"--iterations", "max_iter"},        {"--solver", "solver"},         {"--rho", "rho"},
-    {"--inner-iterations", "inner_iter"}};
+    {"--components", "n_components"},     {"--lambda", "alpha"},          {"--eta", "eta"},
+    {"--admm-iterations", "admm_iter"},   {"--block-rows", "block_rows"}, {"--threads", "n_jobs"},
+    {"--iterations", "max_iter"},         {"--solver", "solver"},         {"--rho", "rho"},
+    {"--inner-iterations", "inner_iter"}, {"--max-memory", "max_memory"}};
 
 py::dict state_of(const rica::Model& m) {
     py::dict s;
@@ -77,6 +79,8 @@ py::tuple fit(const Array<double>& x, std::size_t n, std::size_t p, const py::di
             const std::uint64_t iterations = params["max_iter"].cast<std::uint64_t>();
             const std::uint64_t every = params["evaluate_every"].cast<std::uint64_t>();
             const double tol = params["tol"].cast<double>();
+            const std::string max_memory = params["max_memory"].cast<std::string>();
+            const bool verbose = params["verbose"].cast<bool>();
             const CheckpointParams ck(params);
             if (o.components < 1) throw ConfigError("--components", "must be >= 1");
             if (!(o.lambda > 0) || !std::isfinite(o.lambda))
@@ -93,6 +97,10 @@ py::tuple fit(const Array<double>& x, std::size_t n, std::size_t p, const py::di
                 resume = rica::read_checkpoint(ck.resume, o.components, o.lambda, iterations);
                 rica::check_dimension(*resume, ck.resume, "X", p);
             }
+            // The memory plan of `rica train` with one worker holding every row.
+            train::check_memory(rica::estimate_memory(n, p, o.components, o),
+                                train::memory_limit(max_memory),
+                                "use fewer components (n_components) or raise max_memory");
             rica::Dense d;
             d.n = n;
             d.p = p;
@@ -119,9 +127,7 @@ py::tuple fit(const Array<double>& x, std::size_t n, std::size_t p, const py::di
                 rica::RowWorker rows(d, c, spectrum, o, b0, b1, std::move(w), std::move(metric));
                 comm::InProcessGroup one(1);
                 const comm::KvLayout layout = comm::KvLayout::even({0}, {0});
-                train::RecordSchema schema;
-                schema.count_key = "observations";
-                schema.rate_key = "observations_per_s";
+                const train::RecordSchema schema = rica::record_schema();
                 double previous = NAN;
                 // `rotor rica train`'s segments (cut at evaluations and checkpoints), records and
                 // stopping rule (apps/rica/train_run.cpp).
@@ -140,19 +146,15 @@ py::tuple fit(const Array<double>& x, std::size_t n, std::size_t p, const py::di
                     model.objective = smooth + o.lambda * r.pulled.back();
                     stop = done >= iterations;
                     if (steps > 0 && (done % every == 0 || stop)) {
-                        const double change =
-                            (previous - model.objective) / std::fabs(model.objective);
-                        train::Record rec;
-                        rec.iter = static_cast<std::uint32_t>(done);
-                        rec.time_s = time_s;
-                        rec.iteration_s = seconds / double(steps);
-                        rec.processed = n;
-                        rec.per_s = double(n) / rec.iteration_s;
-                        rec.set("objective", model.objective);
-                        rec.set("reconstruction", smooth);
-                        rec.set("l1", r.pulled.back());
-                        rec.set("relative_change", change);
+                        const train::Record rec = rica::evaluation_record(
+                            done, steps, seconds, time_s, n, model.objective, smooth,
+                            r.pulled.back(), previous);
+                        const double change = *rec.get("relative_change");
                         lines.push_back(train::record_json(rec, schema));
+                        if (verbose) {  // the command line's progress line, on stdout
+                            std::fputs(rica::progress_line(rec, iterations).c_str(), stdout);
+                            std::fflush(stdout);
+                        }
                         converged = tol > 0 && change >= 0 && change < tol;
                         stop = stop || converged;
                         previous = model.objective;

@@ -205,6 +205,14 @@ def test_the_memory_limit_is_a_memory_error(sotu):
     X, _ = sotu
     with pytest.raises(MemoryError, match="max_memory: this run needs about"):
         rotor.LDA(50, max_memory="1M").fit(X)
+    # The Lasso's, LogisticRegression's and RICA's plans (their command lines') refuse alike,
+    # before the data are copied.
+    A = X[:40, :8].toarray().astype(np.float64)
+    for est, args in ((rotor.Lasso(max_memory="1K"), (A, A[:, 0])),
+                      (rotor.LogisticRegression(max_memory="1M"), (A, A[:, 0] > 0)),
+                      (rotor.RICA(4, max_memory="1K"), (A,))):
+        with pytest.raises(MemoryError, match="max_memory: this run needs about"):
+            est.fit(*args)
 
 
 def test_transform_checks_its_input(sotu):

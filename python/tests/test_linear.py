@@ -5,6 +5,7 @@ model files and pickling."""
 from __future__ import annotations
 
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -29,12 +30,19 @@ def party(sotu_party):
     return X, y, Xt, yt
 
 
-def test_lasso_is_the_command_lines_model_bit_for_bit(sotu_year, year, cli, tmp_path):
+def progress(text):
+    """The progress lines of `lasso train` and `logreg train` (and of verbose=True), without rates and times."""
+    return [re.sub(r"  \S+ \S+/s  elapsed .*$", "", line) for line in text.splitlines()
+            if line.startswith("iter ")]
+
+
+def test_lasso_is_the_command_lines_model_bit_for_bit(sotu_year, year, cli, tmp_path, capfd):
     X, y, _, _ = year
-    cli("lasso", "train", "--data", sotu_year[0], "--lambda", 1.2, "--threads", 1, "--out",
-        tmp_path / "cli.txt", "--quiet")
+    said = cli("lasso", "train", "--data", sotu_year[0], "--lambda", 1.2, "--threads", 1,
+               "--out", tmp_path / "cli.txt").stdout
     theirs = rotor.Lasso.load(tmp_path / "cli.txt")
-    ours = rotor.Lasso(alpha=1.2, n_jobs=2).fit(X, y)
+    ours = rotor.Lasso(alpha=1.2, n_jobs=2, verbose=True).fit(X, y)
+    assert progress(said) and progress(capfd.readouterr().out) == progress(said)
     np.testing.assert_array_equal(ours.coef_[: theirs.coef_.size], theirs.coef_)
     assert ours.intercept_ == theirs.intercept_
     assert ours.converged_ and ours.n_iter_ == theirs.n_iter_
@@ -80,11 +88,13 @@ def test_lasso_resumed_is_the_uninterrupted_model_and_the_command_lines(sotu_yea
         rotor.Lasso(max_iter=6, **kw).fit(X[::2], y[::2], resume=ck)
 
 
-def test_logreg_is_the_command_lines_model_bit_for_bit(sotu_party, party, cli, tmp_path):
+def test_logreg_is_the_command_lines_model_bit_for_bit(sotu_party, party, cli, tmp_path, capfd):
     X, y, Xt, yt = party
-    cli("logreg", "train", "--data", sotu_party[0], "--lambda", 2, "--blocks", 8,
-        "--iterations", 64, "--out", tmp_path / "cli.txt", "--quiet")
-    ours = rotor.LogisticRegression(C=0.5, blocks=8, max_iter=64, n_jobs=1).fit(X, y)
+    said = cli("logreg", "train", "--data", sotu_party[0], "--lambda", 2, "--blocks", 8,
+               "--iterations", 64, "--out", tmp_path / "cli.txt").stdout
+    ours = rotor.LogisticRegression(C=0.5, blocks=8, max_iter=64, n_jobs=1,
+                                    verbose=True).fit(X, y)
+    assert progress(said) and progress(capfd.readouterr().out) == progress(said)
     theirs = rotor.LogisticRegression.load(tmp_path / "cli.txt", n_features=X.shape[1])
     np.testing.assert_array_equal(ours.coef_, theirs.coef_)
     assert ours.intercept_[0] == theirs.intercept_[0]
@@ -167,14 +177,15 @@ def test_logreg_sparse_and_dense_agree(party):
     assert set(a.predict(X)) <= {"rep", "dem"}
 
 
-def test_logreg_defaults_converge_as_the_command_line(sotu_party, party, cli, tmp_path):
+def test_logreg_defaults_converge_as_the_command_line(sotu_party, party, cli, tmp_path, capfd):
     """The defaults (newton, tol 1e-4) give the command line's default model bit for bit, say
     they converged, and count Newton iterations in n_iter_; a prox parameter picks prox."""
     X, y, _, _ = party
     out = cli("logreg", "train", "--data", sotu_party[0], "--lambda", 2, "--out",
               tmp_path / "cli.txt").stdout
     assert "solver newton" in out and "rotor: converged after" in out
-    ours = rotor.LogisticRegression(C=0.5).fit(X, y)
+    ours = rotor.LogisticRegression(C=0.5, verbose=True).fit(X, y)
+    assert progress(out) and progress(capfd.readouterr().out) == progress(out)
     theirs = rotor.LogisticRegression.load(tmp_path / "cli.txt", n_features=X.shape[1])
     np.testing.assert_array_equal(ours.coef_, theirs.coef_)
     assert ours.converged_ and 3 < ours.n_iter_ < 100

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -17,14 +19,21 @@ def patches():
     return s @ rng.standard_normal((6, 6))
 
 
-def test_fit_equals_the_command_line(patches, cli, tmp_path):
+def test_fit_equals_the_command_line(patches, cli, tmp_path, capfd):
     est = rotor.RICA(n_components=10, alpha=0.5, max_iter=20, evaluate_every=5, tol=0,
-                     block_rows=3).fit(patches)
+                     block_rows=3, verbose=True).fit(patches)
     data = tmp_path / "x.tsv"
     np.savetxt(data, patches, fmt="%.17g", delimiter="\t")
     out = tmp_path / "m.txt"
-    cli("rica", "train", "--data", data, "--components", 10, "--lambda", 0.5, "--iterations", 20,
-        "--eval-every", 5, "--tol", 0, "--block-rows", 3, "--out", out, "-q")
+    said = cli("rica", "train", "--data", data, "--components", 10, "--lambda", 0.5,
+               "--iterations", 20, "--eval-every", 5, "--tol", 0, "--block-rows", 3, "--out",
+               out).stdout
+
+    def progress(text):  # the progress lines, without their seconds
+        return [re.sub(r", [\d.]+ s$", "", line) for line in text.splitlines()
+                if line.startswith("rotor: iteration ")]
+
+    assert len(progress(said)) == 4 and progress(capfd.readouterr().out) == progress(said)
     cli_model = rotor.RICA.load(out)
     assert np.array_equal(est.components_, cli_model.components_)
     assert est.objective_ == cli_model.objective_

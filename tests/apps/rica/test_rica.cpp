@@ -62,7 +62,8 @@ class RicaTrain : public ::testing::Test {
 
     /// Trains on `ranks` in-process ranks; returns the model file's text.
     std::string train(int ranks, int servers, int threads, const std::string& delay,
-                      const std::string& name, const std::string& solver = "prox") {
+                      const std::string& name, const std::string& solver = "prox",
+                      std::size_t components = 10) {
         comm::run_ranks(ranks, [&](comm::Communicator& c) {
             TrainFlags f;
             f.data = data_;
@@ -74,7 +75,7 @@ class RicaTrain : public ::testing::Test {
             f.iterations = 12;
             f.eval_every = 5;
             f.tol = 0;
-            f.options.components = 10;
+            f.options.components = components;
             f.options.lambda = 0.5;
             f.options.block_rows = 3;
             f.options.threads = threads;
@@ -101,6 +102,10 @@ TEST_F(RicaTrain, OneWorkerAdmmIsTheSameForAnyThreadsAndDescends) {
     const std::string one = train(1, 0, 1, "0", "admm1.txt", "admm");
     EXPECT_EQ(train(1, 0, 2, "0", "admm2.txt", "admm"), one);
     EXPECT_EQ(train(2, 1, 2, "0", "admm-server.txt", "auto"), one);  // 1 worker: auto is admm
+    // ℓp = 2400 spans two chunks of the W step's vectors (2048 entries): the team shares the
+    // L-BFGS's passes too.
+    const std::string wide = train(1, 0, 1, "0", "wide1.txt", "admm", 400);
+    EXPECT_EQ(train(1, 0, 2, "0", "wide2.txt", "admm", 400), wide);
     train(1, 0, 1, "0", "prox.txt");  // the same 12 steps of the paper's solver
     EXPECT_LT(read_model(dir_.file("admm1.txt")).objective,
               read_model(dir_.file("prox.txt")).objective);

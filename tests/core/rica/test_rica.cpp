@@ -3,7 +3,8 @@
 // the solution of a direct solve (projected gradient on the dual); proximal gradient steps with
 // the safe step never increase F; the one-worker ADMM's W step minimises f + (ρ/2)‖X Wᵀ − B‖²
 // (its gradient, through C and R = BᵀX, equals the data's, and is driven to 0); its split
-// (AdmmSplit's fused pass) equals (19b), (19c) and R computed apart, the same bits on threads.
+// (AdmmSplit's fused pass) equals (19b), (19c) and R computed apart, the same bits on threads, as
+// are the W step's (its products' slabs and its L-BFGS vectors' chunks).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -241,6 +242,28 @@ TEST(RicaAugmented, SplitPassEqualsTheUpdatesComputedApartOnAnyLoop) {
     augmented_w_step(a, rows, p, c, split.target(), 0.3, 5, core::serial_loop);
     augmented_w_step(b, rows, p, c, split.target(), 0.3, 5, threaded_loop);
     EXPECT_EQ(a, b);
+}
+
+TEST(RicaAugmented, WStepIsTheSameBitsOnAnyLoopWhenItsVectorsSpanSeveralChunks) {
+    // ℓp = 7030: the L-BFGS vectors span 4 chunks of 2048 entries, the last shorter and not a
+    // multiple of the dot products' 8 lanes; ℓ = 190 rows are 6 slabs of products, p = 37 two.
+    const std::size_t p = 37, rows = 190, n = 200;
+    const Dense d = random_data(n, p, 15);
+    const std::vector<double> c = gram(d), w0 = random_w(rows, p, 16, 0.1);
+    AdmmSplit split(d, rows);
+    split.reset(random_w(rows, p, 17, 0.1), core::serial_loop);
+    const double rho = 0.3;
+    std::vector<double> a = w0, b = w0;
+    augmented_w_step(a, rows, p, c, split.target(), rho, 8, core::serial_loop);
+    augmented_w_step(b, rows, p, c, split.target(), rho, 8, threaded_loop);
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, w0);
+    std::vector<double> ga(rows * p), gb(rows * p);
+    EXPECT_EQ(augmented_value(a, rows, p, c, split.target(), rho, ga, core::serial_loop),
+              augmented_value(a, rows, p, c, split.target(), rho, gb, threaded_loop));
+    EXPECT_EQ(ga, gb);
+    EXPECT_LT(augmented_value(a, rows, p, c, split.target(), rho, {}),
+              augmented_value(w0, rows, p, c, split.target(), rho, {}));
 }
 
 }  // namespace
