@@ -28,7 +28,6 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]  # found from the script, not the working directory
 
 
 def model_objective(path: Path) -> float:
@@ -111,7 +110,7 @@ def main() -> None:
     ap.add_argument("--eval-every", type=int, default=50)
     ap.add_argument("--iterations", type=int, default=3000)
     ap.add_argument("--reference-iterations", type=int, default=8000)
-    ap.add_argument("--png", type=Path, default=REPO / "docs" / "img" / "logreg-tau.png")
+    ap.add_argument("--png", type=Path, default=None, help="write the plot here (none by default)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--keep", type=Path, help="keep the metrics files here")
     args = ap.parse_args()
@@ -183,9 +182,10 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps({"f_ref": f_ref, "target": target, "rows": rows,
                                          "load": [load_before, load_after]}, indent=1))
-    plot(rows, args.png, f"{args.data.name}: lambda {args.lam:g}, {args.blocks} blocks, curvature "
-         f"{args.curvature}, {args.workers} workers + {args.servers} servers, straggler "
-         f"{straggler}; target (F - F_ref)/F_ref <= {args.rel:g}; medians of {args.reps}")
+    if args.png:
+        plot(rows, args.png, f"{args.data.name}: lambda {args.lam:g}, {args.blocks} blocks, curvature "
+             f"{args.curvature}, {args.workers} workers + {args.servers} servers, straggler "
+             f"{straggler}; target (F - F_ref)/F_ref <= {args.rel:g}; medians of {args.reps}")
 
 
 if __name__ == "__main__":
