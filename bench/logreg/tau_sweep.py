@@ -29,7 +29,6 @@ import tempfile
 from pathlib import Path
 
 
-
 def model_objective(path: Path) -> float:
     for line in path.read_text().splitlines():
         if line.startswith("objective "):
