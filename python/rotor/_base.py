@@ -12,6 +12,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from . import _rotor
+
 try:  # scikit-learn is optional: clone(), pipelines and check_estimator need it.
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
     from sklearn.exceptions import DataConversionWarning, NotFittedError
@@ -140,10 +142,13 @@ def memory_of(max_memory) -> str:
     if max_memory is None:
         return ""
     if isinstance(max_memory, numbers.Integral) and not isinstance(max_memory, bool):
-        return str(int(max_memory))
-    if isinstance(max_memory, str):
-        return max_memory
-    raise TypeError("max_memory: must be None, a number of bytes or a size such as '8G'")
+        text = str(int(max_memory))
+    elif isinstance(max_memory, str):
+        text = max_memory
+    else:
+        raise TypeError("max_memory: must be None, a number of bytes or a size such as '8G'")
+    _rotor.check_size(text)  # parsed as --max-memory is: ValueError for a malformed size
+    return text
 
 
 def as_csr(X, name="X", *, counts=False, min_samples=1, min_features=1):

@@ -213,6 +213,10 @@ def test_the_memory_limit_is_a_memory_error(sotu):
                       (rotor.RICA(4, max_memory="1K"), (A,))):
         with pytest.raises(MemoryError, match="max_memory: this run needs about"):
             est.fit(*args)
+    # A malformed size is a configuration error, not a memory limit.
+    for bad in ("abc", "12Q", 0, -5):
+        with pytest.raises(ValueError, match="max_memory: .* is not a size"):
+            rotor.Lasso(max_memory=bad).fit(A, A[:, 0])
 
 
 def test_transform_checks_its_input(sotu):
