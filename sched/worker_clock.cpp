@@ -8,6 +8,18 @@
 
 namespace rotor::sched {
 
+double population_cv(std::span<const double> values) {
+    if (values.empty()) return 0;
+    const double n = static_cast<double>(values.size());
+    double sum = 0;
+    for (const double x : values) sum += x;
+    const double mean = sum / n;
+    if (mean <= 0) return 0;
+    double var = 0;
+    for (const double x : values) var += (x - mean) * (x - mean);
+    return std::sqrt(var / n) / mean;
+}
+
 IterationTimes summarize_times(std::span<const double> compute_s, std::span<const double> wait_s,
                                double wall_s) {
     ROTOR_ASSERT(compute_s.size() == wait_s.size(), "one compute and one wait time per worker");
@@ -24,12 +36,8 @@ IterationTimes summarize_times(std::span<const double> compute_s, std::span<cons
         t.other_s.push_back(std::max(0.0, wall_s - compute_s[w] - wait_s[w]));
         if (wall_s > 0) overhead += 1.0 - std::min(1.0, compute_s[w] / wall_s);
     }
-    const double mean = sum / p;
-    double var = 0;
-    for (double c : compute_s) var += (c - mean) * (c - mean);
-    var /= p;
     t.effective_ratio = wall_s > 0 ? std::min(1.0, sum / (p * wall_s)) : 0.0;
-    t.load_cv = mean > 0 ? std::sqrt(var) / mean : 0.0;
+    t.load_cv = population_cv(compute_s);
     t.overhead_ratio = wall_s > 0 ? overhead / p : 0.0;
     return t;
 }

@@ -53,6 +53,10 @@ struct IterationTimes {
     double overhead_ratio = 0;      ///< mean over workers of 1 - compute / wall
 };
 
+/// Population standard deviation / mean of `values`: 0 when empty or the mean is not positive
+/// (IterationTimes::load_cv of the workers' compute seconds; the ranks' rank_load_cv).
+double population_cv(std::span<const double> values);
+
 /// Computes the ratios from per-worker seconds and the iteration's wall seconds (> 0).
 IterationTimes summarize_times(std::span<const double> compute_s, std::span<const double> wait_s,
                                double wall_s);

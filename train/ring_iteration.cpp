@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <iterator>
 #include <numeric>
 
@@ -12,25 +11,10 @@ namespace {
 /// How often the driving thread lets MPI progress a rotation while the workers compute.
 constexpr auto kProgressPeriod = std::chrono::microseconds(500);
 
-/// Population std / mean (0 for an empty or all-zero set).
-double population_cv(const std::vector<double>& v) {
-    if (v.empty()) return 0;
-    const double n = static_cast<double>(v.size());
-    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / n;
-    if (mean <= 0) return 0;
-    double var = 0;
-    for (const double x : v) var += (x - mean) * (x - mean);
-    return std::sqrt(var / n) / mean;
-}
-
 double mean_of(const std::vector<double>& v) {
     return v.empty() ? 0.0
                      : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
-
-}  // namespace
-
-namespace {
 
 template <class T, class F>
 void ring_rank_fields(T& t, F&& field) {
@@ -74,7 +58,7 @@ void add_ring_ranks(Record& r, std::span<const RingRankTimes> ranks, double budg
     r.set("compute_s", mean_of(compute));
     r.set("comm_s", mean_of(comm));
     r.set("wait_s", mean_of(wait));
-    r.set("rank_load_cv", population_cv(compute));
+    r.set("rank_load_cv", sched::population_cv(compute));
     r.set("timer_budget_s", budget_s);
     r.set_array("rank_processed_ratio", std::move(ratio));
     r.set_array("rank_compute_s", std::move(compute));
