@@ -78,4 +78,10 @@ StateCheckpointFiles read_state_checkpoint(const std::string& given_dir,
     return c;
 }
 
+void check_iterations_done(const StateCheckpointFiles& files, std::uint64_t done,
+                           std::uint64_t max_done) {
+    if (json_unsigned(files.manifest, "iterations_done", files.path, max_done) != done)
+        throw InputError(files.path, "\"iterations_done\" disagrees with part 0");
+}
+
 }  // namespace rotor::train

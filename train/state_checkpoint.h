@@ -6,12 +6,15 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "comm/communicator.h"
+#include "core/base/error.h"
 
 namespace rotor::train {
 
@@ -46,5 +49,27 @@ struct StateCheckpointFiles {
 /// Reads state.json strictly (format, version, ranks, one part per rank) and part 0 (present,
 /// whole, checksum). InputError naming the file otherwise. Local.
 StateCheckpointFiles read_state_checkpoint(const std::string& dir, const StateCheckpointFormat& f);
+
+/// InputError naming state.json unless its "iterations_done" (in 0..max_done) is `done`, part 0's.
+void check_iterations_done(const StateCheckpointFiles& files, std::uint64_t done,
+                           std::uint64_t max_done);
+
+/// Part 0's state: `decode(bytes, part_path)` (the model's decoder; a CommError it throws becomes
+/// an InputError naming the part), whose iterations_done state.json's must equal
+/// (check_iterations_done).
+template <class Decode>
+auto decode_state_part(const StateCheckpointFiles& files, Decode decode,
+                       std::uint64_t max_done = std::numeric_limits<std::uint64_t>::max()) {
+    auto state = [&] {
+        try {
+            return decode(std::as_bytes(std::span(files.part.data(), files.part.size())),
+                          files.part_path);
+        } catch (const CommError& e) {
+            throw InputError(files.part_path, e.what());
+        }
+    }();
+    check_iterations_done(files, state.iterations_done, max_done);
+    return state;
+}
 
 }  // namespace rotor::train

@@ -207,20 +207,13 @@ Checkpoint read_checkpoint(const std::string& dir) {
     const nlohmann::json& j = files.manifest;
     const std::string& path = files.path;
     const std::string& part_path = files.part_path;
-    const std::string& bytes = files.part;
     Checkpoint c;
     c.options = options_from_json(train::json_field(j, "options", path), path);
     c.ranks = files.ranks;
     const auto& dj = train::json_field(j, "data", path);
     c.data = {train::json_unsigned(dj, "samples", path), train::json_unsigned(dj, "features", path),
               train::json_unsigned(dj, "entries", path), train::json_unsigned(dj, "hash", path)};
-    try {
-        c.state = decode_state(std::as_bytes(std::span(bytes.data(), bytes.size())), part_path);
-    } catch (const CommError& e) {
-        throw InputError(part_path, e.what());
-    }
-    if (train::json_unsigned(j, "iterations_done", path, 1U << 30) != c.state.iterations_done)
-        throw InputError(path, "\"iterations_done\" disagrees with part 0");
+    c.state = train::decode_state_part(files, decode_state, 1U << 30);
     const std::size_t p = c.data.features;
     if (c.state.b.size() != p || c.state.last_delta.size() != p || c.state.gradient.size() != p ||
         c.state.residuals.size() != c.data.samples)

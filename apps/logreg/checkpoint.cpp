@@ -172,14 +172,7 @@ Checkpoint read_checkpoint(const std::string& dir) {
     const auto& dj = train::json_field(j, "data", path);
     c.data = {train::json_unsigned(dj, "examples", path),
               train::json_unsigned(dj, "nonzeros", path), train::json_unsigned(dj, "hash", path)};
-    try {
-        c.state = decode_state(std::as_bytes(std::span(files.part.data(), files.part.size())),
-                               files.part_path);
-    } catch (const CommError& e) {
-        throw InputError(files.part_path, e.what());
-    }
-    if (train::json_unsigned(j, "iterations_done", path) != c.state.iterations_done)
-        throw InputError(path, "\"iterations_done\" disagrees with part 0");
+    c.state = train::decode_state_part(files, decode_state);
     const CheckpointState& s = c.state;
     bool sorted = true;
     for (std::size_t i = 1; i < s.keys.size(); ++i) sorted = sorted && s.keys[i - 1] < s.keys[i];

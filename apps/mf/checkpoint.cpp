@@ -245,22 +245,14 @@ Checkpoint read_checkpoint(const std::string& dir) {
     const nlohmann::json& j = files.manifest;
     const std::string& path = files.path;
     const std::string& part_path = files.part_path;
-    const std::string& bytes = files.part;
     Checkpoint c;
     c.options = options_from_json(train::json_field(j, "options", path), path);
     c.ranks = files.ranks;
     const auto& rj = train::json_field(j, "ratings", path);
     c.ratings = {train::json_unsigned(rj, "users", path), train::json_unsigned(rj, "items", path),
                  train::json_unsigned(rj, "ratings", path), train::json_unsigned(rj, "hash", path)};
-    try {
-        c.state = decode_state(std::as_bytes(std::span(bytes.data(), bytes.size())), part_path);
-    } catch (const CommError& e) {
-        throw InputError(part_path, e.what());
-    }
-    const std::uint64_t done = train::json_unsigned(j, "iterations_done", path, 1U << 30);
-    if (done != c.state.iterations_done)
-        throw InputError(path, "\"iterations_done\" disagrees with part 0");
-    if (done > c.options.iterations)
+    c.state = train::decode_state_part(files, decode_state, 1U << 30);
+    if (c.state.iterations_done > c.options.iterations)
         throw InputError(path, "\"iterations_done\" is beyond the run's iterations");
     if (c.state.model.w.rows() != c.ratings.users || c.state.model.h.rows() != c.ratings.items ||
         c.state.model.w.k() != c.options.rank)
