@@ -11,18 +11,26 @@
 
 namespace rotor::train {
 
+comm::WireWriter begin_state_part(const StateCheckpointFormat& f, bool holds_state) {
+    comm::WireWriter w;
+    w.put(f.part_magic);
+    w.put(f.part_version);
+    w.put(static_cast<std::uint8_t>(holds_state ? 1 : 0));
+    return w;
+}
+
+void expect_state_part(comm::WireReader& r, const StateCheckpointFormat& f) {
+    r.expect_u32(f.part_magic, "magic");
+    r.expect_u32(f.part_version, "version");
+    if (r.get<std::uint8_t>() != 1) r.fail("part 0 does not hold the state");
+}
+
 void write_state_checkpoint(const std::string& dir, comm::Communicator& comm,
                             const StateCheckpointFormat& f, const std::vector<std::byte>& state,
                             const nlohmann::ordered_json& head, const char* input_key,
                             const nlohmann::ordered_json& input) {
     std::vector<std::byte> marker;
-    if (comm.rank() != 0) {
-        comm::WireWriter w;
-        w.put(f.part_magic);
-        w.put(f.part_version);
-        w.put(std::uint8_t{0});
-        marker = w.take();
-    }
+    if (comm.rank() != 0) marker = begin_state_part(f, false).take();
     const int ranks = comm.size();
     train::write_checkpoint_dir(
         dir, comm, [&](train::PartWriter& out) { out.write(comm.rank() == 0 ? state : marker); },

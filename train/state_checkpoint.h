@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "comm/communicator.h"
+#include "comm/wire.h"
 #include "core/base/error.h"
 
 namespace rotor::train {
@@ -26,6 +27,12 @@ struct StateCheckpointFormat {
     std::uint32_t part_magic;    ///< first u32 of every part
     std::uint32_t part_version;  ///< second u32 of every part
 };
+
+/// A part's writer, begun as every part begins: part_magic, part_version, then a byte 1 when the
+/// part holds the state (part 0's), 0 for the other ranks' markers.
+comm::WireWriter begin_state_part(const StateCheckpointFormat& f, bool holds_state = true);
+/// Reads part 0's beginning as begin_state_part() writes it; CommError (r.fail) otherwise.
+void expect_state_part(comm::WireReader& r, const StateCheckpointFormat& f);
 
 /// Collective: writes checkpoint `dir`. Rank 0's part is `state` (the model's encoding, which
 /// starts with part_magic, part_version and a byte 1); the others write the marker. state.json

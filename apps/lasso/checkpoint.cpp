@@ -95,10 +95,7 @@ Evaluation get_evaluation(comm::WireReader& r) {
 }
 
 std::vector<std::byte> encode_state(const TrainerState& s) {
-    comm::WireWriter w;
-    w.put(kPartMagic);
-    w.put(kPartVersion);
-    w.put(std::uint8_t{1});  // holds the state
+    comm::WireWriter w = train::begin_state_part(kCheckpoint);
     w.put(s.iterations_done);
     w.put(s.rounds_done);
     w.put(s.total_updates);

@@ -53,10 +53,7 @@ CheckpointSettings settings_from_json(const nlohmann::json& j, const std::string
 }
 
 std::vector<std::byte> encode_state(const CheckpointState& s) {
-    comm::WireWriter w;
-    w.put(kPartMagic);
-    w.put(kPartVersion);
-    w.put(std::uint8_t{1});  // holds the state
+    comm::WireWriter w = train::begin_state_part(kCheckpoint);
     w.put(s.iterations_done);
     w.put(s.time_s);
     w.put(s.keys);
@@ -67,9 +64,7 @@ std::vector<std::byte> encode_state(const CheckpointState& s) {
 
 CheckpointState decode_state(std::span<const std::byte> bytes, const std::string& name) {
     comm::WireReader r(bytes, name, 0);
-    r.expect_u32(kPartMagic, "magic");
-    r.expect_u32(kPartVersion, "version");
-    if (r.get<std::uint8_t>() != 1) r.fail("part 0 does not hold the state");
+    train::expect_state_part(r, kCheckpoint);
     CheckpointState s;
     r.get(s.iterations_done);
     r.get(s.time_s);

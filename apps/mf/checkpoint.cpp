@@ -102,10 +102,7 @@ TrainOptions options_from_json(const nlohmann::json& j, const std::string& path)
 
 std::vector<std::byte> encode_state(const TrainerState& s) {
     const Model& m = s.model;
-    comm::WireWriter w;
-    w.put(kPartMagic);
-    w.put(kPartVersion);
-    w.put(std::uint8_t{1});  // holds the state
+    comm::WireWriter w = train::begin_state_part(kCheckpoint);
     w.put(s.iterations_done);
     w.put(s.timer_budget);
     w.put(m.mu);
@@ -134,9 +131,7 @@ Factors get_factors(std::uint32_t rows, std::uint32_t k, comm::WireReader& r) {
 
 TrainerState decode_state(std::span<const std::byte> bytes, const std::string& name) {
     comm::WireReader r(bytes, name, 0);
-    r.expect_u32(kPartMagic, "magic");
-    r.expect_u32(kPartVersion, "version");
-    if (r.get<std::uint8_t>() != 1) r.fail("part 0 does not hold the state");
+    train::expect_state_part(r, kCheckpoint);
     TrainerState s;
     r.get(s.iterations_done);
     r.get(s.timer_budget);
