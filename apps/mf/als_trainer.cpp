@@ -76,7 +76,6 @@ class AlsTrainer final : public Trainer {
     Model gather_model() override;
     TrainerState gather_state() override;
     void restore(const TrainerState& state) override;
-    std::vector<std::vector<train::BlockRun>> gather_schedule() override;
 
   private:
     /// One side's solve: x's rows [begin, end) against y, ratings `a` by x's rows.
@@ -109,7 +108,7 @@ class AlsTrainer final : public Trainer {
 };
 
 AlsTrainer::AlsTrainer(const TrainerInputs& in)
-    : Trainer(in.comm.rank()),
+    : Trainer(in.comm.rank(), in.comm.size()),
       train_(in.train),
       options_(in.options),
       comm_(in.comm),
@@ -301,10 +300,6 @@ void AlsTrainer::restore(const TrainerState& state) {
     w_ = m.w;
     h_ = m.h;
     iterations_done_ = state.iterations_done;
-}
-
-std::vector<std::vector<train::BlockRun>> AlsTrainer::gather_schedule() {
-    return empty_schedule(comm_.size());
 }
 
 }  // namespace

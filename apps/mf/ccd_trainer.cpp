@@ -43,7 +43,6 @@ class CcdTrainer final : public Trainer {
     Model gather_model() override;
     TrainerState gather_state() override;
     void restore(const TrainerState& state) override;
-    std::vector<std::vector<train::BlockRun>> gather_schedule() override;
 
   private:
     void init_state(sched::Runtime& runtime);
@@ -68,7 +67,7 @@ class CcdTrainer final : public Trainer {
 };
 
 CcdTrainer::CcdTrainer(const TrainerInputs& in)
-    : Trainer(in.comm.rank()),
+    : Trainer(in.comm.rank(), in.comm.size()),
       train_(in.train),
       options_(in.options),
       comm_(in.comm),
@@ -283,10 +282,6 @@ void CcdTrainer::restore(const TrainerState& state) {
     std::copy(m.h.values().begin(), m.h.values().end(), state_.h.values().begin());
     std::copy(m.col_bias.begin(), m.col_bias.end(), state_.col_bias.begin());
     iterations_done_ = state.iterations_done;
-}
-
-std::vector<std::vector<train::BlockRun>> CcdTrainer::gather_schedule() {
-    return empty_schedule(comm_.size());
 }
 
 }  // namespace

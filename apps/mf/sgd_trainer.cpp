@@ -91,7 +91,7 @@ WholeH empty_whole(std::uint32_t rows, std::uint32_t k, bool bias) {
 }  // namespace
 
 SgdTrainer::SgdTrainer(const TrainerInputs& in)
-    : Trainer(in.comm.rank()),
+    : Trainer(in.comm.rank(), in.comm.size()),
       train_(in.train),
       releasable_(in.releasable),
       test_(in.test),

@@ -149,8 +149,12 @@ class Trainer {
     /// ranks or threads): each rank takes its part. InputError when it does not fit the ratings
     /// or the options.
     virtual void restore(const TrainerState& state) = 0;
-    /// With record_schedule: every rank's block runs, on rank 0 (empty elsewhere).
-    virtual std::vector<std::vector<train::BlockRun>> gather_schedule() = 0;
+    /// With record_schedule: every rank's block runs, on rank 0 (empty elsewhere). By default (a
+    /// solver without blocks: ccd, als) every rank's timeline is empty.
+    virtual std::vector<std::vector<train::BlockRun>> gather_schedule() {
+        if (rank_ != 0) return {};
+        return std::vector<std::vector<train::BlockRun>>(static_cast<std::size_t>(ranks_));
+    }
     /// Whether release_seen_items() gives each user's items (fixed when the trainer is built):
     /// then its owner needs no copy of the matrix while it trains.
     virtual bool gives_seen_items() const { return false; }
@@ -163,16 +167,11 @@ class Trainer {
     int rank() const { return rank_; }
 
   protected:
-    explicit Trainer(int rank) : rank_(rank) {}
-    /// gather_schedule() of a solver without blocks (ccd, als): every rank's timeline empty, on
-    /// rank 0 (empty elsewhere).
-    std::vector<std::vector<train::BlockRun>> empty_schedule(int ranks) const {
-        if (rank_ != 0) return {};
-        return std::vector<std::vector<train::BlockRun>>(static_cast<std::size_t>(ranks));
-    }
+    Trainer(int rank, int ranks) : rank_(rank), ranks_(ranks) {}
 
   private:
     int rank_ = 0;
+    int ranks_ = 1;
 };
 
 std::unique_ptr<Trainer> make_ccd_trainer(const TrainerInputs& in);
