@@ -27,8 +27,8 @@ void expect_state_part(comm::WireReader& r, const StateCheckpointFormat& f) {
 
 void write_state_checkpoint(const std::string& dir, comm::Communicator& comm,
                             const StateCheckpointFormat& f, const std::vector<std::byte>& state,
-                            const nlohmann::ordered_json& head, const char* input_key,
-                            const nlohmann::ordered_json& input) {
+                            const nlohmann::ordered_json& options, std::uint64_t iterations_done,
+                            const InputFingerprint& input) {
     std::vector<std::byte> marker;
     if (comm.rank() != 0) marker = begin_state_part(f, false).take();
     const int ranks = comm.size();
@@ -38,9 +38,12 @@ void write_state_checkpoint(const std::string& dir, comm::Communicator& comm,
             nlohmann::ordered_json j;
             j["format"] = f.format;
             j["version"] = f.version;
-            for (const auto& [key, value] : head.items()) j[key] = value;
+            j[f.options_key] = options;
+            j["iterations_done"] = iterations_done;
             j["ranks"] = ranks;
-            j[input_key] = input;
+            auto& ij = j[f.input_key] = nlohmann::ordered_json::object();
+            for (std::size_t i = 0; i < f.input_fields.size() && f.input_fields[i] != nullptr; ++i)
+                ij[f.input_fields[i]] = input[i];
             j["manifest"] = std::string(core::kManifestName);
             auto& pj = j["parts"] = nlohmann::ordered_json::array();
             for (const auto& p : parts)
@@ -84,6 +87,20 @@ StateCheckpointFiles read_state_checkpoint(const std::string& given_dir,
     c.part = train::read_checked_part(dir, p0, 0);
     c.part_path = dir + "/" + p0.file;
     return c;
+}
+
+const nlohmann::json& state_options(const StateCheckpointFiles& files,
+                                    const StateCheckpointFormat& f) {
+    return json_field(files.manifest, f.options_key, files.path);
+}
+
+InputFingerprint read_input_fingerprint(const StateCheckpointFiles& files,
+                                        const StateCheckpointFormat& f) {
+    const nlohmann::json& ij = json_field(files.manifest, f.input_key, files.path);
+    InputFingerprint input{};
+    for (std::size_t i = 0; i < f.input_fields.size() && f.input_fields[i] != nullptr; ++i)
+        input[i] = json_unsigned(ij, f.input_fields[i], files.path);
+    return input;
 }
 
 void check_iterations_done(const StateCheckpointFiles& files, std::uint64_t done,

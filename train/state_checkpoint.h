@@ -5,6 +5,7 @@
 // keys and their strict reading.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -26,7 +27,13 @@ struct StateCheckpointFormat {
     const char* name;            ///< in "not a <name> checkpoint"
     std::uint32_t part_magic;    ///< first u32 of every part
     std::uint32_t part_version;  ///< second u32 of every part
+    const char* options_key;     ///< state.json's key of the run's settings ("options")
+    const char* input_key;       ///< its key of the training input's fingerprint ("data")
+    std::array<const char*, 4> input_fields;  ///< the fingerprint's fields (nullptr: unused)
 };
+
+/// A fingerprint of the training input: the values of StateCheckpointFormat::input_fields.
+using InputFingerprint = std::array<std::uint64_t, 4>;
 
 /// A part's writer, begun as every part begins: part_magic, part_version, then a byte 1 when the
 /// part holds the state (part 0's), 0 for the other ranks' markers.
@@ -36,13 +43,13 @@ void expect_state_part(comm::WireReader& r, const StateCheckpointFormat& f);
 
 /// Collective: writes checkpoint `dir`. Rank 0's part is `state` (the model's encoding, which
 /// starts with part_magic, part_version and a byte 1); the others write the marker. state.json
-/// holds format, version, the items of `head` (e.g. options, iterations_done), ranks, then
-/// `input_key`: `input` (a fingerprint of the training input) and the parts. Failures are
-/// agreed (comm::AgreedError).
+/// holds format, version, options_key: `options`, iterations_done, ranks, then input_key: an
+/// object of the input_fields and `input`'s values, and the parts. Failures are agreed
+/// (comm::AgreedError).
 void write_state_checkpoint(const std::string& dir, comm::Communicator& comm,
                             const StateCheckpointFormat& f, const std::vector<std::byte>& state,
-                            const nlohmann::ordered_json& head, const char* input_key,
-                            const nlohmann::ordered_json& input);
+                            const nlohmann::ordered_json& options, std::uint64_t iterations_done,
+                            const InputFingerprint& input);
 
 /// What read_state_checkpoint() checked and read.
 struct StateCheckpointFiles {
@@ -56,6 +63,13 @@ struct StateCheckpointFiles {
 /// Reads state.json strictly (format, version, ranks, one part per rank) and part 0 (present,
 /// whole, checksum). InputError naming the file otherwise. Local.
 StateCheckpointFiles read_state_checkpoint(const std::string& dir, const StateCheckpointFormat& f);
+
+/// state.json's options_key object (InputError when missing).
+const nlohmann::json& state_options(const StateCheckpointFiles& files,
+                                    const StateCheckpointFormat& f);
+/// state.json's input fingerprint (each field an unsigned integer; InputError otherwise).
+InputFingerprint read_input_fingerprint(const StateCheckpointFiles& files,
+                                        const StateCheckpointFormat& f);
 
 /// InputError naming state.json unless its "iterations_done" (in 0..max_done) is `done`, part 0's.
 void check_iterations_done(const StateCheckpointFiles& files, std::uint64_t done,

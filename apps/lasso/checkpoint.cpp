@@ -1,5 +1,6 @@
 #include "apps/lasso/checkpoint.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -16,13 +17,13 @@
 namespace rotor::lasso {
 namespace {
 
-constexpr char kFormat[] = "rotor-lasso-checkpoint";
-constexpr int kVersion = 1;
-constexpr std::uint32_t kPartMagic = 0x434C'5352;  // "RSLC"
-/// Version 2 adds the L in use and the rollbacks (shotgun, strads); version 1 is still read.
-constexpr std::uint32_t kPartVersion = 2;
-constexpr train::StateCheckpointFormat kCheckpoint{kFormat, kVersion, "a Lasso", kPartMagic,
-                                                   kPartVersion};
+/// Parts begin "RSLC"; part version 2 adds the L in use and the rollbacks (shotgun, strads), and
+/// version 1 is still read.
+constexpr std::array<const char*, 4> kInputFields{"samples", "features", "entries", "hash"};
+constexpr train::StateCheckpointFormat kCheckpoint{
+    "rotor-lasso-checkpoint", 1, "a Lasso", 0x434C'5352, 2, "options", "data", kInputFields};
+constexpr std::uint32_t kPartMagic = kCheckpoint.part_magic;
+constexpr std::uint32_t kPartVersion = kCheckpoint.part_version;
 
 // ---- state.json -------------------------------------------------------------------------------
 
@@ -187,29 +188,20 @@ DataFingerprint fingerprint(std::uint32_t features, std::span<const std::uint64_
 void write_checkpoint(const std::string& dir, Trainer& trainer, const TrainOptions& options,
                       const DataFingerprint& data, comm::Communicator& comm) {
     const TrainerState state = trainer.gather_state();  // residuals whole on rank 0
-    nlohmann::ordered_json head;
-    head["options"] = options_json(options);
-    head["iterations_done"] = state.iterations_done;
     train::write_state_checkpoint(dir, comm, kCheckpoint,
                                   comm.rank() == 0 ? encode_state(state) : std::vector<std::byte>{},
-                                  head, "data",
-                                  nlohmann::ordered_json{{"samples", data.samples},
-                                                         {"features", data.features},
-                                                         {"entries", data.entries},
-                                                         {"hash", data.hash}});
+                                  options_json(options), state.iterations_done,
+                                  {data.samples, data.features, data.entries, data.hash});
 }
 
 Checkpoint read_checkpoint(const std::string& dir) {
     const train::StateCheckpointFiles files = train::read_state_checkpoint(dir, kCheckpoint);
-    const nlohmann::json& j = files.manifest;
-    const std::string& path = files.path;
     const std::string& part_path = files.part_path;
     Checkpoint c;
-    c.options = options_from_json(train::json_field(j, "options", path), path);
+    c.options = options_from_json(train::state_options(files, kCheckpoint), files.path);
     c.ranks = files.ranks;
-    const auto& dj = train::json_field(j, "data", path);
-    c.data = {train::json_unsigned(dj, "samples", path), train::json_unsigned(dj, "features", path),
-              train::json_unsigned(dj, "entries", path), train::json_unsigned(dj, "hash", path)};
+    const train::InputFingerprint d = train::read_input_fingerprint(files, kCheckpoint);
+    c.data = {d[0], d[1], d[2], d[3]};
     c.state = train::decode_state_part(files, decode_state, 1U << 30);
     const std::size_t p = c.data.features;
     if (c.state.b.size() != p || c.state.last_delta.size() != p || c.state.gradient.size() != p ||

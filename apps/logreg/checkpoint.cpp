@@ -1,6 +1,7 @@
 #include "apps/logreg/checkpoint.h"
 
 #include <algorithm>
+#include <array>
 #include <iterator>
 
 #include <fmt/format.h>
@@ -16,12 +17,16 @@
 namespace rotor::logreg {
 namespace {
 
-constexpr char kFormat[] = "rotor-logreg-checkpoint";
-constexpr int kVersion = 1;
-constexpr std::uint32_t kPartMagic = 0x434C'5252;  // "RRLC"
-constexpr std::uint32_t kPartVersion = 1;
-constexpr train::StateCheckpointFormat kCheckpoint{kFormat, kVersion, "a logistic-regression",
-                                                   kPartMagic, kPartVersion};
+/// Parts begin "RRLC".
+constexpr std::array<const char*, 4> kInputFields{"examples", "nonzeros", "hash", nullptr};
+constexpr train::StateCheckpointFormat kCheckpoint{"rotor-logreg-checkpoint",
+                                                   1,
+                                                   "a logistic-regression",
+                                                   0x434C'5252,
+                                                   1,
+                                                   "settings",
+                                                   "data",
+                                                   kInputFields};
 
 nlohmann::ordered_json settings_json(const CheckpointSettings& s) {
     nlohmann::ordered_json j = {{"lambda", s.lambda},     {"blocks", s.blocks},
@@ -147,26 +152,18 @@ void restore_state(const CheckpointState& st, Shard* part, std::uint64_t first_e
 void write_checkpoint(const std::string& dir, comm::Communicator& comm,
                       const CheckpointSettings& settings, const DataFingerprint& data,
                       const CheckpointState& state) {
-    nlohmann::ordered_json head;
-    head["settings"] = settings_json(settings);
-    head["iterations_done"] = state.iterations_done;
     train::write_state_checkpoint(
         dir, comm, kCheckpoint, comm.rank() == 0 ? encode_state(state) : std::vector<std::byte>{},
-        head, "data",
-        nlohmann::ordered_json{
-            {"examples", data.examples}, {"nonzeros", data.nonzeros}, {"hash", data.hash}});
+        settings_json(settings), state.iterations_done, {data.examples, data.nonzeros, data.hash});
 }
 
 Checkpoint read_checkpoint(const std::string& dir) {
     const train::StateCheckpointFiles files = train::read_state_checkpoint(dir, kCheckpoint);
-    const nlohmann::json& j = files.manifest;
-    const std::string& path = files.path;
     Checkpoint c;
-    c.settings = settings_from_json(train::json_field(j, "settings", path), path);
+    c.settings = settings_from_json(train::state_options(files, kCheckpoint), files.path);
     c.ranks = files.ranks;
-    const auto& dj = train::json_field(j, "data", path);
-    c.data = {train::json_unsigned(dj, "examples", path),
-              train::json_unsigned(dj, "nonzeros", path), train::json_unsigned(dj, "hash", path)};
+    const train::InputFingerprint d = train::read_input_fingerprint(files, kCheckpoint);
+    c.data = {d[0], d[1], d[2]};
     c.state = train::decode_state_part(files, decode_state);
     const CheckpointState& s = c.state;
     bool sorted = true;

@@ -1,5 +1,6 @@
 #include "apps/mf/checkpoint.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -17,12 +18,10 @@
 namespace rotor::mf {
 namespace {
 
-constexpr char kFormat[] = "rotor-mf-checkpoint";
-constexpr int kVersion = 1;
-constexpr std::uint32_t kPartMagic = 0x4346'4d52;  // "RMFC"
-constexpr std::uint32_t kPartVersion = 1;
-constexpr train::StateCheckpointFormat kCheckpoint{kFormat, kVersion, "an MF", kPartMagic,
-                                                   kPartVersion};
+/// Parts begin "RMFC".
+constexpr std::array<const char*, 4> kInputFields{"users", "items", "ratings", "hash"};
+constexpr train::StateCheckpointFormat kCheckpoint{
+    "rotor-mf-checkpoint", 1, "an MF", 0x4346'4d52, 1, "options", "ratings", kInputFields};
 
 template <class T>
 std::span<const std::byte> bytes_of(std::span<const T> v) {
@@ -222,30 +221,21 @@ std::uint64_t checkpoint_memory(const Ratings& train, const TrainOptions& option
 void write_checkpoint(const std::string& dir, Trainer& trainer, const TrainOptions& options,
                       const RatingsFingerprint& ratings, comm::Communicator& comm) {
     const TrainerState state = trainer.gather_state();  // whole on rank 0
-    const std::uint32_t done = trainer.iterations_done();
-    nlohmann::ordered_json head;
-    head["options"] = options_json(options);
-    head["iterations_done"] = done;
     train::write_state_checkpoint(dir, comm, kCheckpoint,
                                   comm.rank() == 0 ? encode_state(state) : std::vector<std::byte>{},
-                                  head, "ratings",
-                                  nlohmann::ordered_json{{"users", ratings.users},
-                                                         {"items", ratings.items},
-                                                         {"ratings", ratings.ratings},
-                                                         {"hash", ratings.hash}});
+                                  options_json(options), trainer.iterations_done(),
+                                  {ratings.users, ratings.items, ratings.ratings, ratings.hash});
 }
 
 Checkpoint read_checkpoint(const std::string& dir) {
     const train::StateCheckpointFiles files = train::read_state_checkpoint(dir, kCheckpoint);
-    const nlohmann::json& j = files.manifest;
     const std::string& path = files.path;
     const std::string& part_path = files.part_path;
     Checkpoint c;
-    c.options = options_from_json(train::json_field(j, "options", path), path);
+    c.options = options_from_json(train::state_options(files, kCheckpoint), path);
     c.ranks = files.ranks;
-    const auto& rj = train::json_field(j, "ratings", path);
-    c.ratings = {train::json_unsigned(rj, "users", path), train::json_unsigned(rj, "items", path),
-                 train::json_unsigned(rj, "ratings", path), train::json_unsigned(rj, "hash", path)};
+    const train::InputFingerprint r = train::read_input_fingerprint(files, kCheckpoint);
+    c.ratings = {r[0], r[1], r[2], r[3]};
     c.state = train::decode_state_part(files, decode_state, 1U << 30);
     if (c.state.iterations_done > c.options.iterations)
         throw InputError(path, "\"iterations_done\" is beyond the run's iterations");
