@@ -46,10 +46,11 @@ def rotor_run(a, tmp: str, extra: list[str], prefix: list[str] | None = None,
 
 
 def time_to(records: list[dict], target: float) -> float:
+    """The first record's time_s at or below `target`; inf when none (not reached)."""
     for r in records:
         if r["objective"] <= target:
             return r["time_s"]
-    return float("nan")
+    return float("inf")
 
 
 def reference_time(a, target: float) -> tuple[float, float]:
