@@ -67,7 +67,7 @@ std::vector<std::string> parse_filters(const std::string& list) {
 }
 
 comm::KvFilterStack make_filter_stack(const FilterOptions& o, const KktScreen* screen,
-                                      bool exact_pushes) {
+                                      bool exact_pushes, std::size_t blocks) {
     std::vector<std::unique_ptr<comm::KvFilter>> filters;
     for (const std::string& name : o.stack) {
         if (name == "kkt") {
@@ -82,7 +82,8 @@ comm::KvFilterStack make_filter_stack(const FilterOptions& o, const KktScreen* s
         } else if (name == "skip") {
             filters.push_back(std::make_unique<comm::KvSkipFilter>(o.skip_rate, o.seed));
         } else if (name == "keycache") {
-            filters.push_back(std::make_unique<comm::KvKeyCacheFilter>());
+            filters.push_back(std::make_unique<comm::KvKeyCacheFilter>(
+                std::max<std::size_t>(1024, 2 * blocks + 16)));
         } else if (name == "zstd") {
             filters.push_back(std::make_unique<comm::KvZstdFilter>());
         } else {

@@ -39,7 +39,10 @@ std::vector<std::string> parse_filters(const std::string& list);
 /// of ĝ_k) and pushes g_k then u_k, as core::ExactSum limbs (kLimbs each) when `exact_pushes`,
 /// else plain: sigmod measures the change of w_k (or of the screen value) on pulls and of g_k
 /// and u_k on pushes.
+/// `blocks`: the key cache holds at least 2 × blocks + 16 lists a peer and channel (one a block,
+/// and the final exact pull's), so a pass never cycles through more lists than it holds: a
+/// least-recently-used cache one list short of the cycle misses on every list.
 comm::KvFilterStack make_filter_stack(const FilterOptions& options, const KktScreen* screen,
-                                      bool exact_pushes = true);
+                                      bool exact_pushes = true, std::size_t blocks = 0);
 
 }  // namespace rotor::logreg

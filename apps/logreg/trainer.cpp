@@ -246,7 +246,7 @@ DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layo
     // A server's ĝ_k: without them its first answers of a call would tell every screened key
     // "no ĝ yet" (+∞), and each would be pushed once more a call.
     state.g_last.swap(m.last_gradient);
-    if (!m.filters) m.filters = make_filter_stack(o.filters, screen, exact);
+    if (!m.filters) m.filters = make_filter_stack(o.filters, screen, exact, o.prox.blocks);
     m.filters->clear_stats();  // this call's bytes only
     KvNode node(comm, layout, kv,
                 server_handler(state, o.prox, gradient, o.filters.kkt_delta, exact),

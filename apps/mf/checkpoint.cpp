@@ -161,7 +161,8 @@ RatingsFingerprint fingerprint(const Ratings& a, const IdMap& users, const IdMap
     h = train::fnv1a(bytes_of(a.user_items()), h);
     h = train::fnv1a(bytes_of(a.user_values()), h);
     for (const IdMap* map : {&users, &items}) {
-        for (const std::string& id : map->names()) {
+        for (std::uint32_t i = 0; i < map->size(); ++i) {
+            const std::string id = map->name(i);
             h = train::fnv1a(std::as_bytes(std::span(id.data(), id.size() + 1)), h);
         }
     }

@@ -78,8 +78,12 @@ RatingsSplitSummary run_ratings_split(const RatingsSplitFlags& flags) {
     const mf::RatingsFile f = mf::load_ratings(flags.input);
     if (f.users.size() != f.ratings.num_users() || f.items.size() != f.ratings.num_items())
         throw InputError(flags.input, "holds no ids to write (a binary file built without them)");
-    for (const std::string& id : f.users.names()) check_csv_id(id, flags.input, "user");
-    for (const std::string& id : f.items.names()) check_csv_id(id, flags.input, "item");
+    // Plain integer ids (the maps' integer form) are always valid CSV fields.
+    for (const mf::IdMap* map : {&f.users, &f.items}) {
+        if (map->integers()) continue;
+        for (const std::string& id : map->names())
+            check_csv_id(id, flags.input, map == &f.users ? "user" : "item");
+    }
     const mf::RatingsSplit split =
         mf::split_ratings(f.ratings, flags.test_fraction, flags.seed,
                           flags.by == "user" ? mf::SplitBy::kUser : mf::SplitBy::kRating);

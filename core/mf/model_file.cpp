@@ -160,9 +160,11 @@ std::uint32_t write_binary(const core::AtomicDirectory& dir, const char* name,
 
 void write_ids(const core::AtomicDirectory& dir, const char* name, const IdMap& map) {
     core::AtomicFile f(dir.file(name));
-    for (const std::string& id : map.names()) {
-        f.write(id);
-        f.write(std::string_view("\n"));
+    std::string line;
+    for (std::uint32_t i = 0; i < map.size(); ++i) {
+        line = map.name(i);
+        line += '\n';
+        f.write(line);
     }
     f.commit();
 }

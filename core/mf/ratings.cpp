@@ -13,7 +13,77 @@ namespace rotor::mf {
 
 // IdMap ---------------------------------------------------------------------------------------
 
+namespace {
+
+/// The value of a plain decimal id (digits only, no leading zero unless it is "0", at most 19
+/// digits: below 10^19, so it fits 64 bits), or nothing.
+std::optional<std::uint64_t> plain_integer(std::string_view id) {
+    if (id.empty() || id.size() > 19 || (id[0] == '0' && id.size() > 1)) return std::nullopt;
+    std::uint64_t v = 0;
+    for (const char c : id) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = 10 * v + static_cast<std::uint64_t>(c - '0');
+    }
+    return v;
+}
+
+/// Values below this bound are indexed by value: a table of at most 4 x 8 = 32 bytes an id (or
+/// 256 KiB), against a hash node of about 40.
+std::uint64_t dense_bound(std::size_t ids) {
+    return std::max<std::uint64_t>(std::uint64_t{1} << 16, 8 * (std::uint64_t{ids} + 1));
+}
+
+}  // namespace
+
+std::uint32_t IdMap::find_value(std::uint64_t value) const {
+    if (value < by_value_.size()) return by_value_[value];
+    if (const auto it = sparse_.find(value); it != sparse_.end()) return it->second;
+    return kNone;
+}
+
+void IdMap::to_strings() {
+    names_.reserve(values_.size());
+    for (const std::uint64_t v : values_) names_.push_back(std::to_string(v));
+    index_.reserve(names_.size());
+    for (std::uint32_t i = 0; i < names_.size(); ++i) index_.emplace(names_[i], i);
+    integers_ = false;
+    std::vector<std::uint64_t>().swap(values_);
+    std::vector<std::uint32_t>().swap(by_value_);
+    std::unordered_map<std::uint64_t, std::uint32_t>().swap(sparse_);
+}
+
 std::pair<std::uint32_t, bool> IdMap::insert(std::string_view id) {
+    if (integers_) {
+        if (const auto value = plain_integer(id)) {
+            if (const std::uint32_t found = find_value(*value); found != kNone)
+                return {found, false};
+            ROTOR_ASSERT(!full(), "IdMap holds 2^32 - 1 ids already");
+            const auto index = static_cast<std::uint32_t>(values_.size());
+            values_.push_back(*value);
+            if (*value < dense_bound(values_.size())) {
+                if (*value >= by_value_.size()) {
+                    // Values that were sparse under the old size move into the grown table.
+                    const std::size_t grown =
+                        std::min(std::max<std::uint64_t>(*value + 1, 2 * by_value_.size()),
+                                 dense_bound(values_.size()));
+                    by_value_.resize(grown, kNone);
+                    for (auto it = sparse_.begin(); it != sparse_.end();) {
+                        if (it->first < grown) {
+                            by_value_[it->first] = it->second;
+                            it = sparse_.erase(it);
+                        } else {
+                            ++it;
+                        }
+                    }
+                }
+                by_value_[*value] = index;
+            } else {
+                sparse_.emplace(*value, index);
+            }
+            return {index, true};
+        }
+        to_strings();
+    }
     if (const auto it = index_.find(id); it != index_.end()) return {it->second, false};
     ROTOR_ASSERT(!full(), "IdMap holds 2^32 - 1 ids already");
     const auto index = static_cast<std::uint32_t>(names_.size());
@@ -23,17 +93,46 @@ std::pair<std::uint32_t, bool> IdMap::insert(std::string_view id) {
 }
 
 std::optional<std::uint32_t> IdMap::find(std::string_view id) const {
+    if (integers_) {
+        const auto value = plain_integer(id);
+        if (!value) return std::nullopt;  // every id held is a plain integer
+        if (const std::uint32_t found = find_value(*value); found != kNone) return found;
+        return std::nullopt;
+    }
     if (const auto it = index_.find(id); it != index_.end()) return it->second;
     return std::nullopt;
 }
 
+std::vector<std::string> IdMap::names() const {
+    if (!integers_) return names_;
+    std::vector<std::string> out;
+    out.reserve(values_.size());
+    for (const std::uint64_t v : values_) out.push_back(std::to_string(v));
+    return out;
+}
+
 std::size_t IdMap::memory_bytes() const noexcept {
-    // Each name is held twice; a hash node costs about a string, an index and two pointers.
+    // A hash node costs about its key, an index and two pointers.
+    const std::size_t int_node = 2 * sizeof(std::uint64_t) + 2 * sizeof(void*);
+    std::size_t bytes = values_.capacity() * sizeof(std::uint64_t) +
+                        by_value_.capacity() * sizeof(std::uint32_t) + sparse_.size() * int_node +
+                        sparse_.bucket_count() * sizeof(void*);
+    // Each name is held twice.
     std::size_t chars = 0;
     for (const std::string& s : names_) chars += s.capacity() + 1;
     const std::size_t node = sizeof(std::string) + 2 * sizeof(void*) + sizeof(std::uint64_t);
-    return names_.capacity() * sizeof(std::string) + index_.size() * node +
+    return bytes + names_.capacity() * sizeof(std::string) + index_.size() * node +
            index_.bucket_count() * sizeof(void*) + 2 * chars;
+}
+
+bool operator==(const IdMap& a, const IdMap& b) {
+    if (a.size() != b.size()) return false;
+    if (a.integers_ && b.integers_) return a.values_ == b.values_;
+    if (!a.integers_ && !b.integers_) return a.names_ == b.names_;
+    for (std::uint32_t i = 0; i < a.size(); ++i) {
+        if (a.name(i) != b.name(i)) return false;
+    }
+    return true;
 }
 
 // Ratings -------------------------------------------------------------------------------------

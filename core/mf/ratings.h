@@ -23,6 +23,12 @@ using ItemId = std::uint32_t;  ///< dense 0-based item (column) index, < M
 /// were inserted. Kept with a model so that predictions can name users and items as the input
 /// did. A value type; const methods may be called from any number of threads at once, insert()
 /// needs exclusive access.
+///
+/// Ids written as plain decimal integers (digits only, no leading zero, below 10^19), the common
+/// case, are held as their values: 8 bytes an id, and a table indexed by the value (4 bytes a
+/// slot) where the values are dense, a hash table where they are not. The first id that is not
+/// such an integer turns the map into strings (each name held by index and in a hash table,
+/// about 100 bytes an id). Either way the map says the same: name(i) is the text inserted.
 class IdMap {
   public:
     /// The index of `id`, appending it as index size() if it is new; `second` is true when it
@@ -31,17 +37,23 @@ class IdMap {
     /// The index of `id`, or nothing.
     std::optional<std::uint32_t> find(std::string_view id) const;
     /// The id of `index` (< size()).
-    const std::string& name(std::uint32_t index) const { return names_[index]; }
-    /// Every id, by index.
-    std::span<const std::string> names() const noexcept { return names_; }
-    std::uint32_t size() const noexcept { return static_cast<std::uint32_t>(names_.size()); }
-    bool empty() const noexcept { return names_.empty(); }
+    std::string name(std::uint32_t index) const {
+        return integers_ ? std::to_string(values_[index]) : names_[index];
+    }
+    /// Every id, by index (a copy).
+    std::vector<std::string> names() const;
+    std::uint32_t size() const noexcept {
+        return static_cast<std::uint32_t>(integers_ ? values_.size() : names_.size());
+    }
+    bool empty() const noexcept { return size() == 0; }
     /// True when no further id fits in a 32-bit index.
-    bool full() const noexcept { return names_.size() >= kMaxSize; }
-    /// Approximate heap bytes held (names twice: by index and in the hash table).
+    bool full() const noexcept { return size() >= kMaxSize; }
+    /// True while every id is a plain decimal integer (held as its value).
+    bool integers() const noexcept { return integers_; }
+    /// Approximate heap bytes held.
     std::size_t memory_bytes() const noexcept;
 
-    friend bool operator==(const IdMap& a, const IdMap& b) { return a.names_ == b.names_; }
+    friend bool operator==(const IdMap& a, const IdMap& b);
 
     static constexpr std::size_t kMaxSize = 0xFFFFFFFFu;
 
@@ -52,7 +64,17 @@ class IdMap {
             return std::hash<std::string_view>{}(s);
         }
     };
-    std::vector<std::string> names_;
+    static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+    /// The index of the integer id `value`, or kNone.
+    std::uint32_t find_value(std::uint64_t value) const;
+    /// Turns an integer map into strings (before the first id that is not a plain integer).
+    void to_strings();
+
+    bool integers_ = true;
+    std::vector<std::uint64_t> values_;    ///< integer ids, by index
+    std::vector<std::uint32_t> by_value_;  ///< index of the dense value v, or kNone
+    std::unordered_map<std::uint64_t, std::uint32_t> sparse_;  ///< values beyond by_value_
+    std::vector<std::string> names_;                           ///< string ids, by index
     std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index_;
 };
 

@@ -111,33 +111,19 @@ class LineIndex {
 };
 
 /// Maps one kind of id (users or items) to indices, remembering the last id looked up: ratings
-/// files are usually grouped by user, so most user lookups skip the hash table. An id written as
-/// a plain decimal integer (digits only, no leading zero) of a value below max(2^16, 8 × the ids
-/// so far) is also looked up in a table indexed by its value, so that the hash table is read
-/// once per distinct id, not once per rating: the common case of integer ids. The table costs
-/// at most 32 bytes per distinct id; the indices are the same either way.
+/// files are usually grouped by user, so most user lookups skip the map. (Plain integer ids, the
+/// common case, are looked up by value in the map itself: IdMap.)
 class IdIndexer {
   public:
     IdIndexer(IdMap& map, const char* what) : map_(map), what_(what) {}
     std::uint32_t index(const LineReader& r, const Field& f) {
         if (has_last_ && f.text == last_) return last_index_;
-        const std::uint64_t value = direct_value(f.text);
         std::uint32_t index = 0;
-        if (value < table_.size() && table_[value] != kNone) {
-            index = table_[value];
+        if (const auto found = map_.find(f.text)) {
+            index = *found;
         } else {
-            if (const auto found = map_.find(f.text)) {
-                index = *found;
-            } else {
-                if (map_.full())
-                    r.fail(f.col + 1, std::string("more than 2^32 - 1 distinct ") + what_);
-                index = map_.insert(f.text).first;
-            }
-            if (value != kNone) {
-                if (value >= table_.size())
-                    table_.resize(std::max<std::uint64_t>(value + 1, 2 * table_.size()), kNone);
-                table_[value] = index;
-            }
+            if (map_.full()) r.fail(f.col + 1, std::string("more than 2^32 - 1 distinct ") + what_);
+            index = map_.insert(f.text).first;
         }
         last_.assign(f.text);
         last_index_ = index;
@@ -146,28 +132,11 @@ class IdIndexer {
     }
 
   private:
-    static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
-    static constexpr std::uint64_t kMinDirect = 1U << 16;
-
-    /// The value of a plain decimal id small enough for the table, else kNone.
-    std::uint64_t direct_value(std::string_view text) const {
-        if (text.empty() || text.size() > 9 || (text[0] == '0' && text.size() > 1)) return kNone;
-        std::uint64_t v = 0;
-        for (const char c : text) {
-            if (c < '0' || c > '9') return kNone;
-            v = 10 * v + static_cast<std::uint64_t>(c - '0');
-        }
-        const std::uint64_t limit =
-            std::max<std::uint64_t>(kMinDirect, 8 * (std::uint64_t{map_.size()} + 1));
-        return v < limit ? v : kNone;
-    }
-
     IdMap& map_;
     const char* what_;
     std::string last_;
     std::uint32_t last_index_ = 0;
     bool has_last_ = false;
-    std::vector<std::uint32_t> table_;  ///< index of the plain decimal id v, or kNone
 };
 
 }  // namespace

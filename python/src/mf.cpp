@@ -177,8 +177,8 @@ py::dict state_of(const mf::Model& m) {
     s["h"] = factors_array(m.h);
     s["row_bias"] = to_numpy(m.row_bias);
     s["col_bias"] = to_numpy(m.col_bias);
-    s["users"] = std::vector<std::string>(m.users.names().begin(), m.users.names().end());
-    s["items"] = std::vector<std::string>(m.items.names().begin(), m.items.names().end());
+    s["users"] = m.users.names();
+    s["items"] = m.items.names();
     s["seen_offsets"] = to_numpy(m.seen_offsets);
     s["seen_items"] = to_numpy(m.seen_items);
     return s;

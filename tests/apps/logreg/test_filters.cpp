@@ -245,6 +245,29 @@ TEST(LogregFilters, TheFiltersMemoryCarriesOverConsecutiveCalls) {
     EXPECT_GT(kkt_carried, kkt_fresh);  // the screen is not relearnt at every call
 }
 
+TEST(LogregFilters, TheKeyCacheHoldsEveryBlocksListAndTheFinalPulls) {
+    // A worker sends one key list a block every pass, and the final exact pull of all its keys
+    // at the end of each call: B + 1 lists in turn. A least-recently-used cache one list short
+    // of that cycle (the fixed 1,024 lists at B = 1,024) misses on every list, every pass.
+    const std::size_t blocks = 1100;
+    FilterOptions o;
+    o.stack = {"keycache"};
+    comm::KvFilterStack stack = make_filter_stack(o, nullptr, false, blocks);
+    std::size_t cached = 0;
+    for (int pass = 0; pass < 3; ++pass) {
+        for (std::uint64_t b = 0; b <= blocks; ++b) {
+            comm::KvEntries e;
+            e.keys = {b, b + blocks + 1};
+            e.width = 1;
+            e.values.assign(2, 1.0);
+            const comm::KvWire wire =
+                stack.send({comm::KvChannel::kPullRequest, 0, 1, b, false}, e);
+            cached += wire.keys_cached ? 1 : 0;
+        }
+    }
+    EXPECT_EQ(cached, 2 * (blocks + 1));  // every list after the first pass
+}
+
 TEST(LogregFilters, TheListIsChecked) {
     EXPECT_EQ(parse_filters("keycache,zstd,kkt"),
               (std::vector<std::string>{"keycache", "zstd", "kkt"}));

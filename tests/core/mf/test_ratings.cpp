@@ -40,6 +40,64 @@ TEST(IdMap, IndicesInOrderOfFirstInsertion) {
     EXPECT_GT(m.memory_bytes(), 0u);
 }
 
+TEST(IdMap, PlainIntegersAreHeldAsValuesDenseAndSparse) {
+    IdMap m;
+    // Dense values (into the table), two far beyond it (hashed), one beyond the table's first
+    // bound (hashed, then moved into the grown table).
+    const std::vector<std::string> ids = {
+        "7", "0", "123456789012345678", "3", "9999999999999999999", "150001"};
+    for (std::uint32_t i = 0; i < ids.size(); ++i)
+        EXPECT_EQ(m.insert(ids[i]), std::make_pair(i, true));
+    for (std::uint32_t v = 100; v < 200000; v += 3) m.insert(std::to_string(v));
+    EXPECT_TRUE(m.integers());
+    for (std::uint32_t i = 0; i < ids.size(); ++i) {
+        EXPECT_EQ(m.name(i), ids[i]);
+        EXPECT_EQ(m.find(ids[i]), i);
+        EXPECT_EQ(m.insert(ids[i]), std::make_pair(i, false));
+    }
+    EXPECT_EQ(m.find("103"), 7u);
+    EXPECT_EQ(m.name(7), "103");
+    EXPECT_EQ(m.find("150001"), 5u);  // hashed when inserted, in the table once it grew
+    EXPECT_EQ(m.size(), 6u + (200000 - 100 + 2) / 3 - 1);
+    // Not the same text, so not the same id: leading zeros, signs, 20 digits, empty.
+    for (const char* other : {"07", "+7", "-7", "00", "10000000000000000000", "", "7 "})
+        EXPECT_FALSE(m.find(other).has_value()) << other;
+    EXPECT_FALSE(m.find("8").has_value());
+    EXPECT_EQ(m.names()[2], "123456789012345678");
+    // About 12 bytes an id here (8 for the value, a dense table), far below the strings' ~100.
+    EXPECT_LT(m.memory_bytes(), 40u * m.size());
+}
+
+TEST(IdMap, TheFirstOtherIdTurnsTheMapIntoStringsKeepingEveryIndex) {
+    IdMap ints;
+    IdMap strings;
+    for (const char* id : {"5", "2", "40000000000", "0"}) {
+        ints.insert(id);
+        strings.insert(id);
+    }
+    EXPECT_EQ(ints, strings);
+    EXPECT_EQ(ints.insert("007"), std::make_pair(4u, true));  // not "7": a string from here on
+    EXPECT_FALSE(ints.integers());
+    EXPECT_NE(ints, strings);
+    strings.insert("007");
+    EXPECT_EQ(ints, strings);
+    EXPECT_EQ(ints.names(), (std::vector<std::string>{"5", "2", "40000000000", "0", "007"}));
+    EXPECT_EQ(ints.find("40000000000"), 2u);
+    EXPECT_EQ(ints.find("0"), 3u);
+    EXPECT_FALSE(ints.find("7").has_value());
+    EXPECT_EQ(ints.insert("2"), std::make_pair(1u, false));
+    EXPECT_EQ(ints.insert("7"), std::make_pair(5u, true));
+    // Equality across the two forms compares the names.
+    IdMap a;
+    IdMap b;
+    for (const char* id : {"1", "x"}) a.insert(id);
+    b.insert("1");
+    EXPECT_TRUE(b.integers());
+    EXPECT_NE(a, b);
+    IdMap c = a;
+    EXPECT_EQ(c, a);
+}
+
 TEST(Ratings, SmallMatrixByUserAndByItem) {
     // 3 users x 4 items; user 1 and item 2 have no ratings.
     const std::vector<RatingTriple> t = {

@@ -20,7 +20,7 @@ using testing::csr_entries;
 using testing::Entry;
 using testing::item_degrees_match;
 
-std::vector<std::string> names(const IdMap& m) { return {m.names().begin(), m.names().end()}; }
+std::vector<std::string> names(const IdMap& m) { return m.names(); }
 
 RatingsFile read_text(const std::string& text, const ReadRatingsOptions& options = {}) {
     TempDir dir;
