@@ -8,7 +8,9 @@
 // LDA_SWEEPS_SAVE=FILE writes every token's topic after the last sweep; LDA_SWEEPS_LOAD=FILE
 // starts from such a file instead of random topics (profiling steady state, docs/sampler.md).
 // LDA_SWEEPS_SAMPLER=mh sweeps with MhSampler (LDA_SWEEPS_MH_CYCLES cycles a token, default 2)
-// instead of SparseLdaSampler.
+// instead of SparseLdaSampler. LDA_SWEEPS_DOC_BUCKET=scalar|avx2 makes SparseLdaSampler
+// compute its doc bucket with that version instead of the fastest one (they draw the same
+// samples: an A/B of the versions in one binary).
 #include <time.h>
 #include <zlib.h>
 
@@ -181,7 +183,21 @@ int main(int argc, char** argv) {
                 cycles != nullptr ? static_cast<std::uint32_t>(std::atoi(cycles))
                                   : MhSampler::kDefaultCycles);
         } else {
-            sampler = std::make_unique<SparseLdaSampler>(p, V);
+            auto sparse = std::make_unique<SparseLdaSampler>(p, V);
+            if (const char* bucket = std::getenv("LDA_SWEEPS_DOC_BUCKET"); bucket != nullptr) {
+                const std::string b = bucket;
+                const lda::detail::DocMassesFn f = b == "scalar" ? &lda::detail::doc_masses_scalar
+                                                   : b == "avx2" ? lda::detail::doc_masses_avx2()
+                                                                 : nullptr;
+                if (f == nullptr) {
+                    std::fprintf(stderr, "LDA_SWEEPS_DOC_BUCKET=%s: unknown or not on this CPU\n",
+                                 bucket);
+                    return 3;
+                }
+                sparse->use_doc_masses(f);
+                std::printf("# doc bucket %s\n", bucket);
+            }
+            sampler = std::move(sparse);
         }
         std::printf("# sampler %s\n", mh ? "mh" : "sparse");
         std::printf(

@@ -59,6 +59,10 @@ class SparseLdaSampler final : public Sampler {
     };
     const Stats& stats() const { return stats_; }
 
+    /// Computes the doc bucket with `f` instead of the fastest version this CPU runs (every
+    /// version gives the same bits, so the same samples): for tests and A/B benchmarks.
+    void use_doc_masses(detail::DocMassesFn f) { doc_masses_ = f; }
+
   private:
     // A word-bucket draw through the group sums: u in [0, r); kNoTopic if rounding finds none.
     TopicId word_draw_grouped(double u, const Count* nw, const double* ainv, const double* rgroup,

@@ -357,7 +357,7 @@ struct GridRun {
 };
 
 GridRun run_grid(const SyntheticCorpus& c, std::uint32_t V, const LdaParams& p, std::uint32_t L,
-                 int sweeps, bool sequential = false) {
+                 int sweeps, bool sequential = false, detail::DocMassesFn doc_masses = nullptr) {
     std::vector<std::uint32_t> rows(c.num_docs()), cols(V);
     for (std::uint32_t d = 0; d < c.num_docs(); ++d) rows[d] = d % L;
     for (std::uint32_t w = 0; w < V; ++w) cols[w] = (w * 3) % L;
@@ -372,6 +372,9 @@ GridRun run_grid(const SyntheticCorpus& c, std::uint32_t V, const LdaParams& p, 
     g.wt = WordTopicTable::from_blocks(p.num_topics, V, g.blocks);
     g.totals = count_topic_totals(g.blocks, p.num_topics);
     std::vector<SparseLdaSampler> samplers(L, SparseLdaSampler(p, V));
+    if (doc_masses != nullptr) {
+        for (SparseLdaSampler& s : samplers) s.use_doc_masses(doc_masses);
+    }
     for (int sweep = 0; sweep < sweeps; ++sweep) {
         for (std::uint32_t round = 0; round < L; ++round) {
             std::vector<std::vector<TotalCount>> copies(L, g.totals);
@@ -459,6 +462,17 @@ TEST(SparseLdaSampler, CountsStayConsistentAcrossThreadedSweeps) {
     const GridRun again = run_grid(c, spec.vocab_size, p, L, 4);
     for (std::size_t b = 0; b < g.blocks.size(); ++b)
         EXPECT_EQ(again.blocks[b].topics, g.blocks[b].topics);
+}
+
+TEST(SparseLdaSampler, EveryDocBucketVersionDrawsTheSameSamples) {
+    const SyntheticSpec spec = grid_spec();
+    const SyntheticCorpus c = make_synthetic_corpus(spec);
+    const LdaParams p = grid_params();  // K = 24: rows of up to 24 entries, 4 a step and tails
+    const GridRun want = run_grid(c, spec.vocab_size, p, 2, 3, false, &detail::doc_masses_scalar);
+    if (detail::doc_masses_avx2() == nullptr) GTEST_SKIP() << "no AVX2 here";
+    const GridRun got = run_grid(c, spec.vocab_size, p, 2, 3, false, detail::doc_masses_avx2());
+    for (std::size_t b = 0; b < want.blocks.size(); ++b)
+        EXPECT_EQ(got.blocks[b].topics, want.blocks[b].topics);
 }
 
 }  // namespace
