@@ -374,8 +374,11 @@ std::vector<std::byte> write_blocks(std::span<const RowBlock> blocks) {
     return std::vector<std::byte>(out.bytes().begin(), out.bytes().end());
 }
 
-std::vector<RowBlock> read_blocks(std::span<const std::byte> bytes, int from, int rank) {
-    comm::WireReader in(bytes, fmt::format("row blocks from rank {}", from), rank);
+/// Blocks of a message written by write_blocks, each checked against the data's n and p.
+std::vector<RowBlock> read_blocks(std::span<const std::byte> bytes, const Dense& data, int from,
+                                  int rank) {
+    const std::string what = fmt::format("row blocks from rank {}", from);
+    comm::WireReader in(bytes, what, rank);
     std::vector<RowBlock> blocks(in.get<std::uint64_t>());
     for (RowBlock& b : blocks) {
         b.state.rows = in.get<std::uint64_t>();
@@ -385,6 +388,10 @@ std::vector<RowBlock> read_blocks(std::span<const std::byte> bytes, int from, in
         in.get(b.state.z);
         in.get(b.state.u);
         in.get(b.l1);
+        const std::size_t r = b.state.rows;
+        if (b.w.size() != r * data.p || b.state.h.size() != r || b.state.rho.size() != r ||
+            b.state.z.size() != r * data.n || b.state.u.size() != r * data.n)
+            throw CommError(rank, what + ": a block's arrays do not match its rows");
     }
     in.finish();
     return blocks;
@@ -445,7 +452,7 @@ std::size_t rebalance_blocks(comm::Communicator& comm, const comm::KvLayout& lay
                 ++b;
                 continue;
             }
-            std::vector<RowBlock> got = read_blocks(in[q], layout.workers[q], comm.rank());
+            std::vector<RowBlock> got = read_blocks(in[q], data, layout.workers[q], comm.rank());
             const std::size_t expect = std::min(bounds[q + 1], new_last) - b;
             if (got.size() != expect)
                 throw CommError(comm.rank(),
