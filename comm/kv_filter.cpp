@@ -1,6 +1,7 @@
 #include "comm/kv_filter.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <list>
 #include <memory>
@@ -143,6 +144,7 @@ std::uint64_t KvWire::bytes() const noexcept {
 }
 
 void KvFilter::select(const KvFilterContext&, KvEntries&, std::uint8_t) {}
+void KvFilter::select_unchanged(const KvFilterContext&, KvEntries&, std::uint8_t) {}
 void KvFilter::sent(const KvFilterContext&, const KvEntries&) {}
 void KvFilter::restore(const KvFilterContext&, KvEntries&, std::uint8_t) {}
 void KvFilter::encode(const KvFilterContext&, KvWire&) {}
@@ -178,6 +180,24 @@ void KvSigmodFilter::select(const KvFilterContext& ctx, KvEntries& e, std::uint8
         const double change =
             distance ? distance(e.values_of(i), old) : largest_change(e.values_of(i), old);
         if (change <= threshold) e.dropped_by[i] = self;
+    }
+}
+
+void KvSigmodFilter::select_unchanged(const KvFilterContext& ctx, KvEntries& e, std::uint8_t self) {
+    if (ctx.channel == KvChannel::kPullRequest) return;
+    const Memory& m = memory(true, ctx);
+    const std::vector<double> zeros(e.width, 0.0);
+    const auto same_bits = [](std::span<const double> a, std::span<const double> b) {
+        return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](double x, double y) {
+            return std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y);
+        });
+    };
+    for (std::size_t i = 0; i < e.size(); ++i) {
+        if (e.dropped_by[i] != 0) continue;
+        const auto it = m.last.find(e.keys[i]);
+        if (same_bits(e.values_of(i), it == m.last.end() ? zeros : it->second)) {
+            e.dropped_by[i] = self;
+        }
     }
 }
 
@@ -463,7 +483,11 @@ KvWire KvFilterStack::send(const KvFilterContext& ctx, KvEntries& e) {
     for (std::size_t f = 0; f < filters_.size(); ++f) {
         const std::uint64_t in = plain_bytes(ctx, e);
         const auto self = static_cast<std::uint8_t>(f + 1);
-        if (!ctx.lossless) filters_[f]->select(ctx, e, self);
+        if (ctx.lossless) {
+            filters_[f]->select_unchanged(ctx, e, self);
+        } else {
+            filters_[f]->select(ctx, e, self);
+        }
         if (!filters_[f]->encodes()) count(stats_[f], in, plain_bytes(ctx, e));
         stats_[f].entries_dropped +=
             static_cast<std::uint64_t>(std::count(e.dropped_by.begin(), e.dropped_by.end(), self));

@@ -105,6 +105,10 @@ class KvFilter {
     /// May drop kept entries (set dropped_by[i] = self) unless ctx.lossless. `self` is 1 + its
     /// index in the stack.
     virtual void select(const KvFilterContext& ctx, KvEntries& entries, std::uint8_t self);
+    /// Instead of select() when ctx.lossless: may drop only entries that restore() refills with
+    /// the very bits they have (none by default).
+    virtual void select_unchanged(const KvFilterContext& ctx, KvEntries& entries,
+                                  std::uint8_t self);
     /// Sender, after every filter selected: the entries that go out (dropped_by final).
     virtual void sent(const KvFilterContext& ctx, const KvEntries& entries);
     /// Receiver: fills entries with dropped_by == self (values and dropped_by = 0) if it can;
@@ -130,6 +134,10 @@ class KvSigmodFilter final : public KvFilter {
     ~KvSigmodFilter() override;
     std::string name() const override { return "sigmod"; }
     void select(const KvFilterContext& ctx, KvEntries& entries, std::uint8_t self) override;
+    /// An exact message drops the entries bitwise equal to what the receiver last received (or
+    /// +0.0 never sent): the receiver restores exactly them, so the message stays exact.
+    void select_unchanged(const KvFilterContext& ctx, KvEntries& entries,
+                          std::uint8_t self) override;
     void sent(const KvFilterContext& ctx, const KvEntries& entries) override;
     void restore(const KvFilterContext& ctx, KvEntries& entries, std::uint8_t self) override;
     bool restores() const override { return true; }

@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <exception>
@@ -205,24 +206,42 @@ bool aside_for(std::uint64_t team) {
 
 /// Takes and runs shares until none is left or the call failed; a worker task (task >= 0) also
 /// stops when it steps aside (stepping aside is decided after a late share, below).
-void take_shares(CallState& c, int task) {
+/// `measure`: add the CPU time this thread spends on shares (less its spinning) to the team's
+/// work_ns (always for a worker task), before it retires its last share: once the call's last
+/// share is retired every share's time is counted.
+void take_shares(CallState& c, int task, bool measure) {
     const bool worker = task >= 0;
+    measure = measure || worker;
     const Clock::time_point start = Clock::now();
-    const double cpu0 = worker ? thread_cpu_s() : 0.0;
+    const double cpu0 = measure ? thread_cpu_s() : 0.0;
     double blocked_s = 0;
     double waited_s = 0;
+    double spun_s = 0;  // spinning, at most Team::kSpinFor a wait (more: off the CPU)
+    double cpu_s = -1;  // this call's CPU seconds, once reported
     bool left = false;
-    for (;;) {
+    const auto take = [&]() -> std::uint64_t {
         if (worker && aside_for(c.team) && c.leave()) {
             left = true;
             c.benched.fetch_add(1, std::memory_order_relaxed);
-            break;
+            return c.total;
         }
-        const std::uint64_t t = c.next.fetch_add(1, std::memory_order_relaxed);
-        if (t >= c.total) break;
+        return c.next.fetch_add(1, std::memory_order_relaxed);
+    };
+    const auto report = [&] {
+        if (!measure || cpu_s >= 0) return;
+        cpu_s = thread_cpu_s() - cpu0;
+        // Spinning is CPU time too, but no work (blocked time is not CPU time). A wait's
+        // spinning counts at most kSpinFor: a longer one was off the CPU part of the time.
+        const double work_s = cpu_s - spun_s;
+        if (work_s > 0)
+            c.shared->work_ns.fetch_add(static_cast<std::int64_t>(1e9 * work_s),
+                                        std::memory_order_relaxed);
+    };
+    for (std::uint64_t t = take(); t < c.total;) {
         const std::uint64_t step = t / c.shares;
         if (!c.failed.load(std::memory_order_acquire)) {
             const Clock::time_point wait_start = Clock::now();
+            const double blocked_before = blocked_s;
             if (c.completed.wait(
                     [&](std::uint32_t v) {
                         return v >= step || c.failed.load(std::memory_order_acquire);
@@ -230,7 +249,10 @@ void take_shares(CallState& c, int task) {
                     blocked_s)) {
                 c.sleeps.fetch_add(1, std::memory_order_relaxed);
             }
-            waited_s += seconds_between(wait_start, Clock::now());
+            const double waited = seconds_between(wait_start, Clock::now());
+            waited_s += waited;
+            spun_s += std::min(waited - (blocked_s - blocked_before),
+                               std::chrono::duration<double>(Team::kSpinFor).count());
         }
         if (worker) c.wait_s[static_cast<std::size_t>(task)] = waited_s;
         if (!c.failed.load(std::memory_order_acquire)) {
@@ -241,6 +263,10 @@ void take_shares(CallState& c, int task) {
             }
         }
         if (!worker) c.by_caller.fetch_add(1, std::memory_order_relaxed);
+        // The next ticket before retiring this one: when there is none, this share may be the
+        // call's last, and the work is reported first.
+        const std::uint64_t next = take();
+        if (next >= c.total) report();
         const bool late = c.retire();
         // Late: a teammate blocked waiting for this share. Was this thread held off its core?
         if (worker && late && c.shares > 1) {
@@ -252,7 +278,9 @@ void take_shares(CallState& c, int task) {
                 s.bench_until = c.shared->aside(Clock::now());
             }
         }
+        t = next;
     }
+    report();
     if (!worker) return;
     if (!left) c.active.fetch_sub(1, std::memory_order_acq_rel);
     // Carry this task's running time into the thread's window (restarted once long enough).
@@ -262,7 +290,7 @@ void take_shares(CallState& c, int task) {
         s.cpu_s = 0;
     }
     s.wall_s += seconds_between(start, Clock::now()) - blocked_s;
-    s.cpu_s += thread_cpu_s() - cpu0;
+    s.cpu_s += cpu_s;
 }
 
 }  // namespace
@@ -333,24 +361,26 @@ TeamRun Team::call(std::size_t steps, const StepBody& body, bool caller_takes_sh
     TeamRun out;
     out.wait_s.assign(static_cast<std::size_t>(size_), 0.0);
     if (steps == 0) return out;
-    // Alone: every worker but one is aside, so the caller runs the shares itself, with no
-    // hand-off, until one comes back (then the workers are tried again).
-    const bool solo = size_ > 1 && aside_->count(Clock::now()) + 1 >= size_;
+    // Alone: one worker; or every worker but one is aside, so the caller runs the shares
+    // itself, with no hand-off, until one comes back; or the last windows' hand-offs did not pay.
+    const Clock::time_point start = Clock::now();
+    const bool solo = size_ == 1 || start < solo_until_ || aside_->count(start) + 1 >= size_;
     auto state = std::make_shared<CallState>(body, steps, size_, id_, caller_takes_shares || solo);
     state->shared = aside_;
     if (!solo) {
         runtime_.launch_workers([state](int task) {
             state->active.fetch_add(1, std::memory_order_acq_rel);
-            take_shares(*state, task);
+            take_shares(*state, task, true);
         });
     }
     CallState& c = *state;
     double blocked_s = 0;
     if (solo) {
-        take_shares(c, -1);
+        take_shares(c, -1, false);
         out.solo = true;
+        ++solo_calls_;
     } else if (caller_takes_shares) {
-        take_shares(c, -1);
+        take_shares(c, -1, true);
         // The last step's completion, waited for on `completed` so that the worker finishing it
         // sees a blocked teammate (and may step aside) as in run_steps.
         if (c.completed.wait(
@@ -369,6 +399,10 @@ TeamRun Team::call(std::size_t steps, const StepBody& body, bool caller_takes_sh
     out.by_caller = c.by_caller.load(std::memory_order_relaxed);
     sleeps_ += out.sleeps;
     benched_ += out.benched;
+    if (!solo) {
+        const Clock::time_point end = Clock::now();
+        measured(seconds_between(start, end), end);
+    }
     if (c.failed.load(std::memory_order_acquire)) {
         // Taken out of the shared state: a worker task may drop the last reference to `state`
         // after this thread has caught the exception, and must not be the one that destroys it
@@ -381,6 +415,23 @@ TeamRun Team::call(std::size_t steps, const StepBody& body, bool caller_takes_sh
         std::rethrow_exception(error);
     }
     return out;
+}
+
+void Team::measured(double wall_s, Clock::time_point now) {
+    window_s_ += wall_s;
+    if (window_s_ < std::chrono::duration<double>(kWindow).count()) return;
+    const double work_s = 1e-9 * static_cast<double>(aside_->work_ns.exchange(0));
+    const double speedup = work_s / window_s_;
+    window_s_ = 0;
+    if (speedup >= kMinSpeedup) {
+        solo_for_ = Clock::duration::zero();
+        return;
+    }
+    ++unpaid_windows_;
+    solo_for_ = solo_for_ == Clock::duration::zero()
+                    ? Clock::duration(kSoloFor)
+                    : std::min(2 * solo_for_, Clock::duration(kSoloMax));
+    solo_until_ = now + solo_for_;
 }
 
 }  // namespace rotor::sched

@@ -21,6 +21,15 @@
 // threads outnumber the free cores runs at about the speed of one thread instead of waiting at
 // every step for a descheduled teammate, and tries its workers again now and then.
 //
+// Going solo when the workers do not pay. The team measures what its hand-offs buy: over a
+// window of calls (kWindow of their wall time) it adds up the CPU time its threads spent running
+// shares (each task's thread CPU time, less its spinning) and divides by the calls' wall time.
+// That is the window's speedup over running every share on one thread; below kMinSpeedup (steps
+// too small for a hand-off, or a teammate's core taken by another process) the calling thread
+// runs the calls alone for kSoloFor, then tries the workers for one more window; each window in a
+// row that does not pay doubles the time alone, up to kSoloMax, and one that pays resets it. A
+// team of one worker always runs on the calling thread.
+//
 // Which worker runs which share varies from run to run: a share's work must depend only on the
 // share and the step, never on the thread. Models keep per-share state (partial sums, clocks)
 // indexed by the share, and get the same bits for any assignment.
@@ -39,8 +48,9 @@
 namespace rotor::sched {
 
 namespace detail {
-/// Which threads stand aside from a team, and until when: one slot per worker, keyed by thread.
-/// Thread-safe; shared by a Team and its calls' tasks (which may outlive a call).
+/// Which threads stand aside from a team, and until when: one slot per worker, keyed by thread;
+/// and the CPU time the team's tasks spent on shares (work_ns). Thread-safe; shared by a Team and
+/// its calls' tasks (which may outlive a call).
 class TeamAside {
   public:
     explicit TeamAside(int slots);
@@ -56,6 +66,13 @@ class TeamAside {
         std::atomic<std::uint64_t> thread{0};  ///< a hash of the thread's id, 0: free
         std::atomic<std::int64_t> until{0};    ///< steady_clock ticks
     };
+
+  public:
+    /// CPU nanoseconds the team's tasks spent running shares since the team last read it
+    /// (a task that ends after its call adds to the next window's).
+    std::atomic<std::int64_t> work_ns{0};
+
+  private:
     std::vector<Slot> slots_;
     std::mutex mutex_;              ///< guards the two below
     std::int64_t last_length_ = 0;  ///< the last stepping aside's length, steady_clock ticks
@@ -71,7 +88,9 @@ struct TeamRun {
     std::uint64_t sleeps = 0;     ///< waits that outlasted the spin and blocked
     std::uint64_t benched = 0;    ///< workers that stepped aside during the call (or were aside)
     std::uint64_t by_caller = 0;  ///< shares the calling thread ran
-    bool solo = false;            ///< the calling thread ran every share (workers aside)
+    /// The calling thread ran every share: one worker, every worker but one aside, or the last
+    /// window's hand-offs did not pay (see the file comment).
+    bool solo = false;
 };
 
 /// P = runtime.threads() workers; borrows the runtime (which must outlive the team). Calls come
@@ -85,6 +104,13 @@ class Team {
     /// long each time it steps aside again within a second of coming back, up to kBenchMax.
     static constexpr std::chrono::milliseconds kBenchFor{100};
     static constexpr std::chrono::milliseconds kBenchMax{3200};
+    /// Hand-off calls whose wall time a measured window adds up; the least speedup a window must
+    /// show for the team to keep handing off; the time alone after a window that did not, twice
+    /// as long after each further one in a row, up to kSoloMax (see the file comment).
+    static constexpr std::chrono::milliseconds kWindow{20};
+    static constexpr double kMinSpeedup = 1.1;
+    static constexpr std::chrono::milliseconds kSoloFor{100};
+    static constexpr std::chrono::milliseconds kSoloMax{3200};
 
     /// The work of one share of one step. Called concurrently for the shares of one step; every
     /// call of step s returns, and its writes are visible, before any call of step s + 1 begins.
@@ -111,15 +137,25 @@ class Team {
     /// Totals over every call so far (the sums of the TeamRun fields but wait_s).
     std::uint64_t sleeps() const noexcept { return sleeps_; }
     std::uint64_t benched() const noexcept { return benched_; }
+    /// Calls the calling thread ran alone, and measured windows whose hand-offs did not pay.
+    std::uint64_t solo_calls() const noexcept { return solo_calls_; }
+    std::uint64_t unpaid_windows() const noexcept { return unpaid_windows_; }
 
   private:
     TeamRun call(std::size_t steps, const StepBody& body, bool caller_takes_shares);
+    /// Adds a hand-off call's wall seconds to the window; judges the window once it is full.
+    void measured(double wall_s, std::chrono::steady_clock::time_point now);
 
     Runtime& runtime_;
     int size_;
     std::uint64_t id_;  ///< process-unique: which team a worker's stepping aside belongs to
     std::uint64_t sleeps_ = 0;
     std::uint64_t benched_ = 0;
+    std::uint64_t solo_calls_ = 0;
+    std::uint64_t unpaid_windows_ = 0;
+    double window_s_ = 0;  ///< wall seconds of the hand-off calls in the current window
+    std::chrono::steady_clock::duration solo_for_{0};  ///< the last time alone, 0: the last paid
+    std::chrono::steady_clock::time_point solo_until_{};
     std::shared_ptr<detail::TeamAside> aside_;  ///< shared with the calls' tasks
 };
 

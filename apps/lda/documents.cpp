@@ -18,6 +18,7 @@
 #include "comm/wire.h"
 #include "core/base/rng.h"
 #include "sched/block_grid.h"
+#include "sched/rebalance.h"
 
 namespace rotor::lda {
 namespace {
@@ -169,70 +170,17 @@ void Trainer::share_doc_lists() {
     rank_docs_ = std::move(lists);
 }
 
-namespace {
-
-/// Each rank's target token count for plan_rebalance / rebalance_imbalance (empty when there is
-/// nothing to balance).
-std::vector<double> rebalance_targets(std::span<const std::uint64_t> tokens,
-                                      std::span<const double> speeds, double min_share,
-                                      std::uint64_t max_tokens) {
-    const std::size_t ranks = tokens.size();
-    ROTOR_ASSERT(speeds.size() == ranks, "rebalancing: one speed per rank");
-    const double total_speed = std::accumulate(speeds.begin(), speeds.end(), 0.0);
-    const std::uint64_t total = std::accumulate(tokens.begin(), tokens.end(), std::uint64_t{0});
-    if (ranks < 2 || !(total_speed > 0) || total == 0) return {};
-    std::vector<double> share(ranks);
-    for (std::size_t q = 0; q < ranks; ++q)
-        share[q] = std::max(speeds[q] / total_speed, min_share / static_cast<double>(ranks));
-    const double share_sum = std::accumulate(share.begin(), share.end(), 0.0);
-    std::vector<double> target(ranks);
-    for (std::size_t q = 0; q < ranks; ++q)
-        target[q] = static_cast<double>(total) * share[q] / share_sum;
-    const double cap = static_cast<double>(max_tokens);
-    if (max_tokens == 0 || cap * static_cast<double>(ranks) < static_cast<double>(total))
-        return target;
-    // Water-filling: ranks over the cap are held at it, their excess shared out by the others'
-    // shares, until none is over (at most P rounds).
-    std::vector<std::uint8_t> capped(ranks, 0);
-    for (std::size_t round = 0; round < ranks; ++round) {
-        double excess = 0;
-        double free_share = 0;
-        for (std::size_t q = 0; q < ranks; ++q) {
-            if (target[q] > cap) {
-                excess += target[q] - cap;
-                target[q] = cap;
-                capped[q] = 1;
-            }
-            if (capped[q] == 0) free_share += share[q];
-        }
-        if (excess <= 0 || free_share <= 0) break;
-        for (std::size_t q = 0; q < ranks; ++q)
-            if (capped[q] == 0) target[q] += excess * share[q] / free_share;
-    }
-    return target;
-}
-
-}  // namespace
-
-double rebalance_imbalance(std::span<const std::uint64_t> tokens, std::span<const double> speeds,
-                           double min_share, std::uint64_t max_tokens) {
-    const std::vector<double> target = rebalance_targets(tokens, speeds, min_share, max_tokens);
-    double imbalance = 1;
-    for (std::size_t q = 0; q < target.size(); ++q)
-        imbalance = std::max(imbalance, static_cast<double>(tokens[q]) / std::max(target[q], 1.0));
-    return imbalance;
-}
-
 std::vector<DocTransfer> plan_rebalance(std::span<const std::uint64_t> tokens,
                                         std::span<const double> speeds, double tolerance,
                                         double min_share, std::uint64_t max_tokens) {
-    const std::vector<double> target = rebalance_targets(tokens, speeds, min_share, max_tokens);
+    const std::vector<double> target =
+        sched::rebalance_targets(tokens, speeds, min_share, max_tokens);
     if (target.empty()) return {};
     const std::size_t ranks = tokens.size();
     std::vector<std::int64_t> excess(ranks);
     for (std::size_t q = 0; q < ranks; ++q)
         excess[q] = static_cast<std::int64_t>(tokens[q]) - std::llround(target[q]);
-    const double imbalance = rebalance_imbalance(tokens, speeds, min_share, max_tokens);
+    const double imbalance = sched::rebalance_imbalance(tokens, speeds, min_share, max_tokens);
     if (imbalance <= 1 + tolerance) return {};
     std::vector<DocTransfer> plan;
     std::size_t i = 0;  // senders: excess > 0
@@ -291,7 +239,8 @@ std::vector<DocTransfer> Trainer::decide_rebalance(bool moved) {
         // the time of the last move, or of one iteration before the first (a move rebuilds the
         // blocks, about as much work as a sweep).
         const double imbalance =
-            ready ? rebalance_imbalance(tokens, speeds, kMinShare, dist_.max_rank_tokens) : 1.0;
+            ready ? sched::rebalance_imbalance(tokens, speeds, kMinShare, dist_.max_rank_tokens)
+                  : 1.0;
         const double gain = iteration_s * (1 - 1 / imbalance) * remaining;
         const double cost = rebalances_ > 0 ? last_move_s_ : iteration_s;
         if ((full || quick) && gain > 2 * cost)

@@ -177,11 +177,6 @@ struct DocTransfer {
 std::vector<DocTransfer> plan_rebalance(std::span<const std::uint64_t> tokens,
                                         std::span<const double> speeds, double tolerance,
                                         double min_share = 0.1, std::uint64_t max_tokens = 0);
-/// max_q tokens_q / target_q for the targets plan_rebalance aims at (>= 1; 1 for one rank): how
-/// much longer than a balanced one an iteration is predicted to take.
-double rebalance_imbalance(std::span<const std::uint64_t> tokens, std::span<const double> speeds,
-                           double min_share = 0.1, std::uint64_t max_tokens = 0);
-
 /// One rank's accounting of one iteration. Seconds are wall seconds on that rank.
 struct RankMetrics {
     std::uint64_t tokens = 0;            ///< tokens of the rank's docs

@@ -13,6 +13,7 @@
 #include "core/base/error.h"
 #include "core/io/atomic_file.h"
 #include "core/rica/model_file.h"
+#include "train/common_flags.h"
 
 namespace rotor::apps {
 namespace {
@@ -82,6 +83,8 @@ void add_train(CLI::App& rica, comm::Communicator* world) {
     c->add_option("--simulate-straggler", f->straggler,
                   "Benchmark aid: the worker on rank RANK sleeps (FACTOR - 1) x its compute "
                   "time each step (RANK:FACTOR)");
+    train::add_switch(*c, "rebalance", o.rebalance,
+                      "Several workers: move row blocks between them to follow their speeds");
     c->add_flag("--quiet,-q", f->quiet, "No progress lines");
     c->callback([f, world] {
         if (world != nullptr) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -35,6 +36,9 @@ comm::KvLayout layout_of(int servers, int ranks) {
     return comm::KvLayout::even(std::vector<int>(all.begin(), all.begin() + servers),
                                 std::vector<int>(all.begin() + servers, all.end()));
 }
+
+/// Steps of the first segment of a run that rebalances: the speeds it measures move the rows early.
+constexpr std::uint64_t kFirstMeasure = 2;
 
 std::string checkpoint_path(const TrainFlags& f) { return f.out + ".checkpoint"; }
 
@@ -73,6 +77,8 @@ struct Setup {
     std::size_t p = 0, n = 0;
     std::optional<Model> resumed;
     std::unique_ptr<RowWorker> rows;
+    std::vector<std::size_t> bounds;  ///< the workers' first blocks, then the block count
+    std::uint64_t max_rows = 0;       ///< the most rows a worker may hold (--max-memory; 0: any)
     std::unique_ptr<train::MetricsFile> metrics;  // rank 0
 };
 
@@ -124,10 +130,19 @@ void prepare(TrainFlags& f, comm::Communicator& world, Setup& s) {
         const std::size_t r0 = std::min(b0 * o.block_rows, o.components),
                           r1 = std::min(b1 * o.block_rows, o.components);
         const std::uint64_t plan = s.worker < 0 ? 0 : estimate_memory(s.n, s.p, r1 - r0, o);
-        train::check_memory(plan, train::memory_limit(f.max_memory, host_ranks),
+        const std::uint64_t limit = train::memory_limit(f.max_memory, host_ranks);
+        train::check_memory(plan, limit,
                             "use fewer components per worker (more worker ranks) or raise "
                             "--max-memory",
                             world.size() > 1);
+        // Rebalancing moves rows between workers: none takes more than the limit allows.
+        const std::uint64_t base = estimate_memory(s.n, s.p, 0, o),
+                            per_row = estimate_memory(s.n, s.p, 1, o) - base;
+        if (limit > 0 && per_row > 0) s.max_rows = limit > base ? (limit - base) / per_row : 1;
+        for (std::size_t q = 0; q < s.layout.workers.size(); ++q)
+            s.bounds.push_back(
+                worker_blocks(o.components, o.block_rows, q, s.layout.workers.size()).first);
+        s.bounds.push_back((o.components + o.block_rows - 1) / o.block_rows);
         if (s.worker < 0) return;
         s.c = gram(s.data);
         s.spectrum = Spectrum::of(s.c, s.p);
@@ -206,13 +221,35 @@ void run_train(TrainFlags& f, comm::Communicator& world) {
     double previous = NAN;
     bool converged = false;
     std::vector<double> last;
+    // Row blocks follow the workers' speeds (docs/rica.md, "Rebalancing"): measured over a first
+    // short segment, then over each segment.
+    const bool rebalance = o.rebalance && o.solver == Solver::kProx && s.layout.workers.size() > 1;
+    bool measured = false;
     while (!converged) {
         std::uint64_t steps = std::min(f.eval_every - done % f.eval_every, f.iterations - done);
         if (f.checkpoint_every > 0)
             steps = std::min(steps, f.checkpoint_every - done % f.checkpoint_every);
+        if (rebalance && !measured) steps = std::min<std::uint64_t>(steps, kFirstMeasure);
         if (done >= f.iterations) steps = 0;
         Stopwatch clock;
         const SegmentResult r = run_segment(world, s.layout, s.rows.get(), s.p, steps, o);
+        if (rebalance && steps > 0 && done + steps < f.iterations) {
+            measured = true;
+            const std::size_t moved =
+                rebalance_blocks(world, s.layout, s.rows, s.bounds, steps, r.compute_s, s.data, s.c,
+                                 s.spectrum, o, s.max_rows);
+            if (moved > 0 && talk) {
+                std::string rows;
+                for (std::size_t q = 0; q + 1 < s.bounds.size(); ++q)
+                    rows += fmt::format("{}{}", q > 0 ? ", " : "",
+                                        std::min(s.bounds[q + 1] * o.block_rows, o.components) -
+                                            s.bounds[q] * o.block_rows);
+                fmt::print(
+                    "rotor: rebalanced after iteration {}: {} rows moved; rows per worker {}\n",
+                    done + steps, moved, rows);
+                std::fflush(stdout);
+            }
+        }
         const double seconds = clock.seconds();
         time_s += seconds;
         done += steps;

@@ -13,15 +13,22 @@
 #include <fmt/format.h>
 
 #include "comm/agreed.h"
+#include "comm/wire.h"
 #include "core/base/error.h"
 #include "core/base/exact_sum.h"
 #include "core/base/timer.h"
 #include "core/rica/augmented.h"
+#include "sched/rebalance.h"
 
 namespace rotor::rica {
 namespace {
 
 constexpr std::size_t kLimbs = core::ExactSum::kLimbs;
+
+/// Row blocks move once the busiest worker holds more than 1 + this of its share of the rows;
+/// no worker's share drops below kMinShare of an even one (sched::rebalance_targets).
+constexpr double kRebalanceTolerance = 0.25;
+constexpr double kMinShare = 0.1;
 
 std::size_t key_count(std::size_t p) { return p * (p + 1) / 2 + 1; }
 
@@ -106,11 +113,50 @@ RowWorker::RowWorker(const Dense& data, const std::vector<double>& c, const Spec
       w_(std::move(w)),
       rho_(options.rho),
       last_objective_(std::numeric_limits<double>::infinity()) {
-    const std::size_t p = data.p, first_row = first_block * options.block_rows;
+    start(first_block, last_block);
+    const std::size_t p = data.p, blocks = last_block - first_block, threads = scratch_.size();
+    if (options.solver == Solver::kAdmm) {
+        admm_metric_ = metric.empty() ? std::vector<double>(rows(), 1.0) : std::move(metric);
+        split_ = std::make_unique<AdmmSplit>(data_, rows());
+        split_->reset(w_, loop_);
+        contribute();
+        return;
+    }
+    states_.resize(blocks);
+    l1_.assign(blocks, 0.0);
+    const auto init = [&](int share) {
+        for (std::size_t b = static_cast<std::size_t>(share); b < blocks; b += threads) {
+            const std::size_t r0 = block_first_[b], rows = block_first_[b + 1] - r0;
+            l1_[b] = init_block(data_, std::span<const double>(w_).subspan(r0 * p, rows * p), rows,
+                                states_[b], scratch_[static_cast<std::size_t>(share)]);
+            if (!metric.empty()) std::copy_n(metric.begin() + r0, rows, states_[b].h.begin());
+        }
+    };
+    run_shares(init);
+    contribute();
+}
+
+RowWorker::RowWorker(const Dense& data, const std::vector<double>& c, const Spectrum& spectrum,
+                     const TrainerOptions& options, std::size_t first_block,
+                     std::vector<RowBlock> blocks)
+    : data_(data), c_(c), spectrum_(spectrum), options_(options), rho_(options.rho) {
+    ROTOR_ASSERT(options.solver == Solver::kProx, "row blocks move only with the prox solver");
+    start(first_block, first_block + blocks.size());
+    for (RowBlock& b : blocks) {
+        w_.insert(w_.end(), b.w.begin(), b.w.end());
+        states_.push_back(std::move(b.state));
+        l1_.push_back(b.l1);
+    }
+    ROTOR_ASSERT(w_.size() == block_first_.back() * data.p, "moved blocks of the wrong size");
+    contribute();
+}
+
+void RowWorker::start(std::size_t first_block, std::size_t last_block) {
+    const std::size_t first_row = first_block * options_.block_rows;
     for (std::size_t b = first_block; b <= last_block; ++b)
-        block_first_.push_back(std::min(b * options.block_rows, options.components) - first_row);
+        block_first_.push_back(std::min(b * options_.block_rows, options_.components) - first_row);
     const std::size_t blocks = last_block - first_block;
-    const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(blocks)));
+    const int threads = std::max(1, std::min<int>(options_.threads, static_cast<int>(blocks)));
     scratch_.resize(static_cast<std::size_t>(threads));
     if (threads > 1) {
         runtime_ = std::make_unique<sched::Runtime>(threads, sched::PinMode::kAuto);
@@ -122,26 +168,22 @@ RowWorker::RowWorker(const Dense& data, const std::vector<double>& c, const Spec
     } else {
         loop_ = core::serial_loop;
     }
-    if (options.solver == Solver::kAdmm) {
-        admm_metric_ = metric.empty() ? std::vector<double>(rows(), 1.0) : std::move(metric);
-        split_ = std::make_unique<AdmmSplit>(data_, rows());
-        split_->reset(w_, loop_);
-        contribute();
-        return;
+}
+
+std::vector<RowBlock> RowWorker::release() {
+    ROTOR_ASSERT(!split_, "row blocks move only with the prox solver");
+    const std::size_t p = data_.p;
+    std::vector<RowBlock> out(states_.size());
+    for (std::size_t b = 0; b < out.size(); ++b) {
+        out[b].w.assign(w_.begin() + static_cast<std::ptrdiff_t>(block_first_[b] * p),
+                        w_.begin() + static_cast<std::ptrdiff_t>(block_first_[b + 1] * p));
+        out[b].state = std::move(states_[b]);
+        out[b].l1 = l1_[b];
     }
-    states_.resize(blocks);
-    l1_.assign(blocks, 0.0);
-    const auto init = [&](int share) {
-        for (std::size_t b = static_cast<std::size_t>(share); b < blocks;
-             b += static_cast<std::size_t>(threads)) {
-            const std::size_t r0 = block_first_[b], rows = block_first_[b + 1] - r0;
-            l1_[b] = init_block(data_, std::span<const double>(w_).subspan(r0 * p, rows * p), rows,
-                                states_[b], scratch_[static_cast<std::size_t>(share)]);
-            if (!metric.empty()) std::copy_n(metric.begin() + r0, rows, states_[b].h.begin());
-        }
-    };
-    run_shares(init);
-    contribute();
+    w_.clear();
+    states_.clear();
+    l1_.clear();
+    return out;
 }
 
 void RowWorker::parallel(std::int64_t begin, std::int64_t end,
@@ -267,6 +309,7 @@ SegmentResult run_segment(comm::Communicator& comm, const comm::KvLayout& layout
                     if (slow > 1)
                         std::this_thread::sleep_for(
                             std::chrono::duration<double>((slow - 1) * compute.seconds()));
+                    result.compute_s += compute.seconds();
                 }
                 node.push(t, keys, worker->contribution());
                 pulls.emplace_back(t, node.pull(t, keys));
@@ -282,6 +325,147 @@ SegmentResult run_segment(comm::Communicator& comm, const comm::KvLayout& layout
     });
     result.stats = node.stats();
     return result;
+}
+
+std::vector<std::size_t> plan_blocks(std::span<const std::size_t> bounds,
+                                     std::span<const double> speeds, std::size_t components,
+                                     std::size_t block_rows, double tolerance,
+                                     std::uint64_t max_rows) {
+    std::vector<std::size_t> same(bounds.begin(), bounds.end());
+    const std::size_t workers = bounds.size() - 1, blocks = bounds.back();
+    ROTOR_ASSERT(speeds.size() == workers, "one speed per worker");
+    if (workers < 2 || blocks < workers) return same;
+    for (const double v : speeds)
+        if (!(v > 0) || !std::isfinite(v)) return same;
+    const auto row_of = [&](std::size_t b) { return std::min(b * block_rows, components); };
+    std::vector<std::uint64_t> rows(workers);
+    for (std::size_t q = 0; q < workers; ++q) rows[q] = row_of(bounds[q + 1]) - row_of(bounds[q]);
+    if (sched::rebalance_imbalance(rows, speeds, kMinShare, max_rows) <= 1 + tolerance) return same;
+    const std::vector<double> target = sched::rebalance_targets(rows, speeds, kMinShare, max_rows);
+    std::vector<std::size_t> next(workers + 1, 0);
+    next[workers] = blocks;
+    double end = 0;  // the rows of workers 0..q by their targets
+    for (std::size_t q = 0; q + 1 < workers; ++q) {
+        end += target[q];
+        const auto b =
+            static_cast<std::size_t>(std::llround(end / static_cast<double>(block_rows)));
+        next[q + 1] = std::clamp(b, next[q] + 1, blocks - (workers - 1 - q));
+    }
+    return next;
+}
+
+namespace {
+
+/// Tag of the messages of moving row blocks (after a segment's kv node is gone).
+constexpr int kBlocksTag = comm::kKvControlTag + 10;
+
+std::vector<std::byte> write_blocks(std::span<const RowBlock> blocks) {
+    comm::WireWriter out;
+    out.put(static_cast<std::uint64_t>(blocks.size()));
+    for (const RowBlock& b : blocks) {
+        out.put(static_cast<std::uint64_t>(b.state.rows));
+        out.put(b.w);
+        out.put(b.state.h);
+        out.put(b.state.rho);
+        out.put(b.state.z);
+        out.put(b.state.u);
+        out.put(b.l1);
+    }
+    return std::vector<std::byte>(out.bytes().begin(), out.bytes().end());
+}
+
+/// Blocks of a message written by write_blocks, each checked against the data's n and p.
+std::vector<RowBlock> read_blocks(std::span<const std::byte> bytes, const Dense& data, int from,
+                                  int rank) {
+    const std::string what = fmt::format("row blocks from rank {}", from);
+    comm::WireReader in(bytes, what, rank);
+    std::vector<RowBlock> blocks(in.get<std::uint64_t>());
+    for (RowBlock& b : blocks) {
+        b.state.rows = in.get<std::uint64_t>();
+        in.get(b.w);
+        in.get(b.state.h);
+        in.get(b.state.rho);
+        in.get(b.state.z);
+        in.get(b.state.u);
+        in.get(b.l1);
+        const std::size_t r = b.state.rows;
+        if (b.w.size() != r * data.p || b.state.h.size() != r || b.state.rho.size() != r ||
+            b.state.z.size() != r * data.n || b.state.u.size() != r * data.n)
+            throw CommError(rank, what + ": a block's arrays do not match its rows");
+    }
+    in.finish();
+    return blocks;
+}
+
+}  // namespace
+
+std::size_t rebalance_blocks(comm::Communicator& comm, const comm::KvLayout& layout,
+                             std::unique_ptr<RowWorker>& worker, std::vector<std::size_t>& bounds,
+                             std::uint64_t steps, double compute_s, const Dense& data,
+                             const std::vector<double>& c, const Spectrum& spectrum,
+                             const TrainerOptions& options, std::uint64_t max_rows) {
+    const std::size_t workers = layout.workers.size();
+    const auto it = std::find(layout.workers.begin(), layout.workers.end(), comm.rank());
+    const std::size_t me = static_cast<std::size_t>(it - layout.workers.begin());
+    // Every worker's speed, summed into its own slot (exact: one term is not zero).
+    std::vector<double> speeds(workers, 0.0);
+    if (worker && compute_s > 0)
+        speeds[me] = static_cast<double>(worker->rows() * steps) / compute_s;
+    comm.allreduce_sum(speeds);
+    const std::vector<std::size_t> next = plan_blocks(
+        bounds, speeds, options.components, options.block_rows, kRebalanceTolerance, max_rows);
+    if (next == bounds) return 0;
+    const auto owner = [&](const std::vector<std::size_t>& at, std::size_t b) {
+        return static_cast<std::size_t>(std::upper_bound(at.begin(), at.end(), b) - at.begin()) - 1;
+    };
+    std::size_t moved = 0;
+    for (std::size_t b = 0; b < bounds.back(); ++b)
+        if (owner(bounds, b) != owner(next, b))
+            moved +=
+                std::min((b + 1) * options.block_rows, options.components) - b * options.block_rows;
+    if (worker) {
+        const std::size_t first = bounds[me], last = bounds[me + 1];
+        const std::size_t new_first = next[me], new_last = next[me + 1];
+        std::vector<RowBlock> mine = worker->release();
+        worker.reset();
+        std::vector<std::vector<std::byte>> out, in(workers);
+        std::vector<comm::Request> requests;
+        for (std::size_t q = 0; q < workers; ++q) {
+            if (q == me) continue;
+            // Mine going to q, then q's coming to me: each a contiguous range (maybe empty).
+            const std::size_t s0 = std::max(first, next[q]), s1 = std::min(last, next[q + 1]);
+            if (s0 < s1) {
+                out.push_back(
+                    write_blocks(std::span<const RowBlock>(mine).subspan(s0 - first, s1 - s0)));
+                requests.push_back(comm.isend(out.back(), layout.workers[q], kBlocksTag));
+            }
+            const std::size_t r0 = std::max(bounds[q], new_first),
+                              r1 = std::min(bounds[q + 1], new_last);
+            if (r0 < r1) requests.push_back(comm.irecv(in[q], layout.workers[q], kBlocksTag));
+        }
+        for (comm::Request& r : requests) comm.wait(r);
+        std::vector<RowBlock> blocks;
+        for (std::size_t b = new_first; b < new_last;) {
+            const std::size_t q = owner(bounds, b);
+            if (q == me) {
+                blocks.push_back(std::move(mine[b - first]));
+                ++b;
+                continue;
+            }
+            std::vector<RowBlock> got = read_blocks(in[q], data, layout.workers[q], comm.rank());
+            const std::size_t expect = std::min(bounds[q + 1], new_last) - b;
+            if (got.size() != expect)
+                throw CommError(comm.rank(),
+                                fmt::format("row blocks from rank {}: {} blocks, not {}",
+                                            layout.workers[q], got.size(), expect));
+            for (RowBlock& g : got) blocks.push_back(std::move(g));
+            b += expect;
+        }
+        worker =
+            std::make_unique<RowWorker>(data, c, spectrum, options, new_first, std::move(blocks));
+    }
+    bounds = next;
+    return moved;
 }
 
 std::uint64_t estimate_memory(std::size_t n, std::size_t p, std::size_t rows,

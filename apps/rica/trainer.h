@@ -63,7 +63,26 @@ struct TrainerOptions {
     double timeout_s = 60;        ///< of the kv engine
     int straggler_rank = -1;      ///< --simulate-straggler: this rank's worker is slowed
     double straggler_factor = 1;  ///< to 1/factor of its speed (sleeps (factor-1)× its compute)
+    bool rebalance = true;        ///< kProx, several workers: move row blocks to follow speeds
 };
+
+/// A row block as it moves between workers at a segment boundary (kProx): its rows of W, their
+/// ADMM state and Σ_j ‖X w_j‖₁ of its rows, exactly as the worker held them.
+struct RowBlock {
+    std::vector<double> w;
+    BlockState state;
+    double l1 = 0;
+};
+
+/// New block boundaries of the workers (workers + 1 of them, from 0 to the block count, each
+/// worker at least one block): the rows shared by the workers' measured `speeds` (rows stepped
+/// per second) through sched::rebalance_targets, no worker over `max_rows` (0: no limit), the
+/// blocks staying contiguous and in worker order. `bounds` unchanged when the predicted
+/// imbalance (sched::rebalance_imbalance) is at most 1 + `tolerance`, or when a speed is unknown.
+std::vector<std::size_t> plan_blocks(std::span<const std::size_t> bounds,
+                                     std::span<const double> speeds, std::size_t components,
+                                     std::size_t block_rows, double tolerance,
+                                     std::uint64_t max_rows = 0);
 
 /// The row blocks of worker `worker` of `workers`: [first, last) block indices (blocks of
 /// block_rows rows, the last one shorter), contiguous and balanced.
@@ -99,6 +118,9 @@ class RowWorker {
     RowWorker(const Dense& data, const std::vector<double>& c, const Spectrum& spectrum,
               const TrainerOptions& options, std::size_t first_block, std::size_t last_block,
               std::vector<double> w, std::vector<double> metric);
+    /// kProx: blocks [first_block, first_block + blocks.size()) as another worker held them.
+    RowWorker(const Dense& data, const std::vector<double>& c, const Spectrum& spectrum,
+              const TrainerOptions& options, std::size_t first_block, std::vector<RowBlock> blocks);
     ~RowWorker();
     RowWorker(const RowWorker&) = delete;
     RowWorker& operator=(const RowWorker&) = delete;
@@ -111,8 +133,12 @@ class RowWorker {
     const std::vector<double>& w() const { return w_; }
     std::vector<double> metric() const;
     std::size_t rows() const { return w_.size() / data_.p; }
+    /// kProx: gives up every block, in order (the worker is empty afterwards).
+    std::vector<RowBlock> release();
 
   private:
+    /// The blocks' row offsets and the team, for blocks [first_block, last_block).
+    void start(std::size_t first_block, std::size_t last_block);
     void contribute();
     /// Calls body(share) on every share of the team (or on this thread).
     void run_shares(const std::function<void(int)>& body);
@@ -144,6 +170,7 @@ class RowWorker {
 struct SegmentResult {
     std::vector<double> pulled;
     comm::KvStats stats;
+    double compute_s = 0;  ///< on a worker: seconds in its steps (a straggler's sleep included)
 };
 
 /// The keys of dimension p: p(p+1)/2 entries of S then the L1 total, increasing.
@@ -155,5 +182,17 @@ std::vector<double> s_of(std::span<const double> pulled, std::size_t p);
 /// step them. `worker` non-null exactly on workers.
 SegmentResult run_segment(comm::Communicator& comm, const comm::KvLayout& layout, RowWorker* worker,
                           std::size_t p, std::uint64_t steps, const TrainerOptions& options);
+
+/// Collective over every rank of `layout` at a segment boundary (every pull applied): the
+/// workers' speeds (rows × `steps` / `compute_s`) shared, plan_blocks' boundaries replace
+/// `bounds` (on every rank alike) and the blocks whose worker changes move to it whole, so
+/// `worker` is rebuilt on the workers whose blocks change. Returns the rows moved (0: no
+/// change). The servers' sums are exact and a block's step depends on its state and S only, so at
+/// τ = 0 the model is the same bits as without the move.
+std::size_t rebalance_blocks(comm::Communicator& comm, const comm::KvLayout& layout,
+                             std::unique_ptr<RowWorker>& worker, std::vector<std::size_t>& bounds,
+                             std::uint64_t steps, double compute_s, const Dense& data,
+                             const std::vector<double>& c, const Spectrum& spectrum,
+                             const TrainerOptions& options, std::uint64_t max_rows = 0);
 
 }  // namespace rotor::rica

@@ -8,7 +8,8 @@ Runs, side by side in one invocation, each case --repeats times, and prints medi
      OpenBLAS thread) runs until its non-smooth F reaches that target;
   2. rotor with 2 threads against 1 (the same steps and, by construction, the same W);
   3. with --ranks: mpiexec -n 3 (1 server, 2 workers), tau = 0, 1, 4, the worker on rank 2
-     slowed to 1/4 speed (--simulate-straggler 2:4): the time to the objective tau = 0 reached.
+     slowed to 1/4 speed (--simulate-straggler 2:4), with and without --rebalance, and tau = 0
+     without a straggler, with and without it: the time to the objective tau = 0 reaches.
 
     /usr/bin/python3 bench/rica/compare.py --rotor build/ci/apps/rotor --data /tmp/p8.tsv \
         --components 128 --lambda 0.1 --iterations 40 --repeats 3 --ranks
@@ -45,10 +46,11 @@ def rotor_run(a, tmp: str, extra: list[str], prefix: list[str] | None = None,
 
 
 def time_to(records: list[dict], target: float) -> float:
+    """The first record's time_s at or below `target`; inf when none (not reached)."""
     for r in records:
         if r["objective"] <= target:
             return r["time_s"]
-    return float("nan")
+    return float("inf")
 
 
 def reference_time(a, target: float) -> tuple[float, float]:
@@ -59,6 +61,42 @@ def reference_time(a, target: float) -> tuple[float, float]:
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     last = out.strip().splitlines()[-1].split()
     return float(last[0]), float(last[1])
+
+
+def ranks(a, tmp: str) -> None:
+    """The mpiexec cases, interleaved in each repeat: tau = 0, 1, 4 with the worker on rank 2
+    at 1/4 speed, with and without --rebalance; and without a straggler, tau = 0 with and
+    without --rebalance. Each the time to the objective tau = 0 reaches in --iterations steps
+    (the same bits with or without rebalancing: the goal of every case)."""
+    prefix = ["mpiexec", "-n", "3", "--oversubscribe"]
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    os.environ.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
+    slow = ["--simulate-straggler", "2:4"]
+    cases = [(f"straggler, tau {tau}, {'rebalance' if on else 'no rebalance'}",
+              ["--delay", str(tau)] + slow + ([] if on else ["--no-rebalance"]), tau)
+             for on in (False, True) for tau in (0, 1, 4)]
+    cases += [(f"no straggler, tau 0, {'rebalance' if on else 'no rebalance'}",
+               ["--delay", "0"] + ([] if on else ["--no-rebalance"]), 0) for on in (False, True)]
+    times: dict[str, list[float]] = {label: [] for label, _, _ in cases}
+    goal = None
+    for rep in range(a.repeats):
+        order = cases if rep % 2 == 0 else cases[::-1]
+        if goal is None:  # tau = 0 first: its objective is every case's goal
+            order = [cases[0]] + [c for c in order if c is not cases[0]]
+        for label, extra, tau in order:
+            recs = rotor_run(a, tmp, ["--servers", "1"] + extra, prefix,
+                             a.iterations * (1 if tau == 0 else 2))
+            if goal is None:
+                goal = recs[-1]["objective"]
+            times[label].append(time_to(recs, goal))
+            print(f"  {label}: {times[label][-1]:.2f} s", flush=True)
+    base = statistics.median(times[cases[0][0]])
+    print(f"3 ranks (1 server, 2 workers), {a.iterations} steps of tau 0 reach F = {goal:.10g}; "
+          f"medians of {a.repeats}; ratio = (straggler, tau 0, no rebalance) / case")
+    for label, ts in times.items():
+        m = statistics.median(ts)
+        print(f"{label:36s}: {m:7.2f} s  ratio {base / m:.2f}x  (runs {ts})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,27 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"rotor / ref    : {med(one) / med(ref):.2f}x the reference's time")
             print(f"rotor 2 threads: {med(two):.2f} s; speedup {med(one) / med(two):.2f}x")
         if a.ranks:
-            env_prefix = ["mpiexec", "-n", "3", "--oversubscribe"]
-            os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            os.environ.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
-            times: dict[int, list[float]] = {}
-            goal = None
-            for _ in range(a.repeats):
-                for tau in (0, 1, 4):
-                    recs = rotor_run(a, tmp, ["--servers", "1", "--delay", str(tau),
-                                              "--simulate-straggler", "2:4"], env_prefix,
-                                     a.iterations * (1 if tau == 0 else 2))
-                    if tau == 0:
-                        goal = recs[-1]["objective"]
-                        times.setdefault(tau, []).append(recs[-1]["time_s"])
-                    else:
-                        # up to twice the steps: the time to tau = 0's objective
-                        times.setdefault(tau, []).append(time_to(recs, goal))
-            for tau, ts in times.items():
-                print(f"3 ranks (1 server, 2 workers, rank 2 at 1/4 speed), tau {tau}: "
-                      f"{med(ts):.2f} s to F = {goal:.8g} (runs {ts}); "
-                      f"speedup vs tau 0 {med(times[0]) / med(ts):.2f}x")
+            ranks(a, tmp)
     return 0
 
 

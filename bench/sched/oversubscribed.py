@@ -10,6 +10,11 @@ ratios side by side and rerun when the load changes under a run.
 
     bench/sched/oversubscribed.py --rotor build/ci/apps/rotor [--repeats 3] [--no-hog]
         [--models mf-ccd,mf-sgd,lasso,lasso-shotgun,logreg,lda] [--data /tmp/rotor-oversub]
+        [--baseline OLD_ROTOR]
+
+--baseline runs a second binary's 1 and 2 threads interleaved with the first's (rotor 1, 2,
+baseline 1, 2, ...) and adds its rows (model "(baseline)"): a change compared side by side
+under the same load.
 
 The data are the README tour's (made once under --data): MovieLens latest-small (split 80/20),
 the shipped speeches as LIBSVM (sotu-year for the Lasso, sotu-party for logistic regression) and
@@ -75,6 +80,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--models", default="mf-ccd,mf-sgd,lasso,lasso-shotgun,logreg,lda")
     ap.add_argument("--data", default="/tmp/rotor-oversub")
+    ap.add_argument("--baseline", help="a second rotor binary, run interleaved with --rotor")
     ap.add_argument("--no-hog", action="store_true", help="no busy loop (a quiet-machine baseline)")
     args = ap.parse_args()
     rotor = os.path.abspath(args.rotor)
@@ -88,16 +94,22 @@ def main():
     if not args.no_hog:
         hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
         time.sleep(0.5)
-    times = {m: {1: [], 2: []} for m in models}
+    binaries = [("", rotor)]
+    if args.baseline:
+        binaries.append((" (baseline)", os.path.abspath(args.baseline)))
+    rows = [m + tag for m in models for tag, _ in binaries]
+    times = {r: {1: [], 2: []} for r in rows}
     load_start = load()
     try:
         for _ in range(args.repeats):
             for m in models:
-                for threads in (1, 2):
-                    start = time.perf_counter()
-                    run([rotor] + cmds[m] + ["--threads", str(threads)])
-                    times[m][threads].append(time.perf_counter() - start)
-                    print(f"{m} threads={threads} {times[m][threads][-1]:.2f} s", file=sys.stderr)
+                for tag, binary in binaries:
+                    for threads in (1, 2):
+                        start = time.perf_counter()
+                        run([binary] + cmds[m] + ["--threads", str(threads)])
+                        t = times[m + tag][threads]
+                        t.append(time.perf_counter() - start)
+                        print(f"{m}{tag} threads={threads} {t[-1]:.2f} s", file=sys.stderr)
     finally:
         if hog:
             hog.kill()
@@ -106,7 +118,7 @@ def main():
           f"{'a busy loop running' if hog else 'no busy loop'}; {args.repeats} runs each\n")
     print("| model | 1 thread s (runs) | 2 threads s (runs) | 2 / 1 |")
     print("|---|---|---|---|")
-    for m in models:
+    for m in rows:
         one, two = times[m][1], times[m][2]
         cells = [f"{statistics.median(t):.2f} ({', '.join(f'{x:.2f}' for x in t)})"
                  for t in (one, two)]

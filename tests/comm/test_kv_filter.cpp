@@ -275,6 +275,21 @@ TEST(KvFilter, SigmodSendsOnlySignificantChangesAndTheReceiverRestoresTheRest) {
     KvEntries e = keys;
     const KvEntries got = link.carry({KvChannel::kPullReply, 0, 1, 99, true}, e, keys.keys);
     expect_same(got, keys);
+    // Another exact pull, every other entry changed (to -0.0, bitwise not +0.0, or 0.5): the
+    // entries with the very bits last sent travel as drop codes and come back with those bits.
+    KvEntries next = keys;
+    std::uint64_t unchanged = 0;
+    for (std::size_t i = 0; i < next.size(); ++i) {
+        if (i % 2 == 0) next.values[2 * i] = i % 4 == 0 ? -0.0 : 0.5;
+        const auto bits = [](double v) { return std::bit_cast<std::uint64_t>(v); };
+        unchanged += bits(next.values[2 * i]) == bits(keys.values[2 * i]) &&
+                     bits(next.values[2 * i + 1]) == bits(keys.values[2 * i + 1]);
+    }
+    EXPECT_GE(unchanged, keys.size() / 2);
+    const KvEntries want = next;
+    const std::uint64_t before = link.sender.stats()[0].entries_dropped;
+    expect_same(link.carry({KvChannel::kPullReply, 0, 1, 100, true}, next, keys.keys), want);
+    EXPECT_EQ(link.sender.stats()[0].entries_dropped - before, unchanged);
 }
 
 TEST(KvFilter, RandomSkipIsDeterministicForASeedAndNearItsRate) {

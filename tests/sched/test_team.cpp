@@ -31,7 +31,10 @@ TEST(Team, EveryShareOfEveryStepRunsOnce) {
         });
         for (const auto& n : runs) ASSERT_EQ(n.load(), 1);
         EXPECT_EQ(r.wait_s.size(), static_cast<std::size_t>(threads));
-        EXPECT_EQ(r.by_caller, 0u);
+        // One worker: the calling thread runs it all. Several: a new team's first call hands
+        // off (nothing measured yet).
+        EXPECT_EQ(r.solo, threads == 1);
+        EXPECT_EQ(r.by_caller, threads == 1 ? kSteps : 0u);
     }
 }
 
@@ -121,6 +124,47 @@ TEST(Team, AWorkerHeldOffItsCoreStepsAside) {
     std::atomic<int> run_shares{0};
     team.run([&](int) { ++run_shares; });
     EXPECT_EQ(run_shares.load(), kThreads);
+}
+
+// Steps that do next to nothing: the hand-offs cost more than they buy, so once a window of
+// calls is measured the calling thread runs them alone (every share still once), for
+// Team::kSoloFor; then one call hands off again (a new window), and a second window in a row
+// that does not pay sends the team alone again.
+TEST(Team, HandOffsThatDoNotPayGoSoloAndAreTriedAgain) {
+    constexpr int kThreads = 2;
+    Runtime rt(kThreads, PinMode::kNone);
+    Team team(rt);
+    std::vector<int> counts(kThreads, 0);  // plain: one writer per share and call
+    const auto calls_until_solo = [&] {
+        int calls = 0;
+        const auto give_up = std::chrono::steady_clock::now() + 10s;
+        for (;;) {
+            ++calls;
+            const TeamRun r = team.run_steps(
+                3, [&](std::size_t, int share) { ++counts[static_cast<std::size_t>(share)]; });
+            if (r.solo) {
+                EXPECT_EQ(r.by_caller, 3u * kThreads);
+                return calls;
+            }
+            if (std::chrono::steady_clock::now() > give_up) return -1;
+        }
+    };
+    const int first = calls_until_solo();
+    ASSERT_GT(first, 1);  // the first call of a team hands off
+    EXPECT_EQ(team.unpaid_windows(), 1u);
+    // Alone for kSoloFor: the next calls too.
+    const auto solo_start = std::chrono::steady_clock::now();
+    const TeamRun alone = team.run([&](int share) { ++counts[static_cast<std::size_t>(share)]; });
+    if (std::chrono::steady_clock::now() - solo_start < Team::kSoloFor / 2) {
+        EXPECT_TRUE(alone.solo);
+    }
+    std::this_thread::sleep_for(Team::kSoloFor + 20ms);
+    const int second = calls_until_solo();
+    ASSERT_GT(second, 1);  // tried again: the workers took the first call after the time alone
+    EXPECT_EQ(team.unpaid_windows(), 2u);
+    const int calls = first + 1 + second;
+    for (const int c : counts) EXPECT_EQ(c, 3 * calls - 2);  // run() is one step, not three
+    EXPECT_GE(team.solo_calls(), 3u);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "comm/inprocess_communicator.h"
 #include "core/base/timer.h"
+#include "sched/rebalance.h"
 #include "tests/apps/lda/test_distributed_cases.h"
 #include "tests/apps/lda/test_distributed_checkpoint_cases.h"
 #include "tests/apps/lda/test_distributed_flags_cases.h"
@@ -187,9 +188,9 @@ TEST(PlanRebalance, MovesTokensToTheFasterRanks) {
     const std::vector<double> stalled{1.0, 0.0};
     EXPECT_EQ(plan_rebalance(five, stalled, 0.15), (std::vector<DocTransfer>{{1, 0, 452}}));
     // The imbalance is the busiest rank's tokens over its target.
-    EXPECT_DOUBLE_EQ(rebalance_imbalance(half, fifth), 3.0);
-    EXPECT_DOUBLE_EQ(rebalance_imbalance(even, same), 1.0);
-    EXPECT_NEAR(rebalance_imbalance(near, same), 1.1, 1e-12);
+    EXPECT_DOUBLE_EQ(sched::rebalance_imbalance(half, fifth), 3.0);
+    EXPECT_DOUBLE_EQ(sched::rebalance_imbalance(even, same), 1.0);
+    EXPECT_NEAR(sched::rebalance_imbalance(near, same), 1.1, 1e-12);
     // One rank: nothing to balance.
     EXPECT_TRUE(
         plan_rebalance(std::vector<std::uint64_t>{7}, std::vector<double>{1.0}, 0.15).empty());
@@ -200,7 +201,7 @@ TEST(PlanRebalance, KeepsEveryRankUnderTheTokenLimit) {
     const std::vector<double> fifth{1.0, 0.2};
     // Rank 0 would take 1000 tokens; at most 800 fit, so rank 1 keeps 400.
     EXPECT_EQ(plan_rebalance(half, fifth, 0.15, 0.1, 800), (std::vector<DocTransfer>{{1, 0, 200}}));
-    EXPECT_DOUBLE_EQ(rebalance_imbalance(half, fifth, 0.1, 800), 1.5);
+    EXPECT_DOUBLE_EQ(sched::rebalance_imbalance(half, fifth, 0.1, 800), 1.5);
     // A limit the ranks cannot meet together is ignored rather than losing tokens.
     EXPECT_EQ(plan_rebalance(half, fifth, 0.15, 0.1, 500), (std::vector<DocTransfer>{{1, 0, 400}}));
     // Three ranks: the capped rank's excess goes to the others by their shares.

@@ -63,7 +63,7 @@ class RicaTrain : public ::testing::Test {
     /// Trains on `ranks` in-process ranks; returns the model file's text.
     std::string train(int ranks, int servers, int threads, const std::string& delay,
                       const std::string& name, const std::string& solver = "prox",
-                      std::size_t components = 10) {
+                      std::size_t components = 10, const std::string& straggler = "") {
         comm::run_ranks(ranks, [&](comm::Communicator& c) {
             TrainFlags f;
             f.data = data_;
@@ -79,6 +79,7 @@ class RicaTrain : public ::testing::Test {
             f.options.lambda = 0.5;
             f.options.block_rows = 3;
             f.options.threads = threads;
+            f.straggler = straggler;
             run_train(f, c);
         });
         return without_time(core::read_whole_file(dir_.file(name)));
@@ -93,6 +94,8 @@ TEST_F(RicaTrain, TheSameWForAnyThreadsWorkersAndServersAtDelayZero) {
     EXPECT_EQ(train(1, 0, 2, "0", "threads.txt"), one);
     EXPECT_EQ(train(3, 1, 2, "0", "servers1.txt"), one);
     EXPECT_EQ(train(2, 0, 1, "0", "both.txt"), one);
+    // A worker slowed 50×: its row blocks move to the other at segment boundaries, exactly.
+    EXPECT_EQ(train(3, 1, 1, "0", "moved.txt", "prox", 10, "2:50"), one);
     const Model m = read_model(dir_.file("one.txt"));
     EXPECT_EQ(m.iterations, 12U);
     EXPECT_EQ(m.w.size(), 60U);
@@ -130,6 +133,26 @@ TEST_F(RicaTrain, DelayedPullsStillDescend) {
     const double start = read_model(dir_.file("zero.txt")).objective;
     EXPECT_LT(fresh.objective, start);
     EXPECT_LT(delayed.objective, start);
+}
+
+TEST(RicaRebalance, PlansContiguousBlocksBySpeed) {
+    const std::vector<std::size_t> even{0, 4, 8};
+    // Worker 1 at a quarter of worker 0's speed: 80% of the 128 rows (6.4 blocks of 16) to worker
+    // 0.
+    EXPECT_EQ(plan_blocks(even, std::vector<double>{4.0, 1.0}, 128, 16, 0.25),
+              (std::vector<std::size_t>{0, 6, 8}));
+    // Within the tolerance, or a speed unknown: no change.
+    EXPECT_EQ(plan_blocks(even, std::vector<double>{1.1, 1.0}, 128, 16, 0.25), even);
+    EXPECT_EQ(plan_blocks(even, std::vector<double>{1.0, 0.0}, 128, 16, 0.25), even);
+    // Every worker keeps a block; the last block shorter (10 rows of 4 blocks of 3).
+    EXPECT_EQ(plan_blocks(std::vector<std::size_t>{0, 1, 2, 4}, std::vector<double>{1, 1, 1000}, 10,
+                          3, 0.25),
+              (std::vector<std::size_t>{0, 1, 2, 4}));
+    EXPECT_EQ(plan_blocks(std::vector<std::size_t>{0, 2, 3, 4}, std::vector<double>{1, 1, 1000}, 10,
+                          3, 0.25),
+              (std::vector<std::size_t>{0, 1, 2, 4}));
+    // A row limit holds worker 0 at 64 rows.
+    EXPECT_EQ(plan_blocks(even, std::vector<double>{4.0, 1.0}, 128, 16, 0.25, 64), even);
 }
 
 class RicaCli : public ::testing::Test {
@@ -218,6 +241,17 @@ TEST_F(RicaCli, UnderMpiexecTheModelEqualsOneProcessByteForByte) {
                             path("three.txt") + " > " + path("mpi.out") + " 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << core::read_whole_file(path("mpi.out"));
     EXPECT_EQ(without_time(core::read_whole_file(path("three.txt"))), one);
+    // With the worker on rank 2 slowed 50×, rows move to the other worker; the bytes stay.
+    const std::string slow = std::string(ROTOR_MPIEXEC) + " -n 3 --oversubscribe " +
+                             ROTOR_BINARY_DIR "/apps/rotor rica train --data " + data_ +
+                             " --components 8 --lambda 0.5 --eval-every 5 --iterations 20" +
+                             " --block-rows 3 --servers 1 --simulate-straggler 2:50 --out " +
+                             path("moved.txt") + " > " + path("moved.out") + " 2>&1";
+    ASSERT_EQ(std::system(slow.c_str()), 0) << core::read_whole_file(path("moved.out"));
+    EXPECT_NE(core::read_whole_file(path("moved.out")).find("rebalanced after iteration"),
+              std::string::npos)
+        << core::read_whole_file(path("moved.out"));
+    EXPECT_EQ(without_time(core::read_whole_file(path("moved.txt"))), one);
 }
 #endif
 
