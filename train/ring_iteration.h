@@ -39,6 +39,18 @@ struct RingModel {
     std::function<void(int slice, std::span<const std::byte> bytes)> unpack;
 };
 
+/// The RingModel of `model`, whose members `pack` and `unpack` (private ones too, named by the
+/// model) pack and take a slice.
+template <class M>
+RingModel slice_ring_model(std::function<sched::BlockKernel(int slice)> kernel_for, M& model,
+                           std::vector<std::byte> (M::*pack)(int),
+                           void (M::*unpack)(int, std::span<const std::byte>)) {
+    return {std::move(kernel_for), [&model, pack](int slice) { return (model.*pack)(slice); },
+            [&model, unpack](int slice, std::span<const std::byte> bytes) {
+                (model.*unpack)(slice, bytes);
+            }};
+}
+
 /// How one ring iteration's rounds run.
 struct RingIterationOptions {
     /// Columns of the rank's grid per slice: slice s is columns s·c .. s·c + c − 1.

@@ -73,10 +73,7 @@ train::Record Trainer::iterate_ring() {
     };
     const train::RingIteration done = train::run_ring_iteration(
         comm_, runtime_, *scheduler_, ring,
-        {.kernel_for = kernel_for,
-         .pack = [&](int slice) { return pack_slice(slice); },
-         .unpack = [&](int slice,
-                       std::span<const std::byte> bytes) { unpack_slice(slice, bytes); }});
+        train::slice_ring_model(kernel_for, *this, &Trainer::pack_slice, &Trainer::unpack_slice));
     keep_schedule(done.events, iter);
     const double wait_s = done.ring.wait_s;
     comm_s += done.ring.comm_s;

@@ -49,10 +49,8 @@ train::Record SgdTrainer::iterate_ring() {
     };
     const train::RingIteration done = train::run_ring_iteration(
         comm_, runtime_, *scheduler_, ring,
-        {.kernel_for = kernel_for,
-         .pack = [&](int slice) { return pack_slice(slice); },
-         .unpack = [&](int slice,
-                       std::span<const std::byte> bytes) { unpack_slice(slice, bytes); }});
+        train::slice_ring_model(kernel_for, *this, &SgdTrainer::pack_slice,
+                                &SgdTrainer::unpack_slice));
     keep_schedule(done.events, epoch);
     const sched::IterationTimes& times = done.times;
     const comm::RingStats& stats = done.ring;
