@@ -5,9 +5,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cmath>
 #include <limits>
 #include <numeric>
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <fmt/format.h>
 
@@ -122,6 +127,7 @@ SgdTrainer::SgdTrainer(const TrainerInputs& in)
     split_items();
     build_blocks();
     init_slices();
+    if (ranks_ > 1) keep_slices_in_heap();
     scheduler_ = std::make_unique<sched::BlockScheduler>(side_);
     if (options_.timer && ranks_ > 1) timer_.emplace(options_.timer_params);
     if (options_.record_schedule) {
@@ -350,6 +356,18 @@ void SgdTrainer::init_slices() {
         slice->h.init_uniform(options_.seed, kSgdInitHStream, 0.0f, init_high(), items);
         held_[static_cast<std::size_t>(s)] = std::move(slice);
     }
+}
+
+void SgdTrainer::keep_slices_in_heap() const {
+#ifdef __GLIBC__
+    std::size_t rows = 0;
+    for (const auto& items : slice_items_) rows = std::max(rows, items.size());
+    // A slice's message: a header, the H rows, a bias, two accumulators a row (pack_slice).
+    const std::size_t bytes = std::min<std::size_t>(
+        std::size_t{1} << 30, 64 + 4 * rows * (std::size_t{k_} + 4) + (std::size_t{1} << 16));
+    mallopt(M_MMAP_THRESHOLD, static_cast<int>(bytes));
+    mallopt(M_TRIM_THRESHOLD, static_cast<int>(std::min<std::size_t>(4 * bytes, INT_MAX)));
+#endif
 }
 
 SgdSide SgdTrainer::user_side() { return user_state_.side(w_, user_counts_); }
