@@ -371,7 +371,7 @@ std::vector<std::byte> write_blocks(std::span<const RowBlock> blocks) {
         out.put(b.state.u);
         out.put(b.l1);
     }
-    return std::vector<std::byte>(out.bytes().begin(), out.bytes().end());
+    return out.take();
 }
 
 /// Blocks of a message written by write_blocks, each checked against the data's n and p.
