@@ -8,6 +8,8 @@ For every run it reports, over the iterations after --skip: tokens/s (sum of tok
 sum of iteration seconds), the overhead ratio (time-weighted mean), the per-iteration compute /
 communication / wait breakdown (medians), the processed ratio, and the training seconds needed
 to reach each evaluated log-likelihood of the reference configuration (the first one given).
+With --heldout the quality is the held-out perplexity (`rotor lda train --heldout`, scored at
+every evaluation) instead: the seconds to reach each perplexity the reference reached.
 
     bench/lda_distributed.py --rotor build/release/apps/rotor \\
         --corpus /work/data/kernel/train/docword.txt.gz --topics 100 --iterations 30 \\
@@ -27,8 +29,10 @@ CONFIGS = {
     "1x2": (1, 2, []),
     "2x1-notimer": (2, 1, ["--no-timer"]),
     "2x1-timer": (2, 1, []),
+    "2x1-timer-always": (2, 1, ["--timer-always"]),
     "2x1-timer-straggler5": (2, 1, ["--simulate-straggler", "1:5"]),
     "2x1-notimer-straggler5": (2, 1, ["--no-timer", "--simulate-straggler", "1:5"]),
+    "2x1-timer-always-straggler5": (2, 1, ["--timer-always", "--simulate-straggler", "1:5"]),
     "2x1-timer-straggler5-static": (2, 1, ["--simulate-straggler", "1:5", "--no-rebalance"]),
     "2x1-notimer-straggler5-static": (2, 1, ["--no-timer", "--simulate-straggler", "1:5",
                                              "--no-rebalance"]),
@@ -43,6 +47,8 @@ def run_one(args, name, rep):
     cmd = [args.rotor, "lda", "train", "--corpus", args.corpus, "--topics", str(args.topics),
            "--iterations", str(iterations), "--threads", str(threads), "--seed", str(rep + 1),
            "--eval-every", str(args.eval_every), "--metrics", metrics, "--out", model, "--overwrite", "-q"] + extra
+    if args.heldout:
+        cmd += ["--heldout", args.heldout]
     if ranks > 1:
         cmd = [args.mpiexec, "-n", str(ranks), "--bind-to", "core", "--oversubscribe"] + cmd
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -58,7 +64,9 @@ def run_one(args, name, rep):
         "overhead_ratio": sum(r["overhead_ratio"] * r["iteration_s"] for r in steady) / wall,
         "iteration_s": statistics.median(r["iteration_s"] for r in steady),
         "processed_ratio": statistics.median(r["processed_ratio"] for r in steady),
-        "evals": [(r["iter"], r["time_s"], r["loglik_per_token"]) for r in recs if "loglik_per_token" in r],
+        # Higher is better: the log-likelihood per token, or minus the held-out perplexity.
+        "evals": [(r["iter"], r["time_s"], -r["heldout_perplexity"] if args.heldout else r["loglik_per_token"])
+                  for r in recs if ("heldout_perplexity" if args.heldout else "loglik_per_token") in r],
     }
     for key in ("compute_s", "comm_s", "wait_s"):
         if key in steady[0]:
@@ -87,6 +95,7 @@ def main():
     p.add_argument("--straggler-factor", type=int, default=5,
                    help="straggler runs get this many times the iterations, to reach the targets")
     p.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    p.add_argument("--heldout", help="held-out docword: the quality is its perplexity")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -128,7 +137,8 @@ def main():
         print(f"- {name} / {ref}: throughput {statistics.median(ratios):.2f}x "
               f"(per repeat: {', '.join(f'{x:.2f}' for x in ratios)})")
     # Time to the log-likelihood the reference reached at each of its evaluations (same repeat).
-    print(f"\nTraining seconds to reach the log-likelihood/token of `{ref}` at its evaluations "
+    quality = "held-out perplexity" if args.heldout else "log-likelihood/token"
+    print(f"\nTraining seconds to reach the {quality} of `{ref}` at its evaluations "
           f"(median over repeats; '-' = not reached):\n")
     ref_evals = [r["evals"] for r in runs if r["name"] == ref]
     iters = [it for it, _, _ in ref_evals[0]]
@@ -146,7 +156,8 @@ def main():
             cells.append(fmt(statistics.median(got), "{:.1f} s") if len(got) == len(ts) else "-")
         target_med = statistics.median(
             [r["evals"][i][2] for r in runs if r["name"] == ref])
-        print(f"| {target_med:.4f} (iter {it}) | " + " | ".join(cells) + " |")
+        shown = f"{-target_med:.1f}" if args.heldout else f"{target_med:.4f}"
+        print(f"| {shown} (iter {it}) | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

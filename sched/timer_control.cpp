@@ -36,6 +36,41 @@ double TimerControl::update(double processed_ratio) {
     return budget_;
 }
 
+double TimerControl::reset(double seconds) {
+    budget_ = std::clamp(seconds, params_.min_s, params_.max_s);
+    return budget_;
+}
+
+double budget_for_ratio(std::span<const std::uint64_t> amounts, std::span<const double> speeds,
+                        int rounds, double ratio) {
+    if (amounts.size() != speeds.size() || rounds < 1 || !(ratio > 0 && ratio <= 1))
+        throw ConfigError("budget_for_ratio",
+                          "amounts and speeds of one size, rounds >= 1, ratio "
+                          "in (0, 1]");
+    double total = 0;
+    double longest = 0;  // the budget at which every rank finishes its rounds
+    for (std::size_t q = 0; q < amounts.size(); ++q) {
+        if (!(speeds[q] > 0)) return 0;
+        total += static_cast<double>(amounts[q]);
+        longest = std::max(longest, static_cast<double>(amounts[q]) / (rounds * speeds[q]));
+    }
+    if (!(total > 0)) return 0;
+    const auto processed = [&](double b) {
+        double sum = 0;
+        for (std::size_t q = 0; q < amounts.size(); ++q)
+            sum += std::min(rounds * b * speeds[q], static_cast<double>(amounts[q]));
+        return sum;
+    };
+    // processed() is continuous and increasing up to `longest`: bisect.
+    double lo = 0;
+    double hi = longest;
+    for (int i = 0; i < 64; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (processed(mid) < ratio * total ? lo : hi) = mid;
+    }
+    return hi;
+}
+
 StopTimer::StopTimer(double seconds, std::function<void()> on_expire) {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(

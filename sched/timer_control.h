@@ -5,8 +5,10 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <thread>
 
 namespace rotor::sched {
@@ -33,12 +35,23 @@ class TimerControl {
     /// [0, 1]; ConfigError "processed_ratio" otherwise): R < low doubles the budget, R > high
     /// halves it, else it stays. Returns the new budget.
     double update(double processed_ratio);
+    /// Sets the budget to `seconds` clamped to [min_s, max_s] (e.g. budget_for_ratio's, when the
+    /// timer resumes after rounds that ran untimed); returns it.
+    double reset(double seconds);
     const TimerParams& params() const noexcept { return params_; }
 
   private:
     TimerParams params_;
     double budget_;
 };
+
+/// The round budget b at which ranks of the measured `speeds` (work per second, one per rank),
+/// each holding `amounts` of work cut into `rounds` equal rounds an iteration, would process
+/// `ratio` of the total work in an iteration: Σ_q min(rounds · b · speed_q, amount_q) = ratio · Σ
+/// amount (a rank sampling at its speed until the budget ends each round, or its round's work
+/// does). 0 when there is no work or a rank has no speed; ratio in (0, 1].
+double budget_for_ratio(std::span<const std::uint64_t> amounts, std::span<const double> speeds,
+                        int rounds, double ratio);
 
 /// A flag that tells workers to stop. Set by a timer thread or the coordinator, polled by
 /// workers between tokens or blocks. Thread-safe; release/acquire ordered.

@@ -159,6 +159,7 @@ std::vector<train::ResumeSetting> resume_settings(const TrainOptions& a, const T
 void apply_checkpoint_layout(const Checkpoint& c, DistributedOptions& dist) {
     dist.columns_per_slice = c.columns_per_slice;
     dist.timer = c.timer;
+    dist.timer_always = c.timer_always;
     dist.rebalance = c.rebalance;
     dist.rebalance_tolerance = c.rebalance_tolerance;
     if (c.timer) {
@@ -200,6 +201,7 @@ void write_checkpoint(const std::string& dir, const Trainer& trainer, const Trai
         j["init_doc_topics"] = options.init.doc_topics;
         j["init_word_prior"] = options.init.word_prior;
         j["timer"] = dist.timer;
+        j["timer_always"] = dist.timer_always;
         j["timer_low"] = dist.timer_params.low;
         j["timer_high"] = dist.timer_params.high;
         // One process runs no timer: its checkpoint carries the first budget, for a resume on
@@ -337,6 +339,7 @@ Checkpoint read_checkpoint(const std::string& given_dir, int rank, int ranks) {
                 throw InputError(state_path, "init_doc_topics must be at least 1");
         }
         c.timer = j.at("timer").get<bool>();
+        c.timer_always = j.value("timer_always", false);  // absent before it existed
         c.timer_low = j.at("timer_low").get<double>();
         c.timer_high = j.at("timer_high").get<double>();
         c.timer_budget = j.at("timer_budget").get<double>();

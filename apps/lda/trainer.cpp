@@ -521,8 +521,9 @@ void Trainer::train(train::Reporter& reporter, const train::Hooks& hooks,
             num_tokens_, num_docs_, num_words_, options_.params.num_topics,
             options_.params.resolved_alpha(), options_.params.beta, start, ranks_,
             runtime_.threads(), num_slices(), side_, side_,
-            timer_ ? fmt::format("on ({:g} s, [{:g}, {:g}])", timer_->budget(),
-                                 dist_.timer_params.low, dist_.timer_params.high)
+            timer_ ? fmt::format("{} ({:g} s, [{:g}, {:g}])",
+                                 dist_.timer_always ? "on" : "on while ranks' speeds differ",
+                                 timer_->budget(), dist_.timer_params.low, dist_.timer_params.high)
                    : "off",
             dist_.straggler_rank >= 0 ? fmt::format("; rank {} simulated {:g}x slower",
                                                     dist_.straggler_rank, dist_.straggler_factor)

@@ -122,8 +122,17 @@ void add_loglik(train::Record& r, const LogLikelihood& ll, std::uint64_t num_tok
 /// rebalancing). Plain struct; every rank must pass the same values (the straggler hook applies
 /// to one rank only by design).
 struct DistributedOptions {
-    /// Timer control (--timer / --no-timer): each round's compute stops after the budget.
+    /// Timer control (--timer / --no-timer): each round's compute stops after the budget, while
+    /// the ranks' measured speeds differ (below); off, every round runs until its work is done.
     bool timer = true;
+    /// --timer-always: the budget cuts every round, HarpLDA+'s rule as it is. By default the
+    /// timer cuts rounds only while the ranks' speeds differ: after an iteration whose
+    /// imbalance (sched::rebalance_imbalance of the ranks' tokens and tokens per compute
+    /// second) is at most 1 + rebalance_tolerance, the next runs untimed (every round to the
+    /// end: no rank would wait long for another), and when the imbalance returns the budget
+    /// restarts at sched::budget_for_ratio's for a processed ratio halfway between low and high.
+    /// The first iteration (no speeds yet) is timed.
+    bool timer_always = false;
     /// --timer-init (initial_s, seconds), --timer-low (low), --timer-high (high).
     sched::TimerParams timer_params;
     /// --simulate-straggler RANK:FACTOR: this rank (-1: none) sleeps (FACTOR-1)·t after each
@@ -438,7 +447,12 @@ class Trainer {
     };
     /// Collective, at the end of an iteration: sums every worker's topic-total deltas into
     /// topic_totals() (exact), measures the s-error and updates the timer's budget.
-    Reconciled reconcile_totals(std::uint64_t sampled_here);
+    /// `timed`: the iteration's rounds ran under the budget (only then does the timer learn
+    /// from its processed ratio).
+    Reconciled reconcile_totals(std::uint64_t sampled_here, bool timed);
+    /// After an iteration (rank_metrics_ gathered): whether the next one runs under the budget,
+    /// the same on every rank (DistributedOptions::timer_always).
+    void decide_timer();
     void init_word_topic();
     /// Renumbers the words of every block of column s·c + j to their positions in
     /// slice_words_[s] (blocks come from build_blocks with global word ids).
@@ -539,6 +553,7 @@ class Trainer {
     std::unique_ptr<sched::BlockScheduler> scheduler_;
     Likelihood likelihood_;
     std::optional<sched::TimerControl> timer_;
+    bool timed_ = true;  // the next iteration's rounds run under the timer's budget (if on)
     std::vector<RankMetrics> rank_metrics_;
     std::uint32_t iterations_done_ = 0;
     std::vector<double> alpha_;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "core/base/error.h"
 
@@ -80,6 +81,35 @@ TEST(StopFlag, SeenByAnotherThread) {
     EXPECT_TRUE(flag.requested());
     flag.clear();
     EXPECT_FALSE(flag.requested());
+}
+
+TEST(TimerControl, ResetClampsTheBudget) {
+    TimerControl t({.initial_s = 1.0, .low = 0.4, .high = 0.8, .min_s = 0.01, .max_s = 10});
+    EXPECT_EQ(t.reset(0.25), 0.25);
+    EXPECT_EQ(t.budget(), 0.25);
+    EXPECT_EQ(t.update(0.9), 0.125);  // the rule goes on from the reset budget
+    EXPECT_EQ(t.reset(1e-6), 0.01);
+    EXPECT_EQ(t.reset(1e6), 10.0);
+}
+
+TEST(BudgetForRatio, SolvesForTheProcessedRatio) {
+    // Equal ranks: 1,000 units each at 100 units/s over 4 rounds: a round's work takes 2.5 s, so
+    // half of it processes half.
+    const std::vector<std::uint64_t> even{1000, 1000};
+    EXPECT_NEAR(budget_for_ratio(even, std::vector<double>{100, 100}, 4, 0.5), 1.25, 1e-9);
+    EXPECT_NEAR(budget_for_ratio(even, std::vector<double>{100, 100}, 4, 1.0), 2.5, 1e-9);
+    // A rank 4x slower: at budget b the fast rank processes min(400b, 1000), the slow one 100b;
+    // 60% of 2,000 = 1,200 = 500b until the fast rank is done at b = 2.5.
+    EXPECT_NEAR(budget_for_ratio(even, std::vector<double>{100, 25}, 4, 0.6), 2.4, 1e-9);
+    // 80% = 1,600: the fast rank done (1,000) and the slow one 600 = 100b: b = 6.
+    EXPECT_NEAR(budget_for_ratio(even, std::vector<double>{100, 25}, 4, 0.8), 6.0, 1e-9);
+    // Nothing to measure: 0.
+    EXPECT_EQ(budget_for_ratio(even, std::vector<double>{100, 0}, 4, 0.5), 0.0);
+    EXPECT_EQ(budget_for_ratio(std::vector<std::uint64_t>{0, 0}, std::vector<double>{1, 1}, 4, 0.5),
+              0.0);
+    EXPECT_THROW(budget_for_ratio(even, std::vector<double>{1}, 4, 0.5), ConfigError);
+    EXPECT_THROW(budget_for_ratio(even, std::vector<double>{1, 1}, 0, 0.5), ConfigError);
+    EXPECT_THROW(budget_for_ratio(even, std::vector<double>{1, 1}, 4, 0.0), ConfigError);
 }
 
 TEST(StopTimer, FiresAfterItsDelay) {

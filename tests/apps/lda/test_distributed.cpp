@@ -116,6 +116,10 @@ TEST(Distributed, SequentialInitDrawsEveryTokenUntimed) {
     comm::run_ranks(2, [](comm::Communicator& c) { case_sequential_init_with_timer(c); });
 }
 
+TEST(Distributed, TimerOffWhileRanksAreBalanced) {
+    comm::run_ranks(2, [](comm::Communicator& c) { case_timer_off_while_balanced(c); });
+}
+
 TEST(Distributed, StragglerWithTimerReportsLowerRatio) {
     comm::run_ranks(2, [](comm::Communicator& c) { case_straggler_with_timer(c, false); });
 }

@@ -312,6 +312,7 @@ inline void case_sequential_init_with_timer(comm::Communicator& comm) {
     d.timer_params.initial_s = 0.0005;  // far too short for a round of this corpus
     d.timer_params.min_s = 0.0001;
     d.timer_params.max_s = 0.0005;
+    d.timer_always = true;  // the iterations after the first are timed whatever the speeds
     d.rebalance = false;
     auto o = dist_train_options();
     o.init.method = InitMethod::kSequential;
@@ -323,6 +324,35 @@ inline void case_sequential_init_with_timer(comm::Communicator& comm) {
     for (int i = 0; i < 2; ++i) {
         const train::Record m = t.iterate();
         EXPECT_LE(m.processed, corpus.num_tokens());
+        expect_consistent_across_ranks(t, comm, corpus);
+    }
+}
+
+/// By default the timer cuts rounds only while the ranks' speeds differ: with a tolerance no
+/// measured imbalance exceeds, the first iteration is timed (no speeds yet) and every one after it
+/// runs each round to its end (every token sampled; the record's budget 0) without touching the
+/// budget.
+inline void case_timer_off_while_balanced(comm::Communicator& comm) {
+    const auto corpus = small_corpus();
+    sched::Runtime rt(1, sched::PinMode::kNone);
+    DistributedOptions d;
+    d.timer = true;
+    d.timer_params.initial_s = 0.0005;  // far too short for a round of this corpus
+    d.timer_params.min_s = 0.0001;
+    d.timer_params.max_s = 0.0005;
+    d.rebalance = false;
+    d.rebalance_tolerance = 1e6;  // every rank counts as as fast as the others
+    Trainer t(corpus, dist_train_options(), d, rt, comm);
+    const train::Record first = t.iterate();
+    EXPECT_LE(first.processed, corpus.num_tokens());
+    EXPECT_EQ(first.get("timer_budget_s").value_or(-1), 0.0);  // the next iteration runs untimed
+    const double budget = t.timer_budget();
+    EXPECT_GT(budget, 0.0);
+    for (int i = 0; i < 2; ++i) {
+        const train::Record m = t.iterate();
+        EXPECT_EQ(m.processed, corpus.num_tokens());
+        EXPECT_EQ(m.get("timer_budget_s").value_or(-1), 0.0);
+        EXPECT_EQ(t.timer_budget(), budget);
         expect_consistent_across_ranks(t, comm, corpus);
     }
 }

@@ -127,6 +127,7 @@ inline void case_checkpoint_keeps_timer_budget(comm::Communicator& comm, const s
     DistributedOptions d;
     d.timer = true;
     d.timer_params.initial_s = 0.5;  // every round finishes: the budget halves every iteration
+    d.timer_always = true;
     Trainer t1(corpus, o, d, rt, comm);
     t1.iterate();
     t1.iterate();
@@ -146,6 +147,7 @@ inline void case_checkpoint_keeps_timer_budget(comm::Communicator& comm, const s
     EXPECT_TRUE(c.has_value());
     if (!c) return;
     EXPECT_TRUE(c->timer);
+    EXPECT_TRUE(c->timer_always);
     EXPECT_EQ(c->timer_budget, budget);
     EXPECT_EQ(c->timer_low, d.timer_params.low);
     EXPECT_EQ(c->timer_high, d.timer_params.high);
