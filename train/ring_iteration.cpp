@@ -5,6 +5,8 @@
 #include <iterator>
 #include <numeric>
 
+#include "sched/rebalance.h"
+
 namespace rotor::train {
 namespace {
 
@@ -26,6 +28,7 @@ void ring_rank_fields(T& t, F&& field) {
     field(t.load_cv);
     field(t.overhead_ratio);
     field(t.processed_ratio);
+    field(t.units);
 }
 
 }  // namespace
@@ -65,6 +68,23 @@ void add_ring_ranks(Record& r, std::span<const RingRankTimes> ranks, double budg
     r.set_array("rank_comm_s", std::move(comm));
     r.set_array("rank_wait_s", std::move(wait));
     r.set_array("rank_overhead_ratio", std::move(overhead));
+}
+
+RingTimer::RingTimer(const sched::TimerParams& params, bool always, double tolerance)
+    : control_(params), always_(always), tolerance_(tolerance) {}
+
+void RingTimer::after_iteration(double budget_s, double ratio, std::span<const std::uint64_t> units,
+                                std::span<const double> speeds, int rounds) {
+    if (budget_s > 0) control_.update(std::clamp(ratio, 0.0, 1.0));
+    if (always_) return;
+    const bool measured = std::all_of(speeds.begin(), speeds.end(), [](double s) { return s > 0; });
+    const bool was_timed = timed_;
+    timed_ = !measured || sched::rebalance_imbalance(units, speeds) > 1 + tolerance_;
+    if (timed_ && !was_timed) {
+        const sched::TimerParams& p = control_.params();
+        const double b = sched::budget_for_ratio(units, speeds, rounds, (p.low + p.high) / 2);
+        if (b > 0) control_.reset(b);
+    }
 }
 
 std::uint64_t RingIteration::total_units() const {

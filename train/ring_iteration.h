@@ -22,6 +22,7 @@
 #include "sched/block_loop.h"
 #include "sched/block_scheduler.h"
 #include "sched/runtime.h"
+#include "sched/timer_control.h"
 #include "sched/worker_clock.h"
 #include "train/record.h"
 
@@ -67,6 +68,40 @@ struct RingIterationOptions {
     const Stopwatch* origin = nullptr;
 };
 
+/// The ring's timer: HarpLDA+'s budget (sched::TimerControl, tuned so that an iteration
+/// processes between `low` and `high` of the work) with rotor's rule for when it cuts rounds. A
+/// cut round costs where no rank is slow (each iteration does part of the work for the same
+/// communication), so unless `always`, the rounds run untimed (to their ends) while the ranks'
+/// predicted times for their work agree: after each iteration, the imbalance
+/// (sched::rebalance_imbalance of every rank's units and measured speed) at most 1 + `tolerance`
+/// makes the next iteration untimed, above it timed; when the timer comes back after untimed
+/// iterations, the budget restarts at sched::budget_for_ratio's for a processed ratio halfway
+/// between low and high. The first iteration is timed (no speeds yet). Every rank feeds it the
+/// same allgathered numbers, so every rank decides the same. Not thread-safe.
+class RingTimer {
+  public:
+    /// The tolerance of a model without its own (LDA uses --rebalance-tolerance, also 0.25).
+    static constexpr double kDefaultTolerance = 0.25;
+
+    RingTimer(const sched::TimerParams& params, bool always, double tolerance);
+    /// The next iteration's round budget (RingIterationOptions::budget_s), 0: untimed.
+    double round_budget() const noexcept { return timed_ ? control_.budget() : 0.0; }
+    /// The tuned budget, untimed iterations or not (> 0): what a checkpoint keeps.
+    double budget() const noexcept { return control_.budget(); }
+    /// After an iteration whose rounds ran under `budget_s` (0: untimed, which teaches the budget
+    /// nothing), with the allreduced processed ratio `ratio` in [0, 1]: updates the budget and
+    /// decides the next iteration from every rank's `units` and `speeds` (units per compute
+    /// second; 0 where unknown, which keeps the timer on), over `rounds` rounds an iteration.
+    void after_iteration(double budget_s, double ratio, std::span<const std::uint64_t> units,
+                         std::span<const double> speeds, int rounds);
+
+  private:
+    sched::TimerControl control_;
+    bool always_;
+    double tolerance_;
+    bool timed_ = true;
+};
+
 /// What one ring iteration did on this rank.
 struct RingIteration {
     std::vector<std::uint64_t> units;          ///< per worker, over every round
@@ -90,9 +125,10 @@ struct RingRankTimes {
     double load_cv = 0;          ///< of the rank's workers (IterationTimes)
     double overhead_ratio = 0;   ///< 1 − compute_s / iteration_s
     double processed_ratio = 1;  ///< the rank's units processed / its units
+    double units = 0;            ///< the rank's units (RingTimer's speeds; not in the record)
 };
 
-/// Wire encoding (comm/wire.h), for comm::allgather: the eight doubles in field order.
+/// Wire encoding (comm/wire.h), for comm::allgather: the nine doubles in field order.
 void wire_encode(comm::WireWriter& w, const RingRankTimes& t);
 void wire_decode(comm::WireReader& r, RingRankTimes& t);
 

@@ -412,7 +412,7 @@ void Trainer::restore(const core::Corpus& corpus, const std::vector<DocId>& docs
     if (timer_) {
         sched::TimerParams p = dist_.timer_params;
         p.initial_s = timer_budget;  // clamped to [min_s, max_s], as every budget is
-        timer_.emplace(p);
+        timer_.emplace(p, dist_.timer_always, dist_.rebalance_tolerance);
     }
 }
 

@@ -169,7 +169,8 @@ Trainer::Trainer(const core::Corpus& corpus, const TrainOptions& options,
                                                       : static_cast<std::size_t>(threads);
     local_totals_.assign(copies, std::vector<TotalCount>(k_count, 0));
     scheduler_ = std::make_unique<sched::BlockScheduler>(side_);
-    if (dist_.timer && ranks_ > 1) timer_.emplace(dist_.timer_params);
+    if (dist_.timer && ranks_ > 1)
+        timer_.emplace(dist_.timer_params, dist_.timer_always, dist_.rebalance_tolerance);
     speed_history_.resize(ranks_);
     last_iteration_ = options_.iterations;
     if (options_.record_schedule) {

@@ -69,6 +69,7 @@
 #include "train/loop.h"
 #include "train/record.h"
 #include "train/reporter.h"
+#include "train/ring_iteration.h"
 #include "train/trace.h"
 
 namespace rotor::sched {
@@ -131,7 +132,7 @@ struct DistributedOptions {
     /// second) is at most 1 + rebalance_tolerance, the next runs untimed (every round to the
     /// end: no rank would wait long for another), and when the imbalance returns the budget
     /// restarts at sched::budget_for_ratio's for a processed ratio halfway between low and high.
-    /// The first iteration (no speeds yet) is timed.
+    /// The first iteration (no speeds yet) is timed. train::RingTimer.
     bool timer_always = false;
     /// --timer-init (initial_s, seconds), --timer-low (low), --timer-high (high).
     sched::TimerParams timer_params;
@@ -446,13 +447,8 @@ class Trainer {
         double s_error = 0;         ///< STRADS' Δ_t over every worker of every rank
     };
     /// Collective, at the end of an iteration: sums every worker's topic-total deltas into
-    /// topic_totals() (exact), measures the s-error and updates the timer's budget.
-    /// `timed`: the iteration's rounds ran under the budget (only then does the timer learn
-    /// from its processed ratio).
-    Reconciled reconcile_totals(std::uint64_t sampled_here, bool timed);
-    /// After an iteration (rank_metrics_ gathered): whether the next one runs under the budget,
-    /// the same on every rank (DistributedOptions::timer_always).
-    void decide_timer();
+    /// topic_totals() (exact) and measures the s-error.
+    Reconciled reconcile_totals(std::uint64_t sampled_here);
     void init_word_topic();
     /// Renumbers the words of every block of column s·c + j to their positions in
     /// slice_words_[s] (blocks come from build_blocks with global word ids).
@@ -552,8 +548,7 @@ class Trainer {
     std::vector<std::uint32_t> scratch_;                 // pack/unpack staging
     std::unique_ptr<sched::BlockScheduler> scheduler_;
     Likelihood likelihood_;
-    std::optional<sched::TimerControl> timer_;
-    bool timed_ = true;  // the next iteration's rounds run under the timer's budget (if on)
+    std::optional<train::RingTimer> timer_;
     std::vector<RankMetrics> rank_metrics_;
     std::uint32_t iterations_done_ = 0;
     std::vector<double> alpha_;

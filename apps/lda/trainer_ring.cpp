@@ -19,8 +19,6 @@
 #include "core/lda/inference.h"
 #include "core/lda/sparse_lda_sampler.h"
 #include "sched/block_loop.h"
-#include "sched/rebalance.h"
-#include "sched/timer_control.h"
 #include "train/ring_iteration.h"
 
 namespace rotor::lda {
@@ -55,7 +53,7 @@ train::Record Trainer::iterate_ring() {
     train::RingIterationOptions ring;
     ring.cols_per_slice = cols_per_slice_;
     ring.pick_seed = {options_.seed, kRingPickStream, iter, static_cast<std::uint64_t>(rank_)};
-    ring.budget_s = timer_ && timed_ && !draws_first_topics(iter) ? timer_->budget() : 0.0;
+    ring.budget_s = timer_ && !draws_first_topics(iter) ? timer_->round_budget() : 0.0;
     if (rank_ == dist_.straggler_rank) ring.straggler_factor = dist_.straggler_factor;
     ring.record = options_.record_schedule;
     ring.origin = &since_start_;
@@ -82,7 +80,7 @@ train::Record Trainer::iterate_ring() {
 
     Stopwatch coll;
     const std::uint64_t sampled_here = done.total_units();
-    const Reconciled all = reconcile_totals(sampled_here, ring.budget_s > 0);
+    const Reconciled all = reconcile_totals(sampled_here);
     comm_s += coll.seconds();
 
     RankMetrics mine;
@@ -111,15 +109,27 @@ train::Record Trainer::iterate_ring() {
     }
     if (moved_all > 0) last_move_s_ = rebalance_max;
     if (dist_.rebalance && ranks_ > 1) pending_moves_ = decide_rebalance(moved_all > 0);
-    decide_timer();
+    if (timer_) {
+        // Every rank feeds the same allreduced ratio and gathered speeds, so every rank keeps the
+        // same budget and decision. An untimed iteration (the first of --init sequential, or
+        // ranks of equal speed) says nothing about the budget.
+        std::vector<std::uint64_t> tokens;
+        std::vector<double> speeds;
+        for (const RankMetrics& m : rank_metrics_) {
+            tokens.push_back(m.tokens);
+            speeds.push_back(m.compute_s > 0 ? static_cast<double>(m.tokens_sampled) / m.compute_s
+                                             : 0.0);
+        }
+        timer_->after_iteration(ring.budget_s, all.ratio, tokens, speeds, num_slices());
+    }
 
     train::Record r = detail::summarize_ranks(rank_metrics_, iter, all.sampled, all.ratio,
-                                              all.s_error, timed_ ? timer_budget() : 0.0);
+                                              all.s_error, timer_ ? timer_->round_budget() : 0.0);
     label_sampler(r);  // this rank's kernels (rank 0's are reported)
     return r;
 }
 
-Trainer::Reconciled Trainer::reconcile_totals(std::uint64_t sampled_here, bool timed) {
+Trainer::Reconciled Trainer::reconcile_totals(std::uint64_t sampled_here) {
     const std::uint32_t k_count = options_.params.num_topics;
     // Exact reconciliation across workers and ranks: n_k(new) = n_k(old) + Σ_{ranks, workers}
     // (ñ_k − n_k(old)). The token count rides along in the same allreduce.
@@ -138,33 +148,7 @@ Trainer::Reconciled Trainer::reconcile_totals(std::uint64_t sampled_here, bool t
     out.ratio =
         num_tokens_ ? static_cast<double>(out.sampled) / static_cast<double>(num_tokens_) : 1.0;
     out.s_error = err[0] / (err[1] * static_cast<double>(num_tokens_));
-    // Every rank feeds the same allreduced ratio, so every rank keeps the same budget. An
-    // untimed iteration (the first of --init sequential, or ranks of equal speed) says nothing
-    // about the budget.
-    if (timer_ && timed) timer_->update(std::clamp(out.ratio, 0.0, 1.0));
     return out;
-}
-
-void Trainer::decide_timer() {
-    if (!timer_ || dist_.timer_always) return;
-    // Every rank has the same gathered metrics, so every rank decides the same.
-    std::vector<std::uint64_t> tokens;
-    std::vector<double> speeds;
-    bool measured = true;
-    for (const RankMetrics& m : rank_metrics_) {
-        tokens.push_back(m.tokens);
-        measured = measured && m.tokens_sampled > 0 && m.compute_s > 0;
-        speeds.push_back(measured ? static_cast<double>(m.tokens_sampled) / m.compute_s : 0.0);
-    }
-    const bool was_timed = timed_;
-    timed_ =
-        !measured || sched::rebalance_imbalance(tokens, speeds) > 1 + dist_.rebalance_tolerance;
-    if (timed_ && !was_timed) {
-        const sched::TimerParams& p = dist_.timer_params;
-        const double b =
-            sched::budget_for_ratio(tokens, speeds, num_slices(), (p.low + p.high) / 2);
-        if (b > 0) timer_->reset(b);
-    }
 }
 
 }  // namespace rotor::lda

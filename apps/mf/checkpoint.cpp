@@ -45,6 +45,7 @@ nlohmann::ordered_json options_json(const TrainOptions& o) {
             {"deterministic", o.deterministic},
             {"blocks", o.blocks},
             {"timer", o.timer},
+            {"timer_always", o.timer_always},
             {"timer_low", o.timer_params.low},
             {"timer_high", o.timer_params.high},
             {"timer_initial_s", o.timer_params.initial_s},
@@ -79,6 +80,8 @@ TrainOptions options_from_json(const nlohmann::json& j, const std::string& path)
     o.deterministic = train::json_bool(j, "deterministic", path);
     o.blocks = static_cast<int>(train::json_unsigned(j, "blocks", path, 4096));
     o.timer = train::json_bool(j, "timer", path);
+    // Absent in checkpoints written before it existed.
+    o.timer_always = j.contains("timer_always") && train::json_bool(j, "timer_always", path);
     o.timer_params.low = train::json_double(j, "timer_low", path);
     o.timer_params.high = train::json_double(j, "timer_high", path);
     o.timer_params.initial_s = train::json_double(j, "timer_initial_s", path);
@@ -204,6 +207,7 @@ std::vector<train::ResumeSetting> resume_settings(const TrainOptions& a, const T
         {"--deterministic", a.deterministic ? "on" : "off", b.deterministic ? "on" : "off"},
         {"--blocks", std::to_string(a.blocks), std::to_string(b.blocks)},
         {"--timer", a.timer ? "on" : "off", b.timer ? "on" : "off"},
+        {"--timer-always", a.timer_always ? "on" : "off", b.timer_always ? "on" : "off"},
         {"--implicit", a.implicit ? "on" : "off", b.implicit ? "on" : "off"},
         {"--alpha", fmt::format("{}", a.alpha), fmt::format("{}", b.alpha)},
         {"--cg-steps", std::to_string(a.cg_steps), std::to_string(b.cg_steps)},

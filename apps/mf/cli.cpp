@@ -346,7 +346,11 @@ void add_train(CLI::App& mf, comm::Communicator* world) {
                   "implicit with --test: k of precision@k, MAP@k and NDCG@k")
         ->capture_default_str();
     train::add_switch(*c, "timer", o.timer,
-                      "sgd under MPI: stop each round after a tuned time budget");
+                      "sgd under MPI: stop each round after a tuned time budget while the ranks' "
+                      "speeds differ by more than 25%");
+    c->add_flag("--timer-always", o.timer_always,
+                "sgd under MPI: the budget cuts every round (HarpLDA+'s rule as it is)")
+        ->excludes("--no-timer");
     f->common.iterations = o.iterations;
     f->common.seed = o.seed;
     f->common.eval_every = o.eval_every;

@@ -35,7 +35,7 @@ train::Record SgdTrainer::iterate_ring() {
     train::RingIterationOptions ring;
     ring.cols_per_slice = cols_per_slice_;
     ring.pick_seed = {options_.seed, kSgdPickStream, epoch, static_cast<std::uint64_t>(rank())};
-    ring.budget_s = timer_ ? timer_->budget() : 0.0;
+    ring.budget_s = timer_ ? timer_->round_budget() : 0.0;
     ring.record = options_.record_schedule;
     ring.origin = &since_start_;
     const auto kernel_for = [&](int slice) -> sched::BlockKernel {
@@ -59,8 +59,6 @@ train::Record SgdTrainer::iterate_ring() {
     comm_.allreduce_sum(total);
     const auto processed = static_cast<std::uint64_t>(total[0]);
     const double ratio = static_cast<double>(processed) / static_cast<double>(nnz_);
-    // Every rank feeds the same allreduced ratio, so every rank keeps the same budget.
-    if (timer_) timer_->update(std::clamp(ratio, 0.0, 1.0));
 
     const double wall_s = wall.seconds();
     const train::RingRankTimes mine{
@@ -72,13 +70,25 @@ train::Record SgdTrainer::iterate_ring() {
         .load_cv = times.load_cv,
         .overhead_ratio = wall_s > 0 ? std::clamp(1 - done.compute_s / wall_s, 0.0, 1.0) : 0,
         .processed_ratio =
-            local_nnz_ ? static_cast<double>(here) / static_cast<double>(local_nnz_) : 1.0};
+            local_nnz_ ? static_cast<double>(here) / static_cast<double>(local_nnz_) : 1.0,
+        .units = static_cast<double>(local_nnz_)};
     const std::vector<train::RingRankTimes> all = comm::allgather(comm_, mine, "sgd metrics");
+    if (timer_) {
+        // Every rank feeds the same allreduced ratio and gathered speeds, so every rank keeps
+        // the same budget and decision.
+        std::vector<std::uint64_t> units;
+        std::vector<double> speeds;
+        for (const train::RingRankTimes& t : all) {
+            units.push_back(static_cast<std::uint64_t>(t.units));
+            speeds.push_back(t.compute_s > 0 ? t.processed_ratio * t.units / t.compute_s : 0.0);
+        }
+        timer_->after_iteration(ring.budget_s, ratio, units, speeds, num_slices());
+    }
 
     train::Record m;
     m.iter = epoch;
     m.set_times(times);  // this rank's workers; the ratios below are every rank's means
-    train::add_ring_ranks(m, all, timer_ ? timer_->budget() : 0.0);
+    train::add_ring_ranks(m, all, timer_ ? timer_->round_budget() : 0.0);
     m.processed = processed;
     m.finish(nnz_);
     iterations_done_ = epoch;

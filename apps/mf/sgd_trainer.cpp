@@ -129,7 +129,9 @@ SgdTrainer::SgdTrainer(const TrainerInputs& in)
     init_slices();
     if (ranks_ > 1) keep_slices_in_heap();
     scheduler_ = std::make_unique<sched::BlockScheduler>(side_);
-    if (options_.timer && ranks_ > 1) timer_.emplace(options_.timer_params);
+    if (options_.timer && ranks_ > 1)
+        timer_.emplace(options_.timer_params, options_.timer_always,
+                       train::RingTimer::kDefaultTolerance);
     if (options_.record_schedule) {
         // One time origin for every rank's timeline (to within the barrier's latency).
         comm_.barrier();
@@ -756,7 +758,7 @@ void SgdTrainer::restore(const TrainerState& state) {
     if (timer_) {
         sched::TimerParams p = options_.timer_params;
         if (state.timer_budget > 0) p.initial_s = state.timer_budget;
-        timer_.emplace(p);
+        timer_.emplace(p, options_.timer_always, train::RingTimer::kDefaultTolerance);
     }
 }
 

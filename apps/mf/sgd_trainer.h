@@ -49,6 +49,7 @@
 #include "core/mf/factors.h"
 #include "core/mf/sgd.h"
 #include "core/mf/sparse_view.h"
+#include "train/ring_iteration.h"
 
 namespace rotor::sched {
 class BlockScheduler;
@@ -201,7 +202,7 @@ class SgdTrainer final : public Trainer {
     std::vector<std::uint32_t> block_seg_;     // G·G + 1
     std::vector<std::uint64_t> block_cursor_;  // where a block stopped by the timer resumes
     std::unique_ptr<sched::BlockScheduler> scheduler_;
-    std::optional<sched::TimerControl> timer_;
+    std::optional<train::RingTimer> timer_;
     std::uint32_t iterations_done_ = 0;
     Stopwatch since_start_;
     std::vector<train::BlockRun> schedule_;

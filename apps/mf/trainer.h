@@ -60,9 +60,11 @@ struct TrainOptions {
     /// sgd: grid side L per slice (0: max(ceil(sqrt(2) P), 8) for P threads; 16 with
     /// --deterministic).
     int blocks = 0;
-    /// sgd on more than one rank: the HarpLDA+ timer stops each round together (--no-timer:
-    /// every round runs to the end of its blocks).
+    /// sgd on more than one rank: the HarpLDA+ timer stops each round together while the ranks'
+    /// speeds differ (train::RingTimer; --no-timer: every round runs to the end of its blocks).
     bool timer = true;
+    /// --timer-always: the timer cuts every round (HarpLDA+'s rule as it is).
+    bool timer_always = false;
     sched::TimerParams timer_params;
     bool record_schedule = false;  ///< keep the block timeline (--trace)
     /// Implicit feedback (--implicit): the ratings are confidences, the objective Hu-Koren-
