@@ -1,7 +1,12 @@
 #include "apps/mf/trainer.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <fmt/format.h>
 
@@ -201,6 +206,17 @@ train::RecordSchema record_schema(bool has_test, bool implicit) {
     s.headline_key = has_test ? "test_rmse" : "train_rmse";
     s.headline_label = has_test ? "test RMSE" : "train RMSE";
     return s;
+}
+
+void keep_messages_in_heap(std::size_t bytes) {
+#ifdef __GLIBC__
+    const std::size_t b =
+        std::min<std::size_t>(std::size_t{1} << 30, bytes + (std::size_t{1} << 16));
+    mallopt(M_MMAP_THRESHOLD, static_cast<int>(b));
+    mallopt(M_TRIM_THRESHOLD, static_cast<int>(std::min<std::size_t>(4 * b, INT_MAX)));
+#else
+    (void)bytes;
+#endif
 }
 
 std::pair<std::vector<std::uint64_t>, std::vector<ItemId>> Trainer::release_seen_items() {
