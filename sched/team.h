@@ -28,7 +28,10 @@
 // too small for a hand-off, or a teammate's core taken by another process) the calling thread
 // runs the calls alone for kSoloFor, then tries the workers for one more window; each window in a
 // row that does not pay doubles the time alone, up to kSoloMax, and one that pays resets it. A
-// team of one worker always runs on the calling thread.
+// team of one worker always runs on the calling thread. Shares that each cost a fixed amount
+// (their own sums, their own column slices) make a call run alone over P shares dearer than one
+// thread's: such a model gives run() the step as ONE share too, which the calling thread runs
+// instead while the team is alone, so that a team alone does one thread's work.
 //
 // Which worker runs which share varies from run to run: a share's work must depend only on the
 // share and the step, never on the thread. Models keep per-share state (partial sums, clocks)
@@ -133,6 +136,18 @@ class Team {
     /// One step: body(share) for every share; the calling thread takes shares too, so that a
     /// short step needs no worker to wake up first.
     TeamRun run(const std::function<void(int share)>& body);
+    /// One step as run(body), but when the team would run the call alone (see the file comment:
+    /// one worker, every worker but one aside, or hand-offs that did not pay), the calling thread
+    /// runs alone() ONCE instead of body for every share: the step's work as one share, for
+    /// models whose shares each cost a fixed amount (a share's sums, its column slices) on top
+    /// of their part of the data. alone() must do what the shares together do (the models' exact
+    /// sums give the same bits). The returned TeamRun has solo set and by_caller = size().
+    TeamRun run(const std::function<void(int share)>& body, const std::function<void()>& alone);
+
+    /// The calling thread runs the calls alone for `d` from now, as after a window that did not
+    /// pay (0: hands off again from the next call, unless workers stand aside). For tests that
+    /// need both paths of a model; the team's own measurements may send it alone again.
+    void stay_alone_for(std::chrono::steady_clock::duration d) noexcept;
 
     /// Totals over every call so far (the sums of the TeamRun fields but wait_s).
     std::uint64_t sleeps() const noexcept { return sleeps_; }
@@ -142,6 +157,8 @@ class Team {
     std::uint64_t unpaid_windows() const noexcept { return unpaid_windows_; }
 
   private:
+    /// Whether a call starting at `now` runs on the calling thread alone.
+    bool alone_at(std::chrono::steady_clock::time_point now) const noexcept;
     TeamRun call(std::size_t steps, const StepBody& body, bool caller_takes_shares);
     /// Adds a hand-off call's wall seconds to the window; judges the window once it is full.
     void measured(double wall_s, std::chrono::steady_clock::time_point now);

@@ -167,5 +167,49 @@ TEST(Team, HandOffsThatDoNotPayGoSoloAndAreTriedAgain) {
     EXPECT_GE(team.solo_calls(), 3u);
 }
 
+// run(body, alone): while the team hands off, body runs for every share and alone never; while
+// it runs alone (stay_alone_for, or a team of one worker), the calling thread runs alone() once
+// and body for no share.
+TEST(Team, AloneRunsTheStepAsOneShareWhileTheTeamIsAlone) {
+    for (const int threads : {1, 2, 3}) {
+        Runtime rt(threads, PinMode::kNone);
+        Team team(rt);
+        std::vector<std::atomic<int>> counts(static_cast<std::size_t>(threads));
+        int alone = 0;  // plain: only the calling thread runs alone()
+        const std::thread::id caller = std::this_thread::get_id();
+        const auto call = [&] {
+            return team.run([&](int share) { ++counts[static_cast<std::size_t>(share)]; },
+                            [&] {
+                                EXPECT_EQ(std::this_thread::get_id(), caller);
+                                ++alone;
+                            });
+        };
+        const TeamRun handed = call();  // a new team's first call: no worker stands aside
+        if (threads == 1) {
+            EXPECT_TRUE(handed.solo);
+            EXPECT_EQ(alone, 1);
+            EXPECT_EQ(counts[0].load(), 0);
+            continue;
+        }
+        EXPECT_FALSE(handed.solo);
+        EXPECT_EQ(alone, 0);
+        for (const auto& c : counts) EXPECT_EQ(c.load(), 1);
+        team.stay_alone_for(std::chrono::hours(1));
+        for (int i = 0; i < 3; ++i) {
+            const TeamRun r = call();
+            EXPECT_TRUE(r.solo);
+            EXPECT_EQ(r.by_caller, static_cast<std::uint64_t>(threads));
+        }
+        EXPECT_EQ(alone, 3);
+        for (const auto& c : counts) EXPECT_EQ(c.load(), 1);
+        EXPECT_GE(team.solo_calls(), 3u);
+        // Handed off again (unless a worker stepped aside meanwhile, on a loaded machine).
+        team.stay_alone_for(std::chrono::seconds(0));
+        const bool solo = call().solo;
+        EXPECT_EQ(alone, solo ? 4 : 3);
+        for (const auto& c : counts) EXPECT_EQ(c.load(), solo ? 1 : 2);
+    }
+}
+
 }  // namespace
 }  // namespace rotor::sched
