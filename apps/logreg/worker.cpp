@@ -31,8 +31,15 @@ std::vector<std::uint32_t> row_cuts(const Shard& part, int threads) {
     return cuts;
 }
 
+WorkerThreads::WorkerThreads(int threads, sched::PinMode pin)
+    : runtime(std::make_unique<sched::Runtime>(threads, pin)),
+      team(std::make_unique<sched::Team>(*runtime)) {}
+
+WorkerThreads::~WorkerThreads() = default;
+
 Worker::Worker(Shard& part, const BlockProxOptions& o, int threads, std::span<const double> start,
-               KktScreen* screen, std::size_t pull_width, bool exact, sched::PinMode pin)
+               KktScreen* screen, std::size_t pull_width, bool exact, sched::PinMode pin,
+               WorkerThreads* shared)
     : part_(part),
       options_(o),
       threads_(threads),
@@ -63,8 +70,12 @@ Worker::Worker(Shard& part, const BlockProxOptions& o, int threads, std::span<co
     }
     scratch_.reserve(part.examples());
     if (threads > 1) {
-        runtime_ = std::make_unique<sched::Runtime>(threads, pin);
-        team_ = std::make_unique<sched::Team>(*runtime_);
+        if (shared == nullptr) {
+            own_ = std::make_unique<WorkerThreads>(threads, pin);
+            shared = own_.get();
+        }
+        ROTOR_ASSERT(shared->team->size() == threads, "shared threads of another count");
+        team_ = shared->team.get();
     }
 }
 

@@ -38,19 +38,32 @@ inline constexpr std::size_t kFloatPushWidth = 2;
 /// non-decreasing) holding about equal numbers of nonzeros: the threads' share of every pass.
 std::vector<std::uint32_t> row_cuts(const Shard& part, int threads);
 
+/// A worker's T > 1 threads: a runtime of T pinned workers and their team. A run keeps them
+/// over its calls of train_delayed (DelayedMemory), so that the runtime starts once and the team's
+/// measure of its hand-offs (docs/scheduler.md, "Going solo") carries over from call to call.
+struct WorkerThreads {
+    WorkerThreads(int threads, sched::PinMode pin);
+    ~WorkerThreads();
+    WorkerThreads(const WorkerThreads&) = delete;
+    WorkerThreads& operator=(const WorkerThreads&) = delete;
+    std::unique_ptr<sched::Runtime> runtime;
+    std::unique_ptr<sched::Team> team;
+};
+
 /// A worker's state: its part, its blocks, its copy of w over its keys and its threads.
 class Worker {
   public:
     /// `part` is borrowed; its margins must match `start` (w over part.keys(); empty: w = 0).
     /// `threads` >= 1 share its examples. `screen` (null without the KKT filter; borrowed)
     /// learns w_k and ĝ_k from pulls of `pull_width` values per key (w_k, then ĝ_k when 2).
-    /// With threads > 1 the worker owns a runtime of that many workers, bound by `pin`.
+    /// With threads > 1 the worker runs on `shared` (borrowed; of `threads` threads) or, when
+    /// null, on a runtime of its own of that many workers, bound by `pin`.
     /// `exact`: pushes carry the limbs (kPushWidth values a key); else g_k and u_k rounded to
     /// float32 (kFloatPushWidth).
     Worker(Shard& part, const BlockProxOptions& options, int threads = 1,
            std::span<const double> start = {}, KktScreen* screen = nullptr,
            std::size_t pull_width = 1, bool exact = true,
-           sched::PinMode pin = sched::PinMode::kAuto);
+           sched::PinMode pin = sched::PinMode::kAuto, WorkerThreads* shared = nullptr);
     ~Worker();
     Worker(const Worker&) = delete;
     Worker& operator=(const Worker&) = delete;
@@ -76,7 +89,7 @@ class Worker {
     /// w over the part's keys (aligned with part.keys()).
     const std::vector<double>& weights() const { return w_; }
     /// The threads' team (null for one thread): tests send it alone (Team::stay_alone_for).
-    sched::Team* team() { return team_.get(); }
+    sched::Team* team() { return team_; }
 
   private:
     /// Runs fn(j) for every row range j (on the team when there is one: a range is taken by
@@ -108,9 +121,9 @@ class Worker {
     std::vector<std::vector<core::ExactSum>> g_, u_;  ///< per thread
     std::size_t ranges_ = 1;  ///< g_ and u_ the last push filled: T, or 1 (every row, alone)
     std::vector<double> deltas_;
-    std::vector<std::uint8_t> skip_;           ///< keys of the block the screen skips (push_slices)
-    std::unique_ptr<sched::Runtime> runtime_;  ///< threads > 1: the team's workers
-    std::unique_ptr<sched::Team> team_;
+    std::vector<std::uint8_t> skip_;      ///< keys of the block the screen skips (push_slices)
+    std::unique_ptr<WorkerThreads> own_;  ///< threads > 1 and none shared
+    sched::Team* team_ = nullptr;         ///< threads > 1: own_'s or the shared one's
     KktScreen* screen_;
     std::size_t pull_width_;
     bool exact_;
