@@ -436,10 +436,14 @@ TeamRun Team::call(std::size_t steps, const StepBody& body, bool caller_takes_sh
 
 void Team::measured(double wall_s, Clock::time_point now) {
     window_s_ += wall_s;
+    ++window_calls_;
     if (window_s_ < std::chrono::duration<double>(kWindow).count()) return;
     const double work_s = 1e-9 * static_cast<double>(aside_->work_ns.exchange(0));
     const double speedup = work_s / window_s_;
+    const auto calls_alone = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(kSoloCalls * window_s_ / window_calls_));
     window_s_ = 0;
+    window_calls_ = 0;
     if (speedup >= kMinSpeedup) {
         solo_for_ = Clock::duration::zero();
         return;
@@ -448,6 +452,7 @@ void Team::measured(double wall_s, Clock::time_point now) {
     solo_for_ = solo_for_ == Clock::duration::zero()
                     ? Clock::duration(kSoloFor)
                     : std::min(2 * solo_for_, Clock::duration(kSoloMax));
+    solo_for_ = std::max(solo_for_, calls_alone);
     solo_until_ = now + solo_for_;
 }
 

@@ -27,7 +27,10 @@
 // That is the window's speedup over running every share on one thread; below kMinSpeedup (steps
 // too small for a hand-off, or a teammate's core taken by another process) the calling thread
 // runs the calls alone for kSoloFor, then tries the workers for one more window; each window in a
-// row that does not pay doubles the time alone, up to kSoloMax, and one that pays resets it. A
+// row that does not pay doubles the time alone, up to kSoloMax, and one that pays resets it. The
+// time alone is never shorter than kSoloCalls of the window's calls (their mean wall time): a
+// window of long calls (MF-CCD's iteration, a third of a second on MovieLens-small) is one call,
+// and a probe every kSoloFor would hand off every other call. A
 // team of one worker always runs on the calling thread. Shares that each cost a fixed amount
 // (their own sums, their own column slices) make a call run alone over P shares dearer than one
 // thread's: such a model gives run() the step as ONE share too, which the calling thread runs
@@ -114,6 +117,9 @@ class Team {
     static constexpr double kMinSpeedup = 1.1;
     static constexpr std::chrono::milliseconds kSoloFor{100};
     static constexpr std::chrono::milliseconds kSoloMax{3200};
+    /// ...but alone for at least this many of the unpaid window's calls (their mean wall time):
+    /// a probe then costs at most about 1/kSoloCalls of the calls alone after it.
+    static constexpr int kSoloCalls = 16;
 
     /// The work of one share of one step. Called concurrently for the shares of one step; every
     /// call of step s returns, and its writes are visible, before any call of step s + 1 begins.
@@ -170,7 +176,8 @@ class Team {
     std::uint64_t benched_ = 0;
     std::uint64_t solo_calls_ = 0;
     std::uint64_t unpaid_windows_ = 0;
-    double window_s_ = 0;  ///< wall seconds of the hand-off calls in the current window
+    double window_s_ = 0;   ///< wall seconds of the hand-off calls in the current window
+    int window_calls_ = 0;  ///< and their number
     std::chrono::steady_clock::duration solo_for_{0};  ///< the last time alone, 0: the last paid
     std::chrono::steady_clock::time_point solo_until_{};
     std::shared_ptr<detail::TeamAside> aside_;  ///< shared with the calls' tasks
