@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 #include "core/base/error.h"
 #include "core/base/timer.h"
@@ -19,6 +20,8 @@ struct ParallelCcd::Worker {
     std::span<float> row_bias;
     std::uint32_t col_lo = 0;
     std::uint32_t cols = 0;
+    std::uint32_t own_lo = 0;  ///< ranks > 1: the worker's share of the rank's pulled columns
+    std::uint32_t own_cols = 0;
     sched::WorkerClock* clock = nullptr;
 };
 
@@ -73,13 +76,59 @@ ParallelCcd::ParallelCcd(CcdRankState& state, const CcdParams& params, sched::Ru
         pushed_.emplace_back(m);
         totals_.emplace_back(col_begin_[q + 1] - col_begin_[q]);
     }
-    if (comm_.size() > 1) limbs_.assign(std::size_t{2} * core::ExactSum::kLimbs * m, 0);
+    if (comm_.size() > 1) plan_exchange();
     u_.assign(rows, 0.0f);
     for (std::vector<float>& v : v_) v.assign(m, 0.0f);
     ones_cols_.assign(m, 1.0f);
 }
 
 ParallelCcd::~ParallelCcd() = default;
+
+void ParallelCcd::plan_exchange() {
+    const std::uint32_t m = state_.h.rows();
+    const auto ranks = static_cast<std::size_t>(comm_.size());
+    rank_ = comm_.rank();
+    // Even bounds: rank q's pulled values fill whole int64 slots of gathered_.
+    const std::uint64_t pairs = (std::uint64_t{m} + 1) / 2;
+    own_begin_.resize(ranks + 1);
+    for (std::size_t q = 0; q <= ranks; ++q) {
+        own_begin_[q] =
+            static_cast<std::uint32_t>(std::min<std::uint64_t>(m, 2 * (pairs * q / ranks)));
+    }
+    std::size_t narrow = 0, gathered = 0;
+    for (std::size_t q = 0; q < ranks; ++q) {
+        const std::size_t cols = own_begin_[q + 1] - own_begin_[q];
+        narrow_first_.push_back(narrow);
+        narrow_counts_.push_back(1 + kNarrowPerColumn * cols);
+        narrow += narrow_counts_.back();
+        wide_counts_.push_back(kLimbsPerColumn * cols);
+        gathered_first_.push_back(gathered);
+        gathered_counts_.push_back(1 + (cols + 1) / 2);
+        gathered += gathered_counts_.back();
+    }
+    narrow_.assign(narrow, 0);
+    narrow_mine_.assign(narrow_counts_[static_cast<std::size_t>(rank_)], 0);
+    gathered_.assign(gathered, 0);
+    failures_.assign(static_cast<std::size_t>(threads_), std::vector<std::uint64_t>(ranks, 0));
+    // The workers' shares of this rank's columns, in pairs (two floats of one slot are written
+    // by one worker).
+    const std::uint32_t lo = own_begin_[static_cast<std::size_t>(rank_)];
+    const std::uint32_t hi = own_begin_[static_cast<std::size_t>(rank_) + 1];
+    const std::uint64_t own_pairs = (std::uint64_t{hi - lo} + 1) / 2;
+    for (int w = 0; w <= threads_; ++w) {
+        const std::uint64_t at =
+            2 * (own_pairs * static_cast<unsigned>(w) / static_cast<unsigned>(threads_));
+        own_split_.push_back(static_cast<std::uint32_t>(std::min<std::uint64_t>(hi, lo + at)));
+    }
+    for (int w = 0; w < threads_; ++w)
+        owned_totals_.emplace_back(own_split_[w + 1] - own_split_[w]);
+}
+
+std::size_t ParallelCcd::largest_message_bytes() const {
+    // The wide limbs exist only after a pull went wide; their size counts from the start.
+    const std::size_t wide = own_begin_.empty() ? 0 : kLimbsPerColumn * own_begin_.back();
+    return sizeof(std::int64_t) * std::max({narrow_.size(), gathered_.size(), wide});
+}
 
 ParallelCcd::Worker ParallelCcd::make_worker(int w) {
     Worker me;
@@ -96,6 +145,10 @@ ParallelCcd::Worker ParallelCcd::make_worker(int w) {
     if (params_.objective.bias) me.row_bias = std::span<float>(state_.row_bias).subspan(lo, rows);
     me.col_lo = col_begin_[w];
     me.cols = col_begin_[w + 1] - col_begin_[w];
+    if (!own_split_.empty()) {
+        me.own_lo = own_split_[w];
+        me.own_cols = own_split_[w + 1] - own_split_[w];
+    }
     me.clock = &clocks_.clock(w);
     return me;
 }
@@ -116,7 +169,31 @@ void ParallelCcd::combine(Worker& me) {
         }
         total.sums[c] = s;
     }
-    if (limbs_.empty()) return;
+    if (comm_.size() > 1) narrow_limbs(me);
+}
+
+void ParallelCcd::narrow_limbs(Worker& me) {
+    // Each of the worker's combined columns into its owner's block of narrow_; a sum that does
+    // not fit counts in failures_ (the block's slot, filled by reduce()).
+    const ColumnSums& total = totals_[me.index];
+    std::vector<std::uint64_t>& failed = failures_[static_cast<std::size_t>(me.index)];
+    for (std::size_t q = 0; q + 1 < own_begin_.size(); ++q) {
+        failed[q] = 0;
+        const std::uint32_t lo = std::max(me.col_lo, own_begin_[q]);
+        const std::uint32_t hi = std::min(me.col_lo + me.cols, own_begin_[q + 1]);
+        for (std::uint32_t j = lo; j < hi; ++j) {
+            std::int64_t* out = narrow_.data() + narrow_first_[q] + 1 +
+                                std::size_t{j - own_begin_[q]} * kNarrowPerColumn;
+            const ColumnSum& s = total.sums[j - me.col_lo];
+            const bool num = s.num.to_narrow_limbs(out);
+            const bool den = s.den.to_narrow_limbs(out + core::ExactSum::kNarrowLimbs);
+            if (!num || !den) ++failed[q];
+        }
+    }
+}
+
+void ParallelCcd::wide_limbs(Worker& me) {
+    const ColumnSums& total = totals_[me.index];
     for (std::uint32_t c = 0; c < me.cols; ++c) {
         const auto num = total.sums[c].num.to_limbs();
         const auto den = total.sums[c].den.to_limbs();
@@ -127,20 +204,69 @@ void ParallelCcd::combine(Worker& me) {
 }
 
 void ParallelCcd::pull(Worker& me, double lambda, std::span<float> v) {
-    ColumnSums& total = totals_[me.index];
-    if (!limbs_.empty()) {
-        for (std::uint32_t c = 0; c < me.cols; ++c) {
-            const std::int64_t* in = limbs_.data() + (me.col_lo + std::size_t{c}) * kLimbsPerColumn;
+    pull_columns(totals_[me.index],
+                 std::span<const std::uint64_t>(state_.col_counts).subspan(me.col_lo, me.cols),
+                 lambda, params_.objective.form, v.subspan(me.col_lo, me.cols));
+}
+
+void ParallelCcd::pull_owned(Worker& me, double lambda, std::span<float> v, bool wide) {
+    if (!wide && narrow_mine_[0] != 0) return;  // some sum did not fit: the pull goes wide
+    ColumnSums& total = owned_totals_[static_cast<std::size_t>(me.index)];
+    const std::uint32_t first = own_begin_[static_cast<std::size_t>(rank_)];
+    for (std::uint32_t c = 0; c < me.own_cols; ++c) {
+        const std::size_t at = me.own_lo - first + std::size_t{c};
+        if (wide) {
+            const std::int64_t* in = wide_mine_.data() + at * kLimbsPerColumn;
             std::array<std::int64_t, core::ExactSum::kLimbs> num{}, den{};
             std::copy_n(in, core::ExactSum::kLimbs, num.begin());
             std::copy_n(in + core::ExactSum::kLimbs, core::ExactSum::kLimbs, den.begin());
             total.sums[c].num = core::ExactSum::from_limbs(num);
             total.sums[c].den = core::ExactSum::from_limbs(den);
+        } else {
+            const std::int64_t* in = narrow_mine_.data() + 1 + at * kNarrowPerColumn;
+            total.sums[c].num = core::ExactSum::from_narrow_limbs(in[0], in[1]);
+            total.sums[c].den = core::ExactSum::from_narrow_limbs(in[2], in[3]);
         }
     }
     pull_columns(total,
-                 std::span<const std::uint64_t>(state_.col_counts).subspan(me.col_lo, me.cols),
-                 lambda, params_.objective.form, v.subspan(me.col_lo, me.cols));
+                 std::span<const std::uint64_t>(state_.col_counts).subspan(me.own_lo, me.own_cols),
+                 lambda, params_.objective.form, v.subspan(me.own_lo, me.own_cols));
+    // The values into this rank's block of gathered_, two a slot (the worker's share starts at
+    // an even column of the block).
+    auto* out = reinterpret_cast<std::byte*>(gathered_.data() +
+                                             gathered_first_[static_cast<std::size_t>(rank_)] + 1);
+    std::memcpy(out + std::size_t{me.own_lo - first} * sizeof(float), v.data() + me.own_lo,
+                std::size_t{me.own_cols} * sizeof(float));
+}
+
+void ParallelCcd::reduce(bool wide) {
+    const Stopwatch clock;
+    if (wide) {
+        comm_.reduce_scatter_sum(limbs_, wide_counts_, wide_mine_);
+    } else {
+        for (std::size_t q = 0; q < narrow_first_.size(); ++q) {
+            std::uint64_t failed = 0;
+            for (const std::vector<std::uint64_t>& f : failures_) failed += f[q];
+            narrow_[narrow_first_[q]] = static_cast<std::int64_t>(failed);
+        }
+        comm_.reduce_scatter_sum(narrow_, narrow_counts_, narrow_mine_);
+    }
+    comm_s_ += clock.seconds();
+}
+
+bool ParallelCcd::gather(std::span<float> v, bool wide) {
+    const Stopwatch clock;
+    const auto me = static_cast<std::size_t>(rank_);
+    gathered_[gathered_first_[me]] = !wide && narrow_mine_[0] != 0 ? 1 : 0;
+    comm_.allgather_blocks(gathered_, gathered_counts_);
+    bool pulled = true;
+    for (const std::size_t first : gathered_first_) pulled = pulled && gathered_[first] == 0;
+    for (std::size_t q = 0; pulled && q < gathered_first_.size(); ++q) {
+        std::memcpy(v.data() + own_begin_[q], gathered_.data() + gathered_first_[q] + 1,
+                    std::size_t{own_begin_[q + 1] - own_begin_[q]} * sizeof(float));
+    }
+    comm_s_ += clock.seconds();
+    return pulled;
 }
 
 void ParallelCcd::load(Worker& me, std::uint32_t k) {
@@ -172,10 +298,18 @@ void ParallelCcd::finish_rank_one(Worker& me, std::uint32_t k) {
     for (std::uint32_t c = 0; c < me.cols; ++c) state_.h.at(me.col_lo + c, k) = v[me.col_lo + c];
 }
 
+double ParallelCcd::lambda_of(const Step& step) const {
+    return step.k == kBiasStep ? params_.objective.lambda_bias : params_.objective.lambda;
+}
+
+std::span<float> ParallelCcd::v_of(const Step& step) {
+    return v_[step.k == kBiasStep ? kBiasBuffer : step.k % 2];
+}
+
 void ParallelCcd::run_step(Worker& me, const Step& step) {
     const bool bias = step.k == kBiasStep;
-    const double lambda = bias ? params_.objective.lambda_bias : params_.objective.lambda;
-    const std::span<float> v = v_[bias ? kBiasBuffer : step.k % 2];
+    const double lambda = lambda_of(step);
+    const std::span<float> v = v_of(step);
     switch (step.kind) {
         case StepKind::kBiasPush:  // c: the row side fixed at 1
             std::fill(me.u.begin(), me.u.end(), 1.0f);
@@ -191,10 +325,16 @@ void ParallelCcd::run_step(Worker& me, const Step& step) {
             break;
         case StepKind::kCombine:
             combine(me);
-            if (limbs_.empty()) pull(me, lambda, v);
+            if (comm_.size() == 1) pull(me, lambda, v);
             break;
         case StepKind::kPull:
-            pull(me, lambda, v);
+            pull_owned(me, lambda, v, false);
+            break;
+        case StepKind::kWideLimbs:
+            wide_limbs(me);
+            break;
+        case StepKind::kWidePull:
+            pull_owned(me, lambda, v, true);
             break;
         case StepKind::kRows:  // (c), then the next push, or (d)
             if (bias) {
@@ -217,11 +357,12 @@ void ParallelCcd::run_step(Worker& me, const Step& step) {
 
 std::vector<ParallelCcd::Step> ParallelCcd::plan() const {
     // Consecutive steps are separated by a barrier (one process) or are separate run_workers
-    // calls with the allreduce after each kCombine (several ranks).
+    // calls with the reduce-scatter after each kCombine and the allgather after each kPull
+    // (several ranks).
     std::vector<Step> steps;
     const auto pull_steps = [&](std::uint32_t k) {
         steps.push_back({StepKind::kCombine, k, false});
-        if (!limbs_.empty()) steps.push_back({StepKind::kPull, k, false});
+        if (comm_.size() > 1) steps.push_back({StepKind::kPull, k, false});
     };
     if (params_.objective.bias) {
         steps.push_back({StepKind::kBiasPush, kBiasStep, false});
@@ -243,6 +384,7 @@ std::vector<ParallelCcd::Step> ParallelCcd::plan() const {
 sched::IterationTimes ParallelCcd::iterate() {
     const std::vector<Step> steps = plan();
     clocks_.begin_iteration();
+    comm_s_ = 0;
     std::vector<Worker> workers;
     for (int w = 0; w < threads_; ++w) workers.push_back(make_worker(w));
     // A share's step touches only its own rows, columns and sums, whichever worker runs it.
@@ -259,19 +401,39 @@ sched::IterationTimes ParallelCcd::iterate() {
         // The whole iteration in one team call: its steps follow each other without a hand-off.
         add_waits(team_.run_steps(steps.size(), run));
     } else {
-        // One call per step, the allreduce between a combine and its pull on this thread (a
+        // One call per step, the collectives after a combine and after a pull on this thread (a
         // worker never waits for another rank: in-process ranks share oneTBB's threads, and MPI
-        // may be initialised FUNNELED); with one worker, a call runs up to the next allreduce.
+        // may be initialised FUNNELED); with one worker, a call runs up to the next collective.
+        const auto exchanges = [](const Step& s) {
+            return s.kind == StepKind::kCombine || s.kind == StepKind::kPull;
+        };
+        const auto run_one = [&](const Step& s) {
+            add_waits(team_.run([&](int share) {
+                Worker& me = workers[static_cast<std::size_t>(share)];
+                const sched::PhaseTimer timer(*me.clock, sched::Phase::kCompute);
+                run_step(me, s);
+            }));
+        };
         for (std::size_t i = 0; i < steps.size();) {
             std::size_t end = i + 1;
-            while (threads_ == 1 && end < steps.size() &&
-                   steps[end - 1].kind != StepKind::kCombine) {
-                ++end;
-            }
+            while (threads_ == 1 && end < steps.size() && !exchanges(steps[end - 1])) ++end;
             add_waits(team_.run([&](int share) {
                 for (std::size_t j = i; j < end; ++j) run(j, share);
             }));
-            if (steps[end - 1].kind == StepKind::kCombine) comm_.allreduce_sum(limbs_);
+            const Step& last = steps[end - 1];
+            if (last.kind == StepKind::kCombine) reduce(false);
+            if (last.kind == StepKind::kPull && !gather(v_of(last), false)) {
+                // A sum did not fit the narrow limbs: the same pull from the wide ones.
+                if (limbs_.empty()) {
+                    limbs_.assign(kLimbsPerColumn * state_.h.rows(), 0);
+                    wide_mine_.assign(wide_counts_[static_cast<std::size_t>(rank_)], 0);
+                }
+                run_one({StepKind::kWideLimbs, last.k, false});
+                reduce(true);
+                run_one({StepKind::kWidePull, last.k, false});
+                const bool pulled = gather(v_of(last), true);
+                ROTOR_ASSERT(pulled, "ParallelCcd: a wide pull did not complete");
+            }
             i = end;
         }
     }

@@ -100,6 +100,8 @@ void CcdTrainer::init_state(sched::Runtime& runtime) {
     compute_residuals(state_.ratings, state_.w, state_.row_bias, state_.h, state_.col_bias, mu_,
                       state_.residuals);
     engine_ = std::make_unique<ParallelCcd>(state_, options_.ccd(), runtime, comm_);
+    // Open MPI's reduce-scatter and allgather allocate their temporaries every pull.
+    if (comm_.size() > 1) keep_messages_in_heap(engine_->largest_message_bytes());
 }
 
 void CcdTrainer::take_test(const TestRatings& test) {
@@ -121,6 +123,7 @@ train::Record CcdTrainer::iterate() {
     train::Record r;
     r.iter = ++iterations_done_;
     r.set_times(times);
+    if (comm_.size() > 1) r.set("comm_s", engine_->comm_seconds());
     // processed counts ratings: every training rating (of every rank) once per iteration, as an
     // SGD epoch does, although CCD++ reads each 2 + 2·inner times per factor (6 for the biases).
     r.processed = train_.nnz();

@@ -5,14 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <climits>
 #include <cmath>
 #include <limits>
 #include <numeric>
-
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include <fmt/format.h>
 
@@ -359,15 +354,10 @@ void SgdTrainer::init_slices() {
 }
 
 void SgdTrainer::keep_slices_in_heap() const {
-#ifdef __GLIBC__
     std::size_t rows = 0;
     for (const auto& items : slice_items_) rows = std::max(rows, items.size());
     // A slice's message: a header, the H rows, a bias, two accumulators a row (pack_slice).
-    const std::size_t bytes = std::min<std::size_t>(
-        std::size_t{1} << 30, 64 + 4 * rows * (std::size_t{k_} + 4) + (std::size_t{1} << 16));
-    mallopt(M_MMAP_THRESHOLD, static_cast<int>(bytes));
-    mallopt(M_TRIM_THRESHOLD, static_cast<int>(std::min<std::size_t>(4 * bytes, INT_MAX)));
-#endif
+    keep_messages_in_heap(64 + 4 * rows * (std::size_t{k_} + 4));
 }
 
 SgdSide SgdTrainer::user_side() { return user_state_.side(w_, user_counts_); }

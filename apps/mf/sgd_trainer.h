@@ -116,10 +116,8 @@ class SgdTrainer final : public Trainer {
     /// Initial H rows of the home slices.
     void init_slices();
     /// On P > 1 ranks every round allocates and frees a slice's message, its received copy and
-    /// the slice. `mf train` maps every allocation of 128 KiB or more afresh (apps/mf/cli.cpp),
-    /// so each round faulted every page of them in again (8,000 faults a rank an iteration at
-    /// 21.2M ratings, K = 32: 0.15 s of a 0.5 s iteration). From here allocations up to a slice
-    /// message's size come from the heap, and up to four of them stay there when freed.
+    /// the slice: keep_messages_in_heap of a slice message's size (without it, 8,000 faults a
+    /// rank an iteration at 21.2M ratings, K = 32: 0.15 s of a 0.5 s iteration).
     void keep_slices_in_heap() const;
     std::size_t block_id(int row, int col) const {
         return static_cast<std::size_t>(row) * static_cast<std::size_t>(side_) +

@@ -1,7 +1,12 @@
 #include "apps/mf/trainer.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <fmt/format.h>
 
@@ -148,11 +153,14 @@ std::uint64_t estimate_memory(const Ratings& train, const TrainOptions& options,
         // The matrix, the rank's users' ratings (a CSR copy: 8 bytes a rating and 8 a row);
         // residuals (4 bytes a rating); u and each worker's rebased offsets (12 bytes a row); v
         // twice and a column of ones (12 bytes a column); each worker's exact column sums and the
-        // pulled totals (48 bytes a column each); across ranks, a pull's limbs and the
-        // reduction's buffer (64 bytes a column each).
+        // pulled totals (48 bytes a column each); across ranks, a pull's narrow limbs and the
+        // reduce-scatter's buffer (32 bytes a column each, 64 a column of the rank's block),
+        // the rank's block and its pulled totals (32 + 48), the pulled values and the
+        // allgather's buffer (8). A pull that goes wide (a column sum of 2^38 or more: a run
+        // that diverges) adds 64 bytes a column more and its buffers, outside the plan.
         const std::uint64_t held = train.memory_bytes() + 8 * (nnz / p + 1) + 8 * (n / p + 1) +
                                    4 * (nnz / p + 1) + 12 * (n / p + t) + 12 * m +
-                                   48 * m * (t + 1) + (p > 1 ? 128 * m : 0);
+                                   48 * m * (t + 1) + (p > 1 ? 72 * m + 144 * (m / p + 1) : 0);
         bytes += std::max(read_peak, held) + rows + gathered;
         // Rank 0's gather beside the model under MPI: its own rows encoded and every rank's
         // received (one process copies its rows straight into the model).
@@ -201,6 +209,17 @@ train::RecordSchema record_schema(bool has_test, bool implicit) {
     s.headline_key = has_test ? "test_rmse" : "train_rmse";
     s.headline_label = has_test ? "test RMSE" : "train RMSE";
     return s;
+}
+
+void keep_messages_in_heap(std::size_t bytes) {
+#ifdef __GLIBC__
+    const std::size_t b =
+        std::min<std::size_t>(std::size_t{1} << 30, bytes + (std::size_t{1} << 16));
+    mallopt(M_MMAP_THRESHOLD, static_cast<int>(b));
+    mallopt(M_TRIM_THRESHOLD, static_cast<int>(std::min<std::size_t>(4 * b, INT_MAX)));
+#else
+    (void)bytes;
+#endif
 }
 
 std::pair<std::vector<std::uint64_t>, std::vector<ItemId>> Trainer::release_seen_items() {

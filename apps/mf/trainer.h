@@ -185,6 +185,14 @@ std::unique_ptr<Trainer> make_trainer(const TrainerInputs& in);
 std::uint64_t estimate_memory(const Ratings& train, const TrainOptions& options, int ranks,
                               int threads);
 
+/// For a trainer on P > 1 ranks whose collectives allocate, fill and free message buffers of up
+/// to `bytes` every round: from here such allocations come from the heap, and up to four of them
+/// stay there when freed. `mf train` maps every allocation of 128 KiB or more afresh
+/// (apps/mf/cli.cpp), so each round would fault every page of them in again (SGD's ring: 8,000
+/// faults a rank an iteration at 21.2M ratings; CCD's reduce-scatters: Open MPI's temporary
+/// buffers). A no-op without glibc.
+void keep_messages_in_heap(std::size_t bytes);
+
 /// ratings_processed, ratings_per_s; headline test_rmse when there is a test set, else
 /// train_rmse; implicit: test_ndcg_at_k, else the objective.
 train::RecordSchema record_schema(bool has_test, bool implicit = false);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -70,6 +71,22 @@ TEST(CcdTrainer, RanksWithoutUsersChangeNothing) {
                              fmt::format("4 ranks x {} threads", threads));
     }
     EXPECT_EQ(one.model.w.row(2)[0], 0.0f);  // the user without ratings
+}
+
+TEST(CcdTrainer, SumsTooLargeForTheNarrowLimbsGoWideAndStayExact) {
+    // One rating of 1e12 among ratings near 1: its residual (about 1e12 - μ) alone makes its
+    // column's pushed sum in the bias step exceed the narrow limbs' 2^38, so on several ranks
+    // that pull goes again with the wide limbs; the model stays bitwise the one of one rank.
+    testing::Csr m = testing::random_csr(37, 28, 0.2, 7);
+    ASSERT_FALSE(m.values.empty());
+    m.values[m.values.size() / 2] = 1e12f;
+    const Ratings r = testing::to_ratings(m, 3, 2);
+    const TrainOptions o = ccd_options(3);
+    const CcdRun one = testing::run_ccd_ranks(r, o, 1, 1, 2);
+    for (const auto& [ranks, threads] : {std::pair{2, 1}, std::pair{3, 2}}) {
+        expect_bitwise_equal(testing::run_ccd_ranks(r, o, ranks, threads, 2).model, one.model,
+                             fmt::format("{} ranks x {} threads", ranks, threads));
+    }
 }
 
 TEST(CcdTrainer, MatchesTheCoreIterationOnOnePart) {
