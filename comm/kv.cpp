@@ -43,12 +43,13 @@ enum class Kind : std::uint8_t {
     kDone = 3,
     kStop = 4,
     kReply = 5,
-    kClock = 6,
+    kClock = 6,  ///< the clock advanced by a varint (more than one)
     kFail = 7,
     kPushFiltered = 8,    ///< a push through the filters: t, then a KvWire
     kPullFiltered = 9,    ///< a pull through the filters: t, id, exact, then a KvWire of keys
-    kReplyFiltered = 10,  ///< an answer through the filters: id, then a KvWire of values
+    kReplyFiltered = 10,  ///< an answer through the filters: id's step, then a KvWire of values
     kPushFloat32 = 11,    ///< kPush with float32 values (KvOptions::push_float32)
+    kClockNext = 12,      ///< the clock advanced by one (no payload)
 };
 
 std::int64_t now_ns() {
@@ -83,9 +84,13 @@ constexpr std::size_t pull_bytes(std::uint64_t t, std::uint64_t id, std::size_t 
 constexpr std::size_t reply_bytes(std::uint64_t id, std::size_t values) {
     return kKindBytes + varint_bytes(id) + counted_bytes(values, sizeof(double));
 }
-/// kDone (t) and kClock (the clock).
+/// kDone (t).
 constexpr std::size_t counter_bytes(std::uint64_t value) {
     return kKindBytes + varint_bytes(value);
+}
+/// kClockNext (a step of one) or kClock (the step).
+constexpr std::size_t clock_bytes(std::uint64_t step) {
+    return step == 1 ? kKindBytes : counter_bytes(step);
 }
 constexpr std::size_t kStopBytes = kKindBytes;
 
@@ -185,6 +190,8 @@ KvNode::KvNode(Communicator& comm, KvLayout layout, KvOptions options, KvServerH
                      "a server needs every handler");
     }
     if (server_index_ == 0) done_.assign(layout_.workers.size(), 0);
+    if (is_server()) answer_id_sent_.assign(layout_.workers.size(), 0);
+    if (is_worker()) answer_id_taken_.assign(layout_.servers.size(), 0);
     post_receives();
 }
 
@@ -412,7 +419,12 @@ void KvNode::send_answer(const Deferred& d, std::vector<double> values) {
                               options_.filter_first + d.t, d.exact};
     const KvWire wire = filters_.send(ctx, e);
     WireWriter w = start(Kind::kReplyFiltered);
-    w.put_varint(d.id);
+    // A server answers a worker's pulls in the order of their ids (each waits for its iteration,
+    // and a worker's iterations only grow): the id travels as its step from the last answered.
+    std::uint64_t& last = answer_id_sent_[static_cast<std::size_t>(worker_slot(d.src, "pull"))];
+    ROTOR_ASSERT(d.id >= last, "a worker's pulls answered in order");
+    w.put_varint(d.id - last);
+    last = d.id;
     write_kv_wire(w, wire);
     send(d.src, kKvReplyTag, w.take());
 }
@@ -426,15 +438,17 @@ void KvNode::on_done(int src, std::uint64_t t) {
     done_[w] = t + 1;
     const std::uint64_t clock = *std::min_element(done_.begin(), done_.end());
     if (clock <= clock_sent_) return;
+    // Every worker has had every clock sent: the message is the step (one byte when it is 1).
+    const std::uint64_t step = clock - clock_sent_;
     clock_sent_ = clock;
     for (const int worker : layout_.workers) {
         if (direct_to(worker)) {
-            count_direct(kKvReplyTag, counter_bytes(clock));
+            count_direct(kKvReplyTag, clock_bytes(step));
             take_clock(clock);
             continue;
         }
-        WireWriter m = start(Kind::kClock);
-        m.put_varint(clock);
+        WireWriter m = start(step == 1 ? Kind::kClockNext : Kind::kClock);
+        if (step != 1) m.put_varint(step);
         send(worker, kKvReplyTag, m.take());
     }
 }
@@ -442,11 +456,12 @@ void KvNode::on_done(int src, std::uint64_t t) {
 void KvNode::handle_reply(int src, std::span<const std::byte> bytes) {
     WireReader r(bytes, fmt::format("kv reply from rank {}", src), comm_.rank());
     const auto kind = static_cast<Kind>(r.get<std::uint8_t>());
-    if (kind == Kind::kClock) {
-        const auto c = r.get_varint();
+    if (kind == Kind::kClock || kind == Kind::kClockNext) {
+        const std::uint64_t step = kind == Kind::kClock ? r.get_varint() : 1;
         r.finish();
         if (src != layout_.servers.front()) r.fail("a clock from a rank that is not the scheduler");
-        take_clock(c);
+        if (step == 0 || clock_ + step < clock_) r.fail("a clock step of 0 or past 2^64");
+        take_clock(clock_ + step);
         return;
     }
     if (kind == Kind::kReplyFiltered) {
@@ -487,10 +502,12 @@ std::size_t KvNode::server_slot(int src) const {
 }
 
 void KvNode::take_filtered_answer(int src, WireReader& r) {
-    const auto id = r.get_varint();
+    const std::size_t s = server_slot(src);
+    if (s >= answer_id_taken_.size()) r.fail("an answer from a rank that is not a server");
+    const std::uint64_t id = answer_id_taken_[s] + r.get_varint();
+    answer_id_taken_[s] = id;
     KvWire wire = read_kv_wire(r);
     r.finish();
-    const std::size_t s = server_slot(src);
     PendingPull* pending = answered_pull(id, s);
     if (pending == nullptr) r.fail(fmt::format("an answer to pull {} that is not pending", id));
     PendingPull& p = *pending;

@@ -265,6 +265,9 @@ class KvNode {
     bool pushed_ = false;  ///< the current iteration has pushed
     std::uint64_t clock_ = 0;
     std::uint64_t next_pull_id_ = 0;
+    /// A filtered answer's id travels as its step from the last one between the same server and
+    /// worker: the last taken, per server slot.
+    std::vector<std::uint64_t> answer_id_taken_;
     std::map<std::uint64_t, std::unique_ptr<PendingPull>> pulls_;
     std::vector<double> rounded_;  ///< push_float32: the values pushed, rounded
     std::vector<KvEvent> schedule_;
@@ -272,8 +275,9 @@ class KvNode {
     std::map<std::uint64_t, std::size_t> pushes_;  ///< pushes arrived per incomplete iteration
     std::uint64_t completed_ = 0;                  ///< iterations complete here
     std::vector<std::unique_ptr<Deferred>> deferred_;
-    std::vector<std::uint64_t> done_;  ///< scheduler: iterations ended, per worker
-    std::uint64_t clock_sent_ = 0;     ///< scheduler: the last clock sent to the workers
+    std::vector<std::uint64_t> done_;            ///< scheduler: iterations ended, per worker
+    std::vector<std::uint64_t> answer_id_sent_;  ///< the last filtered answer's id, per worker
+    std::uint64_t clock_sent_ = 0;               ///< scheduler: the last clock sent to the workers
     std::size_t stops_ = 0;
     bool finished_ = false;
     bool progressed_ = false;  ///< the last progress() handled a message

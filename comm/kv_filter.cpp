@@ -19,13 +19,19 @@ namespace {
 constexpr std::uint8_t kKeysCached = 1;
 constexpr std::uint8_t kHasDropped = 2;
 constexpr std::uint8_t kPacked = 4;
-constexpr std::uint8_t kNoKeys = 8;    ///< no keys and no key vector on the wire
-constexpr std::uint8_t kFloat32 = 16;  ///< the values are written as float32
+constexpr std::uint8_t kNoKeys = 8;      ///< no keys and no key vector on the wire
+constexpr std::uint8_t kFloat32 = 16;    ///< the values are written as float32
+constexpr std::uint8_t kZeroBytes = 32;  ///< the values are written without their zero bytes
 
-// Drop codes on the wire: the key count (varint), a code byte c, and a bitmap of the dropped keys
-// (key i is bit i % 8 of byte i / 8). When every dropped key has the same code, c is that code;
-// otherwise c is 0 and the dropped keys' codes follow, one byte each, in key order. A message
-// of a few hundred keys dropped by one filter costs a few dozen bytes instead of one a key.
+// Drop codes on the wire: the key count n (varint), a code byte c, a form x (varint), then which
+// keys were dropped, in the smallest of three forms:
+//   x = 0:          a bitmap of the dropped keys (key i is bit i % 8 of byte i / 8);
+//   x = 4k + 1:     the k kept keys' positions, every other key dropped;
+//   x = 4k + 3:     the k dropped keys' positions;
+// a list of positions as varints, the first position, then each gap to the next minus one. When
+// every dropped key has the same code, c is that code; otherwise c is 0 and the dropped keys'
+// codes follow, one byte each, in key order. A message of a hundred keys of which one or none is
+// kept (a pull answer whose weights did not move) costs 4 or 3 bytes, one mostly kept a few.
 
 /// The code all dropped entries share, or 0 when they differ.
 std::uint8_t common_code(std::span<const std::uint8_t> codes) noexcept {
@@ -38,43 +44,152 @@ std::uint8_t common_code(std::span<const std::uint8_t> codes) noexcept {
     return c;
 }
 
-std::uint64_t drop_codes_bytes(std::span<const std::uint8_t> codes) noexcept {
-    std::uint64_t n = varint_bytes(codes.size()) + 1 + (codes.size() + 7) / 8;
-    if (common_code(codes) == 0) {
-        n += static_cast<std::uint64_t>(codes.size()) -
-             static_cast<std::uint64_t>(std::count(codes.begin(), codes.end(), 0));
+constexpr std::uint64_t kBitmapForm = 0;
+constexpr std::uint64_t kKeptForm = 1;
+constexpr std::uint64_t kDroppedForm = 3;
+
+/// How `codes` travel: the common code, the form, and the bytes of it all.
+struct DropCodesPlan {
+    std::uint8_t common = 0;
+    std::uint64_t form = kBitmapForm;  ///< kBitmapForm, kKeptForm or kDroppedForm
+    std::uint64_t listed = 0;          ///< positions listed (list forms)
+    std::uint64_t bytes = 0;
+};
+
+DropCodesPlan plan_drop_codes(std::span<const std::uint8_t> codes) noexcept {
+    DropCodesPlan p;
+    p.common = common_code(codes);
+    // The two lists' sizes in one walk: a position's varint is its gap from the last listed.
+    std::uint64_t kept = 0, dropped = 0, kept_bytes = 0, dropped_bytes = 0;
+    std::uint64_t next_kept = 0, next_dropped = 0;  // the position a gap of 0 would name
+    for (std::uint64_t i = 0; i < codes.size(); ++i) {
+        if (codes[i] == 0) {
+            kept_bytes += varint_bytes(i - next_kept);
+            next_kept = i + 1;
+            ++kept;
+        } else {
+            dropped_bytes += varint_bytes(i - next_dropped);
+            next_dropped = i + 1;
+            ++dropped;
+        }
     }
-    return n;
+    const std::uint64_t bitmap = 1 + (codes.size() + 7) / 8;
+    const std::uint64_t kept_list = varint_bytes(4 * kept + kKeptForm) + kept_bytes;
+    const std::uint64_t dropped_list = varint_bytes(4 * dropped + kDroppedForm) + dropped_bytes;
+    std::uint64_t form_bytes = bitmap;
+    if (kept_list < form_bytes) {
+        p.form = kKeptForm;
+        p.listed = kept;
+        form_bytes = kept_list;
+    }
+    if (dropped_list < form_bytes) {
+        p.form = kDroppedForm;
+        p.listed = dropped;
+        form_bytes = dropped_list;
+    }
+    p.bytes = varint_bytes(codes.size()) + 1 + form_bytes + (p.common == 0 ? dropped : 0);
+    return p;
+}
+
+std::uint64_t drop_codes_bytes(std::span<const std::uint8_t> codes) noexcept {
+    return plan_drop_codes(codes).bytes;
 }
 
 void put_drop_codes(WireWriter& w, std::span<const std::uint8_t> codes) {
-    const std::uint8_t c = common_code(codes);
+    const DropCodesPlan p = plan_drop_codes(codes);
     w.put_varint(codes.size());
-    w.put(c);
-    std::vector<std::uint8_t> bits((codes.size() + 7) / 8, 0);
-    std::vector<std::uint8_t> each;
-    for (std::size_t i = 0; i < codes.size(); ++i) {
-        if (codes[i] == 0) continue;
-        bits[i / 8] = static_cast<std::uint8_t>(bits[i / 8] | (1u << (i % 8)));
-        if (c == 0) each.push_back(codes[i]);
+    w.put(p.common);
+    if (p.form == kBitmapForm) {
+        w.put_varint(kBitmapForm);
+        std::vector<std::uint8_t> bits((codes.size() + 7) / 8, 0);
+        for (std::size_t i = 0; i < codes.size(); ++i) {
+            if (codes[i] != 0)
+                bits[i / 8] = static_cast<std::uint8_t>(bits[i / 8] | (1u << (i % 8)));
+        }
+        w.put_array(std::span<const std::uint8_t>(bits));
+    } else {
+        w.put_varint(4 * p.listed + p.form);
+        const bool kept = p.form == kKeptForm;
+        std::uint64_t next = 0;
+        for (std::uint64_t i = 0; i < codes.size(); ++i) {
+            if ((codes[i] == 0) != kept) continue;
+            w.put_varint(i - next);
+            next = i + 1;
+        }
     }
-    w.put_array(std::span<const std::uint8_t>(bits));
-    w.put_array(std::span<const std::uint8_t>(each));
+    if (p.common != 0) return;
+    for (const std::uint8_t d : codes)
+        if (d != 0) w.put(d);
 }
 
 void get_drop_codes(WireReader& r, std::vector<std::uint8_t>& codes) {
     const std::uint64_t n = r.get_varint();
     const auto c = r.get<std::uint8_t>();
-    if (n / 8 > r.remaining()) r.fail("drop codes: more keys than bytes left");
-    std::vector<std::uint8_t> bits((n + 7) / 8);
-    r.get_array(std::span<std::uint8_t>(bits));
-    codes.assign(n, 0);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (((bits[i / 8] >> (i % 8)) & 1u) == 0) continue;
-        codes[i] = c != 0 ? c : r.get<std::uint8_t>();
-        if (codes[i] == 0) r.fail("drop codes: a dropped key with code 0");
+    const std::uint64_t x = r.get_varint();
+    // Every form takes at least a byte per 8 keys (bitmap) or per listed key: checked before
+    // anything of size n is allocated.
+    if (x == kBitmapForm) {
+        if (n / 8 > r.remaining()) r.fail("drop codes: more keys than bytes left");
+        std::vector<std::uint8_t> bits((n + 7) / 8);
+        r.get_array(std::span<std::uint8_t>(bits));
+        if (n % 8 != 0 && (bits.back() >> (n % 8)) != 0)
+            r.fail("drop codes: bits past the last key");
+        codes.assign(n, 0);
+        for (std::size_t i = 0; i < n; ++i)
+            codes[i] = static_cast<std::uint8_t>((bits[i / 8] >> (i % 8)) & 1u);
+    } else {
+        const std::uint64_t form = x % 4;
+        const std::uint64_t listed = x / 4;
+        if (form != kKeptForm && form != kDroppedForm) r.fail("drop codes: an unknown form");
+        if (listed > n || listed > r.remaining()) r.fail("drop codes: more positions than keys");
+        if (n > (std::uint64_t{1} << 36)) r.fail("drop codes: too many keys");
+        const std::uint8_t listed_code = form == kKeptForm ? 0 : 1;
+        codes.assign(n, static_cast<std::uint8_t>(1 - listed_code));
+        std::uint64_t next = 0;
+        for (std::uint64_t j = 0; j < listed; ++j) {
+            const std::uint64_t gap = r.get_varint();
+            if (gap >= n - next) r.fail("drop codes: a position past the last key");
+            next += gap;
+            codes[next++] = listed_code;
+        }
     }
-    if (n % 8 != 0 && (bits.back() >> (n % 8)) != 0) r.fail("drop codes: bits past the last key");
+    for (std::uint8_t& d : codes) {
+        if (d == 0) continue;
+        d = c != 0 ? c : r.get<std::uint8_t>();
+        if (d == 0) r.fail("drop codes: a dropped key with code 0");
+    }
+}
+
+// Values on the wire: a varint count, then each value as a float (KvWire::float32), as a double,
+// or, when that is shorter (KvWire::zero_bytes), as a double without its zero bytes: a byte whose
+// bit j says byte j (little-endian) of the double is not zero, then those bytes. 0 takes one
+// byte, +inf three, a weight of many bits nine.
+
+std::size_t nonzero_bytes(double v) noexcept {
+    const auto bits = std::bit_cast<std::uint64_t>(v);
+    std::size_t n = 0;
+    for (int j = 0; j < 8; ++j) n += ((bits >> (8 * j)) & 0xFF) != 0 ? 1 : 0;
+    return n;
+}
+
+/// The bytes of doubles written without their zero bytes (the count excluded).
+std::uint64_t zero_suppressed_bytes(std::span<const double> values) noexcept {
+    std::uint64_t n = 0;
+    for (const double v : values) n += 1 + nonzero_bytes(v);
+    return n;
+}
+
+/// Whether doubles travel without their zero bytes: when that is shorter.
+bool suppress_zero_bytes(std::span<const double> values) noexcept {
+    return zero_suppressed_bytes(values) < 8 * static_cast<std::uint64_t>(values.size());
+}
+
+/// The bytes of `values` on the wire (the count included).
+std::uint64_t values_bytes(std::span<const double> values, bool float32) noexcept {
+    const std::uint64_t body =
+        float32 ? 4 * static_cast<std::uint64_t>(values.size())
+                : std::min<std::uint64_t>(8 * values.size(), zero_suppressed_bytes(values));
+    return varint_bytes(values.size()) + body;
 }
 
 /// The bytes of the unencoded wire form of `e` (what write_kv_wire would write before encoding).
@@ -82,9 +197,15 @@ std::uint64_t plain_bytes(const KvFilterContext& ctx, const KvEntries& e) {
     const std::size_t kept = e.kept();
     const bool dropped = kept != e.size();
     const std::size_t keys = ctx.channel == KvChannel::kPullReply ? 0 : e.size();
+    std::vector<double> kept_values;
+    kept_values.reserve(kept * e.width);
+    for (std::size_t i = 0; i < e.size(); ++i) {
+        if (dropped && e.dropped_by[i] != 0) continue;
+        const auto v = e.values_of(i);
+        kept_values.insert(kept_values.end(), v.begin(), v.end());
+    }
     return 1 + (keys == 0 ? 0 : counted_bytes(keys, 8)) +
-           (dropped ? drop_codes_bytes(e.dropped_by) : 0) +
-           counted_bytes(kept * e.width, ctx.float32 ? 4 : 8);
+           (dropped ? drop_codes_bytes(e.dropped_by) : 0) + values_bytes(kept_values, ctx.float32);
 }
 
 /// One slot per (channel, peer), grown on demand.
@@ -98,11 +219,24 @@ T& slot(std::vector<std::unique_ptr<T>>& v, bool sender, const KvFilterContext& 
     return *v[i];
 }
 
-/// The values of `wire` as written: doubles, or floats (KvWire::float32).
+/// The values of `wire` as written: doubles, floats (KvWire::float32) or doubles without their
+/// zero bytes (KvWire::zero_bytes).
 void put_values(WireWriter& w, const KvWire& wire) {
     if (wire.float32) {
         const std::vector<float> narrow(wire.values.begin(), wire.values.end());
         w.put_counted(std::span<const float>(narrow));
+    } else if (wire.zero_bytes) {
+        w.put_varint(wire.values.size());
+        for (const double v : wire.values) {
+            const auto bits = std::bit_cast<std::uint64_t>(v);
+            std::uint8_t mask = 0;
+            for (int j = 0; j < 8; ++j)
+                if (((bits >> (8 * j)) & 0xFF) != 0)
+                    mask = static_cast<std::uint8_t>(mask | 1u << j);
+            w.put(mask);
+            for (int j = 0; j < 8; ++j)
+                if ((mask >> j & 1u) != 0) w.put(static_cast<std::uint8_t>(bits >> (8 * j)));
+        }
     } else {
         w.put_counted(std::span<const double>(wire.values));
     }
@@ -113,6 +247,21 @@ void get_values(WireReader& r, KvWire& wire) {
         std::vector<float> narrow;
         r.get_counted(narrow);
         wire.values.assign(narrow.begin(), narrow.end());
+    } else if (wire.zero_bytes) {
+        const std::uint64_t n = r.get_varint();
+        if (n > r.remaining()) r.fail("values: more than bytes left");  // a byte each at least
+        wire.values.resize(n);
+        for (double& v : wire.values) {
+            const auto mask = r.get<std::uint8_t>();
+            std::uint64_t bits = 0;
+            for (int j = 0; j < 8; ++j) {
+                if ((mask >> j & 1u) == 0) continue;
+                const auto b = r.get<std::uint8_t>();
+                if (b == 0) r.fail("values: a zero byte marked as not zero");
+                bits |= std::uint64_t{b} << (8 * j);
+            }
+            v = std::bit_cast<double>(bits);
+        }
     } else {
         r.get_counted(wire.values);
     }
@@ -140,6 +289,7 @@ std::uint64_t KvWire::bytes() const noexcept {
     }
     if (packed) return n + varint_bytes(payload_raw) + counted_bytes(payload.size(), 1);
     if (has_dropped) n += drop_codes_bytes(dropped_by);
+    if (zero_bytes) return n + varint_bytes(values.size()) + zero_suppressed_bytes(values);
     return n + counted_bytes(values.size(), float32 ? 4 : 8);
 }
 
@@ -404,8 +554,12 @@ void KvZstdFilter::encode(const KvFilterContext& ctx, KvWire& wire) {
     if (wire.has_dropped) put_drop_codes(raw, wire.dropped_by);
     put_values(raw, wire);
     const std::span<const std::byte> in = raw.bytes();
-    // Every message goes through the stream (the receiver's history must see what the sender's
-    // saw): an incompressible one costs a raw block's 3-byte header.
+    // A payload of a few bytes (a pull answer that changed nothing) travels plain, outside the
+    // stream: a flushed block costs a 3-byte header and the stated size, and so few literals
+    // hardly shrink. The receiver sees it unpacked and leaves its stream alone too. Every other
+    // message goes through the stream (the receiver's history must see what the sender's saw): an
+    // incompressible one costs a raw block's 3-byte header.
+    if (in.size() < kMinPacked) return;
     std::vector<std::uint8_t> out(ZSTD_compressBound(in.size()) + 32);
     ZSTD_inBuffer src{in.data(), in.size(), 0};
     ZSTD_outBuffer dst{out.data(), out.size(), 0};
@@ -504,6 +658,7 @@ KvWire KvFilterStack::send(const KvFilterContext& ctx, KvEntries& e) {
         const auto v = e.values_of(i);
         wire.values.insert(wire.values.end(), v.begin(), v.end());
     }
+    wire.zero_bytes = !wire.float32 && suppress_zero_bytes(wire.values);
     for (std::size_t f = 0; f < filters_.size(); ++f) {
         const std::uint64_t in = wire.bytes();
         filters_[f]->encode(ctx, wire);
@@ -564,6 +719,7 @@ void write_kv_wire(WireWriter& w, const KvWire& wire) {
     if (wire.packed) flags |= kPacked;
     if (!wire.keys_cached && wire.keys.empty()) flags |= kNoKeys;
     if (wire.float32) flags |= kFloat32;
+    if (wire.zero_bytes) flags |= kZeroBytes;
     w.put(flags);
     if (wire.keys_cached) {
         w.put(wire.key_signature);
@@ -583,14 +739,16 @@ void write_kv_wire(WireWriter& w, const KvWire& wire) {
 KvWire read_kv_wire(WireReader& r) {
     KvWire wire;
     const auto flags = r.get<std::uint8_t>();
-    if ((flags & ~(kKeysCached | kHasDropped | kPacked | kNoKeys | kFloat32)) != 0) {
+    if ((flags & ~(kKeysCached | kHasDropped | kPacked | kNoKeys | kFloat32 | kZeroBytes)) != 0) {
         r.fail("unknown filter flags");
     }
+    if ((flags & kFloat32) != 0 && (flags & kZeroBytes) != 0) r.fail("float32 and zero bytes");
     if ((flags & kKeysCached) != 0 && (flags & kNoKeys) != 0) r.fail("cached keys and no keys");
     wire.keys_cached = (flags & kKeysCached) != 0;
     wire.has_dropped = (flags & kHasDropped) != 0;
     wire.packed = (flags & kPacked) != 0;
     wire.float32 = (flags & kFloat32) != 0;
+    wire.zero_bytes = (flags & kZeroBytes) != 0;
     if (wire.keys_cached) {
         wire.key_signature = r.get<std::uint64_t>();
         wire.key_count = r.get_varint();

@@ -76,9 +76,10 @@ struct KvWire {
     std::vector<std::uint8_t> dropped_by;  ///< per key (when has_dropped and not packed)
     std::vector<double> values;            ///< kept entries only, width each
     bool float32 = false;                  ///< values written as float32 (each one a float)
-    bool packed = false;                   ///< dropped_by and values are in `payload` instead
-    std::vector<std::uint8_t> payload;     ///< compressed dropped_by bytes then value bytes
-    std::uint64_t payload_raw = 0;         ///< bytes of the uncompressed payload
+    bool zero_bytes = false;            ///< doubles written without their zero bytes (when shorter)
+    bool packed = false;                ///< dropped_by and values are in `payload` instead
+    std::vector<std::uint8_t> payload;  ///< compressed dropped_by bytes then value bytes
+    std::uint64_t payload_raw = 0;      ///< bytes of the uncompressed payload
 
     /// Bytes this form takes on the wire (as written by write_kv_wire, header excluded).
     std::uint64_t bytes() const noexcept;
@@ -213,13 +214,16 @@ class KvKeyCacheFilter final : public KvFilter {
 /// zstd (lossless) on the payload: the drop codes and the values' bytes. One zstd stream per
 /// (channel, peer) and direction, never ended: each message is a flushed block of it, so it
 /// carries no frame header and refers back to the pair's earlier messages (a worker pulls the
-/// same block's keys every pass; their answers look alike). Both ends move in lockstep, as every
-/// filter's state does. Throws CommError on a payload that does not decompress to its stated size.
+/// same block's keys every pass; their answers look alike); a payload under kMinPacked bytes
+/// stays plain and outside the stream. Both ends move in lockstep, as every filter's state does.
+/// Throws CommError on a payload that does not decompress to its stated size.
 class KvZstdFilter final : public KvFilter {
   public:
     /// The window of a stream: 2^kWindowLog bytes of a pair's history (a pass of answers on the
     /// sets measured), which is about what a stream's state costs on each end.
     static constexpr int kWindowLog = 20;
+    /// A payload (drop codes and values) shorter than this many bytes is not compressed.
+    static constexpr std::size_t kMinPacked = 16;
 
     explicit KvZstdFilter(int level = 3);
     ~KvZstdFilter() override;

@@ -113,9 +113,17 @@ TEST(KvFilter, KeyCacheAndZstdRoundTripExactlyOverRepeatedAndChangedRanges) {
         }
         for (double& v : e.values) v = random_value(rng);
         const KvEntries want = e;
-        // Flags, the keys and the values, each vector after its varint count (comm/wire.h).
+        // Flags, the keys and the values, each vector after its varint count (comm/wire.h); the
+        // values as doubles or, when shorter, each a mask byte and its nonzero bytes.
+        std::uint64_t suppressed = 0;
+        for (const double v : e.values) {
+            suppressed += 1;
+            for (int j = 0; j < 8; ++j)
+                suppressed += (std::bit_cast<std::uint64_t>(v) >> (8 * j) & 0xFF) != 0;
+        }
         plain += 1 + (e.keys.empty() ? 0 : counted_bytes(e.size(), 8)) +
-                 counted_bytes(e.values.size(), 8);
+                 varint_bytes(e.values.size()) +
+                 std::min<std::uint64_t>(8 * e.values.size(), suppressed);
         const KvFilterContext ctx{KvChannel::kPush, 0, 1, static_cast<std::uint64_t>(round), false};
         expect_same(link.carry(ctx, e), want);
     }
@@ -127,13 +135,17 @@ TEST(KvFilter, KeyCacheAndZstdRoundTripExactlyOverRepeatedAndChangedRanges) {
     EXPECT_EQ(stats[1].push_in, stats[0].push_out);
 }
 
-TEST(KvFilter, DropCodesTravelAsABitmapAndOneCodeOrEachCode) {
+TEST(KvFilter, DropCodesTravelInTheSmallestFormAndOneCodeOrEachCode) {
     // 13 keys, 2 values each; the wire form of the entries as a filter stack leaves it.
     KvWire wire;
     for (std::uint64_t k = 0; k < 13; ++k) wire.keys.push_back(100 + 3 * k);
     wire.has_dropped = true;
     wire.dropped_by = {0, 2, 2, 0, 0, 0, 2, 0, 0, 2, 0, 0, 2};  // one filter dropped 5
-    wire.values.assign(8 * 2, 0.25);
+    const auto kept_values = [&] {
+        const auto kept = std::count(wire.dropped_by.begin(), wire.dropped_by.end(), 0);
+        wire.values.assign(static_cast<std::size_t>(kept) * 2, 0.25);
+    };
+    kept_values();
     const auto round_trip = [](const KvWire& in) {
         WireWriter w;
         write_kv_wire(w, in);
@@ -147,15 +159,36 @@ TEST(KvFilter, DropCodesTravelAsABitmapAndOneCodeOrEachCode) {
         EXPECT_EQ(back.values, in.values);
         return bytes;
     };
-    // Flags, keys; then the count, the common code and two bytes of bitmap; then the values.
+    const std::size_t head = 1 + counted_bytes(13, 8);  // flags, keys
+    // The count, the common code, the form 0 and two bytes of bitmap (a list of the 5 dropped
+    // would take 6, of the 8 kept 9); then the values.
     std::vector<std::byte> one = round_trip(wire);
-    EXPECT_EQ(one.size(), 1 + counted_bytes(13, 8) + (1 + 1 + 2) + counted_bytes(16, 8));
+    EXPECT_EQ(one.size(), head + (1 + 1 + 1 + 2) + counted_bytes(16, 8));
     // Two filters dropped: the code of each dropped key follows the bitmap.
     wire.dropped_by[6] = 1;
     std::vector<std::byte> each = round_trip(wire);
     EXPECT_EQ(each.size(), one.size() + 5);
-    const std::size_t bitmap = 1 + counted_bytes(13, 8) + 2;
-    // Malformed: a bit past the 13th key; a dropped key whose code is 0.
+    // One key kept (the 4th): its position, the form 4 * 1 + 1.
+    wire.dropped_by.assign(13, 2);
+    wire.dropped_by[3] = 0;
+    kept_values();
+    EXPECT_EQ(round_trip(wire).size(), head + (1 + 1 + 1 + 1) + counted_bytes(2, 8));
+    // None kept: the count, the code and the form 1 (an empty list of kept keys).
+    wire.dropped_by.assign(13, 2);
+    kept_values();
+    std::vector<std::byte> none = round_trip(wire);
+    EXPECT_EQ(none.size(), head + 3 + counted_bytes(0, 8));
+    // One dropped (the last): the form 4 * 1 + 3 and its position; two codes: each follows.
+    wire.dropped_by.assign(13, 0);
+    wire.dropped_by[12] = 1;
+    kept_values();
+    std::vector<std::byte> dropped = round_trip(wire);
+    EXPECT_EQ(dropped.size(), head + (1 + 1 + 1 + 1) + counted_bytes(24, 8));
+    wire.dropped_by[0] = 2;
+    kept_values();
+    EXPECT_EQ(round_trip(wire).size(), head + (1 + 1 + 1 + 2 + 2) + counted_bytes(22, 8));
+    // Malformed: a bit past the 13th key; a dropped key whose code is 0; a listed position past
+    // the last key; an unknown form.
     const auto fails = [](std::vector<std::byte> bytes, const std::string& what) {
         WireReader r(bytes, "test message", 1);
         try {
@@ -165,10 +198,47 @@ TEST(KvFilter, DropCodesTravelAsABitmapAndOneCodeOrEachCode) {
             EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
         }
     };
+    const std::size_t bitmap = head + 3;
     one[bitmap + 1] |= std::byte{0x80};
     fails(one, "drop codes: bits past the last key");
     each[bitmap + 2] = std::byte{0};
     fails(each, "drop codes: a dropped key with code 0");
+    dropped[head + 3] = std::byte{13};
+    fails(dropped, "drop codes: a position past the last key");
+    none[head + 2] = std::byte{2};
+    fails(none, "drop codes: an unknown form");
+}
+
+TEST(KvFilter, DoublesTravelWithoutTheirZeroBytesBitForBit) {
+    KvWire wire;
+    wire.zero_bytes = true;
+    wire.values = {0.0,
+                   -0.0,
+                   std::numeric_limits<double>::infinity(),
+                   1.0,
+                   std::numeric_limits<double>::denorm_min(),
+                   std::bit_cast<double>(0x7FF8000000000123ULL),
+                   0.1};
+    WireWriter w;
+    write_kv_wire(w, wire);
+    std::vector<std::byte> bytes = w.take();
+    // Flags, the count; then 0 and -0 in 1 and 2 bytes, +inf 3, 1.0 3, denorm_min 2, the NaN 5,
+    // 0.1 9 (all 8 bytes of it nonzero).
+    EXPECT_EQ(bytes.size(), 1 + 1 + (1 + 2 + 3 + 3 + 2 + 5 + 9));
+    EXPECT_EQ(bytes.size(), wire.bytes());
+    {
+        WireReader r(bytes, "test message", 1);
+        const KvWire back = read_kv_wire(r);
+        r.finish();
+        ASSERT_EQ(back.values.size(), wire.values.size());
+        for (std::size_t i = 0; i < wire.values.size(); ++i) {
+            EXPECT_EQ(std::bit_cast<std::uint64_t>(back.values[i]),
+                      std::bit_cast<std::uint64_t>(wire.values[i]));
+        }
+    }
+    bytes[1 + 1 + 1 + 1 + 1 + 1] = std::byte{0};  // +inf's first byte (0xF0)
+    WireReader r(bytes, "test message", 1);
+    EXPECT_THROW(read_kv_wire(r), CommError);
 }
 
 TEST(KvFilter, EvictionsAndSignatureCollisionsSendTheKeysAgain) {
