@@ -222,8 +222,10 @@ class KvZstdFilter final : public KvFilter {
     /// The window of a stream: 2^kWindowLog bytes of a pair's history (a pass of answers on the
     /// sets measured), which is about what a stream's state costs on each end.
     static constexpr int kWindowLog = 20;
-    /// A payload (drop codes and values) shorter than this many bytes is not compressed.
-    static constexpr std::size_t kMinPacked = 16;
+    /// A payload (drop codes and values) shorter than this many bytes is not compressed: a flushed
+    /// block costs its 3-byte header, the stated size and the payload's count, more than a few
+    /// dozen bytes of drop codes and mantissas gain.
+    static constexpr std::size_t kMinPacked = 64;
 
     explicit KvZstdFilter(int level = 3);
     ~KvZstdFilter() override;

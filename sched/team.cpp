@@ -356,6 +356,23 @@ TeamRun Team::run(const std::function<void(int)>& body) {
     return call(1, step_body, true);
 }
 
+TeamRun Team::run(const std::function<void(int)>& body, const std::function<void()>& alone) {
+    if (!alone_at(Clock::now())) return run(body);
+    alone();
+    ++solo_calls_;
+    TeamRun out;
+    out.wait_s.assign(static_cast<std::size_t>(size_), 0.0);
+    out.by_caller = static_cast<std::uint64_t>(size_);
+    out.solo = true;
+    return out;
+}
+
+void Team::stay_alone_for(Clock::duration d) noexcept { solo_until_ = Clock::now() + d; }
+
+bool Team::alone_at(Clock::time_point now) const noexcept {
+    return size_ == 1 || now < solo_until_ || aside_->count(now) + 1 >= size_;
+}
+
 TeamRun Team::call(std::size_t steps, const StepBody& body, bool caller_takes_shares) {
     ROTOR_ASSERT(steps < kFailed, "Team: too many steps in one call");
     TeamRun out;
@@ -364,7 +381,7 @@ TeamRun Team::call(std::size_t steps, const StepBody& body, bool caller_takes_sh
     // Alone: one worker; or every worker but one is aside, so the caller runs the shares
     // itself, with no hand-off, until one comes back; or the last windows' hand-offs did not pay.
     const Clock::time_point start = Clock::now();
-    const bool solo = size_ == 1 || start < solo_until_ || aside_->count(start) + 1 >= size_;
+    const bool solo = alone_at(start);
     auto state = std::make_shared<CallState>(body, steps, size_, id_, caller_takes_shares || solo);
     state->shared = aside_;
     if (!solo) {
@@ -419,10 +436,14 @@ TeamRun Team::call(std::size_t steps, const StepBody& body, bool caller_takes_sh
 
 void Team::measured(double wall_s, Clock::time_point now) {
     window_s_ += wall_s;
+    ++window_calls_;
     if (window_s_ < std::chrono::duration<double>(kWindow).count()) return;
     const double work_s = 1e-9 * static_cast<double>(aside_->work_ns.exchange(0));
     const double speedup = work_s / window_s_;
+    const auto calls_alone = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(kSoloCalls * window_s_ / window_calls_));
     window_s_ = 0;
+    window_calls_ = 0;
     if (speedup >= kMinSpeedup) {
         solo_for_ = Clock::duration::zero();
         return;
@@ -431,6 +452,7 @@ void Team::measured(double wall_s, Clock::time_point now) {
     solo_for_ = solo_for_ == Clock::duration::zero()
                     ? Clock::duration(kSoloFor)
                     : std::min(2 * solo_for_, Clock::duration(kSoloMax));
+    solo_for_ = std::max(solo_for_, calls_alone);
     solo_until_ = now + solo_for_;
 }
 

@@ -27,8 +27,14 @@
 // That is the window's speedup over running every share on one thread; below kMinSpeedup (steps
 // too small for a hand-off, or a teammate's core taken by another process) the calling thread
 // runs the calls alone for kSoloFor, then tries the workers for one more window; each window in a
-// row that does not pay doubles the time alone, up to kSoloMax, and one that pays resets it. A
-// team of one worker always runs on the calling thread.
+// row that does not pay doubles the time alone, up to kSoloMax, and one that pays resets it. The
+// time alone is never shorter than kSoloCalls of the window's calls (their mean wall time): a
+// window of long calls (MF-CCD's iteration, a third of a second on MovieLens-small) is one call,
+// and a probe every kSoloFor would hand off every other call. A
+// team of one worker always runs on the calling thread. Shares that each cost a fixed amount
+// (their own sums, their own column slices) make a call run alone over P shares dearer than one
+// thread's: such a model gives run() the step as ONE share too, which the calling thread runs
+// instead while the team is alone, so that a team alone does one thread's work.
 //
 // Which worker runs which share varies from run to run: a share's work must depend only on the
 // share and the step, never on the thread. Models keep per-share state (partial sums, clocks)
@@ -111,6 +117,9 @@ class Team {
     static constexpr double kMinSpeedup = 1.1;
     static constexpr std::chrono::milliseconds kSoloFor{100};
     static constexpr std::chrono::milliseconds kSoloMax{3200};
+    /// ...but alone for at least this many of the unpaid window's calls (their mean wall time):
+    /// a probe then costs at most about 1/kSoloCalls of the calls alone after it.
+    static constexpr int kSoloCalls = 16;
 
     /// The work of one share of one step. Called concurrently for the shares of one step; every
     /// call of step s returns, and its writes are visible, before any call of step s + 1 begins.
@@ -133,6 +142,18 @@ class Team {
     /// One step: body(share) for every share; the calling thread takes shares too, so that a
     /// short step needs no worker to wake up first.
     TeamRun run(const std::function<void(int share)>& body);
+    /// One step as run(body), but when the team would run the call alone (see the file comment:
+    /// one worker, every worker but one aside, or hand-offs that did not pay), the calling thread
+    /// runs alone() ONCE instead of body for every share: the step's work as one share, for
+    /// models whose shares each cost a fixed amount (a share's sums, its column slices) on top
+    /// of their part of the data. alone() must do what the shares together do (the models' exact
+    /// sums give the same bits). The returned TeamRun has solo set and by_caller = size().
+    TeamRun run(const std::function<void(int share)>& body, const std::function<void()>& alone);
+
+    /// The calling thread runs the calls alone for `d` from now, as after a window that did not
+    /// pay (0: hands off again from the next call, unless workers stand aside). For tests that
+    /// need both paths of a model; the team's own measurements may send it alone again.
+    void stay_alone_for(std::chrono::steady_clock::duration d) noexcept;
 
     /// Totals over every call so far (the sums of the TeamRun fields but wait_s).
     std::uint64_t sleeps() const noexcept { return sleeps_; }
@@ -142,6 +163,8 @@ class Team {
     std::uint64_t unpaid_windows() const noexcept { return unpaid_windows_; }
 
   private:
+    /// Whether a call starting at `now` runs on the calling thread alone.
+    bool alone_at(std::chrono::steady_clock::time_point now) const noexcept;
     TeamRun call(std::size_t steps, const StepBody& body, bool caller_takes_shares);
     /// Adds a hand-off call's wall seconds to the window; judges the window once it is full.
     void measured(double wall_s, std::chrono::steady_clock::time_point now);
@@ -153,7 +176,8 @@ class Team {
     std::uint64_t benched_ = 0;
     std::uint64_t solo_calls_ = 0;
     std::uint64_t unpaid_windows_ = 0;
-    double window_s_ = 0;  ///< wall seconds of the hand-off calls in the current window
+    double window_s_ = 0;   ///< wall seconds of the hand-off calls in the current window
+    int window_calls_ = 0;  ///< and their number
     std::chrono::steady_clock::duration solo_for_{0};  ///< the last time alone, 0: the last paid
     std::chrono::steady_clock::time_point solo_until_{};
     std::shared_ptr<detail::TeamAside> aside_;  ///< shared with the calls' tasks

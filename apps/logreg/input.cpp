@@ -134,8 +134,10 @@ std::uint64_t estimate_memory(const PlanInputs& in) {
     bytes += 16 * c.nonzeros + 9 * c.examples;
     bytes += 12 * c.nonzeros + 18 * c.examples + 16 * keys;
     bytes += 28 * c.examples + 32 * keys + 104 * keys;
-    // Each thread's column slices of every block: begin, end and max |x| (24 a key).
-    bytes += 24 * keys * static_cast<std::uint64_t>(std::max(in.threads, 1));
+    // Each thread's column slices of every block: begin, end and max |x| (24 a key); with
+    // threads, one more set over every row (the team alone runs it).
+    const int sets = in.threads > 1 ? in.threads + 1 : 1;
+    bytes += 24 * keys * static_cast<std::uint64_t>(sets);
     if (in.server) {
         // w in a map (64 a key) over this server's share; pending sums of the iterations in
         // flight (112 a key of a block).

@@ -256,8 +256,10 @@ DelayedResult train_delayed(comm::Communicator& comm, const comm::KvLayout& layo
     DelayedResult result;
     node.run([&] {
         if (node.is_worker()) {
+            if (o.threads > 1 && !m.threads)
+                m.threads = std::make_unique<WorkerThreads>(o.threads, sched::PinMode::kAuto);
             Worker worker(*part, o.prox, o.threads, start.worker_weights, screen, kv.pull_width,
-                          exact);
+                          exact, sched::PinMode::kAuto, m.threads.get());
             run_worker(node, worker, o, comm.rank() == o.straggler_rank ? o.straggler_factor : 1.0);
             result.worker_weights = worker.weights();
         }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "apps/logreg/filters.h"
+#include "apps/logreg/worker.h"
 #include "comm/communicator.h"
 #include "comm/kv.h"
 #include "core/logreg/block_prox.h"
@@ -65,13 +66,15 @@ struct DelayedOptions {
 };
 
 /// What one rank's filters remember (its filter stack with its key caches and sigmod's last
-/// values, a worker's KKT screen, a server's last aggregated gradients ĝ_k), carried from one
-/// call of train_delayed to the next call of the same run on the same ranks with the same
-/// options. Empty at first; every rank keeps its own.
+/// values, a worker's KKT screen, a server's last aggregated gradients ĝ_k), and a worker's
+/// threads (with T > 1: its runtime and team), carried from one call of train_delayed to the next
+/// call of the same run on the same ranks with the same options. Empty at first; every rank keeps
+/// its own.
 struct DelayedMemory {
     std::optional<comm::KvFilterStack> filters;
     std::unique_ptr<KktScreen> screen;
     std::unordered_map<std::uint64_t, double> last_gradient;
+    std::unique_ptr<WorkerThreads> threads;
 };
 
 /// Where a run starts (w = 0 when empty): the w an earlier run ended with (its DelayedResult)

@@ -31,8 +31,15 @@ std::vector<std::uint32_t> row_cuts(const Shard& part, int threads) {
     return cuts;
 }
 
+WorkerThreads::WorkerThreads(int threads, sched::PinMode pin)
+    : runtime(std::make_unique<sched::Runtime>(threads, pin)),
+      team(std::make_unique<sched::Team>(*runtime)) {}
+
+WorkerThreads::~WorkerThreads() = default;
+
 Worker::Worker(Shard& part, const BlockProxOptions& o, int threads, std::span<const double> start,
-               KktScreen* screen, std::size_t pull_width, bool exact, sched::PinMode pin)
+               KktScreen* screen, std::size_t pull_width, bool exact, sched::PinMode pin,
+               WorkerThreads* shared)
     : part_(part),
       options_(o),
       threads_(threads),
@@ -59,11 +66,16 @@ Worker::Worker(Shard& part, const BlockProxOptions& o, int threads, std::span<co
         for (std::size_t j = 0; j + 1 < cuts.size(); ++j) {
             slices_[b].push_back(column_slices(part, blocks_[b], cuts[j], cuts[j + 1]));
         }
+        if (threads > 1) whole_.push_back(column_slices(part, blocks_[b], 0, part.examples()));
     }
     scratch_.reserve(part.examples());
     if (threads > 1) {
-        runtime_ = std::make_unique<sched::Runtime>(threads, pin);
-        team_ = std::make_unique<sched::Team>(*runtime_);
+        if (shared == nullptr) {
+            own_ = std::make_unique<WorkerThreads>(threads, pin);
+            shared = own_.get();
+        }
+        ROTOR_ASSERT(shared->team->size() == threads, "shared threads of another count");
+        team_ = shared->team.get();
     }
 }
 
@@ -71,11 +83,20 @@ Worker::~Worker() = default;
 
 template <class Fn>
 void Worker::on_threads(const Fn& fn) {
+    ranges_ = g_.size();
     if (!team_) {
-        fn(0);
+        fn(std::size_t{0});
         return;
     }
-    team_->run([&fn](int j) { fn(static_cast<std::size_t>(j)); });
+    team_->run([&fn](int j) { fn(static_cast<std::size_t>(j)); },
+               [&] {
+                   ranges_ = 1;
+                   fn(kAllRows);
+               });
+}
+
+const ColumnSlices& Worker::slices(std::uint32_t b, std::size_t j) const {
+    return j == kAllRows ? whole_[b] : slices_[b][j];
 }
 
 std::uint32_t Worker::prepare_push(std::uint64_t t, std::uint64_t kv_t) {
@@ -92,9 +113,10 @@ std::uint32_t Worker::prepare_push(std::uint64_t t, std::uint64_t kv_t) {
 
 void Worker::push_rows(std::uint32_t b, std::size_t j) {
     const std::size_t n = blocks_[b].size();
-    g_[j].assign(n, core::ExactSum{});
-    u_[j].assign(n, core::ExactSum{});
-    push_slices(part_, slices_[b][j], options_.curvature, g_[j], u_[j], scratch_, skip_);
+    const std::size_t at = j == kAllRows ? 0 : j;  // all rows: the first range's sums
+    g_[at].assign(n, core::ExactSum{});
+    u_[at].assign(n, core::ExactSum{});
+    push_slices(part_, slices(b, j), options_.curvature, g_[at], u_[at], scratch_, skip_);
 }
 
 void Worker::combine(std::uint32_t b, std::vector<double>& values) const {
@@ -103,7 +125,7 @@ void Worker::combine(std::uint32_t b, std::vector<double>& values) const {
     values.resize(n * width);
     for (std::size_t i = 0; i < n; ++i) {
         core::ExactSum g = g_[0][i], u = u_[0][i];
-        for (std::size_t j = 1; j < g_.size(); ++j) {
+        for (std::size_t j = 1; j < ranges_; ++j) {
             g.add(g_[j][i]);
             u.add(u_[j][i]);
         }
@@ -139,7 +161,7 @@ std::uint32_t Worker::push_values(std::uint64_t t, std::vector<double>& values,
 
 void Worker::apply(std::uint32_t b, std::span<const double> pulled) {
     take_weights(b, pulled);
-    on_threads([&](std::size_t j) { apply_slices(part_, slices_[b][j], deltas_); });
+    on_threads([&](std::size_t j) { apply_slices(part_, slices(b, j), deltas_); });
 }
 
 std::uint32_t Worker::apply_and_push(std::uint32_t applied, std::span<const double> pulled,
@@ -150,7 +172,7 @@ std::uint32_t Worker::apply_and_push(std::uint32_t applied, std::span<const doub
     // Thread j's margins are its rows' only: it may push block b on them as soon as it has
     // applied the pulled changes to them, without waiting for the other threads.
     on_threads([&](std::size_t j) {
-        apply_slices(part_, slices_[applied][j], deltas_);
+        apply_slices(part_, slices(applied, j), deltas_);
         push_rows(b, j);
     });
     combine(b, values);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -134,14 +135,17 @@ TEST(Team, HandOffsThatDoNotPayGoSoloAndAreTriedAgain) {
     constexpr int kThreads = 2;
     Runtime rt(kThreads, PinMode::kNone);
     Team team(rt);
-    std::vector<int> counts(kThreads, 0);  // plain: one writer per share and call
+    std::vector<int> counts(kThreads, 0);            // plain: one writer per share and call
+    std::chrono::steady_clock::duration longest{0};  // the longest call
     const auto calls_until_solo = [&] {
         int calls = 0;
         const auto give_up = std::chrono::steady_clock::now() + 10s;
         for (;;) {
             ++calls;
+            const auto start = std::chrono::steady_clock::now();
             const TeamRun r = team.run_steps(
                 3, [&](std::size_t, int share) { ++counts[static_cast<std::size_t>(share)]; });
+            longest = std::max(longest, std::chrono::steady_clock::now() - start);
             if (r.solo) {
                 EXPECT_EQ(r.by_caller, 3u * kThreads);
                 return calls;
@@ -158,13 +162,80 @@ TEST(Team, HandOffsThatDoNotPayGoSoloAndAreTriedAgain) {
     if (std::chrono::steady_clock::now() - solo_start < Team::kSoloFor / 2) {
         EXPECT_TRUE(alone.solo);
     }
-    std::this_thread::sleep_for(Team::kSoloFor + 20ms);
+    // Alone for kSoloFor, or for Team::kSoloCalls of the window's calls when they were slow (a
+    // loaded machine): the longest call bounds their mean.
+    std::this_thread::sleep_for(
+        std::max<std::chrono::steady_clock::duration>(Team::kSoloFor, Team::kSoloCalls * longest) +
+        20ms);
     const int second = calls_until_solo();
     ASSERT_GT(second, 1);  // tried again: the workers took the first call after the time alone
     EXPECT_EQ(team.unpaid_windows(), 2u);
     const int calls = first + 1 + second;
     for (const int c : counts) EXPECT_EQ(c, 3 * calls - 2);  // run() is one step, not three
     EXPECT_GE(team.solo_calls(), 3u);
+}
+
+// A window of long calls that do not pay (shares that sleep: no work) sends the team alone for
+// at least Team::kSoloCalls of those calls, not for kSoloFor: a probe every kSoloFor would hand
+// off every other long call.
+TEST(Team, AloneAfterLongCallsForSeveralOfThem) {
+    Runtime rt(2, PinMode::kNone);
+    Team team(rt);
+    constexpr auto kNap = 25ms;  // a call of at least 25 ms: a window (Team::kWindow) by itself
+    static_assert(kNap >= Team::kWindow && Team::kSoloCalls * kNap > 2 * Team::kSoloFor);
+    const TeamRun first =
+        team.run_steps(1, [&](std::size_t, int) { std::this_thread::sleep_for(kNap); });
+    ASSERT_FALSE(first.solo);
+    EXPECT_EQ(team.unpaid_windows(), 1u);
+    std::this_thread::sleep_for(Team::kSoloFor + 50ms);  // past kSoloFor, within 16 calls' time
+    int shares = 0;  // plain: alone, only the calling thread runs them
+    const TeamRun later = team.run_steps(1, [&](std::size_t, int) { ++shares; });
+    EXPECT_TRUE(later.solo);
+    EXPECT_EQ(shares, 2);
+}
+
+// run(body, alone): while the team hands off, body runs for every share and alone never; while
+// it runs alone (stay_alone_for, or a team of one worker), the calling thread runs alone() once
+// and body for no share.
+TEST(Team, AloneRunsTheStepAsOneShareWhileTheTeamIsAlone) {
+    for (const int threads : {1, 2, 3}) {
+        Runtime rt(threads, PinMode::kNone);
+        Team team(rt);
+        std::vector<std::atomic<int>> counts(static_cast<std::size_t>(threads));
+        int alone = 0;  // plain: only the calling thread runs alone()
+        const std::thread::id caller = std::this_thread::get_id();
+        const auto call = [&] {
+            return team.run([&](int share) { ++counts[static_cast<std::size_t>(share)]; },
+                            [&] {
+                                EXPECT_EQ(std::this_thread::get_id(), caller);
+                                ++alone;
+                            });
+        };
+        const TeamRun handed = call();  // a new team's first call: no worker stands aside
+        if (threads == 1) {
+            EXPECT_TRUE(handed.solo);
+            EXPECT_EQ(alone, 1);
+            EXPECT_EQ(counts[0].load(), 0);
+            continue;
+        }
+        EXPECT_FALSE(handed.solo);
+        EXPECT_EQ(alone, 0);
+        for (const auto& c : counts) EXPECT_EQ(c.load(), 1);
+        team.stay_alone_for(std::chrono::hours(1));
+        for (int i = 0; i < 3; ++i) {
+            const TeamRun r = call();
+            EXPECT_TRUE(r.solo);
+            EXPECT_EQ(r.by_caller, static_cast<std::uint64_t>(threads));
+        }
+        EXPECT_EQ(alone, 3);
+        for (const auto& c : counts) EXPECT_EQ(c.load(), 1);
+        EXPECT_GE(team.solo_calls(), 3u);
+        // Handed off again (unless a worker stepped aside meanwhile, on a loaded machine).
+        team.stay_alone_for(std::chrono::seconds(0));
+        const bool solo = call().solo;
+        EXPECT_EQ(alone, solo ? 4 : 3);
+        for (const auto& c : counts) EXPECT_EQ(c.load(), solo ? 1 : 2);
+    }
 }
 
 }  // namespace

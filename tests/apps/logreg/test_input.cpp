@@ -83,9 +83,11 @@ TEST(LogregInput, MemoryPlanGrowsWithTheData) {
     server.server = true;
     server.rank0 = true;
     EXPECT_GT(estimate_memory(server), estimate_memory(small));
-    PlanInputs threads = small;  // every thread holds its column slices (24 bytes a key)
+    // Every thread holds its column slices (24 bytes a key), and with threads one more set
+    // over every row.
+    PlanInputs threads = small;
     threads.threads = 3;
-    EXPECT_EQ(estimate_memory(threads) - estimate_memory(small), 2u * 24 * 500);
+    EXPECT_EQ(estimate_memory(threads) - estimate_memory(small), 3u * 24 * 500);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <vector>
 
@@ -26,8 +27,10 @@ struct WorkerRun {
     std::vector<double> margins;
 };
 
+/// `alone_every` > 0: the worker's team runs alone (one range over every row) in iterations
+/// t % alone_every == 0 and hands off in the others (threads > 1).
 WorkerRun run_worker(const Examples& ex, const BlockProxOptions& o, int threads,
-                     std::uint64_t iterations, bool fused = false) {
+                     std::uint64_t iterations, bool fused = false, std::uint64_t alone_every = 0) {
     Shard part(ex, true);
     Worker worker(part, o, threads);
     WorkerRun run;
@@ -36,6 +39,10 @@ WorkerRun run_worker(const Examples& ex, const BlockProxOptions& o, int threads,
     std::uint32_t held = 0;  // the block of `pulled`, when fused and t > 0
     std::vector<double> pulled;
     for (std::uint64_t t = 0; t < iterations; ++t) {
+        if (alone_every > 0 && worker.team() != nullptr) {
+            worker.team()->stay_alone_for(t % alone_every == 0 ? std::chrono::hours(1)
+                                                               : std::chrono::seconds(0));
+        }
         const std::uint32_t b = fused && t > 0 ? worker.apply_and_push(held, pulled, t, values)
                                                : worker.push_values(t, values);
         run.pushed.insert(run.pushed.end(), values.begin(), values.end());
@@ -106,6 +113,25 @@ TEST(Worker, ApplyAndPushGivesTheNumbersOfApplyThenPush) {
         EXPECT_EQ(fused.pushed, apart.pushed) << threads << " threads";
         EXPECT_EQ(fused.weights, apart.weights) << threads << " threads";
         EXPECT_EQ(fused.margins, apart.margins) << threads << " threads";
+    }
+}
+
+// While the team runs alone the calling thread pushes and applies one range over every row
+// instead of the threads' ranges: the same numbers, alone, handed off, or mixed (a push alone
+// after an apply handed off and the reverse, fused or not).
+TEST(Worker, ATeamAloneRunsOneRangeWithTheSameNumbers) {
+    const Examples ex = testing::synthetic_examples(301, 60, 8, 35);
+    const BlockProxOptions o = seven_blocks();
+    const WorkerRun one = run_worker(ex, o, 1, 40);
+    for (const int threads : {2, 3}) {
+        for (const bool fused : {false, true}) {
+            for (const std::uint64_t every : {1u, 2u, 3u}) {
+                const WorkerRun r = run_worker(ex, o, threads, 40, fused, every);
+                EXPECT_EQ(r.pushed, one.pushed) << threads << " threads, every " << every;
+                EXPECT_EQ(r.weights, one.weights) << threads << " threads, every " << every;
+                EXPECT_EQ(r.margins, one.margins) << threads << " threads, every " << every;
+            }
+        }
     }
 }
 
