@@ -339,7 +339,7 @@ Checkpoint read_checkpoint(const std::string& given_dir, int rank, int ranks) {
                 throw InputError(state_path, "init_doc_topics must be at least 1");
         }
         c.timer = j.at("timer").get<bool>();
-        c.timer_always = j.value("timer_always", false);  // absent before it existed
+        c.timer_always = j.value("timer_always", true);  // absent before it existed
         c.timer_low = j.at("timer_low").get<double>();
         c.timer_high = j.at("timer_high").get<double>();
         c.timer_budget = j.at("timer_budget").get<double>();

@@ -65,7 +65,7 @@ struct Checkpoint {
     int ranks = 0;
     int columns_per_slice = 0;  ///< the grid's c (Trainer::columns_per_slice())
     bool timer = true;
-    bool timer_always = false;
+    bool timer_always = true;
     double timer_low = 0;
     double timer_high = 0;
     double timer_budget = 0;  ///< the next round's budget (0 with the timer off)

@@ -422,10 +422,9 @@ void add_train(CLI::App& lda, comm::Communicator* world) {
                   "header, one row per document (its name, then K proportions)");
     train::add_switch(*c, "timer", f->dist.timer,
                       "MPI only: stop each round's compute after a tuned time budget");
-    c->add_flag("--timer-always", f->dist.timer_always,
-                "MPI only: the budget cuts every round (HarpLDA+'s rule as it is); by default only "
-                "while the ranks' speeds differ by more than --rebalance-tolerance")
-        ->excludes("--no-timer");
+    train::add_switch(*c, "timer-always", f->dist.timer_always,
+                      "MPI only: the budget cuts every round (HarpLDA+'s rule); off, only while "
+                      "the ranks' speeds differ by more than --rebalance-tolerance");
     c->add_option("--timer-init", f->dist.timer_params.initial_s,
                   "MPI only: first round's time budget, seconds")
         ->capture_default_str();

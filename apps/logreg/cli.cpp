@@ -116,9 +116,10 @@ void add_train(CLI::App& logreg, comm::Communicator* world) {
                   "in one process unless a flag of prox's is given")
         ->check(CLI::IsMember({"auto", "newton", "prox"}))
         ->capture_default_str();
-    c->add_option("--blocks", o.prox.blocks,
-                  "Feature blocks (by a hash of key and seed; with --block-file, those of the "
-                  "keys it does not list; default: keys / 8, at most 1024, 256 with threads)");
+    c->add_option(
+        "--blocks", o.prox.blocks,
+        "Feature blocks (by a hash of key and seed; with --block-file, those of the "
+        "keys it does not list; default: keys / 8, at most 1024, 256 with threads or ranks)");
     c->add_option("--block-file", f->block_file,
                   "Feature groups, key<TAB>group lines (names with --hash-features): a block "
                   "each");

@@ -197,10 +197,11 @@ PartCount count_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s,
 /// The defaults that depend on the data (docs/logreg.md, "Defaults"), for flags not given and
 /// not taken from a checkpoint: --blocks from the keys, --iterations a cap of kDefaultPasses
 /// passes, and with --tol an evaluation every kEvalPasses passes (the rule is tested there).
-void auto_settings(TrainFlags& f, std::uint64_t keys) {
+void auto_settings(TrainFlags& f, std::uint64_t keys, int ranks) {
     DelayedOptions& o = f.options;
     const bool resumed = !f.common.resume.empty();
-    if (!resumed && !flag_given(f, "--blocks")) o.prox.blocks += auto_blocks(keys, o.threads) - 1;
+    if (!resumed && !flag_given(f, "--blocks"))
+        o.prox.blocks += auto_blocks(keys, o.threads, ranks) - 1;
     const std::uint64_t pass = o.prox.blocks;
     if (!resumed && !flag_given(f, "--iterations")) o.iterations = kDefaultPasses * pass;
     if (f.tol > 0 && !flag_given(f, "--eval-every")) f.eval_every = kEvalPasses * pass;
@@ -271,7 +272,7 @@ void load_phase(TrainFlags& f, comm::Communicator& world, TrainSetup& s, const P
         if (prints[q][3] == 1) f.hash_features = true;
         keys = std::max(keys, prints[q][4]);
     }
-    auto_settings(f, keys);
+    auto_settings(f, keys, world.size());
     s.print = combine(parts);
     s.all_examples = s.print.examples;
     if (f.options.prox.groups && f.hash_features && !groups_hashed)
@@ -364,8 +365,8 @@ std::string stop_sentence(const std::string& where, const std::string& why, doub
                        tol > 0 ? fmt::format(" > --tol {:g}", tol) : std::string(" (--tol 0)"));
 }
 
-std::uint32_t auto_blocks(std::uint64_t keys, int threads) {
-    const std::uint64_t most = threads > 1 ? 256 : 1024;
+std::uint32_t auto_blocks(std::uint64_t keys, int threads, int ranks) {
+    const std::uint64_t most = threads > 1 || ranks > 1 ? 256 : 1024;
     return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(keys / 8, 1, most));
 }
 

@@ -53,8 +53,9 @@ inline constexpr std::uint64_t kDefaultPasses = 1000;  ///< --iterations: this m
 inline constexpr std::uint64_t kEvalPasses = 4;        ///< --eval-every with --tol: passes
 
 /// --blocks when not given: about 8 keys a block, at most 1,024 (256 with threads, whose
-/// rounds need work; docs/logreg.md, "Speed").
-std::uint32_t auto_blocks(std::uint64_t keys, int threads);
+/// rounds need work, or with several ranks, whose pushes and answers then carry more keys for
+/// their fixed cost; docs/logreg.md, "Speed").
+std::uint32_t auto_blocks(std::uint64_t keys, int threads, int ranks = 1);
 
 /// Whether `flag` was given on the command line (f.given).
 bool flag_given(const TrainFlags& f, std::string_view flag);

@@ -80,8 +80,8 @@ TrainOptions options_from_json(const nlohmann::json& j, const std::string& path)
     o.deterministic = train::json_bool(j, "deterministic", path);
     o.blocks = static_cast<int>(train::json_unsigned(j, "blocks", path, 4096));
     o.timer = train::json_bool(j, "timer", path);
-    // Absent in checkpoints written before it existed.
-    o.timer_always = j.contains("timer_always") && train::json_bool(j, "timer_always", path);
+    // Absent in checkpoints written before it existed, whose runs cut every round.
+    o.timer_always = !j.contains("timer_always") || train::json_bool(j, "timer_always", path);
     o.timer_params.low = train::json_double(j, "timer_low", path);
     o.timer_params.high = train::json_double(j, "timer_high", path);
     o.timer_params.initial_s = train::json_double(j, "timer_initial_s", path);

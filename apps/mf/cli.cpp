@@ -348,9 +348,9 @@ void add_train(CLI::App& mf, comm::Communicator* world) {
     train::add_switch(*c, "timer", o.timer,
                       "sgd under MPI: stop each round after a tuned time budget while the ranks' "
                       "speeds differ by more than 25%");
-    c->add_flag("--timer-always", o.timer_always,
-                "sgd under MPI: the budget cuts every round (HarpLDA+'s rule as it is)")
-        ->excludes("--no-timer");
+    train::add_switch(*c, "timer-always", o.timer_always,
+                      "sgd under MPI: the budget cuts every round (HarpLDA+'s rule); off, only "
+                      "while the ranks' speeds differ by more than 25%");
     f->common.iterations = o.iterations;
     f->common.seed = o.seed;
     f->common.eval_every = o.eval_every;
@@ -358,7 +358,8 @@ void add_train(CLI::App& mf, comm::Communicator* world) {
     c->callback([f, world, c] {
         for (const train::ResumeSetting& s : mf::resume_settings(f->options, f->options))
             if (c->count(s.flag) > 0 ||
-                (std::string_view(s.flag) == "--timer" && c->count("--no-timer") > 0))
+                (std::string_view(s.flag) == "--timer" && c->count("--no-timer") > 0) ||
+                (std::string_view(s.flag) == "--timer-always" && c->count("--no-timer-always") > 0))
                 f->given.emplace_back(s.flag);
         if (world != nullptr) {
             run_train(*f, *world);

@@ -328,9 +328,9 @@ inline void case_sequential_init_with_timer(comm::Communicator& comm) {
     }
 }
 
-/// By default the timer cuts rounds only while the ranks' speeds differ: with a tolerance no
-/// measured imbalance exceeds, the first iteration is timed (no speeds yet) and every one after it
-/// runs each round to its end (every token sampled; the record's budget 0) without touching the
+/// Without timer_always the timer cuts rounds only while the ranks' speeds differ: with a tolerance
+/// no measured imbalance exceeds, the first iteration is timed (no speeds yet) and every one after
+/// it runs each round to its end (every token sampled; the record's budget 0) without touching the
 /// budget.
 inline void case_timer_off_while_balanced(comm::Communicator& comm) {
     const auto corpus = small_corpus();
@@ -340,6 +340,7 @@ inline void case_timer_off_while_balanced(comm::Communicator& comm) {
     // Long enough that every rank samples in the first (timed) iteration, even descheduled for
     // a while: a rank without a measured speed keeps the timer on.
     d.timer_params.initial_s = 0.5;
+    d.timer_always = false;
     d.rebalance = false;
     d.rebalance_tolerance = 1e6;  // every rank counts as as fast as the others
     Trainer t(corpus, dist_train_options(), d, rt, comm);

@@ -1,6 +1,7 @@
 // apps/logreg/input.h: the data fingerprint does not depend on the split and tells data apart;
 // counts bound what is read; the memory plan grows with the data.
 #include "apps/logreg/input.h"
+#include "apps/logreg/train_run.h"
 
 #include <gtest/gtest.h>
 
@@ -66,6 +67,15 @@ TEST(LogregInput, CountsBoundThePartsReadFromTextAndBinary) {
         }
         EXPECT_EQ(examples, ex.size()) << path;
     }
+}
+
+TEST(LogregInput, DefaultBlocksFollowTheKeysThreadsAndRanks) {
+    EXPECT_EQ(auto_blocks(80, 1), 10u);          // about 8 keys a block
+    EXPECT_EQ(auto_blocks(3, 1), 1u);            // at least one
+    EXPECT_EQ(auto_blocks(171680, 1), 1024u);    // at most 1,024 on one thread and rank
+    EXPECT_EQ(auto_blocks(171680, 2), 256u);     // 256 with threads
+    EXPECT_EQ(auto_blocks(171680, 1, 3), 256u);  // and with ranks
+    EXPECT_EQ(auto_blocks(800, 1, 3), 100u);
 }
 
 TEST(LogregInput, MemoryPlanGrowsWithTheData) {
