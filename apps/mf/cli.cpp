@@ -346,8 +346,7 @@ void add_train(CLI::App& mf, comm::Communicator* world) {
                   "implicit with --test: k of precision@k, MAP@k and NDCG@k")
         ->capture_default_str();
     train::add_switch(*c, "timer", o.timer,
-                      "sgd under MPI: stop each round after a tuned time budget while the ranks' "
-                      "speeds differ by more than 25%");
+                      "sgd under MPI: stop each round after a tuned time budget");
     train::add_switch(*c, "timer-always", o.timer_always,
                       "sgd under MPI: the budget cuts every round (HarpLDA+'s rule); off, only "
                       "while the ranks' speeds differ by more than 25%");
