@@ -123,8 +123,9 @@ void add_loglik(train::Record& r, const LogLikelihood& ll, std::uint64_t num_tok
 /// rebalancing). Plain struct; every rank must pass the same values (the straggler hook applies
 /// to one rank only by design).
 struct DistributedOptions {
-    /// Timer control (--timer / --no-timer): each round's compute stops after the budget, while
-    /// the ranks' measured speeds differ (below); off, every round runs until its work is done.
+    /// Timer control (--timer / --no-timer): each round's compute stops after the budget (on
+    /// every round, or while the ranks' speeds differ: timer_always); off, every round runs until
+    /// its work is done.
     bool timer = true;
     /// --timer-always (the default): the budget cuts every round, HarpLDA+'s rule as it is (on 2
     /// balanced ranks at K = 1,000 it reached each held-out perplexity 0-8% sooner than full
